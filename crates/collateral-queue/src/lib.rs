@@ -1,0 +1,98 @@
+//! Queue disciplines for a bottleneck, written once against an abstract clock.
+//!
+//! Every method that needs the time takes `now` (nanoseconds) as an argument and no
+//! discipline ever reads a system clock, so the discrete-event simulator (virtual time)
+//! and the real-time emulator (monotonic clock) run exactly the same code.
+//!
+//! The shape follows Mahimahi's `AbstractPacketQueue`: a queue decides *which* packet
+//! leaves and *which* is dropped; *when* a packet may leave is the link's business.
+
+pub mod droptail;
+pub mod packet;
+
+pub use droptail::{DropTail, FullRule};
+pub use packet::{Packet, PacketKind};
+
+/// Nanoseconds: instants since the start of a run, and durations.
+pub type Nanos = u64;
+
+/// A queue discipline.
+///
+/// Drops are reported by pushing the dropped packet into `drops` (a buffer the caller
+/// owns and reuses, so the hot path does not allocate). An arrival that is refused is
+/// pushed there too, so callers have one place to look.
+pub trait Discipline {
+    /// Offers `pkt` at `now`. Returns `true` if it was queued.
+    fn enqueue(&mut self, now: Nanos, pkt: Packet, drops: &mut Vec<Packet>) -> bool;
+
+    /// Hands out the next packet to transmit at `now`, if any. Disciplines that drop at
+    /// dequeue (CoDel, …) push those packets into `drops`.
+    fn dequeue(&mut self, now: Nanos, drops: &mut Vec<Packet>) -> Option<Packet>;
+
+    /// The packet last handed out by [`dequeue`](Self::dequeue) has finished serialising.
+    /// Disciplines that count the packet in transmission as occupancy release it here.
+    fn transmit_done(&mut self, _now: Nanos) {}
+
+    /// Occupancy in bytes (IP lengths), as the discipline counts it for its limit.
+    fn bytes(&self) -> u64;
+
+    /// Occupancy in packets, as the discipline counts it for its limit.
+    fn packets(&self) -> u32;
+
+    /// Number of packets waiting (never counting the one in transmission).
+    fn waiting(&self) -> usize;
+
+    /// Calls `f` on every waiting packet (for end-of-run accounting, not the hot path).
+    fn visit(&self, f: &mut dyn FnMut(&Packet));
+}
+
+/// Static dispatch over the disciplines (no boxing, no allocation): the simulator's
+/// inner loop calls through this enum.
+#[derive(Debug, Clone)]
+pub enum AnyQueue {
+    DropTail(DropTail),
+}
+
+impl Discipline for AnyQueue {
+    #[inline]
+    fn enqueue(&mut self, now: Nanos, pkt: Packet, drops: &mut Vec<Packet>) -> bool {
+        match self {
+            AnyQueue::DropTail(q) => q.enqueue(now, pkt, drops),
+        }
+    }
+    #[inline]
+    fn dequeue(&mut self, now: Nanos, drops: &mut Vec<Packet>) -> Option<Packet> {
+        match self {
+            AnyQueue::DropTail(q) => q.dequeue(now, drops),
+        }
+    }
+    #[inline]
+    fn transmit_done(&mut self, now: Nanos) {
+        match self {
+            AnyQueue::DropTail(q) => q.transmit_done(now),
+        }
+    }
+    #[inline]
+    fn bytes(&self) -> u64 {
+        match self {
+            AnyQueue::DropTail(q) => q.bytes(),
+        }
+    }
+    #[inline]
+    fn packets(&self) -> u32 {
+        match self {
+            AnyQueue::DropTail(q) => q.packets(),
+        }
+    }
+    #[inline]
+    fn waiting(&self) -> usize {
+        match self {
+            AnyQueue::DropTail(q) => q.waiting(),
+        }
+    }
+    fn visit(&self, f: &mut dyn FnMut(&Packet)) {
+        match self {
+            AnyQueue::DropTail(q) => q.visit(f),
+        }
+    }
+}

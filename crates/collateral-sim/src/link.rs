@@ -1,0 +1,254 @@
+//! One direction of the bottleneck: access ingress, the queue discipline, the serialiser,
+//! propagation, and the egress access links to the hosts on the far side.
+//!
+//! The link is simulated lazily (Mahimahi's "catch up to now" shape): packets entering it
+//! are appended to an ingress list stamped with their arrival time, and the link is
+//! advanced to a time `t` only when something must be known at `t`. Because a FIFO
+//! server's departures depend only on earlier arrivals, advancing in arrival/completion
+//! order gives exactly the same decisions as an eager simulation, but the link needs one
+//! event per *delivered packet* and none for arrivals or transmission starts.
+
+use std::collections::VecDeque;
+
+use collateral_queue::{AnyQueue, Discipline, Nanos, Packet};
+use rand::RngExt;
+use rand_pcg::Pcg64Mcg;
+
+use crate::engine::NEVER;
+
+/// Serialisation time of `len` bytes at `rate_bps`, rounded up to a whole nanosecond so
+/// the link never exceeds its rate.
+#[inline]
+pub fn ser_ns(len: u32, rate_bps: u64) -> Nanos {
+    if rate_bps == 0 {
+        return 0;
+    }
+    (len as u64 * 8_000_000_000).div_ceil(rate_bps)
+}
+
+/// A constant-delay FIFO towards one host: propagation, then that host's access link.
+#[derive(Debug, Clone)]
+pub struct Pipe {
+    q: VecDeque<(Nanos, Packet)>,
+    /// When the egress access link finishes its current packet.
+    egress_busy: Nanos,
+}
+
+impl Pipe {
+    fn new() -> Self {
+        Pipe { q: VecDeque::with_capacity(256), egress_busy: 0 }
+    }
+}
+
+/// Counters a link keeps for the summary.
+#[derive(Debug, Clone, Default)]
+pub struct LinkStats {
+    pub drops: u64,
+    pub wire_losses: u64,
+    pub max_bytes: u64,
+    pub max_packets: u32,
+    pub delivered: u64,
+}
+
+/// One direction of the bottleneck.
+#[derive(Debug)]
+pub struct Link {
+    pub rate_bps: u64,
+    pub prop_ns: Nanos,
+    pub access_bps: u64,
+    pub queue: AnyQueue,
+    /// Probability that a packet is lost on the wire after serialisation (tests).
+    pub loss_rate: f64,
+    rng: Pcg64Mcg,
+    ingress: VecDeque<Packet>,
+    in_tx: Option<Packet>,
+    busy_until: Nanos,
+    pipes: [Pipe; 2],
+    scratch: Vec<Packet>,
+    /// Drops since the owner last drained them: `(time, packet, on_wire)`.
+    pub dropped: Vec<(Nanos, Packet, bool)>,
+    /// Occupancy trace `(time, bytes, packets)` on every change, when enabled.
+    pub trace: Option<Vec<(Nanos, u64, u32)>>,
+    pub stats: LinkStats,
+}
+
+impl Link {
+    pub fn new(
+        rate_bps: u64,
+        prop_ns: Nanos,
+        access_bps: u64,
+        queue: AnyQueue,
+        loss_rate: f64,
+        rng: Pcg64Mcg,
+        trace: bool,
+    ) -> Self {
+        Link {
+            rate_bps,
+            prop_ns,
+            access_bps,
+            queue,
+            loss_rate,
+            rng,
+            ingress: VecDeque::with_capacity(64),
+            in_tx: None,
+            busy_until: 0,
+            pipes: [Pipe::new(), Pipe::new()],
+            scratch: Vec::with_capacity(8),
+            dropped: Vec::with_capacity(8),
+            trace: trace.then(Vec::new),
+            stats: LinkStats::default(),
+        }
+    }
+
+    /// A packet reaches the bottleneck router at `pkt.arrived`. Arrivals from different
+    /// hosts may be handed over slightly out of order (their access links differ), so
+    /// insert in arrival order; almost always this is a push at the back.
+    #[inline]
+    pub fn arrive(&mut self, pkt: Packet) {
+        let mut i = self.ingress.len();
+        while i > 0 && self.ingress[i - 1].arrived > pkt.arrived {
+            i -= 1;
+        }
+        self.ingress.insert(i, pkt);
+    }
+
+    /// Processes every arrival, transmission start and completion up to and including
+    /// `t`, in time order (a completion before an arrival at the same instant).
+    pub fn advance(&mut self, t: Nanos) {
+        loop {
+            let t_done = if self.in_tx.is_some() { self.busy_until } else { NEVER };
+            let t_arr = self.ingress.front().map_or(NEVER, |p| p.arrived);
+            if t_done <= t_arr && t_done <= t {
+                self.complete(t_done);
+            } else if t_arr <= t {
+                let pkt = self.ingress.pop_front().unwrap();
+                self.enqueue(t_arr, pkt);
+            } else {
+                break;
+            }
+        }
+    }
+
+    #[inline]
+    fn enqueue(&mut self, now: Nanos, pkt: Packet) {
+        self.queue.enqueue(now, pkt, &mut self.scratch);
+        self.note_drops(now);
+        self.note_occupancy(now);
+        if self.in_tx.is_none() {
+            self.start_next(now);
+        }
+    }
+
+    #[inline]
+    fn complete(&mut self, now: Nanos) {
+        let pkt = self.in_tx.take().unwrap();
+        self.queue.transmit_done(now);
+        if self.loss_rate > 0.0 && self.rng.random::<f64>() < self.loss_rate {
+            self.stats.wire_losses += 1;
+            self.dropped.push((now, pkt, true));
+        } else {
+            let deliver = self.delivery_time(&pkt, now);
+            let pipe = &mut self.pipes[Self::pipe_of(&pkt)];
+            pipe.egress_busy = deliver;
+            pipe.q.push_back((deliver, pkt));
+        }
+        self.start_next(now);
+        self.note_occupancy(now);
+    }
+
+    #[inline]
+    fn start_next(&mut self, now: Nanos) {
+        if let Some(pkt) = self.queue.dequeue(now, &mut self.scratch) {
+            self.busy_until = now + ser_ns(pkt.len, self.rate_bps);
+            self.in_tx = Some(pkt);
+        }
+        self.note_drops(now);
+    }
+
+    /// Which far-side host a packet goes to (the dumbbell has two per side).
+    #[inline]
+    fn pipe_of(pkt: &Packet) -> usize {
+        pkt.dst as usize
+    }
+
+    /// When a packet whose serialisation ends at `done` reaches its host: propagation,
+    /// then the egress access link (a FIFO per host).
+    #[inline]
+    fn delivery_time(&self, pkt: &Packet, done: Nanos) -> Nanos {
+        let pipe = &self.pipes[Self::pipe_of(pkt)];
+        (done + self.prop_ns).max(pipe.egress_busy) + ser_ns(pkt.len, self.access_bps)
+    }
+
+    #[inline]
+    fn note_drops(&mut self, now: Nanos) {
+        for pkt in self.scratch.drain(..) {
+            self.stats.drops += 1;
+            self.dropped.push((now, pkt, false));
+        }
+    }
+
+    #[inline]
+    fn note_occupancy(&mut self, now: Nanos) {
+        let b = self.queue.bytes();
+        let p = self.queue.packets();
+        self.stats.max_bytes = self.stats.max_bytes.max(b);
+        self.stats.max_packets = self.stats.max_packets.max(p);
+        if let Some(tr) = &mut self.trace {
+            if tr.last().is_none_or(|&(_, lb, lp)| lb != b || lp != p) {
+                tr.push((now, b, p));
+            }
+        }
+    }
+
+    /// The earliest time at which a packet may reach a host. Exact for drop-tail; for
+    /// disciplines that drop at dequeue it is a lower bound (an early wake-up is harmless).
+    pub fn next_delivery(&self) -> Nanos {
+        let mut t = NEVER;
+        for p in &self.pipes {
+            if let Some(&(d, _)) = p.q.front() {
+                t = t.min(d);
+            }
+        }
+        if let Some(pkt) = &self.in_tx {
+            t = t.min(self.delivery_time(pkt, self.busy_until));
+        } else if let Some(pkt) = self.ingress.front() {
+            let start = pkt.arrived.max(self.busy_until);
+            t = t.min(self.delivery_time(pkt, start + ser_ns(pkt.len, self.rate_bps)));
+        }
+        t
+    }
+
+    /// Pops one packet that has reached its host by `t`, if any.
+    #[inline]
+    pub fn pop_delivered(&mut self, t: Nanos) -> Option<Packet> {
+        for p in &mut self.pipes {
+            if let Some(&(d, _)) = p.q.front() {
+                if d <= t {
+                    self.stats.delivered += 1;
+                    return p.q.pop_front().map(|(_, pkt)| pkt);
+                }
+            }
+        }
+        None
+    }
+
+    /// Packets inside the link (ingress, queued, in transmission, propagating).
+    pub fn in_flight(&self) -> usize {
+        self.ingress.len()
+            + self.queue.waiting()
+            + self.in_tx.is_some() as usize
+            + self.pipes.iter().map(|p| p.q.len()).sum::<usize>()
+    }
+
+    /// Calls `f` on every packet still inside the link.
+    pub fn for_each_in_flight(&self, mut f: impl FnMut(&Packet)) {
+        self.ingress.iter().for_each(&mut f);
+        self.queue.visit(&mut f);
+        if let Some(p) = &self.in_tx {
+            f(p);
+        }
+        for pipe in &self.pipes {
+            pipe.q.iter().for_each(|(_, p)| f(p));
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! What a trial measures: per-flow summaries after the warm-up, and optional time
+//! series kept as columns (struct of arrays) so they cross to numpy/Arrow without copies
+//! of rows.
+
+use collateral_queue::Nanos;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TcpSummary {
+    pub flow: u32,
+    pub direction: &'static str,
+    pub cc: &'static str,
+    /// Application bytes delivered in order after the warm-up, per second.
+    pub goodput_bps: f64,
+    pub bytes_delivered: u64,
+    pub segments_sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub fast_retransmits: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CbrSummary {
+    pub flow: u32,
+    pub direction: &'static str,
+    /// Packets sent after the warm-up.
+    pub sent: u64,
+    pub received: u64,
+    pub lost: u64,
+    /// Still in the network when the trial ended (neither received nor lost).
+    pub in_flight: u64,
+    /// lost / (sent − in_flight).
+    pub loss_rate: f64,
+    /// One-way delay through empty queues.
+    pub base_owd_s: f64,
+    /// Additional (queueing) delay = OWD − base OWD, over the received packets.
+    pub delay_median_s: f64,
+    pub delay_p95_s: f64,
+    pub delay_max_s: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct QueueSummary {
+    pub drops: u64,
+    pub max_bytes: u64,
+    pub max_packets: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Queues {
+    pub down: QueueSummary,
+    pub up: QueueSummary,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    /// Events processed (the benchmark's unit of work).
+    pub events: u64,
+    /// Packets the links carried to a host (for events per packet).
+    pub packets_delivered: u64,
+    pub wall_s: f64,
+    pub tcp: Vec<TcpSummary>,
+    pub cbr: Vec<CbrSummary>,
+    pub queues: Queues,
+}
+
+/// cwnd and ssthresh (segments) of each TCP flow, a row per change.
+#[derive(Debug, Clone, Default)]
+pub struct CwndTrace {
+    pub time: Vec<Nanos>,
+    pub flow: Vec<u32>,
+    pub cwnd: Vec<u32>,
+    pub ssthresh: Vec<u32>,
+}
+
+/// Queue occupancy, a row per change.
+#[derive(Debug, Clone, Default)]
+pub struct QueueTrace {
+    pub time: Vec<Nanos>,
+    pub direction: Vec<u8>,
+    pub bytes: Vec<u64>,
+    pub packets: Vec<u32>,
+}
+
+/// Every CBR packet: when it was sent and its one-way delay (NaN if it did not arrive).
+#[derive(Debug, Clone, Default)]
+pub struct CbrTrace {
+    pub flow: Vec<u32>,
+    pub seq: Vec<u64>,
+    pub sent: Vec<Nanos>,
+    pub owd_s: Vec<f64>,
+    pub extra_delay_s: Vec<f64>,
+}
+
+/// Every drop at a bottleneck queue (or on a lossy wire).
+#[derive(Debug, Clone, Default)]
+pub struct DropTrace {
+    pub time: Vec<Nanos>,
+    pub direction: Vec<u8>,
+    pub flow: Vec<u32>,
+    pub bytes: Vec<u32>,
+}
+
+/// Congestion events of the TCP senders: 0 = fast retransmit, 1 = timeout.
+#[derive(Debug, Clone, Default)]
+pub struct CongestionTrace {
+    pub time: Vec<Nanos>,
+    pub flow: Vec<u32>,
+    pub kind: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Traces {
+    pub cwnd: CwndTrace,
+    pub queue: QueueTrace,
+    pub cbr: CbrTrace,
+    pub drops: DropTrace,
+    pub congestion: CongestionTrace,
+}
+
+#[derive(Debug, Clone)]
+pub struct TrialResult {
+    pub summary: Summary,
+    pub traces: Traces,
+}
+
+/// The `q`-quantile of sorted data (linear interpolation between closest ranks, numpy's
+/// default), NaN when empty.
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let pos = q * (sorted.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quantile;
+
+    #[test]
+    fn quantile_matches_numpy_linear() {
+        // numpy.quantile([1, 2, 3, 4], 0.5) = 2.5; 0.95 -> 3.85; 0 -> 1; 1 -> 4.
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(quantile(&v, 0.5), 2.5);
+        assert!((quantile(&v, 0.95) - 3.85).abs() < 1e-12);
+        assert_eq!(quantile(&v, 0.0), 1.0);
+        assert_eq!(quantile(&v, 1.0), 4.0);
+        assert!(quantile(&[], 0.5).is_nan());
+    }
+}

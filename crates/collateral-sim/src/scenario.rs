@@ -1,0 +1,169 @@
+//! The scenario: everything one trial needs, in integer units (ns, bit/s, bytes). It
+//! crosses from Python once, as JSON, and is validated here too so the Rust API is safe
+//! on its own.
+
+use collateral_queue::{AnyQueue, DropTail, FullRule, Nanos};
+use serde::{Deserialize, Serialize};
+
+use crate::tcp::TcpConfig;
+use crate::traffic::CbrConfig;
+
+/// Which way a flow's data goes across the dumbbell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// From the left hosts (A, B: the Internet side) to the right (C, D: the home).
+    #[default]
+    Down,
+    Up,
+}
+
+impl Direction {
+    pub fn index(self) -> usize {
+        self as usize
+    }
+    pub fn reverse(self) -> Direction {
+        match self {
+            Direction::Down => Direction::Up,
+            Direction::Up => Direction::Down,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Down => "down",
+            Direction::Up => "up",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueConfig {
+    pub rule: FullRule,
+    /// Packets for `ps`, bytes for `fb_strict` and `fb_loose`.
+    pub limit: u64,
+    /// Whether the packet being transmitted still counts as occupancy.
+    #[serde(default)]
+    pub count_in_service: bool,
+}
+
+impl QueueConfig {
+    pub fn build(&self) -> AnyQueue {
+        AnyQueue::DropTail(DropTail::new(self.rule, self.limit, self.count_in_service))
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    pub rate_bps: u64,
+    pub queue: QueueConfig,
+    /// Random loss on the wire after the queue (for tests of TCP's recovery).
+    #[serde(default)]
+    pub loss_rate: f64,
+}
+
+/// Which time series to record.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TraceConfig {
+    pub cwnd: bool,
+    pub queue: bool,
+    pub cbr: bool,
+    pub drops: bool,
+}
+
+impl Default for TraceConfig {
+    fn default() -> Self {
+        TraceConfig { cwnd: true, queue: true, cbr: true, drops: true }
+    }
+}
+
+impl TraceConfig {
+    pub const OFF: TraceConfig = TraceConfig { cwnd: false, queue: false, cbr: false, drops: false };
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub seed: u64,
+    pub duration_ns: Nanos,
+    #[serde(default)]
+    pub warmup_ns: Nanos,
+    /// Base RTT: the propagation delay is half of it in each direction.
+    #[serde(default = "default_rtt")]
+    pub rtt_ns: Nanos,
+    #[serde(default = "default_access")]
+    pub access_rate_bps: u64,
+    pub down: LinkConfig,
+    pub up: LinkConfig,
+    #[serde(default)]
+    pub tcp: Vec<TcpConfig>,
+    #[serde(default)]
+    pub cbr: Vec<CbrConfig>,
+    #[serde(default)]
+    pub trace: TraceConfig,
+}
+
+fn default_rtt() -> Nanos {
+    100_000_000
+}
+fn default_access() -> u64 {
+    1_000_000_000
+}
+
+impl Scenario {
+    pub fn from_json(s: &str) -> Result<Scenario, String> {
+        let sc: Scenario = serde_json::from_str(s).map_err(|e| format!("scenario: {e}"))?;
+        sc.validate()?;
+        Ok(sc)
+    }
+
+    /// Checks what the types cannot: positive rates and limits, sane times.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.duration_ns == 0 {
+            return Err("duration_ns: must be positive".into());
+        }
+        if self.warmup_ns >= self.duration_ns {
+            return Err("warmup_ns: must be shorter than duration_ns".into());
+        }
+        if self.access_rate_bps == 0 {
+            return Err("access_rate_bps: must be positive".into());
+        }
+        for (name, l) in [("down", &self.down), ("up", &self.up)] {
+            if l.rate_bps == 0 {
+                return Err(format!("{name}.rate_bps: must be positive"));
+            }
+            if l.queue.limit == 0 {
+                return Err(format!("{name}.queue.limit: must be positive"));
+            }
+            if !(0.0..1.0).contains(&l.loss_rate) {
+                return Err(format!("{name}.loss_rate: must be in [0, 1)"));
+            }
+        }
+        for (i, t) in self.tcp.iter().enumerate() {
+            if t.mss == 0 || t.data_bytes <= 40 || t.ack_bytes == 0 {
+                return Err(format!("tcp[{i}]: mss, data_bytes (> 40) and ack_bytes must be positive"));
+            }
+            if t.initial_cwnd == 0 || t.rwnd_segments == 0 || t.ack_every == 0 {
+                return Err(format!("tcp[{i}]: initial_cwnd, rwnd_segments and ack_every must be positive"));
+            }
+            if t.rto_min_ns == 0 || t.rto_min_ns > t.rto_max_ns {
+                return Err(format!("tcp[{i}]: need 0 < rto_min_ns <= rto_max_ns"));
+            }
+        }
+        for (i, c) in self.cbr.iter().enumerate() {
+            if c.packet_bytes == 0 || c.interval_ns == 0 {
+                return Err(format!("cbr[{i}]: packet_bytes and interval_ns must be positive"));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn link(&self, d: Direction) -> &LinkConfig {
+        match d {
+            Direction::Down => &self.down,
+            Direction::Up => &self.up,
+        }
+    }
+}

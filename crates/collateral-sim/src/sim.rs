@@ -1,0 +1,455 @@
+//! The dumbbell of SPEC §2 wired together and run.
+//!
+//! ```text
+//!  A (TCP) ─┐                                  ┌─ C (TCP)
+//!           ├─ R1 ══ bottleneck down / up ══ R2 ┤
+//!  B (CBR) ─┘                                  └─ D (CBR)
+//! ```
+//! Host index 0 on each side carries TCP, index 1 carries CBR. Every host has a fast
+//! access link (a FIFO serialiser at `access_rate_bps`, no propagation delay), so the
+//! bottleneck queue is the only place packets wait.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use collateral_queue::{Nanos, Packet, PacketKind};
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+
+use crate::engine::{Alarm, Events, Wake, NEVER};
+use crate::link::{ser_ns, Link};
+use crate::metrics::*;
+use crate::scenario::{Direction, Scenario};
+use crate::tcp::{Receiver, Sender};
+use crate::traffic::{CbrFlow, DROPPED, IN_FLIGHT};
+
+/// Independent random streams per component, so adding a flow does not shift the
+/// random numbers another component sees.
+fn stream(seed: u64, component: u64) -> Pcg64Mcg {
+    // SplitMix64 finaliser to spread (seed, component) over the generator's state.
+    let mut z = seed ^ component.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    Pcg64Mcg::seed_from_u64(z)
+}
+
+struct TcpFlow {
+    dir: Direction,
+    extra_delay: Nanos,
+    sender: Sender,
+    receiver: Receiver,
+    rto: Alarm,
+    delack: Alarm,
+    extra: VecDeque<(Nanos, Packet)>,
+    extra_alarm: Alarm,
+    last_traced: (u32, u32),
+}
+
+/// A single trial of a scenario.
+pub struct Simulation {
+    sc: Scenario,
+    now: Nanos,
+    events: Events,
+    links: [Link; 2],
+    link_pending: [Nanos; 2],
+    /// When each host's access link is free: `[side][host]`, side 0 = left.
+    access_busy: [[Nanos; 2]; 2],
+    tcp: Vec<TcpFlow>,
+    cbr: Vec<CbrFlow>,
+    cbr_rng: Pcg64Mcg,
+    out: Vec<Packet>,
+    traces: Traces,
+}
+
+impl Simulation {
+    pub fn new(sc: Scenario) -> Result<Self, String> {
+        sc.validate()?;
+        let prop = sc.rtt_ns / 2;
+        let mk = |d: Direction, k: u64| {
+            let l = sc.link(d);
+            Link::new(
+                l.rate_bps,
+                prop,
+                sc.access_rate_bps,
+                l.queue.build(),
+                l.loss_rate,
+                stream(sc.seed, k),
+                sc.trace.queue,
+            )
+        };
+        let links = [mk(Direction::Down, 1), mk(Direction::Up, 2)];
+        let mut events = Events::new();
+        let n_tcp = sc.tcp.len() as u32;
+        let tcp = sc
+            .tcp
+            .iter()
+            .enumerate()
+            .map(|(i, cfg)| {
+                let i = i as u32;
+                events.schedule(cfg.start_ns, Wake::TcpStart(i));
+                TcpFlow {
+                    dir: cfg.direction,
+                    extra_delay: cfg.extra_delay_ns,
+                    sender: Sender::new(i, cfg),
+                    receiver: Receiver::new(i, cfg, sc.warmup_ns),
+                    rto: Alarm::default(),
+                    delack: Alarm::default(),
+                    extra: VecDeque::new(),
+                    extra_alarm: Alarm::default(),
+                    last_traced: (0, 0),
+                }
+            })
+            .collect();
+        let mut cbr_rng = stream(sc.seed, 3);
+        let cbr: Vec<CbrFlow> = sc
+            .cbr
+            .iter()
+            .enumerate()
+            .map(|(i, cfg)| CbrFlow::new(n_tcp + i as u32, cfg, sc.duration_ns, &mut cbr_rng))
+            .collect();
+        for (i, c) in cbr.iter().enumerate() {
+            events.schedule(c.next_send, Wake::CbrSend(i as u32));
+        }
+        Ok(Simulation {
+            now: 0,
+            events,
+            links,
+            link_pending: [NEVER; 2],
+            access_busy: [[0; 2]; 2],
+            tcp,
+            cbr,
+            cbr_rng,
+            out: Vec::with_capacity(64),
+            traces: Traces::default(),
+            sc,
+        })
+    }
+
+    pub fn now(&self) -> Nanos {
+        self.now
+    }
+
+    /// Runs to the end of the scenario and returns the measurements.
+    pub fn run(mut self) -> TrialResult {
+        let t0 = Instant::now();
+        let end = self.sc.duration_ns;
+        while let Some(t) = self.events.peek_time() {
+            if t > end {
+                break;
+            }
+            let (t, wake) = self.events.pop().unwrap();
+            self.now = t;
+            self.handle(wake);
+        }
+        self.now = end;
+        for d in 0..2 {
+            self.links[d].advance(end);
+            self.note_drops(d);
+        }
+        let wall = t0.elapsed().as_secs_f64();
+        self.finish(wall)
+    }
+
+    #[inline]
+    fn handle(&mut self, wake: Wake) {
+        let now = self.now;
+        match wake {
+            Wake::Link(d) => {
+                let d = d as usize;
+                if now != self.link_pending[d] {
+                    return; // superseded
+                }
+                self.link_pending[d] = NEVER;
+                self.links[d].advance(now);
+                self.note_drops(d);
+                while let Some(pkt) = self.links[d].pop_delivered(now) {
+                    self.deliver(pkt);
+                }
+                self.arm_link(d);
+            }
+            Wake::TcpStart(i) => {
+                let f = &mut self.tcp[i as usize];
+                f.sender.start(now, &mut self.out);
+                self.after_sender(i as usize);
+            }
+            Wake::Rto(i) => {
+                let f = &mut self.tcp[i as usize];
+                if f.rto.fire(now, &mut self.events, wake) {
+                    f.sender.on_timeout(now, &mut self.out);
+                    self.after_sender(i as usize);
+                }
+            }
+            Wake::DelAck(i) => {
+                let f = &mut self.tcp[i as usize];
+                if f.delack.fire(now, &mut self.events, wake) {
+                    f.receiver.on_delack_timer(now, &mut self.out);
+                    self.after_receiver(i as usize);
+                }
+            }
+            Wake::Extra(i) => {
+                let f = &mut self.tcp[i as usize];
+                if f.extra_alarm.fire(now, &mut self.events, wake) {
+                    while let Some(&(t, pkt)) = f.extra.front() {
+                        if t > now {
+                            break;
+                        }
+                        f.extra.pop_front();
+                        f.receiver.on_data(now, pkt.seq, pkt.sent, &mut self.out);
+                    }
+                    if let Some(&(t, _)) = f.extra.front() {
+                        f.extra_alarm.set(t, &mut self.events, wake);
+                    }
+                    self.after_receiver(i as usize);
+                }
+            }
+            Wake::CbrSend(i) => {
+                let c = &mut self.cbr[i as usize];
+                let seq = c.send(now, &mut self.cbr_rng);
+                let mut pkt =
+                    Packet::new(PacketKind::Cbr, c.flow, c.cfg.packet_bytes, seq, now);
+                pkt.dst = 1;
+                let dir = c.cfg.direction;
+                if c.active_at(c.next_send, self.sc.duration_ns) {
+                    self.events.schedule(c.next_send, wake);
+                }
+                self.inject(dir, 1, pkt);
+            }
+        }
+    }
+
+    /// A packet reached its destination host.
+    #[inline]
+    fn deliver(&mut self, pkt: Packet) {
+        let now = self.now;
+        match pkt.kind {
+            PacketKind::Data => {
+                let i = pkt.flow as usize;
+                let f = &mut self.tcp[i];
+                if f.extra_delay > 0 {
+                    let t = now + f.extra_delay;
+                    f.extra.push_back((t, pkt));
+                    f.extra_alarm.set(t.min(f.extra_alarm.deadline), &mut self.events, Wake::Extra(i as u32));
+                    return;
+                }
+                f.receiver.on_data(now, pkt.seq, pkt.sent, &mut self.out);
+                self.after_receiver(i);
+            }
+            PacketKind::Ack => {
+                let i = pkt.flow as usize;
+                self.tcp[i].sender.on_ack(now, pkt.seq, pkt.echo, &mut self.out);
+                self.after_sender(i);
+            }
+            PacketKind::Cbr => {
+                let n_tcp = self.tcp.len();
+                self.cbr[pkt.flow as usize - n_tcp].on_arrival(now, pkt.seq);
+            }
+        }
+    }
+
+    /// Sends what a TCP sender queued, re-arms its timer and traces its window.
+    #[inline]
+    fn after_sender(&mut self, i: usize) {
+        let f = &mut self.tcp[i];
+        match f.sender.rto_deadline {
+            Some(t) => f.rto.set(t, &mut self.events, Wake::Rto(i as u32)),
+            None => f.rto.clear(),
+        }
+        let dir = f.dir;
+        if self.sc.trace.cwnd {
+            let w = (f.sender.w.cwnd, f.sender.w.ssthresh);
+            if w != f.last_traced {
+                f.last_traced = w;
+                let tr = &mut self.traces.cwnd;
+                tr.time.push(self.now);
+                tr.flow.push(i as u32);
+                tr.cwnd.push(w.0);
+                tr.ssthresh.push(w.1);
+            }
+        }
+        for (t, kind) in f.sender.events.drain(..) {
+            let tr = &mut self.traces.congestion;
+            tr.time.push(t);
+            tr.flow.push(i as u32);
+            tr.kind.push(kind as u8);
+        }
+        self.flush(dir, 0);
+    }
+
+    #[inline]
+    fn after_receiver(&mut self, i: usize) {
+        let f = &mut self.tcp[i];
+        match f.receiver.delack_deadline {
+            Some(t) => f.delack.set(t, &mut self.events, Wake::DelAck(i as u32)),
+            None => f.delack.clear(),
+        }
+        let dir = f.dir.reverse();
+        self.flush(dir, 0);
+    }
+
+    /// Injects every packet in `self.out` from host `host` of the side `dir` leaves.
+    #[inline]
+    fn flush(&mut self, dir: Direction, host: usize) {
+        // Take the buffer to appease the borrow checker; it is put back, so the hot path
+        // never allocates.
+        let mut out = std::mem::take(&mut self.out);
+        for pkt in out.drain(..) {
+            self.inject(dir, host, pkt);
+        }
+        self.out = out;
+    }
+
+    /// A host sends a packet: its access link serialises it to the router.
+    #[inline]
+    fn inject(&mut self, dir: Direction, host: usize, mut pkt: Packet) {
+        let d = dir.index();
+        let busy = &mut self.access_busy[d][host];
+        let t = (*busy).max(self.now) + ser_ns(pkt.len, self.sc.access_rate_bps);
+        *busy = t;
+        pkt.arrived = t;
+        pkt.dst = host as u8;
+        self.links[d].arrive(pkt);
+        self.arm_link(d);
+    }
+
+    #[inline]
+    fn arm_link(&mut self, d: usize) {
+        let t = self.links[d].next_delivery();
+        if t < self.link_pending[d] {
+            self.link_pending[d] = t;
+            self.events.schedule(t, Wake::Link(d as u8));
+        }
+    }
+
+    fn note_drops(&mut self, d: usize) {
+        let n_tcp = self.tcp.len();
+        for (t, pkt, _wire) in self.links[d].dropped.drain(..) {
+            if pkt.kind == PacketKind::Cbr {
+                self.cbr[pkt.flow as usize - n_tcp].on_drop(pkt.seq);
+            }
+            if self.sc.trace.drops {
+                let tr = &mut self.traces.drops;
+                tr.time.push(t);
+                tr.direction.push(d as u8);
+                tr.flow.push(pkt.flow);
+                tr.bytes.push(pkt.len);
+            }
+        }
+    }
+
+    /// One-way delay of a `len`-byte packet through empty queues in direction `d`.
+    fn base_owd(&self, d: Direction, len: u32) -> Nanos {
+        let a = ser_ns(len, self.sc.access_rate_bps);
+        a + ser_ns(len, self.sc.link(d).rate_bps) + self.sc.rtt_ns / 2 + a
+    }
+
+    fn finish(mut self, wall_s: f64) -> TrialResult {
+        let sc = &self.sc;
+        let measured = (sc.duration_ns - sc.warmup_ns) as f64 / 1e9;
+        let tcp = self
+            .tcp
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let bytes = f.receiver.delivered * sc.tcp[i].mss as u64;
+                let st = &f.sender.stats;
+                TcpSummary {
+                    flow: i as u32,
+                    direction: f.dir.name(),
+                    cc: sc.tcp[i].cc.name(),
+                    goodput_bps: bytes as f64 * 8.0 / measured,
+                    bytes_delivered: bytes,
+                    segments_sent: st.segments_sent,
+                    retransmits: st.retransmits,
+                    timeouts: st.timeouts,
+                    fast_retransmits: st.fast_retransmits,
+                }
+            })
+            .collect();
+        let mut cbr_summaries = Vec::new();
+        let mut delays = Vec::new();
+        for c in &self.cbr {
+            let base = self.base_owd(c.cfg.direction, c.cfg.packet_bytes);
+            let (mut sent, mut received, mut lost, mut in_flight) = (0u64, 0u64, 0u64, 0u64);
+            delays.clear();
+            for (seq, (&s, &a)) in c.sent.iter().zip(&c.arrived).enumerate() {
+                if self.sc.trace.cbr {
+                    let tr = &mut self.traces.cbr;
+                    let (owd, extra) = match a {
+                        IN_FLIGHT | DROPPED => (f64::NAN, f64::NAN),
+                        a => ((a - s) as f64 / 1e9, (a - s - base) as f64 / 1e9),
+                    };
+                    tr.flow.push(c.flow);
+                    tr.seq.push(seq as u64);
+                    tr.sent.push(s);
+                    tr.owd_s.push(owd);
+                    tr.extra_delay_s.push(extra);
+                }
+                if s < self.sc.warmup_ns {
+                    continue;
+                }
+                sent += 1;
+                match a {
+                    IN_FLIGHT => in_flight += 1,
+                    DROPPED => lost += 1,
+                    a => {
+                        received += 1;
+                        delays.push((a - s - base) as f64 / 1e9);
+                    }
+                }
+            }
+            delays.sort_unstable_by(f64::total_cmp);
+            let done = sent - in_flight;
+            cbr_summaries.push(CbrSummary {
+                flow: c.flow,
+                direction: c.cfg.direction.name(),
+                sent,
+                received,
+                lost,
+                in_flight,
+                loss_rate: if done > 0 { lost as f64 / done as f64 } else { f64::NAN },
+                base_owd_s: base as f64 / 1e9,
+                delay_median_s: quantile(&delays, 0.5),
+                delay_p95_s: quantile(&delays, 0.95),
+                delay_max_s: delays.last().copied().unwrap_or(f64::NAN),
+            });
+        }
+        let q = |l: &Link| QueueSummary {
+            drops: l.stats.drops,
+            max_bytes: l.stats.max_bytes,
+            max_packets: l.stats.max_packets,
+        };
+        let mut traces = std::mem::take(&mut self.traces);
+        for (d, l) in self.links.iter_mut().enumerate() {
+            if let Some(tr) = l.trace.take() {
+                for (t, b, p) in tr {
+                    traces.queue.time.push(t);
+                    traces.queue.direction.push(d as u8);
+                    traces.queue.bytes.push(b);
+                    traces.queue.packets.push(p);
+                }
+            }
+        }
+        let summary = Summary {
+            duration_s: sc.duration_ns as f64 / 1e9,
+            warmup_s: sc.warmup_ns as f64 / 1e9,
+            events: self.events.popped,
+            packets_delivered: self.links.iter().map(|l| l.stats.delivered).sum(),
+            wall_s,
+            tcp,
+            cbr: cbr_summaries,
+            queues: Queues { down: q(&self.links[0]), up: q(&self.links[1]) },
+        };
+        TrialResult { summary, traces }
+    }
+
+    /// Test access: the links and flows as they stand.
+    pub fn links(&self) -> &[Link; 2] {
+        &self.links
+    }
+}
+
+/// Runs one trial of `sc`.
+pub fn simulate(sc: Scenario) -> Result<TrialResult, String> {
+    Ok(Simulation::new(sc)?.run())
+}
