@@ -127,3 +127,113 @@ impl Discipline for DropTail {
         self.q.iter().for_each(f);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PacketKind;
+
+    fn pkt(len: u32) -> Packet {
+        Packet::new(PacketKind::Data, 0, len, 0, 0)
+    }
+
+    /// Offers packets of the given sizes in order; returns the accept decisions.
+    fn offer(q: &mut DropTail, sizes: &[u32]) -> Vec<bool> {
+        let mut drops = Vec::new();
+        sizes.iter().map(|&l| q.enqueue(0, pkt(l), &mut drops)).collect()
+    }
+
+    #[test]
+    fn fb_strict_fits_eight_voip_packets_into_the_1499_byte_gap() {
+        // limit = 4·1500 + 1499 = 7499 B. Four 1500-byte packets fill 6000 B; a fifth
+        // does not fit (7500 > 7499). The 1499 B left hold ⌊1499 / 186⌋ = 8 VoIP packets
+        // (8·186 = 1488 B); the ninth would need 1674 B.
+        let n = 4;
+        let mut q = DropTail::new(FullRule::FbStrict, n * 1500 + 1499, false);
+        assert_eq!(offer(&mut q, &[1500; 4]), vec![true; 4]);
+        assert_eq!(offer(&mut q, &[1500]), vec![false]);
+        let mut want = vec![true; 8];
+        want.push(false);
+        assert_eq!(offer(&mut q, &[186; 9]), want);
+        assert_eq!(q.bytes(), 6000 + 1488);
+        assert!(q.bytes() <= q.limit());
+    }
+
+    #[test]
+    fn fb_strict_accepts_an_exact_fill() {
+        let mut q = DropTail::new(FullRule::FbStrict, 3000, false);
+        assert_eq!(offer(&mut q, &[1500, 1500, 1]), vec![true, true, false]);
+        assert_eq!(q.bytes(), 3000);
+    }
+
+    #[test]
+    fn fb_loose_accepts_while_not_over_the_limit_and_overshoots_by_one_packet() {
+        // limit 7499: backlog 6000 + 1498 = 7498 = limit − 1, which is not over the
+        // limit, so a 1500-byte arrival is accepted and the backlog ends at 8998 > 7499.
+        let mut q = DropTail::new(FullRule::FbLoose, 7499, false);
+        assert_eq!(offer(&mut q, &[1500, 1500, 1500, 1500]), vec![true; 4]);
+        assert_eq!(offer(&mut q, &[1498]), vec![true]);
+        assert_eq!(q.bytes(), 7498);
+        assert_eq!(offer(&mut q, &[1500]), vec![true]);
+        assert_eq!(q.bytes(), 8998);
+        // Now over the limit: everything is refused, even a 1-byte packet.
+        assert_eq!(offer(&mut q, &[186, 1]), vec![false, false]);
+    }
+
+    #[test]
+    fn fb_loose_at_exactly_the_limit_still_accepts() {
+        // "Over" is strict: backlog == limit is not over it.
+        let mut q = DropTail::new(FullRule::FbLoose, 3000, false);
+        assert_eq!(offer(&mut q, &[1500, 1500, 1500, 1]), vec![true, true, true, false]);
+    }
+
+    #[test]
+    fn ps_counts_packets_and_ignores_sizes() {
+        let mut q = DropTail::new(FullRule::Ps, 3, false);
+        assert_eq!(offer(&mut q, &[1500, 40, 186, 1]), vec![true, true, true, false]);
+        let mut q = DropTail::new(FullRule::Ps, 3, false);
+        assert_eq!(offer(&mut q, &[40, 40, 40, 40]), vec![true, true, true, false]);
+        assert_eq!(q.bytes(), 120);
+    }
+
+    #[test]
+    fn the_packet_in_transmission_counts_only_when_asked() {
+        for (count, want) in [(false, true), (true, false)] {
+            let mut q = DropTail::new(FullRule::Ps, 2, count);
+            let mut drops = Vec::new();
+            assert_eq!(offer(&mut q, &[1500, 1500]), vec![true, true]);
+            let head = q.dequeue(0, &mut drops).unwrap();
+            assert_eq!(head.len, 1500);
+            // One waiting + one in transmission.
+            assert_eq!(q.packets(), 1 + count as u32);
+            assert_eq!(offer(&mut q, &[186]), vec![want]);
+            q.transmit_done(0);
+            assert_eq!(q.packets(), 1 + want as u32);
+        }
+        // The same for bytes.
+        let mut q = DropTail::new(FullRule::FbStrict, 3000, true);
+        let mut drops = Vec::new();
+        offer(&mut q, &[1500, 1500]);
+        q.dequeue(0, &mut drops);
+        assert_eq!(q.bytes(), 3000);
+        assert_eq!(offer(&mut q, &[1]), vec![false]);
+        q.transmit_done(0);
+        assert_eq!(offer(&mut q, &[1500]), vec![true]);
+    }
+
+    #[test]
+    fn dequeue_is_fifo_and_refused_arrivals_are_reported() {
+        let mut q = DropTail::new(FullRule::Ps, 2, false);
+        let mut drops = Vec::new();
+        for seq in 0..4 {
+            let mut p = pkt(100);
+            p.seq = seq;
+            q.enqueue(0, p, &mut drops);
+        }
+        assert_eq!(drops.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![2, 3]);
+        assert_eq!(q.dequeue(0, &mut drops).unwrap().seq, 0);
+        assert_eq!(q.dequeue(0, &mut drops).unwrap().seq, 1);
+        assert!(q.dequeue(0, &mut drops).is_none());
+        assert_eq!((q.bytes(), q.packets()), (0, 0));
+    }
+}

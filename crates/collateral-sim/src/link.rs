@@ -43,6 +43,8 @@ impl Pipe {
 /// Counters a link keeps for the summary.
 #[derive(Debug, Clone, Default)]
 pub struct LinkStats {
+    /// Packets handed to the link by the hosts' access links.
+    pub arrivals: u64,
     pub drops: u64,
     pub wire_losses: u64,
     pub max_bytes: u64,
@@ -105,6 +107,7 @@ impl Link {
     /// insert in arrival order; almost always this is a push at the back.
     #[inline]
     pub fn arrive(&mut self, pkt: Packet) {
+        self.stats.arrivals += 1;
         let mut i = self.ingress.len();
         while i > 0 && self.ingress[i - 1].arrived > pkt.arrived {
             i -= 1;

@@ -17,6 +17,8 @@ pub struct TcpSummary {
     pub retransmits: u64,
     pub timeouts: u64,
     pub fast_retransmits: u64,
+    /// When a finite transfer was fully acknowledged (None for bulk or unfinished).
+    pub completed_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -41,7 +43,12 @@ pub struct CbrSummary {
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct QueueSummary {
+    pub arrivals: u64,
+    pub delivered: u64,
     pub drops: u64,
+    pub wire_losses: u64,
+    /// Packets still inside the link (queue, wire, propagation) at the end.
+    pub in_flight: u64,
     pub max_bytes: u64,
     pub max_packets: u32,
 }

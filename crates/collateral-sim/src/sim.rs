@@ -44,6 +44,7 @@ struct TcpFlow {
     extra: VecDeque<(Nanos, Packet)>,
     extra_alarm: Alarm,
     last_traced: (u32, u32),
+    completed: Option<Nanos>,
 }
 
 /// A single trial of a scenario.
@@ -98,6 +99,7 @@ impl Simulation {
                     extra: VecDeque::new(),
                     extra_alarm: Alarm::default(),
                     last_traced: (0, 0),
+                    completed: None,
                 }
             })
             .collect();
@@ -256,6 +258,9 @@ impl Simulation {
             None => f.rto.clear(),
         }
         let dir = f.dir;
+        if f.completed.is_none() && f.sender.done() {
+            f.completed = Some(self.now);
+        }
         if self.sc.trace.cwnd {
             let w = (f.sender.w.cwnd, f.sender.w.ssthresh);
             if w != f.last_traced {
@@ -363,6 +368,7 @@ impl Simulation {
                     retransmits: st.retransmits,
                     timeouts: st.timeouts,
                     fast_retransmits: st.fast_retransmits,
+                    completed_s: f.completed.map(|t| t as f64 / 1e9),
                 }
             })
             .collect();
@@ -415,6 +421,10 @@ impl Simulation {
             });
         }
         let q = |l: &Link| QueueSummary {
+            arrivals: l.stats.arrivals,
+            delivered: l.stats.delivered,
+            wire_losses: l.stats.wire_losses,
+            in_flight: l.in_flight() as u64,
             drops: l.stats.drops,
             max_bytes: l.stats.max_bytes,
             max_packets: l.stats.max_packets,

@@ -46,9 +46,13 @@ pub struct TcpConfig {
     /// Appropriate Byte Counting (RFC 3465).
     pub abc: bool,
     pub initial_cwnd: u32,
+    /// Segments to transfer; `None` = a bulk flow that always has data.
+    pub size_segments: Option<u64>,
     /// Receiver window, in segments.
     pub rwnd_segments: u32,
-    /// RFC 6298 parameters: minimum, initial and maximum RTO.
+    /// How the RTO is derived from SRTT and RTTVAR.
+    pub rto_estimator: RtoEstimator,
+    /// Minimum, initial and maximum RTO.
     pub rto_min_ns: Nanos,
     pub rto_initial_ns: Nanos,
     pub rto_max_ns: Nanos,
@@ -70,12 +74,29 @@ impl Default for TcpConfig {
             quickacks: 0,
             abc: false,
             initial_cwnd: 3,
+            size_segments: None,
             rwnd_segments: 10_000,
+            rto_estimator: RtoEstimator::Linux,
             rto_min_ns: 200 * MS,
             rto_initial_ns: 1000 * MS,
             rto_max_ns: 60_000 * MS,
         }
     }
+}
+
+/// The retransmission-timeout formula.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RtoEstimator {
+    /// RFC 6298 §2: RTO = max(rto_min, SRTT + max(G, 4·RTTVAR)). With a 200 ms minimum
+    /// instead of the RFC's 1 s, a queue of one BDP makes this fire spuriously after
+    /// every fast retransmit: the retransmission waits a full queue more than SRTT.
+    Rfc6298,
+    /// Linux: the variance term never drops below `rto_min` (`tcp_rtt_estimator` keeps
+    /// `rttvar >= tcp_rto_min`), so RTO = SRTT + max(4·RTTVAR, rto_min) ≥ SRTT + 200 ms.
+    /// Linux's 1/32 gain for samples below SRTT − mdev and its per-RTT decay of
+    /// `mdev_max` are not modelled.
+    Linux,
 }
 
 /// Counters a sender keeps for the summary.

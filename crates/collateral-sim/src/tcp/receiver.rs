@@ -101,6 +101,12 @@ impl Receiver {
                 self.delack_deadline = Some(now + self.delack_ns);
             }
         } else {
+            if seq < self.rcv_nxt {
+                // A duplicate lies below the last ACK sent, so its timestamp becomes
+                // TS.Recent (RFC 7323 §4.3): the sender then measures the RTT of its
+                // retransmission, not the time since the original was acknowledged.
+                self.ts_recent = self.ts_recent.max(sent);
+            }
             if seq > self.rcv_nxt {
                 let (w, m) = self.bit(seq);
                 if self.ooo[w] & m == 0 {

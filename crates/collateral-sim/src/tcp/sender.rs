@@ -5,7 +5,7 @@
 use collateral_queue::{Nanos, Packet, PacketKind};
 
 use super::cc::{Ack, AnyCc, CongestionControl, Window};
-use super::{Congestion, SenderStats, TcpConfig};
+use super::{Congestion, RtoEstimator, SenderStats, TcpConfig};
 
 /// RFC 5681 §3.2: fast retransmit on the third duplicate ACK.
 const DUPACK_THRESHOLD: u32 = 3;
@@ -79,6 +79,11 @@ impl Sender {
         self.srtt
     }
 
+    /// A finite transfer has been fully acknowledged.
+    pub fn done(&self) -> bool {
+        self.cfg.size_segments.is_some_and(|n| self.snd_una >= n)
+    }
+
     /// Opens the connection: sends the initial window.
     pub fn start(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         self.send_allowed(now, out);
@@ -99,7 +104,8 @@ impl Sender {
     #[inline]
     fn send_allowed(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         let wnd = self.w.cwnd.min(self.cfg.rwnd_segments) as u64;
-        while self.snd_nxt < self.snd_una + wnd {
+        let end = (self.snd_una + wnd).min(self.cfg.size_segments.unwrap_or(u64::MAX));
+        while self.snd_nxt < end {
             let seq = self.snd_nxt;
             self.snd_nxt += 1;
             self.segment(now, seq, out);
@@ -124,8 +130,12 @@ impl Sender {
                 self.srtt = Some((7 * s + r) / 8);
             }
         }
-        // RTO = SRTT + max(G, 4·RTTVAR), G = 1 ns here (the clock is exact).
-        let rto = self.srtt.unwrap() + (4 * self.rttvar).max(1);
+        let srtt = self.srtt.unwrap();
+        let rto = match self.cfg.rto_estimator {
+            // RTO = SRTT + max(G, 4·RTTVAR), G = 1 ns here (the clock is exact).
+            RtoEstimator::Rfc6298 => srtt + (4 * self.rttvar).max(1),
+            RtoEstimator::Linux => srtt + (4 * self.rttvar).max(self.cfg.rto_min_ns),
+        };
         self.rto = rto.clamp(self.cfg.rto_min_ns, self.cfg.rto_max_ns);
         self.backoffs = 0;
     }
@@ -231,5 +241,160 @@ impl Sender {
         self.rto = (self.rto * 2).min(self.cfg.rto_max_ns);
         self.rto_deadline = None;
         self.send_allowed(now, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Nanos = 1_000_000;
+
+    fn sender(initial_cwnd: u32) -> Sender {
+        let cfg = TcpConfig {
+            initial_cwnd,
+            rto_estimator: RtoEstimator::Rfc6298,
+            ..TcpConfig::default()
+        };
+        Sender::new(0, &cfg)
+    }
+
+    fn seqs(out: &mut Vec<Packet>) -> Vec<u64> {
+        out.drain(..).map(|p| p.seq).collect()
+    }
+
+    #[test]
+    fn fast_retransmit_halves_the_window_and_newreno_recovers() {
+        let mut s = sender(10);
+        let mut out = Vec::new();
+        s.start(0, &mut out);
+        assert_eq!(seqs(&mut out), (0..10).collect::<Vec<_>>());
+        // Segment 0 is lost; 1..9 arrive and each draws a duplicate ACK for 0.
+        for _ in 0..2 {
+            s.on_ack(100 * MS, 0, 0, &mut out);
+        }
+        assert!(out.is_empty() && !s.in_recovery());
+        s.on_ack(100 * MS, 0, 0, &mut out);
+        // Third dupACK: ssthresh = max(FlightSize/2, 2) = 10/2 = 5, retransmit 0,
+        // cwnd = ssthresh + 3 = 8 (RFC 6582 step 2).
+        assert!(s.in_recovery());
+        assert_eq!(seqs(&mut out), vec![0]);
+        assert_eq!((s.w.ssthresh, s.w.cwnd), (5, 8));
+        assert_eq!(s.stats.fast_retransmits, 1);
+        // Six more dupACKs inflate cwnd to 14: with 10 in flight, 10..13 go out.
+        for _ in 0..6 {
+            s.on_ack(101 * MS, 0, 0, &mut out);
+        }
+        assert_eq!(s.w.cwnd, 14);
+        assert_eq!(seqs(&mut out), vec![10, 11, 12, 13]);
+        // The retransmission is acked together with 1..9: ACK 10 covers recover = 9,
+        // a full ACK: cwnd = min(ssthresh, max(FlightSize, 1) + 1) = min(5, 4 + 1) = 5,
+        // half the window before the loss.
+        s.on_ack(200 * MS, 10, 100 * MS, &mut out);
+        assert!(!s.in_recovery());
+        assert_eq!(s.w.cwnd, 5);
+        // FlightSize is 4 < cwnd 5: one new segment goes out.
+        assert_eq!(seqs(&mut out), vec![14]);
+    }
+
+    #[test]
+    fn partial_ack_retransmits_the_next_hole_and_deflates() {
+        let mut s = sender(10);
+        let mut out = Vec::new();
+        s.start(0, &mut out);
+        out.clear();
+        // Segments 0 and 4 lost. 1,2,3 → three dupACKs → fast retransmit of 0.
+        for _ in 0..3 {
+            s.on_ack(MS, 0, 0, &mut out);
+        }
+        assert_eq!(seqs(&mut out), vec![0]);
+        // 5..9 → five more dupACKs: cwnd 8 + 5 = 13, new segments 10, 11, 12.
+        for _ in 0..5 {
+            s.on_ack(MS, 0, 0, &mut out);
+        }
+        assert_eq!(seqs(&mut out), vec![10, 11, 12]);
+        // The retransmitted 0 arrives: ACK 4 is partial (recover = 9). Retransmit 4;
+        // cwnd = 13 − 4 acked + 1 = 10 (RFC 6582 step 4). FlightSize = 13 − 4 = 9 < 10:
+        // one new segment (13) may also go.
+        s.on_ack(2 * MS, 4, MS, &mut out);
+        assert!(s.in_recovery());
+        assert_eq!(s.w.cwnd, 10);
+        assert_eq!(seqs(&mut out), vec![4, 13]);
+        // Retransmitted 4 arrives: the receiver holds 5..12, ACK 13 > recover: full ACK.
+        // cwnd = min(ssthresh 5, FlightSize (14 − 13 = 1) + 1) = 2.
+        s.on_ack(3 * MS, 13, 2 * MS, &mut out);
+        assert!(!s.in_recovery());
+        assert_eq!(s.w.cwnd, 2);
+        assert_eq!(s.stats.retransmits, 2);
+    }
+
+    #[test]
+    fn timeout_collapses_to_one_segment_and_backs_off_exponentially() {
+        let mut s = sender(10);
+        let mut out = Vec::new();
+        s.start(0, &mut out);
+        out.clear();
+        // One RTT sample of 100 ms: SRTT = 100, RTTVAR = 50, RTO = 100 + 4·50 = 300 ms.
+        s.on_ack(100 * MS, 1, 0, &mut out);
+        assert_eq!(s.rto, 300 * MS);
+        out.clear();
+        let flight = s.flight();
+        s.on_timeout(400 * MS, &mut out);
+        assert_eq!(s.w.cwnd, 1);
+        assert_eq!(s.w.ssthresh, flight / 2);
+        assert_eq!(seqs(&mut out), vec![1], "go back to the first unacked segment");
+        assert_eq!(s.rto, 600 * MS);
+        assert_eq!(s.rto_deadline, Some(1000 * MS));
+        // A second timeout doubles again and leaves ssthresh alone.
+        s.on_timeout(1000 * MS, &mut out);
+        assert_eq!(s.rto, 1200 * MS);
+        assert_eq!(s.w.ssthresh, flight / 2);
+        assert_eq!(s.stats.timeouts, 2);
+        // Backoff stops at the maximum RTO.
+        for _ in 0..20 {
+            s.on_timeout(0, &mut out);
+        }
+        assert_eq!(s.rto, TcpConfig::default().rto_max_ns);
+    }
+
+    #[test]
+    fn rto_estimator_follows_rfc6298_and_respects_the_minimum() {
+        let mut s = sender(10);
+        let mut out = Vec::new();
+        s.start(0, &mut out);
+        // Samples 100 then 60 ms. After the 2nd: RTTVAR = 3/4·50 + 1/4·|100 − 60| = 47.5,
+        // SRTT = 7/8·100 + 1/8·60 = 95, RTO = 95 + 4·47.5 = 285 ms.
+        s.on_ack(100 * MS, 1, 0, &mut out);
+        s.on_ack(160 * MS, 2, 100 * MS, &mut out);
+        assert_eq!(s.srtt(), Some(95 * MS));
+        assert_eq!(s.rto, 285 * MS);
+        // Many 10 ms samples drive SRTT + 4·RTTVAR below the 200 ms minimum.
+        for k in 3..200u64 {
+            s.on_ack(1000 * MS + k * MS, k, 1000 * MS + k * MS - 10 * MS, &mut out);
+        }
+        assert_eq!(s.rto, 200 * MS);
+    }
+
+    #[test]
+    fn linux_rto_keeps_rto_min_above_srtt() {
+        let cfg = TcpConfig { initial_cwnd: 10, ..TcpConfig::default() };
+        assert_eq!(cfg.rto_estimator, RtoEstimator::Linux);
+        let mut s = Sender::new(0, &cfg);
+        let mut out = Vec::new();
+        s.start(0, &mut out);
+        // First sample 100 ms: SRTT 100, RTTVAR 50: RTO = 100 + max(200, 200) = 300 ms.
+        s.on_ack(100 * MS, 1, 0, &mut out);
+        assert_eq!(s.rto, 300 * MS);
+        // A first sample of 30 ms gives 30 + max(60, 200) = 230 ms (RTT + rto_min).
+        let mut s = Sender::new(0, &cfg);
+        s.start(0, &mut out);
+        s.on_ack(30 * MS, 1, 0, &mut out);
+        assert_eq!(s.rto, 230 * MS);
+        // Steady 10 ms samples: RTTVAR → 0, RTO → SRTT + 200 ms = 210 ms (to within
+        // the estimator's integer decay), never the bare 200 ms minimum.
+        for k in 2..400u64 {
+            s.on_ack(1000 * MS + k * MS, k, 1000 * MS + k * MS - 10 * MS, &mut out);
+        }
+        assert!(s.rto >= 210 * MS && s.rto < 211 * MS, "{}", s.rto);
     }
 }

@@ -1,0 +1,225 @@
+//! End-to-end properties of whole trials on the dumbbell.
+
+use collateral_sim::queue::FullRule;
+use collateral_sim::scenario::{LinkConfig, QueueConfig, TraceConfig};
+use collateral_sim::tcp::TcpConfig;
+use collateral_sim::traffic::CbrConfig;
+use collateral_sim::{simulate, Direction, Scenario};
+use proptest::prelude::*;
+
+const MS: u64 = 1_000_000;
+const S: u64 = 1_000_000_000;
+
+/// ADSL1, 100 ms RTT, one NewReno flow down, bidirectional CBR: the demo scenario.
+fn adsl1(rule: FullRule, limit: u64, seed: u64, secs: u64) -> Scenario {
+    let q = QueueConfig { rule, limit, count_in_service: false };
+    Scenario {
+        seed,
+        duration_ns: secs * S,
+        warmup_ns: 5 * S,
+        rtt_ns: 100 * MS,
+        access_rate_bps: 1_000_000_000,
+        down: LinkConfig { rate_bps: 1_500_000, queue: q.clone(), loss_rate: 0.0 },
+        up: LinkConfig { rate_bps: 256_000, queue: q, loss_rate: 0.0 },
+        tcp: vec![TcpConfig::default()],
+        cbr: vec![
+            CbrConfig { direction: Direction::Down, ..Default::default() },
+            CbrConfig { direction: Direction::Up, ..Default::default() },
+        ],
+        trace: TraceConfig::default(),
+    }
+}
+
+#[test]
+fn demo_delay_is_bounded_by_the_queue_and_reaches_it() {
+    // FB-strict, 20 000 B at 1.5 Mbit/s: a full queue is 20000·8/1.5e6 = 106.67 ms of
+    // waiting, plus at most the rest of the packet in transmission (1500 B = 8 ms).
+    let r = simulate(adsl1(FullRule::FbStrict, 20_000, 1, 60)).unwrap();
+    let down = &r.summary.cbr[0];
+    assert_eq!(down.direction, "down");
+    let full = 20_000.0 * 8.0 / 1.5e6;
+    let one_pkt = 1500.0 * 8.0 / 1.5e6;
+    assert!(down.delay_max_s <= full + one_pkt + 1e-9, "max {}", down.delay_max_s);
+    assert!(
+        (down.delay_max_s - full).abs() <= one_pkt,
+        "max additional delay {} s should be within one packet time of {} s",
+        down.delay_max_s,
+        full
+    );
+    // Goodput cannot exceed the link's payload capacity: 1.5 Mbit/s · 1448/1500.
+    let tcp = &r.summary.tcp[0];
+    assert!(tcp.goodput_bps <= 1.5e6 * 1448.0 / 1500.0, "{}", tcp.goodput_bps);
+    // … and a bulk flow over a 20 kB queue should come close to it (CBR takes 74 kbit/s).
+    assert!(tcp.goodput_bps > 0.9 * (1.5e6 - 74_400.0) * 1448.0 / 1500.0, "{}", tcp.goodput_bps);
+}
+
+#[test]
+fn every_rule_respects_its_delay_bound() {
+    for (rule, limit, bound_bytes) in [
+        (FullRule::FbStrict, 40_000, 40_000 + 1500),
+        // FB-loose may hold one packet more than its limit.
+        (FullRule::FbLoose, 40_000, 40_000 + 1500 + 1500),
+        (FullRule::Ps, 27, 27 * 1500 + 1500),
+    ] {
+        let r = simulate(adsl1(rule, limit, 7, 40)).unwrap();
+        let bound = bound_bytes as f64 * 8.0 / 1.5e6;
+        let d = r.summary.cbr[0].delay_max_s;
+        assert!(d <= bound + 1e-9, "{rule:?}: {d} > {bound}");
+        assert!(d > 0.5 * bound, "{rule:?}: the queue never filled ({d})");
+        let q = &r.summary.queues.down;
+        match rule {
+            FullRule::FbStrict => assert!(q.max_bytes <= limit),
+            FullRule::FbLoose => assert!(q.max_bytes > limit && q.max_bytes <= limit + 1500),
+            FullRule::Ps => assert!(q.max_packets as u64 <= limit),
+        }
+    }
+}
+
+#[test]
+fn same_seed_same_results_other_seed_other_timings() {
+    let a = simulate(adsl1(FullRule::FbLoose, 60_000, 42, 30)).unwrap();
+    let b = simulate(adsl1(FullRule::FbLoose, 60_000, 42, 30)).unwrap();
+    let c = simulate(adsl1(FullRule::FbLoose, 60_000, 43, 30)).unwrap();
+    let strip = |r: &collateral_sim::TrialResult| {
+        let mut s = r.summary.clone();
+        s.wall_s = 0.0;
+        serde_json::to_string(&s).unwrap()
+    };
+    assert_eq!(strip(&a), strip(&b));
+    assert_eq!(a.traces.cbr.sent, b.traces.cbr.sent);
+    assert_eq!(a.traces.cwnd.time, b.traces.cwnd.time);
+    assert_eq!(a.traces.queue.bytes, b.traces.queue.bytes);
+    assert_eq!(a.traces.drops.time, b.traces.drops.time);
+    assert_ne!(a.traces.cbr.sent, c.traces.cbr.sent);
+}
+
+#[test]
+fn many_simulations_run_in_parallel_threads_with_identical_results() {
+    let serial: Vec<_> = (0..4)
+        .map(|s| simulate(adsl1(FullRule::Ps, 20, s, 20)).unwrap().traces.cbr.owd_s)
+        .collect();
+    let threads: Vec<_> = (0..4)
+        .map(|s| std::thread::spawn(move || simulate(adsl1(FullRule::Ps, 20, s, 20)).unwrap()))
+        .collect();
+    for (s, h) in serial.into_iter().zip(threads) {
+        let p = h.join().unwrap().traces.cbr.owd_s;
+        assert_eq!(s.len(), p.len());
+        assert!(s.iter().zip(&p).all(|(x, y)| x.to_bits() == y.to_bits()));
+    }
+}
+
+#[test]
+fn jitter_off_gives_a_periodic_source() {
+    let mut sc = adsl1(FullRule::Ps, 20, 1, 10);
+    sc.cbr[0].jitter_ns = 0;
+    let r = simulate(sc).unwrap();
+    let sent: Vec<u64> = (0..r.traces.cbr.flow.len())
+        .filter(|&i| r.traces.cbr.flow[i] == 1)
+        .map(|i| r.traces.cbr.sent[i])
+        .collect();
+    assert!(sent[0] < 20 * MS, "random phase within one interval");
+    assert!(sent.windows(2).all(|w| w[1] - w[0] == 20 * MS));
+    // With jitter the gaps vary around 20 ms with σ ≈ 1 ms.
+    let r = simulate(adsl1(FullRule::Ps, 20, 1, 60)).unwrap();
+    let sent: Vec<f64> = (0..r.traces.cbr.flow.len())
+        .filter(|&i| r.traces.cbr.flow[i] == 1)
+        .map(|i| r.traces.cbr.sent[i] as f64)
+        .collect();
+    let gaps: Vec<f64> = sent.windows(2).map(|w| (w[1] - w[0]) / 1e6).collect();
+    let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+    let sd = (gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64).sqrt();
+    assert!((mean - 20.0).abs() < 0.1, "mean gap {mean} ms");
+    assert!((sd - 1.0).abs() < 0.1, "gap sd {sd} ms");
+}
+
+fn lossy_transfer(seed: u64, loss: f64, segments: u64, delayed_ack: bool) -> collateral_sim::TrialResult {
+    let q = QueueConfig { rule: FullRule::Ps, limit: 50, count_in_service: false };
+    let sc = Scenario {
+        seed,
+        duration_ns: 600 * S,
+        warmup_ns: 0,
+        rtt_ns: 40 * MS,
+        access_rate_bps: 1_000_000_000,
+        down: LinkConfig { rate_bps: 10_000_000, queue: q.clone(), loss_rate: loss },
+        up: LinkConfig { rate_bps: 10_000_000, queue: q, loss_rate: loss },
+        tcp: vec![TcpConfig { size_segments: Some(segments), delayed_ack, ..Default::default() }],
+        cbr: vec![],
+        trace: TraceConfig::OFF,
+    };
+    simulate(sc).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Under random loss of data and ACKs, a finite transfer completes and the receiver
+    /// delivers every segment exactly once, in order: exactly `size · mss` bytes.
+    #[test]
+    fn tcp_delivers_every_byte_exactly_once_under_random_loss(
+        seed in 0u64..1000, loss in 0.0f64..0.15, segments in 1u64..3000, delack in any::<bool>()
+    ) {
+        let r = lossy_transfer(seed, loss, segments, delack);
+        let t = &r.summary.tcp[0];
+        prop_assert!(t.completed_s.is_some(), "transfer did not complete: {:?}", t);
+        prop_assert_eq!(t.bytes_delivered, segments * 1448);
+        prop_assert!(t.segments_sent >= segments);
+        prop_assert_eq!(t.segments_sent - segments, t.retransmits);
+    }
+
+    /// Every packet offered to a link is delivered, dropped, lost on the wire or still
+    /// inside it at the end; queues respect their limits; CBR packets all accounted for.
+    #[test]
+    fn packets_are_conserved_and_limits_hold(
+        seed in 0u64..1000,
+        rule in prop_oneof![Just(FullRule::Ps), Just(FullRule::FbStrict), Just(FullRule::FbLoose)],
+        limit in 2u64..80_000,
+        down in 200_000u64..30_000_000,
+        up in 64_000u64..2_000_000,
+        rtt in 1u64..300,
+        flows in 0usize..4,
+        loss in prop_oneof![Just(0.0), 0.0f64..0.05],
+        count in any::<bool>(),
+    ) {
+        let limit = if rule == FullRule::Ps { limit % 100 + 1 } else { limit.max(1500) };
+        let q = QueueConfig { rule, limit, count_in_service: count };
+        let sc = Scenario {
+            seed,
+            duration_ns: 20 * S,
+            warmup_ns: 2 * S,
+            rtt_ns: rtt * MS,
+            access_rate_bps: 1_000_000_000,
+            down: LinkConfig { rate_bps: down, queue: q.clone(), loss_rate: loss },
+            up: LinkConfig { rate_bps: up, queue: q, loss_rate: loss },
+            tcp: (0..flows).map(|i| TcpConfig {
+                direction: if i % 2 == 0 { Direction::Down } else { Direction::Up },
+                start_ns: i as u64 * 300 * MS,
+                ..Default::default()
+            }).collect(),
+            cbr: vec![
+                CbrConfig { direction: Direction::Down, ..Default::default() },
+                CbrConfig { direction: Direction::Up, jitter_ns: 0, ..Default::default() },
+            ],
+            trace: TraceConfig::default(),
+        };
+        let r = simulate(sc).unwrap();
+        for q in [&r.summary.queues.down, &r.summary.queues.up] {
+            prop_assert_eq!(q.arrivals, q.delivered + q.drops + q.wire_losses + q.in_flight);
+            let occupancy_ok = match rule {
+                FullRule::Ps => q.max_packets as u64 <= limit,
+                FullRule::FbStrict => q.max_bytes <= limit,
+                FullRule::FbLoose => q.max_bytes <= limit + 1500,
+            };
+            prop_assert!(occupancy_ok, "{:?} limit {} max {} B {} p", rule, limit, q.max_bytes, q.max_packets);
+        }
+        for c in &r.summary.cbr {
+            prop_assert_eq!(c.sent, c.received + c.lost + c.in_flight);
+        }
+        // The queue trace never goes negative and never exceeds the hard bounds.
+        prop_assert!(r.traces.queue.bytes.iter().all(|&b| b <= limit.max(100) * 1500 + 1500));
+        // Goodput never exceeds the payload capacity of its link.
+        for t in &r.summary.tcp {
+            let rate = if t.direction == "down" { down } else { up } as f64;
+            prop_assert!(t.goodput_bps <= rate * 1448.0 / 1500.0 * 1.0001);
+        }
+    }
+}
