@@ -26,6 +26,53 @@ pub fn ser_ns(len: u32, rate_bps: u64) -> Nanos {
     (len as u64 * 8_000_000_000).div_ceil(rate_bps)
 }
 
+/// A line rate with its nanoseconds-per-byte precomputed as a 64.64 fixed-point number,
+/// so the per-packet serialisation time is multiplications instead of a division. The
+/// estimate is corrected upwards to exactly [`ser_ns`]'s value.
+#[derive(Debug, Clone, Copy)]
+pub struct Rate {
+    pub bps: u64,
+    ns_per_byte: u128,
+}
+
+impl Rate {
+    pub fn new(bps: u64) -> Self {
+        let ns_per_byte = if bps == 0 { 0 } else { ((8_000_000_000u128) << 64) / bps as u128 };
+        Rate { bps, ns_per_byte }
+    }
+
+    #[inline]
+    pub fn ser(&self, len: u32) -> Nanos {
+        // The truncated factor makes q at most 1 below the exact floor; step up to the
+        // ceiling (q·rate ≥ len·8e9), at most twice.
+        let mut q = ((len as u128 * self.ns_per_byte) >> 64) as u64;
+        let bits = len as u64 * 8_000_000_000;
+        while self.bps > 0 && q * self.bps < bits {
+            q += 1;
+        }
+        q
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_point_rate_matches_exact_division() {
+        for bps in [1, 56_000, 256_000, 1_000_000, 1_500_000, 24_000_000, 1_000_000_000, 3_333_333] {
+            let r = Rate::new(bps);
+            for len in [1u32, 40, 52, 186, 200, 1500, 9000, 65535] {
+                let exact = ser_ns(len, bps);
+                let fast = r.ser(len);
+                assert_eq!(fast, exact, "{bps} bit/s, {len} B");
+            }
+        }
+        // 1500 B at 1.5 Mbit/s is exactly 8 ms.
+        assert_eq!(Rate::new(1_500_000).ser(1500), 8_000_000);
+    }
+}
+
 /// A constant-delay FIFO towards one host: propagation, then that host's access link.
 #[derive(Debug, Clone)]
 pub struct Pipe {
@@ -55,9 +102,9 @@ pub struct LinkStats {
 /// One direction of the bottleneck.
 #[derive(Debug)]
 pub struct Link {
-    pub rate_bps: u64,
+    pub rate: Rate,
     pub prop_ns: Nanos,
-    pub access_bps: u64,
+    pub access: Rate,
     pub queue: AnyQueue,
     /// Probability that a packet is lost on the wire after serialisation (tests).
     pub loss_rate: f64,
@@ -85,9 +132,9 @@ impl Link {
         trace: bool,
     ) -> Self {
         Link {
-            rate_bps,
+            rate: Rate::new(rate_bps),
             prop_ns,
-            access_bps,
+            access: Rate::new(access_bps),
             queue,
             loss_rate,
             rng,
@@ -108,6 +155,10 @@ impl Link {
     #[inline]
     pub fn arrive(&mut self, pkt: Packet) {
         self.stats.arrivals += 1;
+        if self.ingress.back().is_none_or(|b| b.arrived <= pkt.arrived) {
+            self.ingress.push_back(pkt);
+            return;
+        }
         let mut i = self.ingress.len();
         while i > 0 && self.ingress[i - 1].arrived > pkt.arrived {
             i -= 1;
@@ -162,7 +213,7 @@ impl Link {
     #[inline]
     fn start_next(&mut self, now: Nanos) {
         if let Some(pkt) = self.queue.dequeue(now, &mut self.scratch) {
-            self.busy_until = now + ser_ns(pkt.len, self.rate_bps);
+            self.busy_until = now + self.rate.ser(pkt.len);
             self.in_tx = Some(pkt);
         }
         self.note_drops(now);
@@ -179,7 +230,7 @@ impl Link {
     #[inline]
     fn delivery_time(&self, pkt: &Packet, done: Nanos) -> Nanos {
         let pipe = &self.pipes[Self::pipe_of(pkt)];
-        (done + self.prop_ns).max(pipe.egress_busy) + ser_ns(pkt.len, self.access_bps)
+        (done + self.prop_ns).max(pipe.egress_busy) + self.access.ser(pkt.len)
     }
 
     #[inline]
@@ -216,7 +267,7 @@ impl Link {
             t = t.min(self.delivery_time(pkt, self.busy_until));
         } else if let Some(pkt) = self.ingress.front() {
             let start = pkt.arrived.max(self.busy_until);
-            t = t.min(self.delivery_time(pkt, start + ser_ns(pkt.len, self.rate_bps)));
+            t = t.min(self.delivery_time(pkt, start + self.rate.ser(pkt.len)));
         }
         t
     }

@@ -17,7 +17,7 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 use crate::engine::{Alarm, Events, Wake, NEVER};
-use crate::link::{ser_ns, Link};
+use crate::link::{Link, Rate};
 use crate::metrics::*;
 use crate::scenario::{Direction, Scenario};
 use crate::tcp::{Receiver, Sender};
@@ -59,6 +59,7 @@ pub struct Simulation {
     tcp: Vec<TcpFlow>,
     cbr: Vec<CbrFlow>,
     cbr_rng: Pcg64Mcg,
+    access: Rate,
     out: Vec<Packet>,
     traces: Traces,
 }
@@ -122,6 +123,7 @@ impl Simulation {
             tcp,
             cbr,
             cbr_rng,
+            access: Rate::new(sc.access_rate_bps),
             out: Vec::with_capacity(64),
             traces: Traces::default(),
             sc,
@@ -309,7 +311,7 @@ impl Simulation {
     fn inject(&mut self, dir: Direction, host: usize, mut pkt: Packet) {
         let d = dir.index();
         let busy = &mut self.access_busy[d][host];
-        let t = (*busy).max(self.now) + ser_ns(pkt.len, self.sc.access_rate_bps);
+        let t = (*busy).max(self.now) + self.access.ser(pkt.len);
         *busy = t;
         pkt.arrived = t;
         pkt.dst = host as u8;
@@ -344,8 +346,8 @@ impl Simulation {
 
     /// One-way delay of a `len`-byte packet through empty queues in direction `d`.
     fn base_owd(&self, d: Direction, len: u32) -> Nanos {
-        let a = ser_ns(len, self.sc.access_rate_bps);
-        a + ser_ns(len, self.sc.link(d).rate_bps) + self.sc.rtt_ns / 2 + a
+        let a = self.access.ser(len);
+        a + self.links[d.index()].rate.ser(len) + self.sc.rtt_ns / 2 + a
     }
 
     fn finish(mut self, wall_s: f64) -> TrialResult {
