@@ -7,11 +7,26 @@
 use collateral_queue::Nanos;
 use serde::{Deserialize, Serialize};
 
+use super::TcpConfig;
+
 /// The sender's window state that congestion control acts on, in segments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Window {
     pub cwnd: u32,
     pub ssthresh: u32,
+}
+
+/// The sender's congestion state, Linux's `tcp_ca_state` without CWR (no ECN here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaState {
+    /// No loss suspected.
+    Open,
+    /// Duplicate ACKs seen, fewer than the fast-retransmit threshold.
+    Disorder,
+    /// Fast recovery after a fast retransmit.
+    Recovery,
+    /// After a retransmission timeout, until everything outstanding then is acked.
+    Loss,
 }
 
 /// What the sender tells congestion control about an ACK that acknowledged new data.
@@ -24,18 +39,55 @@ pub struct Ack {
     pub prior_in_flight: u32,
     /// RTT sample from the timestamp echo, if any.
     pub rtt: Option<Nanos>,
+    /// The sender's state when the ACK arrived.
+    pub state: CaState,
 }
 
-/// Congestion-control hooks. The sender handles loss detection and recovery; these
-/// decide how the window grows and where `ssthresh` goes after a congestion event.
+/// Congestion-control hooks, after Linux's `tcp_congestion_ops`. The sender handles
+/// loss detection and recovery; these decide how the window grows and where `ssthresh`
+/// goes after a congestion event. Every hook receives the time; none reads a clock.
 pub trait CongestionControl {
-    /// Window growth on an ACK of new data outside loss recovery.
+    /// Window growth on an ACK of new data (Linux `cong_avoid`). The sender calls it only
+    /// when the window may grow (not in Recovery) and the flow was cwnd-limited.
     fn on_ack(&mut self, w: &mut Window, ack: &Ack);
+    /// Every ACK of new data, in any state, with its RTT sample (Linux `pkts_acked`).
+    fn pkts_acked(&mut self, _ack: &Ack) {}
     /// The new `ssthresh` at a congestion event (fast retransmit or timeout), given the
     /// segments in flight (RFC 5681's FlightSize).
     fn ssthresh(&mut self, now: Nanos, w: &Window, flight: u32) -> u32;
-    /// A retransmission timeout happened (after `ssthresh`).
-    fn on_timeout(&mut self, _now: Nanos) {}
+    /// The sender changed state (Linux `set_state`); called after `ssthresh` on entry to
+    /// Recovery or Loss.
+    fn set_state(&mut self, _now: Nanos, _state: CaState) {}
+    /// The floor for Linux rate-halving in recovery (`tcp_cwnd_min`): `ssthresh` unless
+    /// the algorithm has a `min_cwnd` (Reno's is `ssthresh / 2`).
+    fn min_cwnd(&self, w: &Window) -> u32 {
+        w.ssthresh
+    }
+}
+
+/// How slow start grows the window per ACK.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SlowStart {
+    /// One segment per ACK however much it acks (RFC 5681 without ABC; Linux 2.6.25's
+    /// `tcp_slow_start` with `tcp_abc = 0`; FreeBSD 7).
+    PerAck,
+    /// RFC 3465 ABC: one segment per segment acked, at most L = 2 per ACK (1 in the slow
+    /// start right after a timeout).
+    Abc,
+    /// One segment per segment acked, no per-ACK limit, stopping at ssthresh (modern
+    /// Linux `tcp_slow_start(tp, acked)`).
+    PerSegment,
+}
+
+/// Slow-start growth shared by the algorithms. `after_timeout` selects ABC's L = 1.
+#[inline]
+pub fn slow_start(w: &mut Window, acked: u32, mode: SlowStart, after_timeout: bool) {
+    w.cwnd += match mode {
+        SlowStart::PerAck => 1,
+        SlowStart::Abc => acked.min(if after_timeout { 1 } else { 2 }),
+        SlowStart::PerSegment => acked.min(w.ssthresh.saturating_sub(w.cwnd).max(1)),
+    };
 }
 
 /// Which algorithm a flow uses.
@@ -53,6 +105,63 @@ impl CcKind {
     }
 }
 
+/// The parts of window growth that differ between stacks rather than algorithms; every
+/// algorithm's slow start and Reno-style increase follow them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Growth {
+    pub slow_start: SlowStart,
+    /// Congestion avoidance counts segments acked (RFC 3465 ABC, modern Linux
+    /// `tcp_cong_avoid_ai(tp, cwnd, acked)`) rather than ACKs (Linux 2.6.25, FreeBSD 7).
+    pub ca_per_segment: bool,
+    /// Slow start while `cwnd <= ssthresh` (Linux) instead of `cwnd < ssthresh` (RFC 5681
+    /// allows either at equality).
+    pub ss_inclusive: bool,
+    /// Halve cwnd at a loss (Linux, FreeBSD) instead of FlightSize (RFC 5681 eq. 4).
+    pub halve_cwnd: bool,
+}
+
+impl Growth {
+    pub fn from_config(cfg: &TcpConfig) -> Self {
+        Growth {
+            slow_start: cfg.slow_start,
+            ca_per_segment: cfg.abc,
+            ss_inclusive: cfg.ss_inclusive,
+            halve_cwnd: cfg.ssthresh_from_cwnd,
+        }
+    }
+
+    #[inline]
+    pub fn in_slow_start(&self, w: &Window) -> bool {
+        if self.ss_inclusive {
+            w.cwnd <= w.ssthresh
+        } else {
+            w.cwnd < w.ssthresh
+        }
+    }
+
+    /// The additive increase by one segment once `cnt` reaches `per`: `cnt` counts ACKs
+    /// or, with `ca_per_segment`, segments (Linux `tcp_cong_avoid_ai`).
+    #[inline]
+    pub fn additive_increase(&self, w: &mut Window, cnt: &mut u32, per: u32, acked: u32) {
+        *cnt += if self.ca_per_segment { acked } else { 1 };
+        if *cnt >= per {
+            let n = *cnt / per.max(1);
+            *cnt -= n * per.max(1);
+            w.cwnd += if self.ca_per_segment { n } else { 1 };
+        }
+    }
+
+    /// The base of a multiplicative decrease: cwnd or FlightSize.
+    #[inline]
+    pub fn loss_base(&self, w: &Window, flight: u32) -> u32 {
+        if self.halve_cwnd {
+            w.cwnd
+        } else {
+            flight
+        }
+    }
+}
+
 /// Static dispatch over the algorithms.
 #[derive(Debug, Clone)]
 pub enum AnyCc {
@@ -60,9 +169,10 @@ pub enum AnyCc {
 }
 
 impl AnyCc {
-    pub fn new(kind: CcKind, abc: bool) -> Self {
-        match kind {
-            CcKind::Newreno => AnyCc::NewReno(NewReno::new(abc)),
+    pub fn new(cfg: &TcpConfig) -> Self {
+        let g = Growth::from_config(cfg);
+        match cfg.cc {
+            CcKind::Newreno => AnyCc::NewReno(NewReno::new(g)),
         }
     }
 }
@@ -75,65 +185,79 @@ impl CongestionControl for AnyCc {
         }
     }
     #[inline]
+    fn pkts_acked(&mut self, ack: &Ack) {
+        match self {
+            AnyCc::NewReno(c) => c.pkts_acked(ack),
+        }
+    }
+    #[inline]
     fn ssthresh(&mut self, now: Nanos, w: &Window, flight: u32) -> u32 {
         match self {
             AnyCc::NewReno(c) => c.ssthresh(now, w, flight),
         }
     }
     #[inline]
-    fn on_timeout(&mut self, now: Nanos) {
+    fn set_state(&mut self, now: Nanos, state: CaState) {
         match self {
-            AnyCc::NewReno(c) => c.on_timeout(now),
+            AnyCc::NewReno(c) => c.set_state(now, state),
+        }
+    }
+    #[inline]
+    fn min_cwnd(&self, w: &Window) -> u32 {
+        match self {
+            AnyCc::NewReno(c) => c.min_cwnd(w),
         }
     }
 }
 
-/// NewReno's window growth and reduction (RFC 5681 §3.1, with RFC 3465 ABC as an option).
+/// NewReno's window growth and reduction (RFC 5681 §3.1; Linux `tcp_reno_*`).
 ///
-/// Loss recovery (fast retransmit, RFC 6582 fast recovery, timeouts) is the sender's;
-/// this is only the additive-increase / multiplicative-decrease rule.
+/// Loss recovery (fast retransmit, fast recovery, timeouts) is the sender's; this is only
+/// the additive-increase / multiplicative-decrease rule.
 #[derive(Debug, Clone)]
 pub struct NewReno {
-    /// Appropriate Byte Counting (RFC 3465): grow by segments acked, not ACKs received.
-    pub abc: bool,
-    /// ABC's slow-start limit L; RFC 3465 §2.3 says 1 in the slow start after an RTO.
-    abc_limit: u32,
-    /// Congestion-avoidance counter: ACKs (or segments with ABC) since the last increase.
+    g: Growth,
+    /// Congestion-avoidance counter (Linux `snd_cwnd_cnt`).
     cnt: u32,
+    /// In the slow start that follows a timeout (ABC's L = 1).
+    after_timeout: bool,
 }
 
 impl NewReno {
-    pub fn new(abc: bool) -> Self {
-        NewReno { abc, abc_limit: 2, cnt: 0 }
+    pub fn new(g: Growth) -> Self {
+        NewReno { g, cnt: 0, after_timeout: false }
     }
 }
 
 impl CongestionControl for NewReno {
     fn on_ack(&mut self, w: &mut Window, ack: &Ack) {
-        if w.cwnd < w.ssthresh {
-            // Slow start (RFC 5681 eq. 2): one segment per ACK; with ABC, one per
-            // segment acked, at most L per ACK (RFC 3465 §2.2).
-            w.cwnd += if self.abc { ack.acked.min(self.abc_limit) } else { 1 };
+        if self.g.in_slow_start(w) {
+            slow_start(w, ack.acked, self.g.slow_start, self.after_timeout);
             return;
         }
-        self.abc_limit = 2;
-        // Congestion avoidance: one segment per window's worth of ACKs (RFC 5681 eq. 3,
-        // counted as Linux's snd_cwnd_cnt does) or of acked segments with ABC.
-        self.cnt += if self.abc { ack.acked } else { 1 };
-        if self.cnt >= w.cwnd {
-            self.cnt -= w.cwnd;
-            w.cwnd += 1;
+        self.after_timeout = false;
+        // One segment per window's worth of ACKs (RFC 5681 eq. 3, counted as Linux's
+        // snd_cwnd_cnt does) or of acked segments with ABC.
+        let per = w.cwnd;
+        self.g.additive_increase(w, &mut self.cnt, per, ack.acked);
+    }
+
+    /// max(cwnd / 2, 2) (Linux `tcp_reno_ssthresh`, FreeBSD) or max(FlightSize / 2, 2)
+    /// (RFC 5681 eq. 4).
+    fn ssthresh(&mut self, _now: Nanos, w: &Window, flight: u32) -> u32 {
+        self.cnt = 0;
+        (self.g.loss_base(w, flight) / 2).max(2)
+    }
+
+    fn set_state(&mut self, _now: Nanos, state: CaState) {
+        if state == CaState::Loss {
+            self.after_timeout = true;
         }
     }
 
-    /// RFC 5681 eq. 4: ssthresh = max(FlightSize / 2, 2 segments).
-    fn ssthresh(&mut self, _now: Nanos, _w: &Window, flight: u32) -> u32 {
-        self.cnt = 0;
-        (flight / 2).max(2)
-    }
-
-    fn on_timeout(&mut self, _now: Nanos) {
-        self.abc_limit = 1;
+    /// Linux `tcp_reno_min_cwnd`: rate-halving may go down to half of ssthresh.
+    fn min_cwnd(&self, w: &Window) -> u32 {
+        (w.ssthresh / 2).max(2)
     }
 }
 
@@ -142,30 +266,50 @@ mod tests {
     use super::*;
 
     fn ack(acked: u32) -> Ack {
-        Ack { now: 0, acked, prior_in_flight: 100, rtt: None }
+        Ack { now: 0, acked, prior_in_flight: 100, rtt: None, state: CaState::Open }
+    }
+
+    fn growth(slow_start: SlowStart, abc: bool) -> Growth {
+        Growth { slow_start, ca_per_segment: abc, ss_inclusive: false, halve_cwnd: false }
     }
 
     #[test]
     fn slow_start_adds_one_per_ack_without_abc_and_acked_segments_with_abc() {
         let mut w = Window { cwnd: 2, ssthresh: 100 };
-        let mut c = NewReno::new(false);
+        let mut c = NewReno::new(growth(SlowStart::PerAck, false));
         c.on_ack(&mut w, &ack(2)); // delayed ACK covering 2 segments: +1
         assert_eq!(w.cwnd, 3);
-        let mut c = NewReno::new(true);
+        let mut c = NewReno::new(growth(SlowStart::Abc, true));
         c.on_ack(&mut w, &ack(2)); // ABC L=2: +2
         assert_eq!(w.cwnd, 5);
         c.on_ack(&mut w, &ack(5)); // capped at L = 2
         assert_eq!(w.cwnd, 7);
-        c.on_timeout(0); // after an RTO, L = 1
+        c.set_state(0, CaState::Loss); // after an RTO, L = 1
         c.on_ack(&mut w, &ack(3));
         assert_eq!(w.cwnd, 8);
+        // Modern Linux: every acked segment counts, but slow start stops at ssthresh.
+        let mut w = Window { cwnd: 10, ssthresh: 14 };
+        let mut c = NewReno::new(growth(SlowStart::PerSegment, true));
+        c.on_ack(&mut w, &ack(3));
+        assert_eq!(w.cwnd, 13);
+        c.on_ack(&mut w, &ack(3));
+        assert_eq!(w.cwnd, 14);
+    }
+
+    #[test]
+    fn linux_slow_start_includes_the_boundary() {
+        let mut g = growth(SlowStart::PerAck, false);
+        let w = Window { cwnd: 10, ssthresh: 10 };
+        assert!(!g.in_slow_start(&w));
+        g.ss_inclusive = true;
+        assert!(g.in_slow_start(&w));
     }
 
     #[test]
     fn congestion_avoidance_adds_one_segment_per_window_of_acks() {
         // cwnd = ssthresh = 10: 10 ACKs make +1, the next 11 make another +1.
         let mut w = Window { cwnd: 10, ssthresh: 10 };
-        let mut c = NewReno::new(false);
+        let mut c = NewReno::new(growth(SlowStart::PerAck, false));
         for _ in 0..9 {
             c.on_ack(&mut w, &ack(1));
         }
@@ -179,7 +323,7 @@ mod tests {
         c.on_ack(&mut w, &ack(1));
         assert_eq!(w.cwnd, 12);
         // With ABC and delayed ACKs (2 segments each), 6 ACKs make the 12 segments.
-        let mut c = NewReno::new(true);
+        let mut c = NewReno::new(growth(SlowStart::Abc, true));
         for _ in 0..5 {
             c.on_ack(&mut w, &ack(2));
         }
@@ -189,11 +333,16 @@ mod tests {
     }
 
     #[test]
-    fn ssthresh_is_half_the_flight_at_least_two() {
-        let mut c = NewReno::new(false);
+    fn ssthresh_is_half_the_flight_or_the_window_at_least_two() {
+        let mut c = NewReno::new(growth(SlowStart::PerAck, false));
         let w = Window { cwnd: 40, ssthresh: 100 };
         assert_eq!(c.ssthresh(0, &w, 40), 20);
         assert_eq!(c.ssthresh(0, &w, 31), 15);
         assert_eq!(c.ssthresh(0, &w, 3), 2);
+        let mut g = growth(SlowStart::PerAck, false);
+        g.halve_cwnd = true;
+        let mut c = NewReno::new(g);
+        assert_eq!(c.ssthresh(0, &w, 31), 20, "Linux halves cwnd, not FlightSize");
+        assert_eq!(c.min_cwnd(&Window { cwnd: 20, ssthresh: 20 }), 10);
     }
 }

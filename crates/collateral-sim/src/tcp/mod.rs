@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::scenario::Direction;
 
-pub use cc::{AnyCc, CcKind, CongestionControl, NewReno, Window};
+pub use cc::{AnyCc, CaState, CcKind, CongestionControl, Growth, NewReno, SlowStart, Window};
 pub use receiver::Receiver;
 pub use sender::Sender;
 
@@ -43,8 +43,14 @@ pub struct TcpConfig {
     pub delack_ns: Nanos,
     /// Segments ACKed immediately at the start of the connection (Linux quick-ack mode).
     pub quickacks: u32,
-    /// Appropriate Byte Counting (RFC 3465).
+    /// Congestion avoidance counts acked segments, not ACKs (RFC 3465 ABC; modern Linux).
     pub abc: bool,
+    /// Slow-start growth per ACK.
+    pub slow_start: SlowStart,
+    /// Slow start while cwnd <= ssthresh (Linux) rather than cwnd < ssthresh.
+    pub ss_inclusive: bool,
+    /// A loss halves cwnd (Linux, FreeBSD) rather than FlightSize (RFC 5681).
+    pub ssthresh_from_cwnd: bool,
     pub initial_cwnd: u32,
     /// Segments to transfer; `None` = a bulk flow that always has data.
     pub size_segments: Option<u64>,
@@ -73,6 +79,9 @@ impl Default for TcpConfig {
             delack_ns: 40 * MS,
             quickacks: 0,
             abc: false,
+            slow_start: SlowStart::PerAck,
+            ss_inclusive: false,
+            ssthresh_from_cwnd: false,
             initial_cwnd: 3,
             size_segments: None,
             rwnd_segments: 10_000,

@@ -4,7 +4,7 @@
 
 use collateral_queue::{Nanos, Packet, PacketKind};
 
-use super::cc::{Ack, AnyCc, CongestionControl, Window};
+use super::cc::{Ack, AnyCc, CaState, CongestionControl, Window};
 use super::{Congestion, RtoEstimator, SenderStats, TcpConfig};
 
 /// RFC 5681 §3.2: fast retransmit on the third duplicate ACK.
@@ -45,7 +45,7 @@ impl Sender {
     pub fn new(flow: u32, cfg: &TcpConfig) -> Self {
         Sender {
             flow,
-            cc: AnyCc::new(cfg.cc, cfg.abc),
+            cc: AnyCc::new(cfg),
             w: Window { cwnd: cfg.initial_cwnd.max(1), ssthresh: u32::MAX },
             snd_una: 0,
             snd_nxt: 0,
@@ -157,6 +157,9 @@ impl Sender {
             if let Some(r) = rtt {
                 self.rtt_sample(r);
             }
+            let state = if self.in_recovery { CaState::Recovery } else { CaState::Open };
+            let a = Ack { now, acked, prior_in_flight, rtt, state };
+            self.cc.pkts_acked(&a);
             if self.in_recovery {
                 if ack > self.recover.unwrap_or(0) {
                     // Full ACK (RFC 6582 §3.2 step 3): deflate to
@@ -181,7 +184,6 @@ impl Sender {
                 // Grow only when the window was the limit (RFC 7661's cwnd-limited rule,
                 // Linux's tcp_is_cwnd_limited).
                 if prior_in_flight >= self.w.cwnd.min(self.cfg.rwnd_segments) {
-                    let a = Ack { now, acked, prior_in_flight, rtt };
                     self.cc.on_ack(&mut self.w, &a);
                 }
                 self.restart_timer(now);
@@ -228,7 +230,7 @@ impl Sender {
             let flight = self.flight();
             self.w.ssthresh = self.cc.ssthresh(now, &self.w, flight);
         }
-        self.cc.on_timeout(now);
+        self.cc.set_state(now, CaState::Loss);
         self.w.cwnd = 1;
         self.in_recovery = false;
         self.dupacks = 0;
