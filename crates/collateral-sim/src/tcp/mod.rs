@@ -54,6 +54,14 @@ pub struct TcpConfig {
     pub initial_cwnd: u32,
     /// Segments to transfer; `None` = a bulk flow that always has data.
     pub size_segments: Option<u64>,
+    /// How fast recovery sets the window.
+    pub recovery: RecoveryStyle,
+    /// RFC 6582 "Slow-but-Steady": restart the RTO on every partial ACK (FreeBSD, and
+    /// Linux, which re-arms on any ACK of data) instead of only the first ("Impatient").
+    pub slow_but_steady: bool,
+    /// RFC 3042 limited transmit: a new segment on each of the first two duplicate ACKs
+    /// (FreeBSD; Linux's non-SACK accounting has the same effect by itself).
+    pub limited_transmit: bool,
     /// Receiver window, in segments.
     pub rwnd_segments: u32,
     /// How the RTO is derived from SRTT and RTTVAR.
@@ -84,6 +92,9 @@ impl Default for TcpConfig {
             ssthresh_from_cwnd: false,
             initial_cwnd: 3,
             size_segments: None,
+            recovery: RecoveryStyle::Newreno,
+            slow_but_steady: false,
+            limited_transmit: false,
             rwnd_segments: 10_000,
             rto_estimator: RtoEstimator::Linux,
             rto_min_ns: 200 * MS,
@@ -91,6 +102,20 @@ impl Default for TcpConfig {
             rto_max_ns: 60_000 * MS,
         }
     }
+}
+
+/// The fast-recovery algorithm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryStyle {
+    /// RFC 6582 NewReno: cwnd = ssthresh + 3, inflated by one per duplicate ACK,
+    /// deflated on partial ACKs (FreeBSD 7's `tcp_newreno_partial_ack`).
+    Newreno,
+    /// Linux 2.6.25 rate-halving (`tcp_cwnd_down`): cwnd drops by one every second ACK
+    /// down to the algorithm's `min_cwnd`, capped at packets in flight + 1 on every ACK.
+    RateHalving,
+    /// RFC 6937 Proportional Rate Reduction with slow-start reduction bound (Linux ≥ 3.2).
+    Prr,
 }
 
 /// The retransmission-timeout formula.

@@ -1,13 +1,20 @@
 //! A bulk TCP sender: slow start and congestion avoidance through [`CongestionControl`],
-//! fast retransmit and NewReno fast recovery (RFC 6582), and a retransmission timer with
-//! RFC 6298's estimator and exponential backoff.
+//! fast retransmit with one of three fast-recovery styles ([`RecoveryStyle`]), and a
+//! retransmission timer with RFC 6298's estimator (or Linux's floor) and backoff.
+//!
+//! For rate-halving and PRR the sender keeps Linux's non-SACK scoreboard: `sacked_out`
+//! counts duplicate ACKs (`tcp_add_reno_sack`), `lost_out`/`retrans_out` the head segment
+//! marked lost and retransmitted, and packets in flight are
+//! `packets_out − sacked_out − lost_out + retrans_out` (`tcp_packets_in_flight`).
+//! NewReno uses RFC 6582's FlightSize with an inflated window instead.
 
 use collateral_queue::{Nanos, Packet, PacketKind};
 
 use super::cc::{Ack, AnyCc, CaState, CongestionControl, Window};
-use super::{Congestion, RtoEstimator, SenderStats, TcpConfig};
+use super::{Congestion, RecoveryStyle, RtoEstimator, SenderStats, TcpConfig};
 
-/// RFC 5681 §3.2: fast retransmit on the third duplicate ACK.
+/// RFC 5681 §3.2 (and Linux's `tcp_reordering` default): fast retransmit on the third
+/// duplicate ACK.
 const DUPACK_THRESHOLD: u32 = 3;
 
 #[derive(Debug, Clone)]
@@ -16,6 +23,7 @@ pub struct Sender {
     cfg: TcpConfig,
     pub cc: AnyCc,
     pub w: Window,
+    pub state: CaState,
     /// Oldest unacknowledged segment.
     pub snd_una: u64,
     /// Next segment to send.
@@ -23,11 +31,23 @@ pub struct Sender {
     /// One past the highest segment ever sent (segments below it are retransmissions).
     high_sent: u64,
     dupacks: u32,
-    /// RFC 6582 `recover`: highest segment outstanding when recovery (or an RTO) began.
+    /// RFC 6582 `recover` (Linux `high_seq − 1`): the highest segment outstanding when
+    /// recovery or a timeout began; duplicate ACKs below it start no new recovery.
     recover: Option<u64>,
-    in_recovery: bool,
     /// A partial ACK has restarted the timer in this recovery (RFC 6582 "Impatient").
     partial_seen: bool,
+    /// Linux non-SACK scoreboard (rate-halving and PRR).
+    sacked_out: u32,
+    head_lost: bool,
+    head_retx: bool,
+    /// Rate-halving's every-second-ACK toggle (Linux reuses `snd_cwnd_cnt`).
+    halving_cnt: u32,
+    /// PRR state (RFC 6937 §3).
+    prr_delivered: u32,
+    prr_out: u32,
+    recover_fs: u32,
+    /// New segments sent by limited transmit in this dupACK series.
+    limited_sent: u32,
     /// RFC 6298 state.
     srtt: Option<Nanos>,
     rttvar: Nanos,
@@ -47,13 +67,21 @@ impl Sender {
             flow,
             cc: AnyCc::new(cfg),
             w: Window { cwnd: cfg.initial_cwnd.max(1), ssthresh: u32::MAX },
+            state: CaState::Open,
             snd_una: 0,
             snd_nxt: 0,
             high_sent: 0,
             dupacks: 0,
             recover: None,
-            in_recovery: false,
             partial_seen: false,
+            sacked_out: 0,
+            head_lost: false,
+            head_retx: false,
+            halving_cnt: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            recover_fs: 0,
+            limited_sent: 0,
             srtt: None,
             rttvar: 0,
             rto: cfg.rto_initial_ns,
@@ -65,14 +93,28 @@ impl Sender {
         }
     }
 
-    /// Segments sent and not yet cumulatively acknowledged (RFC 5681 FlightSize).
+    /// Segments sent and not yet cumulatively acknowledged (RFC 5681 FlightSize, Linux
+    /// `packets_out`).
     #[inline]
     pub fn flight(&self) -> u32 {
         (self.snd_nxt - self.snd_una) as u32
     }
 
+    /// Packets believed to be in the network (Linux `tcp_packets_in_flight`); equal to
+    /// FlightSize for NewReno, which accounts for duplicate ACKs by inflating cwnd.
+    #[inline]
+    pub fn in_flight(&self) -> u32 {
+        (self.flight() + self.head_retx as u32)
+            .saturating_sub(self.sacked_out + self.head_lost as u32)
+    }
+
+    #[inline]
+    fn linux_accounting(&self) -> bool {
+        self.cfg.recovery != RecoveryStyle::Newreno
+    }
+
     pub fn in_recovery(&self) -> bool {
-        self.in_recovery
+        self.state == CaState::Recovery
     }
 
     pub fn srtt(&self) -> Option<Nanos> {
@@ -97,18 +139,44 @@ impl Sender {
         } else {
             self.high_sent = seq + 1;
         }
+        if self.state == CaState::Recovery {
+            self.prr_out += 1;
+        }
         out.push(Packet::new(PacketKind::Data, self.flow, self.cfg.data_bytes, seq, now));
     }
 
-    /// Sends new (or, after a timeout, re-sent) segments while the window allows.
+    /// Sends what the window allows: the lost head first (Linux styles), then new data
+    /// (or, after a timeout rewound `snd_nxt`, data again).
     #[inline]
     fn send_allowed(&mut self, now: Nanos, out: &mut Vec<Packet>) {
-        let wnd = self.w.cwnd.min(self.cfg.rwnd_segments) as u64;
-        let end = (self.snd_una + wnd).min(self.cfg.size_segments.unwrap_or(u64::MAX));
-        while self.snd_nxt < end {
-            let seq = self.snd_nxt;
-            self.snd_nxt += 1;
-            self.segment(now, seq, out);
+        let limit = self.cfg.size_segments.unwrap_or(u64::MAX);
+        let rwnd_end = self.snd_una + self.cfg.rwnd_segments as u64;
+        if self.linux_accounting() {
+            if self.head_lost && !self.head_retx && self.in_flight() < self.w.cwnd {
+                self.head_retx = true;
+                let una = self.snd_una;
+                self.segment(now, una, out);
+            }
+            while self.in_flight() < self.w.cwnd && self.snd_nxt < rwnd_end.min(limit) {
+                let seq = self.snd_nxt;
+                self.snd_nxt += 1;
+                self.segment(now, seq, out);
+            }
+        } else {
+            let mut wnd = self.w.cwnd as u64;
+            if self.cfg.limited_transmit && matches!(self.state, CaState::Open | CaState::Disorder) {
+                // RFC 3042: the first two duplicate ACKs each release one new segment.
+                wnd += self.dupacks.min(2) as u64;
+            }
+            let end = (self.snd_una + wnd).min(rwnd_end).min(limit);
+            while self.snd_nxt < end {
+                let seq = self.snd_nxt;
+                self.snd_nxt += 1;
+                if self.dupacks > 0 && self.state != CaState::Recovery {
+                    self.limited_sent += 1;
+                }
+                self.segment(now, seq, out);
+            }
         }
         if self.rto_deadline.is_none() && self.snd_nxt > self.snd_una {
             self.rto_deadline = Some(now + self.rto);
@@ -147,76 +215,196 @@ impl Sender {
     /// Processes an ACK (`ack` = next segment the receiver expects) at `now`, queueing
     /// any segments it releases into `out`.
     pub fn on_ack(&mut self, now: Nanos, ack: u64, echo: Nanos, out: &mut Vec<Packet>) {
+        let prior_unsacked = self.flight() - self.sacked_out;
         if ack > self.snd_una {
-            let prior_in_flight = self.flight();
+            let prior_in_flight = self.in_flight();
             let acked = (ack - self.snd_una) as u32;
             self.snd_una = ack;
             // After a timeout rewound snd_nxt, the receiver may already hold more.
             self.snd_nxt = self.snd_nxt.max(ack);
-            let rtt = now.checked_sub(echo).filter(|_| echo > 0 || now > 0);
+            // The head segment (lost, maybe retransmitted) has been acked.
+            self.head_lost = false;
+            self.head_retx = false;
+            // Linux `tcp_remove_reno_sacks`: the dupACKs stood for segments now acked.
+            self.sacked_out -= self.sacked_out.min(acked - 1);
+            self.limited_sent = 0;
+            let rtt = Some(now.saturating_sub(echo));
             if let Some(r) = rtt {
                 self.rtt_sample(r);
             }
-            let state = if self.in_recovery { CaState::Recovery } else { CaState::Open };
-            let a = Ack { now, acked, prior_in_flight, rtt, state };
+            let a = Ack { now, acked, prior_in_flight, rtt, state: self.state };
             self.cc.pkts_acked(&a);
-            if self.in_recovery {
-                if ack > self.recover.unwrap_or(0) {
-                    // Full ACK (RFC 6582 §3.2 step 3): deflate to
-                    // min(ssthresh, max(FlightSize, SMSS) + SMSS).
-                    self.in_recovery = false;
-                    self.dupacks = 0;
-                    self.w.cwnd = self.w.ssthresh.min(self.flight().max(1) + 1);
+            match self.state {
+                CaState::Recovery if ack > self.recover.unwrap_or(0) => {
+                    self.exit_recovery();
                     self.restart_timer(now);
-                } else {
-                    // Partial ACK (step 4): retransmit the first unacknowledged segment,
-                    // deflate by the amount acked and add back one segment.
-                    let una = self.snd_una;
-                    self.segment(now, una, out);
-                    self.w.cwnd = (self.w.cwnd.saturating_sub(acked) + 1).max(1);
-                    if !self.partial_seen {
-                        self.partial_seen = true;
-                        self.restart_timer(now);
+                }
+                CaState::Recovery => {
+                    let delivered = prior_unsacked - (self.flight() - self.sacked_out);
+                    self.partial_ack(now, acked, delivered, out);
+                }
+                _ => {
+                    if self.state == CaState::Loss && ack > self.recover.unwrap_or(0) {
+                        self.set_state(now, CaState::Open);
                     }
+                    if self.state == CaState::Disorder {
+                        self.set_state(now, CaState::Open);
+                    }
+                    self.dupacks = 0;
+                    self.sacked_out = 0;
+                    // Grow only when the window was the limit (RFC 7661's cwnd-limited
+                    // rule, Linux's tcp_is_cwnd_limited).
+                    if prior_in_flight >= self.w.cwnd.min(self.cfg.rwnd_segments) {
+                        self.cc.on_ack(&mut self.w, &a);
+                    }
+                    self.restart_timer(now);
                 }
-            } else {
-                self.dupacks = 0;
-                // Grow only when the window was the limit (RFC 7661's cwnd-limited rule,
-                // Linux's tcp_is_cwnd_limited).
-                if prior_in_flight >= self.w.cwnd.min(self.cfg.rwnd_segments) {
-                    self.cc.on_ack(&mut self.w, &a);
-                }
-                self.restart_timer(now);
             }
         } else if ack == self.snd_una && self.snd_nxt > self.snd_una {
             self.dupacks += 1;
-            if self.in_recovery {
-                // Window inflation: each duplicate ACK means a segment has left.
-                self.w.cwnd += 1;
-            } else if self.dupacks == DUPACK_THRESHOLD
-                && self.recover.is_none_or(|r| ack > r)
-            {
-                self.enter_recovery(now, out);
+            if self.linux_accounting() {
+                // `tcp_add_reno_sack`, limited so a hole always remains.
+                let holes = (self.head_lost as u32).max(1);
+                self.sacked_out = (self.sacked_out + 1).min(self.flight().saturating_sub(holes));
+            }
+            match self.state {
+                CaState::Recovery => match self.cfg.recovery {
+                    // Window inflation: each duplicate ACK means a segment has left.
+                    RecoveryStyle::Newreno => self.w.cwnd += 1,
+                    RecoveryStyle::RateHalving => self.cwnd_down(),
+                    RecoveryStyle::Prr => {
+                        let delivered = prior_unsacked - (self.flight() - self.sacked_out);
+                        self.prr(delivered, false);
+                    }
+                },
+                CaState::Open | CaState::Disorder => {
+                    if self.dupacks >= DUPACK_THRESHOLD && self.recover.is_none_or(|r| ack > r) {
+                        let delivered = prior_unsacked - (self.flight() - self.sacked_out);
+                        self.enter_recovery(now, delivered, out);
+                    } else if self.state == CaState::Open {
+                        self.set_state(now, CaState::Disorder);
+                    }
+                }
+                CaState::Loss => {}
             }
         }
         self.send_allowed(now, out);
     }
 
-    /// Fast retransmit and the start of fast recovery (RFC 6582 §3.2 steps 1–2).
-    fn enter_recovery(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+    fn set_state(&mut self, now: Nanos, state: CaState) {
+        if self.state != state {
+            self.state = state;
+            self.cc.set_state(now, state);
+        }
+    }
+
+    /// Fast retransmit and the start of fast recovery (RFC 6582 §3.2 steps 1–2; Linux
+    /// `tcp_fastretrans_alert` entering TCP_CA_Recovery).
+    fn enter_recovery(&mut self, now: Nanos, delivered: u32, out: &mut Vec<Packet>) {
         let flight = self.flight();
         self.w.ssthresh = self.cc.ssthresh(now, &self.w, flight);
         self.recover = Some(self.snd_nxt - 1);
-        self.in_recovery = true;
+        self.set_state(now, CaState::Recovery);
         self.partial_seen = false;
-        let una = self.snd_una;
-        self.segment(now, una, out);
-        self.w.cwnd = self.w.ssthresh + DUPACK_THRESHOLD;
         self.stats.fast_retransmits += 1;
         self.events.push((now, Congestion::FastRetransmit));
+        match self.cfg.recovery {
+            RecoveryStyle::Newreno => {
+                let una = self.snd_una;
+                self.segment(now, una, out);
+                // cwnd = ssthresh + 3 segments, less what limited transmit already sent
+                // (FreeBSD: ssthresh + mss·(dupacks − snd_limited)).
+                self.w.cwnd = self.w.ssthresh + DUPACK_THRESHOLD - self.limited_sent;
+            }
+            RecoveryStyle::RateHalving => {
+                self.head_lost = true;
+                self.halving_cnt = 0;
+                self.cwnd_down();
+            }
+            RecoveryStyle::Prr => {
+                self.head_lost = true;
+                self.prr_delivered = 0;
+                self.prr_out = 0;
+                self.recover_fs = flight;
+                self.prr(delivered, true);
+            }
+        }
     }
 
-    /// The retransmission timer expired (RFC 6298 §5.4–5.6, RFC 5681 §3.1).
+    /// A partial ACK in recovery (RFC 6582 §3.2 step 4; Linux marks the new head lost).
+    fn partial_ack(&mut self, now: Nanos, acked: u32, delivered: u32, out: &mut Vec<Packet>) {
+        match self.cfg.recovery {
+            RecoveryStyle::Newreno => {
+                // Retransmit the first unacknowledged segment, deflate by the amount
+                // acked and add back one segment.
+                let una = self.snd_una;
+                self.segment(now, una, out);
+                self.w.cwnd = (self.w.cwnd.saturating_sub(acked) + 1).max(1);
+            }
+            RecoveryStyle::RateHalving => {
+                self.head_lost = true;
+                self.cwnd_down();
+            }
+            RecoveryStyle::Prr => {
+                self.head_lost = true;
+                self.prr(delivered, false);
+            }
+        }
+        if self.cfg.slow_but_steady || !self.partial_seen {
+            self.partial_seen = true;
+            self.restart_timer(now);
+        }
+    }
+
+    /// The full ACK: recovery ends (RFC 6582 step 3; Linux `tcp_complete_cwr`; PRR
+    /// ends at ssthresh).
+    fn exit_recovery(&mut self) {
+        self.w.cwnd = match self.cfg.recovery {
+            // min(ssthresh, max(FlightSize, SMSS) + SMSS), also FreeBSD's formula.
+            RecoveryStyle::Newreno => self.w.ssthresh.min(self.flight().max(1) + 1),
+            RecoveryStyle::RateHalving => self.w.cwnd.min(self.w.ssthresh),
+            RecoveryStyle::Prr => self.w.ssthresh,
+        }
+        .max(1);
+        self.dupacks = 0;
+        self.sacked_out = 0;
+        self.head_lost = false;
+        self.head_retx = false;
+        self.state = CaState::Open;
+        self.cc.set_state(0, CaState::Open);
+    }
+
+    /// Linux 2.6.25 `tcp_cwnd_down`: on every second ACK take one segment off cwnd while
+    /// it is above the algorithm's floor, and never let it exceed in-flight + 1.
+    fn cwnd_down(&mut self) {
+        let decr = self.halving_cnt + 1;
+        self.halving_cnt = decr & 1;
+        if decr >> 1 == 1 && self.w.cwnd > self.cc.min_cwnd(&self.w) {
+            self.w.cwnd -= 1;
+        }
+        self.w.cwnd = self.w.cwnd.min(self.in_flight() + 1).max(1);
+    }
+
+    /// RFC 6937 PRR with the slow-start reduction bound, as Linux `tcp_cwnd_reduction`.
+    fn prr(&mut self, delivered: u32, fast_rexmit: bool) {
+        self.prr_delivered += delivered;
+        let pipe = self.in_flight() as i64;
+        let ssthresh = self.w.ssthresh as i64;
+        let sndcnt = if pipe > ssthresh {
+            // Proportional part: ⌈prr_delivered · ssthresh / RecoverFS⌉ − prr_out.
+            let fs = self.recover_fs.max(1) as i64;
+            (self.prr_delivered as i64 * ssthresh + fs - 1) / fs - self.prr_out as i64
+        } else {
+            // SSRB: min(ssthresh − pipe, max(prr_delivered − prr_out, DeliveredData) + 1).
+            (ssthresh - pipe)
+                .min((self.prr_delivered as i64 - self.prr_out as i64).max(delivered as i64) + 1)
+        };
+        let sndcnt = sndcnt.max(fast_rexmit as i64);
+        self.w.cwnd = (pipe + sndcnt).max(1) as u32;
+    }
+
+    /// The retransmission timer expired (RFC 6298 §5.4–5.6, RFC 5681 §3.1; Linux
+    /// `tcp_enter_loss`).
     pub fn on_timeout(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         if self.snd_nxt == self.snd_una {
             self.rto_deadline = None;
@@ -230,10 +418,14 @@ impl Sender {
             let flight = self.flight();
             self.w.ssthresh = self.cc.ssthresh(now, &self.w, flight);
         }
-        self.cc.set_state(now, CaState::Loss);
+        self.state = CaState::Open; // so that set_state reports the change
+        self.set_state(now, CaState::Loss);
         self.w.cwnd = 1;
-        self.in_recovery = false;
         self.dupacks = 0;
+        self.sacked_out = 0;
+        self.head_lost = false;
+        self.head_retx = false;
+        self.limited_sent = 0;
         // Duplicate ACKs for data sent before the timeout must not start a fast
         // retransmit (RFC 6582 §4.2).
         self.recover = Some(self.snd_nxt - 1);
@@ -249,6 +441,7 @@ impl Sender {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tcp::RecoveryStyle;
 
     const MS: Nanos = 1_000_000;
 
@@ -398,5 +591,146 @@ mod tests {
             s.on_ack(1000 * MS + k * MS, k, 1000 * MS + k * MS - 10 * MS, &mut out);
         }
         assert!(s.rto >= 210 * MS && s.rto < 211 * MS, "{}", s.rto);
+    }
+
+    /// Drives a sender through a loss episode: `acks` are the cumulative ACK numbers in
+    /// arrival order. Returns cwnd after each ACK and the segments each ACK released.
+    fn episode(cfg: TcpConfig, acks: &[u64]) -> (Vec<u32>, Vec<Vec<u64>>) {
+        let mut s = Sender::new(0, &cfg);
+        let mut out = Vec::new();
+        s.start(0, &mut out);
+        assert_eq!(seqs(&mut out), (0..10).collect::<Vec<_>>());
+        let mut cwnd = Vec::new();
+        let mut sent = Vec::new();
+        for (i, &a) in acks.iter().enumerate() {
+            s.on_ack((100 + i as u64) * MS, a, 0, &mut out);
+            cwnd.push(s.w.cwnd);
+            sent.push(seqs(&mut out));
+        }
+        (cwnd, sent)
+    }
+
+    fn linux_cfg(recovery: RecoveryStyle) -> TcpConfig {
+        TcpConfig { initial_cwnd: 10, recovery, ssthresh_from_cwnd: true, ..TcpConfig::default() }
+    }
+
+    // Window of 10 (segments 0–9), segment 0 lost. The receiver answers 1–9 with
+    // duplicate ACKs for 0, then (Linux styles) the two segments sent on the first two
+    // dupACKs, 10 and 11, draw two more; then the retransmission is acked.
+    const ONE_LOSS_LINUX: [u64; 12] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 12];
+
+    #[test]
+    fn rate_halving_one_loss_worked_episode() {
+        // Linux 2.6.25 non-SACK accounting: in_flight = packets_out − sacked_out
+        //   − lost_out + retrans_out. ssthresh = 10/2 = 5, Reno's floor min_cwnd = 2.
+        // dupACK 1, 2: sacked 1, 2 → in_flight 9 < 10: new segments 10, 11 (P = 12).
+        // dupACK 3: Recovery. lost_out = 1, in_flight = 12−3−1 = 8. tcp_cwnd_down:
+        //   toggle 0→1, no decrement, cwnd = min(10, 8+1) = 9; retransmit 0 (9 in flight).
+        // Then each dupACK takes one off in_flight; every second one also takes one off
+        //   cwnd, and every other one lets a new segment out:
+        //   4: 8 (cap 9) · 5: 8, send 12 · 6: 7 · 7: 7, send 13 · 8: 6 · 9: 6, send 14 ·
+        //   10 (for seg 10): 5 · 11 (for seg 11): 5, send 15.
+        // ACK 12 > recover (11): tcp_complete_cwr, cwnd = min(5, ssthresh 5) = 5;
+        //   FlightSize 16−12 = 4 < 5: send 16.
+        let (cwnd, sent) = episode(linux_cfg(RecoveryStyle::RateHalving), &ONE_LOSS_LINUX);
+        assert_eq!(cwnd, vec![10, 10, 9, 8, 8, 7, 7, 6, 6, 5, 5, 5]);
+        let want: Vec<Vec<u64>> = vec![
+            vec![10], vec![11], vec![0], vec![], vec![12], vec![], vec![13], vec![],
+            vec![14], vec![], vec![15], vec![16],
+        ];
+        assert_eq!(sent, want);
+    }
+
+    #[test]
+    fn rate_halving_two_losses_worked_episode() {
+        // Segments 0 and 4 lost. dupACKs for 1, 2, 3, 5, 6, 7, 8, 9, 10, 11 (10 of them)
+        // exactly as in the one-loss case up to cwnd 5 (sends 10, 11, 0, 12, 13, 14).
+        // Retransmitted 0 arrives: ACK 4, partial. P = 15−4 = 11, sacked_out −= 4−1 → 7,
+        //   new head (4) marked lost: in_flight = 11−7−1 = 3; toggle 0→1, cwnd =
+        //   min(5, 3+1) = 4; retransmit 4 (in_flight 4).
+        // dupACKs for 12, 13, 14: sacked 8, 9, 10 → in_flight 3, 2, 2 (one new
+        //   segment, 15, after the second): cwnd 3 (decrement), 3 (send 15), 2 (decrement,
+        //   still above the floor 5/2 = 2).
+        // ACK 15 > recover: cwnd = min(2, 5) = 2; FlightSize 16−15 = 1: send 16.
+        let acks = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4, 15];
+        let (cwnd, sent) = episode(linux_cfg(RecoveryStyle::RateHalving), &acks);
+        assert_eq!(cwnd, vec![10, 10, 9, 8, 8, 7, 7, 6, 6, 5, 4, 3, 3, 2, 2]);
+        assert_eq!(sent[10], vec![4]);
+        assert_eq!(sent[12], vec![15]);
+        assert_eq!(sent[14], vec![16]);
+    }
+
+    #[test]
+    fn prr_one_loss_worked_episode() {
+        // RFC 6937 as Linux computes it: RecoverFS = cwnd at entry (10), ssthresh 5.
+        // dupACKs 1, 2 as above (send 10, 11). dupACK 3: prr_delivered 1, pipe
+        //   12−3−1 = 8 > 5: sndcnt = ⌈1·5/10⌉ − 0 = 1 → cwnd = 8+1 = 9, retransmit 0.
+        // 4: pd 2, pipe 8: ⌈10/10⌉ − 1 = 0 → cwnd 8.
+        // 5: pd 3, pipe 7: ⌈15/10⌉ − 1 = 1 → cwnd 8, send 12 (prr_out 2).
+        // 6: pd 4, pipe 7: 2 − 2 = 0 → 7.   7: pd 5, pipe 6: 3 − 2 = 1 → 7, send 13.
+        // 8: pd 6, pipe 6: 3 − 3 = 0 → 6.
+        // 9: pd 7, pipe 5 ≤ ssthresh, SSRB: min(5−5, max(7−3, 1)+1) = 0 → 5.
+        // 10: pd 8, pipe 4: min(1, 6) = 1 → 5, send 14.   11: pd 9, pipe 4: 1 → 5, send 15.
+        // ACK 12: recovery ends at cwnd = ssthresh = 5; send 16.
+        let (cwnd, sent) = episode(linux_cfg(RecoveryStyle::Prr), &ONE_LOSS_LINUX);
+        assert_eq!(cwnd, vec![10, 10, 9, 8, 8, 7, 7, 6, 5, 5, 5, 5]);
+        let want: Vec<Vec<u64>> = vec![
+            vec![10], vec![11], vec![0], vec![], vec![12], vec![], vec![13], vec![],
+            vec![], vec![14], vec![15], vec![16],
+        ];
+        assert_eq!(sent, want);
+    }
+
+    #[test]
+    fn prr_two_losses_worked_episode() {
+        // Segments 0 and 4 lost; dupACKs for 1–3, 5–11 as in the one-loss case through
+        // dupACK 10 (cwnd 5, 14 sent).
+        // ACK 4 (partial): P 11, sacked 10 → 7, delivered = (15−10) − (11−7) = 1, pd 9;
+        //   head 4 lost: pipe = 11−7−1 = 3 ≤ 5, SSRB: min(5−3, max(9−4, 1)+1) = 2 →
+        //   cwnd 5: retransmit 4 and send 15.
+        // dupACKs for 12, 13, 14: pd 10, 11, 12; pipe 4 each time: min(1, …) = 1 →
+        //   cwnd 5, sending 16, 17, 18.
+        // ACK 15 > recover (11): cwnd = ssthresh = 5; FlightSize 19−15 = 4: send 19.
+        let acks = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4, 15];
+        let (cwnd, sent) = episode(linux_cfg(RecoveryStyle::Prr), &acks);
+        assert_eq!(cwnd, vec![10, 10, 9, 8, 8, 7, 7, 6, 5, 5, 5, 5, 5, 5, 5]);
+        assert_eq!(sent[10], vec![4, 15]);
+        assert_eq!(&sent[11..], &[vec![16], vec![17], vec![18], vec![19]]);
+    }
+
+    #[test]
+    fn newreno_inflation_one_and_two_loss_worked_episodes() {
+        let cfg = TcpConfig { initial_cwnd: 10, ..TcpConfig::default() };
+        // One loss (0): dupACKs 1–9, no limited transmit. 3rd: ssthresh = FlightSize/2
+        //   = 5, cwnd 5+3 = 8; then +1 per dupACK: 9, 10, 11 (send 10), 12 (11), 13 (12),
+        //   14 (13). Retransmission acked with 1–9: ACK 10 > recover 9: cwnd =
+        //   min(5, FlightSize 4 + 1) = 5; send 14.
+        let acks = [0, 0, 0, 0, 0, 0, 0, 0, 0, 10];
+        let (cwnd, sent) = episode(cfg.clone(), &acks);
+        assert_eq!(cwnd, vec![10, 10, 8, 9, 10, 11, 12, 13, 14, 5]);
+        assert_eq!(sent[2], vec![0]);
+        assert_eq!(sent[5..].concat(), vec![10, 11, 12, 13, 14]);
+        // Two losses (0, 4): 8 dupACKs (1–3, 5–9): cwnd 8 … 13, sending 10, 11, 12.
+        //   ACK 4 (partial): retransmit 4, cwnd = 13 − 4 + 1 = 10, FlightSize 13−4 = 9:
+        //   send 13. dupACKs for 10, 11, 12 inflate to 11, 12, 13 (sending 14, 15, 16).
+        //   The retransmitted 4 arrives before 13: ACK 13 > recover 9, full: cwnd =
+        //   min(5, FlightSize (17−13 = 4) + 1) = 5; send 17.
+        let acks = [0, 0, 0, 0, 0, 0, 0, 0, 4, 4, 4, 4, 13];
+        let (cwnd, sent) = episode(cfg, &acks);
+        assert_eq!(cwnd, vec![10, 10, 8, 9, 10, 11, 12, 13, 10, 11, 12, 13, 5]);
+        assert_eq!(sent[8], vec![4, 13]);
+        assert_eq!(sent[9..12].concat(), vec![14, 15, 16]);
+        assert_eq!(sent[12], vec![17]);
+    }
+
+    #[test]
+    fn freebsd_limited_transmit_reduces_the_inflation() {
+        // RFC 3042: dupACKs 1 and 2 each send a new segment (10, 11); on the 3rd,
+        // cwnd = ssthresh + 3 − 2 = 6 (FreeBSD: ssthresh + mss·(dupacks − snd_limited)).
+        let cfg = TcpConfig { initial_cwnd: 10, limited_transmit: true, ..TcpConfig::default() };
+        let (cwnd, sent) = episode(cfg, &[0, 0, 0]);
+        assert_eq!(sent, vec![vec![10], vec![11], vec![0]]);
+        // FlightSize at the 3rd dupACK is 12: ssthresh 6, cwnd 6 + 3 − 2 = 7.
+        assert_eq!(cwnd, vec![10, 10, 7]);
     }
 }
