@@ -39,10 +39,15 @@ pub struct TcpConfig {
     /// Delay ACKs (RFC 1122/5681 §4.2): ACK every `ack_every` segments or on the timer.
     pub delayed_ack: bool,
     pub ack_every: u32,
-    /// Delayed-ACK timer (Linux's minimum ato is 40 ms; FreeBSD uses 100 ms).
+    /// Delayed-ACK timer (Linux's minimum ato is 40 ms; FreeBSD uses 100 ms). With
+    /// `linux_ato` it is the starting (and minimum) value of the adaptive timeout.
     pub delack_ns: Nanos,
-    /// Segments ACKed immediately at the start of the connection (Linux quick-ack mode).
+    /// Quick-ack budget: segments ACKed at once when the connection starts and (with
+    /// `linux_ato`) after out-of-order data (Linux `tcp_incr_quickack`, at most 16).
     pub quickacks: u32,
+    /// Linux's receiver: quick-ack mode on out-of-order data and an ACK timeout (`ato`)
+    /// that adapts to the inter-arrival time (`tcp_event_data_recv`).
+    pub linux_ato: bool,
     /// Congestion avoidance counts acked segments, not ACKs (RFC 3465 ABC; modern Linux).
     pub abc: bool,
     /// Slow-start growth per ACK.
@@ -86,6 +91,7 @@ impl Default for TcpConfig {
             ack_every: 2,
             delack_ns: 40 * MS,
             quickacks: 0,
+            linux_ato: false,
             abc: false,
             slow_start: SlowStart::PerAck,
             ss_inclusive: false,

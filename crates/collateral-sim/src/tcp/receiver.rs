@@ -12,7 +12,13 @@ pub struct Receiver {
     delayed_ack: bool,
     ack_every: u32,
     pub delack_ns: Nanos,
-    quickacks: u32,
+    /// Remaining quick ACKs, and the budget a refill gives.
+    quick: u32,
+    quick_budget: u32,
+    linux_ato: bool,
+    /// Linux's adaptive ACK timeout and the last arrival time it adapts to.
+    ato: Nanos,
+    last_rcv: Option<Nanos>,
     /// Next in-order segment expected.
     pub rcv_nxt: u64,
     /// Out-of-order segments above `rcv_nxt`, as a bitmap ring indexed by segment number.
@@ -39,7 +45,11 @@ impl Receiver {
             delayed_ack: cfg.delayed_ack && cfg.ack_every > 1,
             ack_every: cfg.ack_every.max(1),
             delack_ns: cfg.delack_ns,
-            quickacks: cfg.quickacks,
+            quick: cfg.quickacks,
+            quick_budget: cfg.quickacks,
+            linux_ato: cfg.linux_ato,
+            ato: cfg.delack_ns,
+            last_rcv: None,
             rcv_nxt: 0,
             ooo: vec![0; words],
             ooo_count: 0,
@@ -58,8 +68,28 @@ impl Receiver {
         ((i / 64) as usize, 1u64 << (i % 64))
     }
 
+    /// Linux `tcp_event_data_recv`: the ACK timeout follows the inter-arrival time `m`:
+    /// halved towards the minimum for back-to-back segments, `ato/2 + m` for gaps
+    /// shorter than it; the 2.6.25 ceiling is the RTO, here the 200 ms TCP_DELACK_MAX
+    /// (a receiver-only flow has no RTT estimate of its own).
+    #[inline]
+    fn adapt_ato(&mut self, now: Nanos) {
+        let min = self.delack_ns;
+        if let Some(last) = self.last_rcv {
+            let m = now - last;
+            if m <= min / 2 {
+                self.ato = self.ato / 2 + min / 2;
+            } else if m < self.ato {
+                self.ato = (self.ato / 2 + m).min(200_000_000);
+            }
+        }
+        self.last_rcv = Some(now);
+    }
+
     #[inline]
     fn ack(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        // Linux `tcp_dec_quickack_mode`: an ACK spends the quick ACKs of what it covers.
+        self.quick = self.quick.saturating_sub(self.unacked.max(1));
         self.unacked = 0;
         self.delack_deadline = None;
         let mut p = Packet::new(PacketKind::Ack, self.flow, self.ack_bytes, self.rcv_nxt, now);
@@ -90,15 +120,16 @@ impl Receiver {
             if now >= self.count_from {
                 self.delivered += n;
             }
+            if self.linux_ato {
+                self.adapt_ato(now);
+            }
             self.unacked += 1;
             // RFC 5681 §4.2: ACK at once when a segment fills (part of) a gap.
-            if filled_hole || !self.delayed_ack || self.quickacks > 0 {
-                self.quickacks = self.quickacks.saturating_sub(1);
-                self.ack(now, out);
-            } else if self.unacked >= self.ack_every {
+            if filled_hole || !self.delayed_ack || self.quick > 0 || self.unacked >= self.ack_every {
                 self.ack(now, out);
             } else if self.delack_deadline.is_none() {
-                self.delack_deadline = Some(now + self.delack_ns);
+                let ato = if self.linux_ato { self.ato } else { self.delack_ns };
+                self.delack_deadline = Some(now + ato);
             }
         } else {
             if seq < self.rcv_nxt {
@@ -118,6 +149,11 @@ impl Receiver {
                     self.ooo_count += 1;
                 }
             }
+            if self.linux_ato {
+                // `tcp_enter_quickack_mode`: refill the quick ACKs, reset the timeout.
+                self.quick = self.quick.max(self.quick_budget);
+                self.ato = self.delack_ns;
+            }
             // Out-of-order or duplicate data: an immediate (duplicate) ACK.
             self.ack(now, out);
         }
@@ -129,5 +165,72 @@ impl Receiver {
             self.ack(now, out);
         }
         self.delack_deadline = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Nanos = 1_000_000;
+
+    fn recv(cfg: TcpConfig) -> Receiver {
+        Receiver::new(0, &cfg, 0)
+    }
+
+    /// Feeds in-order segments at the given times; returns the ACK numbers sent.
+    fn feed(r: &mut Receiver, times: &[Nanos]) -> Vec<Option<u64>> {
+        times
+            .iter()
+            .map(|&t| {
+                let mut out = Vec::new();
+                let seq = r.rcv_nxt;
+                r.on_data(t, seq, t, &mut out);
+                out.last().map(|p| p.seq)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn acks_every_second_segment_and_times_out_the_odd_one() {
+        let mut r = recv(TcpConfig::default());
+        assert_eq!(feed(&mut r, &[0, MS, 2 * MS]), vec![None, Some(2), None]);
+        assert_eq!(r.delack_deadline, Some(2 * MS + 40 * MS));
+        let mut out = Vec::new();
+        r.on_delack_timer(42 * MS, &mut out);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![3]);
+    }
+
+    #[test]
+    fn quick_acks_at_the_start_then_delayed() {
+        let cfg = TcpConfig { quickacks: 3, ..TcpConfig::default() };
+        let mut r = recv(cfg);
+        let acks = feed(&mut r, &[0, 1, 2, 3, 4, 5]);
+        assert_eq!(acks, vec![Some(1), Some(2), Some(3), None, Some(5), None]);
+    }
+
+    #[test]
+    fn linux_ato_adapts_and_out_of_order_data_refills_quick_acks() {
+        let cfg = TcpConfig { linux_ato: true, quickacks: 2, ..TcpConfig::default() };
+        let mut r = recv(cfg);
+        // Quick ACKs for segments 0 and 1 (at 10 ms: m = 10 ≤ 40/2, ato = 20 + 20 =
+        // 40 ms). Segment 2 at 35 ms: 20 < m = 25 < 40 → ato = 40/2 + 25 = 45 ms, so
+        // the ACK is delayed until 80 ms.
+        feed(&mut r, &[0, 10 * MS]);
+        assert_eq!(feed(&mut r, &[35 * MS]), vec![None]);
+        assert_eq!(r.delack_deadline, Some(80 * MS));
+        // Back-to-back (m = 1 ms ≤ 20 ms): ato = 45/2 + 40/2 = 42.5 ms; two segments
+        // unacked, so the ACK goes now.
+        assert_eq!(feed(&mut r, &[36 * MS]), vec![Some(4)]);
+        assert_eq!(r.ato, 42_500_000);
+        // A gap: segment 6 before 5 → immediate dupACK and quick-ack mode again.
+        let mut out = Vec::new();
+        r.on_data(40 * MS, 6, 40 * MS, &mut out);
+        assert_eq!(out[0].seq, 4);
+        assert_eq!(r.ato, 40 * MS);
+        out.clear();
+        // Segment 4 arrives while 6 waits above a hole: ACK at once (RFC 5681 §4.2).
+        r.on_data(41 * MS, 4, 41 * MS, &mut out);
+        assert_eq!(out[0].seq, 5);
     }
 }
