@@ -97,12 +97,24 @@ pub struct Scenario {
     pub access_rate_bps: u64,
     pub down: LinkConfig,
     pub up: LinkConfig,
-    #[serde(default)]
+    /// Bulk TCP flows; each may name a stack `profile` and override its fields.
+    #[serde(default, deserialize_with = "tcp_flows")]
     pub tcp: Vec<TcpConfig>,
     #[serde(default)]
     pub cbr: Vec<CbrConfig>,
     #[serde(default)]
     pub trace: TraceConfig,
+}
+
+fn tcp_flows<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<TcpConfig>, D::Error> {
+    let raw: Vec<serde_json::Value> = Deserialize::deserialize(d)?;
+    raw.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            crate::tcp::profile::config_from_json(v)
+                .map_err(|e| serde::de::Error::custom(format!("tcp[{i}]: {e}")))
+        })
+        .collect()
 }
 
 fn default_rtt() -> Nanos {

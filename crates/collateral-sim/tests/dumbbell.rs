@@ -2,7 +2,7 @@
 
 use collateral_sim::queue::FullRule;
 use collateral_sim::scenario::{LinkConfig, QueueConfig, TraceConfig};
-use collateral_sim::tcp::TcpConfig;
+use collateral_sim::tcp::{Profile, TcpConfig};
 use collateral_sim::traffic::CbrConfig;
 use collateral_sim::{simulate, Direction, Scenario};
 use proptest::prelude::*;
@@ -132,7 +132,12 @@ fn jitter_off_gives_a_periodic_source() {
     assert!((sd - 1.0).abs() < 0.1, "gap sd {sd} ms");
 }
 
-fn lossy_transfer(seed: u64, loss: f64, segments: u64, delayed_ack: bool) -> collateral_sim::TrialResult {
+fn lossy_transfer(
+    seed: u64,
+    loss: f64,
+    segments: u64,
+    profile: Profile,
+) -> collateral_sim::TrialResult {
     let q = QueueConfig { rule: FullRule::Ps, limit: 50, count_in_service: false };
     let sc = Scenario {
         seed,
@@ -142,7 +147,7 @@ fn lossy_transfer(seed: u64, loss: f64, segments: u64, delayed_ack: bool) -> col
         access_rate_bps: 1_000_000_000,
         down: LinkConfig { rate_bps: 10_000_000, queue: q.clone(), loss_rate: loss },
         up: LinkConfig { rate_bps: 10_000_000, queue: q, loss_rate: loss },
-        tcp: vec![TcpConfig { size_segments: Some(segments), delayed_ack, ..Default::default() }],
+        tcp: vec![TcpConfig { size_segments: Some(segments), ..profile.config() }],
         cbr: vec![],
         trace: TraceConfig::OFF,
     };
@@ -150,15 +155,16 @@ fn lossy_transfer(seed: u64, loss: f64, segments: u64, delayed_ack: bool) -> col
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(24))]
+    #![proptest_config(ProptestConfig::with_cases(48))]
 
     /// Under random loss of data and ACKs, a finite transfer completes and the receiver
     /// delivers every segment exactly once, in order: exactly `size · mss` bytes.
     #[test]
     fn tcp_delivers_every_byte_exactly_once_under_random_loss(
-        seed in 0u64..1000, loss in 0.0f64..0.15, segments in 1u64..3000, delack in any::<bool>()
+        seed in 0u64..1000, loss in 0.0f64..0.15, segments in 1u64..3000,
+        profile in prop::sample::select(Profile::ALL.to_vec()),
     ) {
-        let r = lossy_transfer(seed, loss, segments, delack);
+        let r = lossy_transfer(seed, loss, segments, profile);
         let t = &r.summary.tcp[0];
         prop_assert!(t.completed_s.is_some(), "transfer did not complete: {:?}", t);
         prop_assert_eq!(t.bytes_delivered, segments * 1448);
@@ -177,6 +183,7 @@ proptest! {
         up in 64_000u64..2_000_000,
         rtt in 1u64..300,
         flows in 0usize..4,
+        profile in prop::sample::select(Profile::ALL.to_vec()),
         loss in prop_oneof![Just(0.0), 0.0f64..0.05],
         count in any::<bool>(),
     ) {
@@ -193,7 +200,7 @@ proptest! {
             tcp: (0..flows).map(|i| TcpConfig {
                 direction: if i % 2 == 0 { Direction::Down } else { Direction::Up },
                 start_ns: i as u64 * 300 * MS,
-                ..Default::default()
+                ..profile.config()
             }).collect(),
             cbr: vec![
                 CbrConfig { direction: Direction::Down, ..Default::default() },

@@ -5,6 +5,7 @@
 //! bytes (a bulk sender always has a full segment to send), so nothing is lost by it.
 
 pub mod cc;
+pub mod profile;
 pub mod receiver;
 pub mod sender;
 
@@ -14,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::scenario::Direction;
 
 pub use cc::{AnyCc, CaState, CcKind, CongestionControl, Growth, NewReno, SlowStart, Window};
+pub use profile::Profile;
 pub use receiver::Receiver;
 pub use sender::Sender;
 

@@ -1,0 +1,175 @@
+//! Stack profiles: the non-congestion-control behaviour of a real TCP stack, bundled so a
+//! study can say "Linux 2.6.25" or "FreeBSD 7". A flow names a profile and may override
+//! any field; the profile fills in the rest.
+//!
+//! Sources (see `shared/reference/cc-aqm-facts.md` §A for line numbers):
+//! Linux 2.6.25 `include/net/tcp.h`, `net/ipv4/tcp_input.c`, `tcp_cong.c`;
+//! FreeBSD 7.3 `sys/netinet/tcp_input.c`, `tcp_timer.h`; Linux 6.x `tcp_input.c`,
+//! `tcp_recovery`/PRR.
+
+use serde::{Deserialize, Serialize};
+
+use super::{CcKind, RecoveryStyle, RtoEstimator, SlowStart, TcpConfig};
+
+const MS: u64 = 1_000_000;
+
+/// A named stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Profile {
+    /// RFC 5681/6582/6298 NewReno with Linux's 200 ms RTO floor and 40 ms delayed-ACK
+    /// timer: the textbook sender, and `TcpConfig::default()`.
+    #[serde(rename = "rfc")]
+    Rfc,
+    /// The stack of the MMSys 2011 and Huebner 2008 studies: CUBIC v2.1 by default,
+    /// rate-halving, no ABC, quick-ack start, RTO ≥ SRTT + 200 ms, initial RTO 3 s.
+    #[serde(rename = "linux-2.6.25")]
+    Linux2625,
+    /// FreeBSD 7: inline NewReno with window inflation and limited transmit, no ABC, ACK
+    /// every second segment with a 100 ms timer, RTO minimum 30 ms + 200 ms slop.
+    #[serde(rename = "freebsd-7")]
+    Freebsd7,
+    /// Linux 6.x: CUBIC with HyStart, PRR, per-segment slow start and AIMD counting
+    /// (`tcp_slow_start(tp, acked)`, `tcp_cong_avoid_ai`), initial window 10, RTO 1 s.
+    #[serde(rename = "linux-6")]
+    Linux6,
+}
+
+impl Profile {
+    pub const ALL: [Profile; 4] = [Profile::Rfc, Profile::Linux2625, Profile::Freebsd7, Profile::Linux6];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Rfc => "rfc",
+            Profile::Linux2625 => "linux-2.6.25",
+            Profile::Freebsd7 => "freebsd-7",
+            Profile::Linux6 => "linux-6",
+        }
+    }
+
+    /// The flow settings this stack uses.
+    pub fn config(self) -> TcpConfig {
+        let rfc = TcpConfig::default();
+        match self {
+            Profile::Rfc => rfc,
+            Profile::Linux2625 => TcpConfig {
+                cc: CcKind::Newreno,
+                // tcp_init_cwnd: 3 segments for an MSS of 1096–1460 bytes.
+                initial_cwnd: 3,
+                slow_start: SlowStart::PerAck,
+                abc: false,
+                ss_inclusive: true,
+                ssthresh_from_cwnd: true,
+                recovery: RecoveryStyle::RateHalving,
+                slow_but_steady: true,
+                limited_transmit: false,
+                delayed_ack: true,
+                ack_every: 2,
+                delack_ns: 40 * MS,
+                quickacks: 16,
+                linux_ato: true,
+                rto_estimator: RtoEstimator::Linux,
+                rto_min_ns: 200 * MS,
+                rto_initial_ns: 3000 * MS,
+                rto_max_ns: 120_000 * MS,
+                ..rfc
+            },
+            Profile::Freebsd7 => TcpConfig {
+                cc: CcKind::Newreno,
+                // RFC 3390: min(4·MSS, max(2·MSS, 4380 B)) = 4380 B = 3 segments.
+                initial_cwnd: 3,
+                slow_start: SlowStart::PerAck,
+                abc: false,
+                // `if (cw > ssthresh)` selects congestion avoidance.
+                ss_inclusive: true,
+                ssthresh_from_cwnd: true,
+                recovery: RecoveryStyle::Newreno,
+                slow_but_steady: true,
+                limited_transmit: true,
+                delayed_ack: true,
+                ack_every: 2,
+                delack_ns: 100 * MS,
+                quickacks: 0,
+                linux_ato: false,
+                rto_estimator: RtoEstimator::Rfc6298,
+                rto_min_ns: 230 * MS,
+                rto_initial_ns: 3000 * MS,
+                rto_max_ns: 64_000 * MS,
+                ..rfc
+            },
+            Profile::Linux6 => TcpConfig {
+                cc: CcKind::Newreno,
+                initial_cwnd: 10,
+                slow_start: SlowStart::PerSegment,
+                abc: true,
+                ss_inclusive: false,
+                ssthresh_from_cwnd: true,
+                recovery: RecoveryStyle::Prr,
+                slow_but_steady: true,
+                limited_transmit: false,
+                delayed_ack: true,
+                ack_every: 2,
+                delack_ns: 40 * MS,
+                quickacks: 16,
+                linux_ato: true,
+                rto_estimator: RtoEstimator::Linux,
+                rto_min_ns: 200 * MS,
+                rto_initial_ns: 1000 * MS,
+                rto_max_ns: 120_000 * MS,
+                ..rfc
+            },
+        }
+    }
+}
+
+/// Builds a flow's settings from JSON: `{"profile": "linux-2.6.25", ...overrides}`. The
+/// profile's fields are the defaults; every other key overrides one of them, and an
+/// unknown key is an error naming it.
+pub fn config_from_json(v: &serde_json::Value) -> Result<TcpConfig, String> {
+    let obj = v.as_object().ok_or("a TCP flow must be an object")?;
+    let profile = match obj.get("profile") {
+        None => Profile::Rfc,
+        Some(p) => serde_json::from_value(p.clone()).map_err(|_| {
+            let names: Vec<_> = Profile::ALL.iter().map(|p| p.name()).collect();
+            format!("profile: unknown {p}; expected one of {}", names.join(", "))
+        })?,
+    };
+    let mut merged = serde_json::to_value(profile.config()).expect("serialisable");
+    let m = merged.as_object_mut().unwrap();
+    for (k, val) in obj {
+        if k == "profile" {
+            continue;
+        }
+        if !m.contains_key(k) {
+            return Err(format!("unknown field `{k}`"));
+        }
+        m.insert(k.clone(), val.clone());
+    }
+    serde_json::from_value(merged).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_profile_fills_what_the_flow_does_not_say() {
+        let c = config_from_json(&json!({"profile": "freebsd-7", "initial_cwnd": 4})).unwrap();
+        assert_eq!(c.initial_cwnd, 4, "override wins");
+        assert_eq!(c.delack_ns, 100 * MS, "profile fills the rest");
+        assert_eq!(c.recovery, RecoveryStyle::Newreno);
+        let c = config_from_json(&json!({"profile": "linux-2.6.25", "direction": "up"})).unwrap();
+        assert_eq!(c.recovery, RecoveryStyle::RateHalving);
+        assert_eq!(c.direction, crate::scenario::Direction::Up);
+        let c = config_from_json(&json!({})).unwrap();
+        assert_eq!(c.recovery, TcpConfig::default().recovery);
+    }
+
+    #[test]
+    fn unknown_profiles_and_fields_are_named() {
+        let e = config_from_json(&json!({"profile": "windows-xp"})).unwrap_err();
+        assert!(e.contains("windows-xp") && e.contains("linux-2.6.25"), "{e}");
+        let e = config_from_json(&json!({"profile": "rfc", "cwnd_bogus": 3})).unwrap_err();
+        assert!(e.contains("cwnd_bogus"), "{e}");
+    }
+}
