@@ -19,6 +19,11 @@ pub struct TcpSummary {
     pub fast_retransmits: u64,
     /// When a finite transfer was fully acknowledged (None for bulk or unfinished).
     pub completed_s: Option<f64>,
+    /// Congestion events (fast retransmits and timeouts) after the warm-up.
+    pub congestion_events: u64,
+    /// Congestion epochs: times between consecutive congestion events after the warm-up.
+    pub epoch_mean_s: f64,
+    pub epoch_median_s: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]

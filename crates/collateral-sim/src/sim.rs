@@ -359,6 +359,18 @@ impl Simulation {
             .enumerate()
             .map(|(i, f)| {
                 let bytes = f.receiver.delivered * sc.tcp[i].mss as u64;
+                let ct = &self.traces.congestion;
+                let times: Vec<f64> = (0..ct.time.len())
+                    .filter(|&k| ct.flow[k] == i as u32 && ct.time[k] >= sc.warmup_ns)
+                    .map(|k| ct.time[k] as f64 / 1e9)
+                    .collect();
+                let mut epochs: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+                epochs.sort_unstable_by(f64::total_cmp);
+                let epoch_mean = if epochs.is_empty() {
+                    f64::NAN
+                } else {
+                    epochs.iter().sum::<f64>() / epochs.len() as f64
+                };
                 let st = &f.sender.stats;
                 TcpSummary {
                     flow: i as u32,
@@ -371,6 +383,9 @@ impl Simulation {
                     timeouts: st.timeouts,
                     fast_retransmits: st.fast_retransmits,
                     completed_s: f.completed.map(|t| t as f64 / 1e9),
+                    congestion_events: times.len() as u64,
+                    epoch_mean_s: epoch_mean,
+                    epoch_median_s: quantile(&epochs, 0.5),
                 }
             })
             .collect();

@@ -1,0 +1,53 @@
+"""collateral: how bulk TCP and gateway queues hurt real-time traffic on broadband links.
+
+>>> import collateral
+>>> r = collateral.simulate(link="adsl1", queue="20kB", duration="20s", warmup="5s")
+>>> r.tcp[0]["goodput_bps"] > 0
+True
+
+The Rust core (``collateral._native``) runs one trial per call without the GIL; this
+package owns the user-facing API: specs with human units, results, plots, the CLI.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _dist_version
+from typing import Any
+
+from . import _native
+from .result import Result
+from .spec import Scenario, SpecError, build_scenario
+
+__all__ = [
+    "Result",
+    "Scenario",
+    "SpecError",
+    "__version__",
+    "build_scenario",
+    "native_version",
+    "simulate",
+]
+
+try:
+    __version__ = _dist_version("collateral")
+except PackageNotFoundError:  # running from a source tree without installing
+    __version__ = _native.version()
+
+#: Version of the native core: the model version that results depend on.
+native_version: str = _native.version()
+
+
+def simulate(scenario: Scenario | None = None, **kwargs: Any) -> Result:
+    """Runs one trial and returns its :class:`Result`.
+
+    Give a :class:`Scenario`, or keyword arguments with human units as taken by
+    :func:`collateral.spec.build_scenario` (``link="adsl1"``, ``queue="27p"``,
+    ``rtt="100ms"``, ``cbr="both"``, ...), not both. Raises :class:`SpecError` (a
+    ``ValueError``) naming the bad parameter.
+    """
+    if scenario is not None and kwargs:
+        raise TypeError("simulate() takes a Scenario or keyword arguments, not both")
+    if scenario is None:
+        scenario = build_scenario(**kwargs)
+    return Result(_native.simulate(scenario.to_native_json()), scenario)

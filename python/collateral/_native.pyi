@@ -1,0 +1,35 @@
+"""The Rust core, built by maturin from crates/collateral-py (see pyproject.toml).
+
+A scenario crosses once as JSON in integer units (ns, bit/s, bytes); the trial runs
+without the GIL. Keep this stub in step with crates/collateral-py/src/lib.rs.
+"""
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+Traces = dict[str, dict[str, npt.NDArray[np.generic]]]
+
+def simulate(scenario_json: str) -> dict[str, Any]:
+    """Runs one trial of the scenario and returns ``{"summary": dict, "traces": Traces}``.
+
+    ``summary``: duration_s, warmup_s, events, wall_s, ``tcp`` (per flow: flow,
+    direction, cc, goodput_bps, bytes_delivered, segments_sent, retransmits, timeouts,
+    fast_retransmits), ``cbr`` (per flow: flow, direction, sent, received, lost,
+    loss_rate, base_owd_s, delay_median_s, delay_p95_s, delay_max_s), ``queues``
+    (``down``/``up``: drops, max_bytes, max_packets).
+
+    ``traces`` (equal-length arrays per trace; empty when that trace is off):
+    ``cwnd`` time_s f64, flow u32, cwnd u32, ssthresh u32 (a row per change);
+    ``queue`` time_s f64, direction u8 (0 down, 1 up), bytes u64, packets u32;
+    ``cbr`` flow u32, seq u64, sent_s f64, owd_s f64, extra_delay_s f64 (NaN = lost);
+    ``drops`` time_s f64, direction u8, flow u32, bytes u32;
+    ``congestion`` time_s f64, flow u32, kind u8 (0 fast retransmit, 1 timeout).
+
+    The core may add keys (e.g. ``in_flight``); callers must ignore unknown ones.
+    Flow ids: TCP flows first, then CBR flows. Raises ValueError on a bad scenario.
+    """
+
+def version() -> str:
+    """Version of the native core."""

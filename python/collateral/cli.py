@@ -1,0 +1,314 @@
+"""The ``collateral`` command.
+
+Options are passed through as strings to :func:`collateral.spec.build_scenario`, so the
+CLI and the Python API accept the same units and report the same errors. A bad value
+ends the program with one line on stderr naming the option, and exit status 2 (as
+argparse does for usage errors), never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from .spec import CC_ALGORITHMS, LINK_PRESETS, RULES, SpecError, build_scenario, demo_scenario
+
+if TYPE_CHECKING:
+    from .spec import Scenario
+
+PROG = "collateral"
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line, ``collateral: error: --opt: message`` (no usage dump)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Take "-1Mbit" or "-5ms" as a (bad) value, not an unknown option, so the user
+        # hears that it is negative rather than "expected one argument".
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
+
+    def error(self, message: str) -> NoReturn:
+        message = message.removeprefix("argument ")
+        if message.startswith("unrecognized arguments: "):
+            extra = message.removeprefix("unrecognized arguments: ")
+            message = f"{extra}: unrecognized; see '{self.prog} --help'"
+        # argparse names an option by all its spellings ("-q/--queue"); keep the long one.
+        head, sep, rest = message.partition(": ")
+        if sep and "/" in head and head.startswith("-"):
+            message = f"{head.split('/')[-1]}: {rest}"
+        _fail(message)
+
+
+def _fail(message: str) -> NoReturn:
+    print(f"{PROG}: error: {' '.join(message.split())}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def _nonneg_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be >= 0")
+    return value
+
+
+def _add_scenario_options(p: argparse.ArgumentParser) -> None:
+    presets = ", ".join(f"{k} = {d} down / {u} up" for k, (d, u) in LINK_PRESETS.items())
+    g = p.add_argument_group("link")
+    g.add_argument(
+        "--link",
+        metavar="NAME",
+        help=f"a link preset instead of --down/--up: {presets} (default: adsl1)",
+    )
+    g.add_argument(
+        "--down",
+        metavar="RATE",
+        help="downstream bottleneck rate in bit/s, e.g. 1.5Mbit, 24Mbit, 1500000",
+    )
+    g.add_argument(
+        "--up", metavar="RATE", help="upstream bottleneck rate in bit/s, e.g. 256kbit, 1Mbit"
+    )
+    g.add_argument(
+        "--rtt",
+        metavar="TIME",
+        default="100ms",
+        help="base round-trip time, half of it propagation each way (default: 100ms)",
+    )
+    g = p.add_argument_group("queue (the same in both directions)")
+    g.add_argument(
+        "--queue",
+        metavar="LIMIT",
+        default="20kB",
+        help="drop-tail limit: bytes (20kB = 20000 B, 64KiB, 1500B) or packets "
+        "(27p) (default: 20kB)",
+    )
+    g.add_argument(
+        "--rule",
+        metavar="RULE",
+        help=f"when the queue is full: {', '.join(RULES)} "
+        "(default: ps for a limit in packets, else fb-strict)",
+    )
+    g.add_argument(
+        "--count-in-service",
+        action="store_true",
+        help="count the packet being transmitted as still queued "
+        "(default: it leaves the queue when its transmission starts)",
+    )
+    g = p.add_argument_group("traffic")
+    g.add_argument(
+        "--tcp-flows",
+        metavar="N",
+        type=_nonneg_int,
+        default=1,
+        help="bulk TCP flows downstream (default: 1)",
+    )
+    g.add_argument(
+        "--cc",
+        metavar="ALGO",
+        default="newreno",
+        help=f"TCP congestion control: {', '.join(CC_ALGORITHMS)} (default: newreno)",
+    )
+    g.add_argument(
+        "--no-delayed-ack",
+        dest="delayed_ack",
+        action="store_false",
+        help="ACK every segment instead of every second one",
+    )
+    g.add_argument(
+        "--rto-min",
+        metavar="TIME",
+        default="200ms",
+        help="minimum TCP retransmission timeout (default: 200ms, as Linux)",
+    )
+    g.add_argument(
+        "--cbr",
+        choices=("down", "up", "both", "none"),
+        default="both",
+        help="directions of VoIP-like CBR flows (default: both)",
+    )
+    g.add_argument(
+        "--cbr-size",
+        metavar="SIZE",
+        default="186B",
+        help="CBR packet IP length in bytes, e.g. 186B or 200 (default: 186B)",
+    )
+    g.add_argument(
+        "--cbr-interval",
+        metavar="TIME",
+        default="20ms",
+        help="mean gap between CBR packets (default: 20ms)",
+    )
+    g.add_argument(
+        "--jitter",
+        metavar="TIME",
+        default="1ms",
+        help="std. deviation of normal jitter on each CBR gap; 0 = none (default: 1ms)",
+    )
+    g = p.add_argument_group("trial")
+    g.add_argument(
+        "--duration",
+        metavar="TIME",
+        default="60s",
+        help="simulated time, e.g. 60s, 3min (default: 60s)",
+    )
+    g.add_argument(
+        "--warmup",
+        metavar="TIME",
+        default="5s",
+        help="initial time excluded from the measurements (default: 5s)",
+    )
+    g.add_argument(
+        "--seed",
+        metavar="N",
+        type=_nonneg_int,
+        default=1,
+        help="random seed; the same seed gives the same result (default: 1)",
+    )
+
+
+def _add_output_options(p: argparse.ArgumentParser, plot_default: str | None) -> None:
+    g = p.add_argument_group("output")
+    g.add_argument(
+        "--plot",
+        metavar="PATH",
+        default=plot_default,
+        help="write the cwnd / CBR delay figure as PNG (also SVG if PATH ends .svg)"
+        + (f" (default: {plot_default})" if plot_default else ""),
+    )
+    g.add_argument(
+        "--window",
+        metavar="TIME",
+        default="10s",
+        help="length of the plotted window, starting after the warm-up (default: 10s)",
+    )
+    g.add_argument(
+        "--json", action="store_true", help="print the summary as JSON instead of a table"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog=PROG,
+        description="Simulate how bulk TCP transfers and gateway queues "
+        "hurt real-time traffic on broadband links.",
+    )
+    p.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    s = sub.add_parser(
+        "simulate",
+        help="run one trial",
+        description="Run one trial and "
+        "print goodput, CBR loss and additional delay. Rates are bit/s, sizes "
+        "bytes (kB = 1000 B), times take a unit (ms, s, min; a bare number is seconds).",
+    )
+    _add_scenario_options(s)
+    _add_output_options(s, None)
+    d = sub.add_parser(
+        "demo",
+        help="the MMSys 2011 Fig. 1 set-up on ADSL1, with a plot",
+        description="ADSL1 (1.5Mbit/256kbit), 100 ms RTT, 20 kB FB-strict "
+        "queue, one NewReno flow down, CBR both ways (186 B / 20 ms, 1 ms "
+        "jitter), 60 s with 10 s warm-up, seed 1.",
+    )
+    _add_output_options(d, "out/demo.png")
+    return p
+
+
+def _scenario_from_args(a: argparse.Namespace) -> Scenario:
+    try:
+        return build_scenario(
+            link=a.link,
+            down=a.down,
+            up=a.up,
+            rtt=a.rtt,
+            queue=a.queue,
+            rule=a.rule,
+            count_in_service=a.count_in_service,
+            cc=a.cc,
+            duration=a.duration,
+            warmup=a.warmup,
+            seed=a.seed,
+            cbr=a.cbr,
+            cbr_size=a.cbr_size,
+            cbr_interval=a.cbr_interval,
+            jitter=a.jitter,
+            tcp_flows=a.tcp_flows,
+            delayed_ack=a.delayed_ack,
+            rto_min=a.rto_min,
+        )
+    except SpecError as e:
+        option = (
+            "--no-delayed-ack" if e.param == "delayed_ack" else "--" + e.param.replace("_", "-")
+        )
+        _fail(f"{option}: {e.message}")
+
+
+def _window_s(text: str) -> float:
+    from .units import parse_duration
+
+    try:
+        ns = parse_duration(text)
+    except ValueError as e:
+        _fail(f"--window: {e}")
+    if ns <= 0:
+        _fail(f"--window: {text!r} must be positive, e.g. 10s")
+    return ns / 1e9
+
+
+def _run(scenario: Scenario, args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from . import _native
+    from .result import Result
+
+    window = _window_s(args.window)
+    try:
+        result = Result(_native.simulate(scenario.to_native_json()), scenario)
+    except ValueError as e:  # the core refused what the spec allowed: still a usage error
+        _fail(f"scenario: {e}")
+    if args.json:
+        print(result.to_json())
+    else:
+        Console().print(result.table())
+    if args.plot:
+        from .plots import fig_cwnd_delay
+
+        t0 = result.warmup_s
+        paths = fig_cwnd_delay(result, t0, min(t0 + window, result.duration_s), args.plot)
+        out = sys.stderr if args.json else sys.stdout  # keep stdout pure JSON
+        for path in paths:
+            print(f"wrote {path}", file=out)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # `collateral simulate --json | head`: not an error
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the exit-time flush
+        return 0
+
+
+def _main(argv: list[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.version:
+        from . import __version__, native_version
+
+        print(f"collateral {__version__} (core {native_version})")
+        return 0
+    if args.command == "simulate":
+        return _run(_scenario_from_args(args), args)
+    if args.command == "demo":
+        return _run(demo_scenario(), args)
+    build_parser().print_help()
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

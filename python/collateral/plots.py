@@ -1,0 +1,128 @@
+"""Figures. Matplotlib with the Agg backend, so plots work on headless machines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import matplotlib
+
+matplotlib.use("Agg")  # before pyplot: never try to open a window
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+if TYPE_CHECKING:
+    from .result import Result
+
+__all__ = ["fig_cwnd_delay"]
+
+_STYLE = {
+    "font.size": 11,
+    "axes.titlesize": 11,
+    "axes.labelsize": 11,
+    "legend.fontsize": 10,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+}
+
+
+def fig_cwnd_delay(
+    result: Result, t0: float | None = None, t1: float | None = None, path: str | Path = "out.png"
+) -> list[Path]:
+    """cwnd over time above the downstream CBR packets' queueing delay (MMSys 2011 Fig. 1).
+
+    Shows, on a shared time axis from ``t0`` to ``t1`` seconds (default: the 10 s after
+    the warm-up), how each of TCP's sawtooth cycles fills the queue and delays the VoIP
+    packets behind it. Lost CBR packets are marked along the top of the lower panel.
+    Writes a PNG at ``path`` (plus an SVG when ``path`` ends in ``.svg``) and returns the
+    paths written.
+    """
+    t0 = result.warmup_s if t0 is None else t0
+    t1 = min(t0 + 10.0, result.duration_s) if t1 is None else t1
+    if not t1 > t0:
+        raise ValueError(f"empty plot window: t0={t0} s, t1={t1} s")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    with plt.rc_context(_STYLE):
+        fig, (top, bottom) = plt.subplots(
+            2, 1, sharex=True, figsize=(10, 6.5), height_ratios=(1, 1), layout="constrained"
+        )
+        _cwnd_panel(top, result, t0, t1)
+        _delay_panel(bottom, result, t0, t1)
+        bottom.set_xlim(t0, t1)
+        bottom.set_xlabel("time (s)")
+        title = "TCP congestion window and downstream CBR queueing delay"
+        if result.scenario is not None:
+            title += "\n" + result.scenario.describe()
+        fig.suptitle(title)
+
+        written = []
+        png = path.with_suffix(".png")
+        fig.savefig(png, dpi=150)
+        written.append(png)
+        if path.suffix.lower() == ".svg":
+            fig.savefig(path)
+            written.append(path)
+        plt.close(fig)
+    return written
+
+
+def _cwnd_panel(ax: plt.Axes, result: Result, t0: float, t1: float) -> None:
+    flows = [f["flow"] for f in result.tcp]
+    for i, flow in enumerate(flows):
+        t, cwnd, ssthresh = result.cwnd_series(flow, step=0.001, t0=t0, t1=t1)
+        label = f" (flow {flow})" if len(flows) > 1 else ""
+        color = f"C{i}"
+        ax.plot(t, cwnd, drawstyle="steps-post", color=color, lw=1.4, label=f"cwnd{label}")
+        if np.isfinite(ssthresh).any():
+            ax.plot(
+                t,
+                ssthresh,
+                drawstyle="steps-post",
+                color=color,
+                lw=1.0,
+                ls="--",
+                alpha=0.8,
+                label=f"ssthresh{label}",
+            )
+    if not flows:
+        ax.text(0.5, 0.5, "no TCP flows", transform=ax.transAxes, ha="center", va="center")
+    ax.set_ylabel("window (packets)")
+    ax.set_ylim(bottom=0)
+    if flows:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+
+
+def _delay_panel(ax: plt.Axes, result: Result, t0: float, t1: float) -> None:
+    pk = result.cbr_packets("down")
+    sel = (pk["sent_s"] >= t0) & (pk["sent_s"] <= t1)
+    sent, delay = pk["sent_s"][sel], pk["extra_delay_s"][sel] * 1000.0
+    got = np.isfinite(delay)
+    ax.plot(sent[got], delay[got], color="C3", lw=0.6, alpha=0.5)
+    ax.scatter(sent[got], delay[got], s=5, color="C3", label="CBR packet (down)", zorder=3)
+    top = max(1.0, float(np.nanmax(delay)) * 1.1) if got.any() else 1.0
+    if (~got).any():  # lost packets: marked at the top, they have no delay
+        ax.scatter(
+            sent[~got],
+            np.full((~got).sum(), top * 0.97),
+            marker="x",
+            s=25,
+            color="black",
+            label=f"lost ({(~got).sum()})",
+            zorder=4,
+        )
+    if not len(sent):
+        ax.text(
+            0.5,
+            0.5,
+            "no downstream CBR packets in this window",
+            transform=ax.transAxes,
+            ha="center",
+            va="center",
+        )
+    ax.set_ylim(0, top)
+    ax.set_ylabel("additional delay (ms)")
+    if len(sent):
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)

@@ -1,0 +1,221 @@
+"""The result of one trial: summary numbers, traces as numpy arrays, resampled series.
+
+The core records cwnd and queue occupancy on every change (like SIFTR); analyses and
+plots often want a fixed grid (like Web100's 1 ms polling), which
+:meth:`Result.cwnd_series` and :meth:`Result.queue_series` produce without loss of
+information at the grid points: the value at ``t`` is the last change at or before ``t``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from .units import parse_duration
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from .spec import Scenario
+
+__all__ = ["Result", "step_resample"]
+
+#: ssthresh before the first loss is "infinite": u32::MAX in the trace.
+SSTHRESH_INFINITE = 2**32 - 1
+_DIRECTIONS = {"down": 0, "up": 1}
+_FLOAT_FIELDS = ("loss_rate", "delay_median_s", "delay_p95_s", "delay_max_s")
+
+
+def _seconds(step: str | float) -> float:
+    """A step given as seconds (float) or in human units ("1ms")."""
+    return parse_duration(step) / 1e9 if isinstance(step, str) else float(step)
+
+
+def step_resample(
+    times: np.ndarray, values: np.ndarray, grid: np.ndarray, before: float = math.nan
+) -> np.ndarray:
+    """Value of a step function given by its change points at each grid time.
+
+    ``times`` must be sorted; several changes at one instant resolve to the last one.
+    Grid points before the first change take ``before``.
+    """
+    idx = np.searchsorted(times, grid, side="right") - 1
+    out = np.full(grid.shape, before, dtype=np.float64)
+    ok = idx >= 0
+    out[ok] = values[idx[ok]]
+    return out
+
+
+class Result:
+    """One trial's outcome. ``scenario`` is the spec it ran (for titles and JSON)."""
+
+    def __init__(self, raw: dict[str, Any], scenario: Scenario | None = None) -> None:
+        self.scenario = scenario
+        self.summary: dict[str, Any] = raw["summary"]
+        # serde_json writes NaN as null; the contract (and arithmetic) wants NaN.
+        for c in self.summary.get("cbr", []):
+            for k in _FLOAT_FIELDS:
+                if c.get(k) is None:
+                    c[k] = math.nan
+        self.traces: dict[str, dict[str, np.ndarray]] = raw["traces"]
+
+    @property
+    def tcp(self) -> list[dict[str, Any]]:
+        """Per TCP flow: goodput_bps, bytes_delivered, retransmits, timeouts, ..."""
+        return self.summary["tcp"]
+
+    @property
+    def cbr(self) -> list[dict[str, Any]]:
+        """Per CBR flow: sent, received, lost, loss_rate, delay_{median,p95,max}_s, ..."""
+        return self.summary["cbr"]
+
+    @property
+    def queues(self) -> dict[str, dict[str, Any]]:
+        return self.summary["queues"]
+
+    @property
+    def duration_s(self) -> float:
+        return float(self.summary["duration_s"])
+
+    @property
+    def warmup_s(self) -> float:
+        return float(self.summary["warmup_s"])
+
+    def _grid(self, step: str | float, t0: float | None, t1: float | None) -> np.ndarray:
+        dt = _seconds(step)
+        if dt <= 0:
+            raise ValueError(f"step must be positive, got {step!r}")
+        t0 = 0.0 if t0 is None else t0
+        t1 = self.duration_s if t1 is None else t1
+        # Integer steps from t0 avoid accumulating float error along the grid.
+        n = math.floor((t1 - t0) / dt + 1e-9) + 1
+        return t0 + np.arange(max(n, 0)) * dt
+
+    def cwnd_series(
+        self,
+        flow: int = 0,
+        step: str | float = "1ms",
+        t0: float | None = None,
+        t1: float | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(time_s, cwnd, ssthresh) of a TCP flow on a grid of ``step`` from t0 to t1 s.
+
+        cwnd and ssthresh are in segments, NaN before the flow's first record; ssthresh
+        is NaN while it is still infinite (before the first congestion event).
+        """
+        tr = self.traces["cwnd"]
+        sel = tr["flow"] == flow
+        times = tr["time_s"][sel]
+        grid = self._grid(step, t0, t1)
+        cwnd = step_resample(times, tr["cwnd"][sel], grid)
+        ssthresh = step_resample(times, tr["ssthresh"][sel], grid)
+        ssthresh[ssthresh >= SSTHRESH_INFINITE] = np.nan
+        return grid, cwnd, ssthresh
+
+    def queue_series(
+        self,
+        direction: Literal["down", "up"] | int = "down",
+        step: str | float = "1ms",
+        t0: float | None = None,
+        t1: float | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(time_s, bytes, packets) queued in one direction on a grid; empty at start."""
+        d = _DIRECTIONS[direction] if isinstance(direction, str) else int(direction)
+        tr = self.traces["queue"]
+        sel = tr["direction"] == d
+        times = tr["time_s"][sel]
+        grid = self._grid(step, t0, t1)
+        return (
+            grid,
+            step_resample(times, tr["bytes"][sel], grid, before=0.0),
+            step_resample(times, tr["packets"][sel], grid, before=0.0),
+        )
+
+    def cbr_packets(self, direction: Literal["down", "up"]) -> dict[str, np.ndarray]:
+        """Per-packet CBR trace rows of the flows going ``direction`` (NaN delay = lost)."""
+        flows = [c["flow"] for c in self.cbr if c["direction"] == direction]
+        tr = self.traces["cbr"]
+        sel = np.isin(tr["flow"], flows)
+        return {k: v[sel] for k, v in tr.items()}
+
+    def to_json(self, traces: bool = False, indent: int | None = 2) -> str:
+        """Summary (and the scenario, and optionally the traces) as strict JSON (NaN -> null)."""
+        doc: dict[str, Any] = {"summary": self.summary}
+        if self.scenario is not None:
+            doc = {"scenario": self.scenario.model_dump(mode="json"), **doc}
+        if traces:
+            doc["traces"] = {
+                name: {col: arr.tolist() for col, arr in cols.items()}
+                for name, cols in self.traces.items()
+            }
+        return json.dumps(_nan_to_none(doc), indent=indent)
+
+    def table(self) -> Table:
+        """A rich table: goodput per TCP flow, loss and additional delay per CBR flow."""
+        from rich import box
+        from rich.table import Table
+
+        title = self.scenario.describe() if self.scenario else "collateral trial"
+        if len(title) > 70:  # keep the table as narrow as its columns
+            mid = title.index(" · RTT ") + 3
+            title = title[:mid].rstrip(" ·") + "\n" + title[mid:]
+        t = Table(
+            title=title,
+            caption=f"after {self.warmup_s:g} s warm-up, of {self.duration_s:g} s;"
+            " p50/p95/max of CBR one-way delay minus base",
+            box=box.SIMPLE_HEAD,  # narrow enough for an 80-column terminal
+            show_edge=False,
+            pad_edge=False,
+            collapse_padding=True,
+        )
+        t.add_column("#", justify="right")
+        t.add_column("traffic", no_wrap=True)
+        for col in ("goodput", "loss", "p50", "p95", "max"):
+            t.add_column(col, justify="right", no_wrap=True)
+        for f in self.tcp:
+            t.add_row(
+                str(f["flow"]),
+                f"TCP {f['cc']} {f['direction']}",
+                _bps(f["goodput_bps"]),
+                f"{f['retransmits']} rtx {f['timeouts']} RTO",
+                "",
+                "",
+                "",
+            )
+        for c in self.cbr:
+            t.add_row(
+                str(c["flow"]),
+                f"CBR {c['direction']}",
+                "",
+                f"{100 * c['loss_rate']:.2f} %",
+                *(_ms(c[k]) for k in ("delay_median_s", "delay_p95_s", "delay_max_s")),
+            )
+        return t
+
+    def __repr__(self) -> str:
+        gp = ", ".join(_bps(f["goodput_bps"]) for f in self.tcp) or "-"
+        return f"<Result {self.duration_s:g} s, {len(self.tcp)} TCP ({gp}), {len(self.cbr)} CBR>"
+
+
+def _bps(x: float) -> str:
+    for scale, unit in ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s")):
+        if x >= scale:
+            return f"{x / scale:.4g} {unit}"
+    return f"{x:.0f} bit/s"
+
+
+def _ms(seconds: float) -> str:
+    return "-" if math.isnan(seconds) else f"{1000 * seconds:.1f} ms"
+
+
+def _nan_to_none(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: _nan_to_none(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_nan_to_none(v) for v in x]
+    return x

@@ -1,0 +1,476 @@
+"""Scenario specification: pydantic models with human units, validated before Rust runs.
+
+Fields hold integers in the simulator's units (bit/s, ns, bytes) but accept and dump
+human strings (``"1.5Mbit"``, ``"100ms"``, ``"20kB"``, ``"27p"``), so a dumped scenario
+reads well and validates back to the same thing. :meth:`Scenario.to_native` produces the
+JSON the Rust core takes; the core validates it again, so its API is safe on its own.
+
+:func:`build_scenario` is the flat form shared by the CLI and :func:`collateral.simulate`
+(``down=``, ``queue=``, ``cbr="both"``, ...); its errors name the parameter at fault.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from .units import (
+    QueueLimit,
+    fmt_duration,
+    fmt_rate,
+    fmt_size,
+    parse_duration,
+    parse_queue_limit,
+    parse_rate,
+    parse_size,
+)
+
+__all__ = [
+    "CC_ALGORITHMS",
+    "LINK_PRESETS",
+    "RULES",
+    "CbrSpec",
+    "LinkSpec",
+    "QueueSpec",
+    "Scenario",
+    "SpecError",
+    "TcpSpec",
+    "TraceSpec",
+    "build_scenario",
+]
+
+#: Congestion controls the core implements. The one place to extend (CUBIC, H-TCP, BBR).
+CC_ALGORITHMS: tuple[str, ...] = ("newreno",)
+#: Drop-tail "full" rules (SPEC §3.1): packet slots, bytes must fit, bytes checked before.
+RULES: tuple[str, ...] = ("ps", "fb-strict", "fb-loose")
+#: Named access links: (downstream, upstream) rates.
+LINK_PRESETS: dict[str, tuple[str, str]] = {
+    "adsl1": ("1.5Mbit", "256kbit"),
+    "adsl2": ("24Mbit", "1Mbit"),
+}
+
+Rate = Annotated[int, BeforeValidator(parse_rate), PlainSerializer(fmt_rate, return_type=str)]
+"""bit/s; accepts ``"1.5Mbit"``."""
+Duration = Annotated[
+    int, BeforeValidator(parse_duration), PlainSerializer(fmt_duration, return_type=str)
+]
+"""Nanoseconds; accepts ``"100ms"``; a bare number is seconds."""
+PacketSize = Annotated[
+    int, BeforeValidator(parse_size), PlainSerializer(lambda n: f"{n}B", return_type=str)
+]
+"""An IP length in bytes; accepts ``"1500B"`` or ``1500``."""
+Limit = Annotated[
+    QueueLimit, BeforeValidator(parse_queue_limit), PlainSerializer(str, return_type=str)
+]
+Direction = Literal["down", "up"]
+
+
+def _optional(parse: Any, fmt: Any) -> Any:
+    """An optional human-unit field; one validator for the whole union keeps errors short."""
+    return Annotated[
+        int | None,
+        BeforeValidator(lambda v: None if v is None else parse(v)),
+        PlainSerializer(lambda v: None if v is None else fmt(v), return_type=str | None),
+    ]
+
+
+OptionalRate = _optional(parse_rate, fmt_rate)
+OptionalDuration = _optional(parse_duration, fmt_duration)
+
+
+def _rule(value: object) -> object:
+    """Accepts ``fb_strict``, ``FB-Strict`` etc. for ``fb-strict``."""
+    if isinstance(value, str):
+        value = value.strip().lower().replace("_", "-")
+        if value not in RULES:
+            raise ValueError(f"unknown rule {value!r}; allowed: {', '.join(RULES)}")
+    return value
+
+
+def _cc(value: object) -> str:
+    if not isinstance(value, str) or value.strip().lower() not in CC_ALGORITHMS:
+        raise ValueError(
+            f"unknown congestion control {value!r}; supported: {', '.join(CC_ALGORITHMS)}"
+            " (CUBIC, H-TCP and BBR are planned)"
+        )
+    return value.strip().lower()
+
+
+Rule = Annotated[Literal["ps", "fb-strict", "fb-loose"] | None, BeforeValidator(_rule)]
+CongestionControl = Annotated[str, BeforeValidator(_cc)]
+
+
+class _Model(BaseModel):
+    # Frozen so one spec can be shared by several scenarios without aliasing surprises.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class QueueSpec(_Model):
+    """A drop-tail FIFO. ``rule`` defaults to ``ps`` for a limit in packets, else fb-strict."""
+
+    limit: Limit = QueueLimit(20_000, "bytes")
+    rule: Rule = Field(default=None, validate_default=True)
+    #: Whether the packet being transmitted still counts as queued (ns-2 needed a patch).
+    count_in_service: bool = False
+
+    @field_validator("rule")
+    @classmethod
+    def _rule_fits_limit(cls, rule: str | None, info: ValidationInfo) -> str:
+        limit: QueueLimit | None = info.data.get("limit")
+        if limit is None:  # the limit itself was invalid; that error is reported
+            return rule or "fb-strict"
+        if rule is None:
+            return "ps" if limit.in_packets else "fb-strict"
+        if rule == "ps" and not limit.in_packets:
+            raise ValueError(
+                f"rule ps counts packets, but the limit {limit} is in bytes;"
+                f" give it in packets (e.g. {max(1, -(-limit.amount // 1500))}p) or use fb-strict"
+            )
+        if rule != "ps" and limit.in_packets:
+            raise ValueError(
+                f"rule {rule} counts bytes, but the limit {limit} is in packets;"
+                f" give it in bytes (e.g. {fmt_size(limit.amount * 1500)}) or use ps"
+            )
+        return rule
+
+    def to_native(self) -> dict[str, Any]:
+        return {
+            "rule": (self.rule or "fb-strict").replace("-", "_"),
+            "limit": self.limit.amount,
+            "count_in_service": self.count_in_service,
+        }
+
+
+class LinkSpec(_Model):
+    """One direction of the bottleneck. ``rate`` may come from the scenario's ``link``."""
+
+    rate: OptionalRate = None
+    queue: QueueSpec = QueueSpec()
+    #: Random loss on the wire after the queue.
+    loss_rate: float = Field(default=0.0, ge=0.0, lt=1.0)
+
+    def to_native(self) -> dict[str, Any]:
+        return {"rate_bps": self.rate, "queue": self.queue.to_native(), "loss_rate": self.loss_rate}
+
+
+class TcpSpec(_Model):
+    """A bulk TCP flow (always has data). Defaults: Linux-like NewReno with timestamps."""
+
+    direction: Direction = "down"
+    cc: CongestionControl = "newreno"
+    start: Duration = 0
+    #: Added at the receiver, so this flow's RTT is the base RTT plus this.
+    extra_delay: Duration = 0
+    mss: int = Field(default=1448, gt=0)
+    #: IP length of a full segment and of a pure ACK (52 B with timestamps, 40 B without).
+    data_bytes: PacketSize = 1500
+    ack_bytes: PacketSize = 52
+    delayed_ack: bool = True
+    #: Appropriate Byte Counting (RFC 3465); off by default as in Linux 2.6.25.
+    abc: bool = False
+    rto_min: Duration = 200_000_000
+    initial_cwnd: int = Field(default=3, gt=0)
+    rwnd_segments: int = Field(default=10_000, gt=0)
+
+    @field_validator("rto_min")
+    @classmethod
+    def _positive(cls, v: int) -> int:
+        if v <= 0:
+            raise ValueError("must be positive, e.g. 200ms")
+        return v
+
+    @model_validator(mode="after")
+    def _segment_fits(self) -> TcpSpec:
+        if self.mss + 40 > self.data_bytes:
+            raise ValueError(
+                f"mss {self.mss} + 40 B of IP/TCP headers exceeds data_bytes {self.data_bytes}"
+            )
+        return self
+
+    def to_native(self) -> dict[str, Any]:
+        return {
+            "direction": self.direction,
+            "cc": self.cc,
+            "start_ns": self.start,
+            "extra_delay_ns": self.extra_delay,
+            "mss": self.mss,
+            "data_bytes": self.data_bytes,
+            "ack_bytes": self.ack_bytes,
+            "delayed_ack": self.delayed_ack,
+            "abc": self.abc,
+            "rto_min_ns": self.rto_min,
+            "initial_cwnd": self.initial_cwnd,
+            "rwnd_segments": self.rwnd_segments,
+        }
+
+
+class CbrSpec(_Model):
+    """A VoIP-like CBR flow: ``size`` bytes (IP length) every ``interval`` on average."""
+
+    direction: Direction = "down"
+    size: PacketSize = 186
+    interval: Duration = 20_000_000
+    #: Standard deviation of normal jitter on each gap (MMSys 2011: 1 ms, against lock-in).
+    jitter: Duration = 1_000_000
+    #: First departure; None = a random phase in [0, interval) drawn from the seed.
+    start: OptionalDuration = None
+
+    @field_validator("size")
+    @classmethod
+    def _udp_fits(cls, v: int) -> int:
+        if v < 28:
+            raise ValueError(f"{v} B is smaller than the 28 B IP/UDP header")
+        return v
+
+    @field_validator("interval")
+    @classmethod
+    def _positive(cls, v: int) -> int:
+        if v <= 0:
+            raise ValueError("must be positive, e.g. 20ms")
+        return v
+
+    def to_native(self) -> dict[str, Any]:
+        return {
+            "direction": self.direction,
+            "packet_bytes": self.size,
+            "interval_ns": self.interval,
+            "jitter_ns": self.jitter,
+            "start_ns": self.start,
+        }
+
+
+class TraceSpec(_Model):
+    """Which time series the core records (all on; turn off for long sweeps)."""
+
+    cwnd: bool = True
+    queue: bool = True
+    cbr: bool = True
+    drops: bool = True
+
+
+class Scenario(_Model):
+    """One trial: a dumbbell with an asymmetric bottleneck, TCP and CBR flows, a seed.
+
+    ``link`` names a preset (``adsl1``, ``adsl2``) that supplies the rates of ``down``
+    and ``up``; give either it or both rates.
+    """
+
+    seed: int = Field(default=1, ge=0, lt=2**64)
+    link: str | None = None
+    duration: Duration = 60_000_000_000
+    warmup: Duration = 5_000_000_000
+    rtt: Duration = 100_000_000
+    access_rate: Rate = 1_000_000_000
+    down: LinkSpec = Field(default=LinkSpec(), validate_default=True)
+    up: LinkSpec = Field(default=LinkSpec(), validate_default=True)
+    tcp: list[TcpSpec] = []
+    cbr: list[CbrSpec] = []
+    trace: TraceSpec = TraceSpec()
+
+    @field_validator("link")
+    @classmethod
+    def _known_link(cls, v: str | None) -> str | None:
+        if v is not None and v not in LINK_PRESETS:
+            known = ", ".join(f"{k} ({d} down / {u} up)" for k, (d, u) in LINK_PRESETS.items())
+            raise ValueError(f"unknown link preset {v!r}; known: {known}")
+        return v
+
+    @field_validator("duration", "rtt")
+    @classmethod
+    def _positive(cls, v: int) -> int:
+        if v <= 0:
+            raise ValueError("must be positive, e.g. 60s")
+        return v
+
+    @field_validator("warmup")
+    @classmethod
+    def _warmup_before_end(cls, v: int, info: ValidationInfo) -> int:
+        duration = info.data.get("duration")
+        if duration is not None and v >= duration:
+            raise ValueError(
+                f"warm-up {fmt_duration(v)} must be shorter than the duration"
+                f" {fmt_duration(duration)}"
+            )
+        return v
+
+    @field_validator("down", "up")
+    @classmethod
+    def _rate_given(cls, v: LinkSpec, info: ValidationInfo) -> LinkSpec:
+        if "link" not in info.data:  # the preset name was invalid; already reported
+            return v
+        preset = info.data["link"]
+        if preset is None:
+            if v.rate is None:
+                raise ValueError("rate missing; give both down and up rates, or a link preset")
+            return v
+        down, up = LINK_PRESETS[preset]
+        rate = parse_rate(down if info.field_name == "down" else up)
+        if v.rate is not None and v.rate != rate:  # equal when a dumped scenario comes back
+            raise ValueError(
+                f"link preset {preset!r} sets the rate to {fmt_rate(rate)};"
+                " give either the preset or the rates"
+            )
+        return v.model_copy(update={"rate": rate})
+
+    def to_native(self) -> dict[str, Any]:
+        """The scenario as the core takes it: integer ns and bit/s (see `_native.pyi`)."""
+        return {
+            "seed": self.seed,
+            "duration_ns": self.duration,
+            "warmup_ns": self.warmup,
+            "rtt_ns": self.rtt,
+            "access_rate_bps": self.access_rate,
+            "down": self.down.to_native(),
+            "up": self.up.to_native(),
+            "tcp": [t.to_native() for t in self.tcp],
+            "cbr": [c.to_native() for c in self.cbr],
+            "trace": self.trace.model_dump(),
+        }
+
+    def to_native_json(self) -> str:
+        return json.dumps(self.to_native())
+
+    def describe(self, sep: str = " · ") -> str:
+        """The set-up in one line (or several, with ``sep="\\n"``) for titles and captions."""
+        q = self.down.queue
+        link = f" ({self.link})" if self.link else ""
+        in_service = ", in-service counted" if q.count_in_service else ""
+        ccs = ", ".join(sorted({t.cc for t in self.tcp})) or "none"
+        return sep.join(
+            [
+                f"link {fmt_rate(self.down.rate or 0)}/{fmt_rate(self.up.rate or 0)}{link}",
+                f"RTT {fmt_duration(self.rtt)}",
+                f"queue {q.limit} {q.rule}{in_service}",
+                f"TCP {len(self.tcp)} x {ccs}",
+                f"seed {self.seed}",
+            ]
+        )
+
+
+class SpecError(ValueError):
+    """A bad parameter of :func:`build_scenario`; ``param`` is its keyword name."""
+
+    def __init__(self, param: str, message: str) -> None:
+        super().__init__(f"{param}: {message}")
+        self.param = param
+        self.message = message
+
+
+# Where a nested validation error lands in the flat parameters (first match wins).
+_FLAT_PARAMS: list[tuple[tuple[object, ...], str]] = [
+    (("down", "queue", "limit"), "queue"),
+    (("up", "queue", "limit"), "queue"),
+    (("down", "queue", "rule"), "rule"),
+    (("up", "queue", "rule"), "rule"),
+    (("down",), "down"),
+    (("up",), "up"),
+    (("cbr", "*", "size"), "cbr_size"),
+    (("cbr", "*", "interval"), "cbr_interval"),
+    (("cbr", "*", "jitter"), "jitter"),
+    (("tcp", "*"), "tcp"),
+]
+
+
+def _flat_param(loc: tuple[int | str, ...]) -> str:
+    for prefix, name in _FLAT_PARAMS:
+        if len(loc) >= len(prefix) and all(
+            p in ("*", x) for p, x in zip(prefix, loc, strict=False)
+        ):
+            if name == "tcp" and len(loc) > 2:
+                return str(loc[2])
+            return name
+    return str(loc[0]) if loc else "scenario"
+
+
+def _first_error(err: ValidationError) -> tuple[str, str]:
+    e = err.errors()[0]
+    msg = e["msg"].removeprefix("Value error, ")
+    return _flat_param(e["loc"]), msg
+
+
+def build_scenario(
+    *,
+    link: str | None = None,
+    down: str | float | None = None,
+    up: str | float | None = None,
+    rtt: str | float = "100ms",
+    queue: str | float = "20kB",
+    rule: str | None = None,
+    count_in_service: bool = False,
+    cc: str = "newreno",
+    duration: str | float = "60s",
+    warmup: str | float = "5s",
+    seed: int = 1,
+    cbr: str = "both",
+    cbr_size: str | float = "186B",
+    cbr_interval: str | float = "20ms",
+    jitter: str | float = "1ms",
+    tcp_flows: int = 1,
+    delayed_ack: bool = True,
+    rto_min: str | float = "200ms",
+) -> Scenario:
+    """The common experiment in flat form: ``tcp_flows`` bulk flows downstream and CBR
+    ``cbr`` = down | up | both | none, the same queue in both directions.
+
+    Without ``link`` or rates, the link is ADSL1. Raises :class:`SpecError` naming the
+    parameter at fault.
+    """
+    if link is None and down is None and up is None:
+        link = "adsl1"
+    if link is not None and (down is not None or up is not None):
+        raise SpecError("link", "give either a link preset or the down and up rates, not both")
+    if link is None and (down is None or up is None):
+        missing = "down" if down is None else "up"
+        raise SpecError(missing, "rate missing; give both down and up rates, or a link preset")
+    if cbr not in ("down", "up", "both", "none"):
+        raise SpecError("cbr", f"{cbr!r} is not one of down, up, both, none")
+    if isinstance(tcp_flows, bool) or not isinstance(tcp_flows, int) or tcp_flows < 0:
+        raise SpecError("tcp_flows", f"{tcp_flows!r}: give a whole number >= 0")
+    q = {"limit": queue, "rule": rule, "count_in_service": count_in_service}
+    data = {
+        "seed": seed,
+        "link": link,
+        "duration": duration,
+        "warmup": warmup,
+        "rtt": rtt,
+        "down": {"rate": down, "queue": q},
+        "up": {"rate": up, "queue": q},
+        "tcp": [{"cc": cc, "delayed_ack": delayed_ack, "rto_min": rto_min}] * tcp_flows,
+        "cbr": [
+            {"direction": d, "size": cbr_size, "interval": cbr_interval, "jitter": jitter}
+            for d in ("down", "up")
+            if cbr in (d, "both")
+        ],
+    }
+    # Validate the per-flow parameters even when no flow uses them, so a typo never
+    # passes silently.
+    try:
+        TcpSpec.model_validate(data["tcp"][0] if tcp_flows else {"cc": cc, "rto_min": rto_min})
+        CbrSpec.model_validate({"size": cbr_size, "interval": cbr_interval, "jitter": jitter})
+        return Scenario.model_validate(data)
+    except ValidationError as err:
+        if err.title in ("TcpSpec", "CbrSpec"):
+            e = err.errors()[0]
+            loc = ("tcp" if err.title == "TcpSpec" else "cbr", 0, *e["loc"])
+            raise SpecError(_flat_param(loc), e["msg"].removeprefix("Value error, ")) from None
+        raise SpecError(*_first_error(err)) from None
+
+
+def demo_scenario(duration: str = "60s", warmup: str = "10s") -> Scenario:
+    """MMSys 2011 Fig. 1 set-up: ADSL1, 100 ms RTT, 20 kB FB-strict, one NewReno flow
+    down, CBR both ways (186 B every 20 ms, 1 ms jitter), seed 1."""
+    return build_scenario(
+        link="adsl1", queue="20kB", rule="fb-strict", duration=duration, warmup=warmup
+    )

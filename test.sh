@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs every test: the Rust workspace (release profile, as the simulator is used) and the
+# Python tests against a freshly built native module. Sets the venv up first if needed.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+if ! command -v cargo >/dev/null && [[ -f "$HOME/.cargo/env" ]]; then
+    # shellcheck disable=SC1091
+    . "$HOME/.cargo/env"
+fi
+if [[ -x .venv/bin/maturin ]]; then
+    # shellcheck disable=SC1091
+    . .venv/bin/activate
+    maturin develop --release -E test -q  # rebuild: the Rust code may have changed
+else
+    ./setup.sh --no-demo
+    # shellcheck disable=SC1091
+    . .venv/bin/activate
+fi
+
+echo "==> cargo test --workspace --release"
+cargo test --workspace --release -q
+echo "==> pytest"
+pytest -q

@@ -1,0 +1,100 @@
+"""The CLI as a user runs it: `python -m collateral ...` in a subprocess."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def run(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "collateral", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "option", "fragment"),
+    [
+        (["--queue", "0p"], "--queue", "must be positive"),
+        (["--queue", "-5p"], "--queue", "must be positive"),
+        (["--queue", "20kb"], "--queue", "kB"),
+        (["--queue", "lots"], "--queue", "27p"),
+        (["--down", "-1Mbit", "--up", "1Mbit"], "--down", "must be positive"),
+        (["--down", "1.5Mbit"], "--up", "rate missing"),
+        (["--down", "fast", "--up", "1Mbit"], "--down", "1.5Mbit"),
+        (["--rule", "red"], "--rule", "fb-strict"),
+        (["--queue", "20kB", "--rule", "ps"], "--rule", "in bytes"),
+        (["--rtt", "100parsec"], "--rtt", "100ms"),
+        (["--jitter", "-1ms"], "--jitter", "negative"),
+        (["--cc", "cubic"], "--cc", "newreno"),
+        (["--warmup", "90s"], "--warmup", "shorter"),
+        (["--cbr", "sideways"], "--cbr", "down"),
+        (["--cbr-size", "10B"], "--cbr-size", "28 B"),
+        (["--cbr-interval", "0s"], "--cbr-interval", "positive"),
+        (["--rto-min", "0s"], "--rto-min", "positive"),
+        (["--seed", "x"], "--seed", "whole number"),
+        (["--tcp-flows", "-1"], "--tcp-flows", ">= 0"),
+        (["--link", "adsl3"], "--link", "adsl1"),
+        (["--link", "adsl1", "--down", "1Mbit"], "--link", "not both"),
+        (["--window", "0s", "--duration", "2s", "--warmup", "1s"], "--window", "positive"),
+        (["--bogus"], "--bogus", "unrecognized"),
+    ],
+)
+def test_bad_input_is_one_line_naming_the_option_and_exit_2(args, option, fragment):
+    p = run("simulate", *args)
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1, p.stderr
+    assert lines[0].startswith(f"collateral: error: {option}"), lines[0]
+    assert fragment in lines[0]
+    assert "Traceback" not in p.stderr and p.stdout == ""
+
+
+def test_help_lists_subcommands_and_units():
+    top = run("--help")
+    assert top.returncode == 0 and "simulate" in top.stdout and "demo" in top.stdout
+    sim = run("simulate", "--help")
+    for text in ("--queue", "27p", "fb-strict", "1.5Mbit", "--count-in-service", "--json"):
+        assert text in sim.stdout
+
+
+def test_simulate_json_is_parsable_and_plot_written(tmp_path):
+    plot = tmp_path / "fig.svg"
+    p = run(
+        "simulate",
+        "--duration",
+        "8s",
+        "--warmup",
+        "2s",
+        "--queue",
+        "27p",
+        "--json",
+        "--plot",
+        str(plot),
+        "--window",
+        "3s",
+    )
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)  # stdout is pure JSON; "wrote ..." goes to stderr
+    assert doc["scenario"]["down"]["queue"] == {
+        "limit": "27p",
+        "rule": "ps",
+        "count_in_service": False,
+    }
+    assert doc["summary"]["tcp"][0]["goodput_bps"] > 0
+    assert plot.stat().st_size > 0 and plot.with_suffix(".png").stat().st_size > 0
+
+
+def test_demo_prints_table_and_writes_png(tmp_path):
+    p = run("demo", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    png = tmp_path / "out" / "demo.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "wrote out/demo.png" in p.stdout
+    for text in ("TCP newreno down", "CBR down", "CBR up", "Mbit/s", "ms"):
+        assert text in p.stdout

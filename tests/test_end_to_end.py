@@ -1,0 +1,101 @@
+"""End to end through the real native core: the demo set-up, shortened."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import collateral
+from collateral import _native
+from collateral.plots import fig_cwnd_delay
+from collateral.spec import CbrSpec, Scenario, demo_scenario
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return collateral.simulate(demo_scenario(duration="20s", warmup="5s"))
+
+
+def test_summary_keys_and_plausible_values(demo):
+    s = demo.summary
+    for key in ("duration_s", "warmup_s", "events", "wall_s", "tcp", "cbr", "queues"):
+        assert key in s
+    assert s["duration_s"] == 20.0 and s["warmup_s"] == 5.0 and s["events"] > 0
+    (tcp,) = demo.tcp
+    assert tcp["flow"] == 0 and tcp["direction"] == "down" and tcp["cc"] == "newreno"
+    assert 0 < tcp["goodput_bps"] <= 1_500_000  # cannot beat the bottleneck
+    assert [c["flow"] for c in demo.cbr] == [1, 2]  # TCP flows are numbered first
+    assert [c["direction"] for c in demo.cbr] == ["down", "up"]
+    for c in demo.cbr:
+        assert c["received"] + c["lost"] <= c["sent"]
+        assert 0 <= c["delay_median_s"] <= c["delay_p95_s"] <= c["delay_max_s"]
+    # A 20 kB byte queue at 1.5 Mbit/s holds at most 20000*8/1.5e6 = 107 ms of data,
+    # plus one packet in service (1500*8/1.5e6 = 8 ms).
+    assert demo.cbr[0]["delay_max_s"] < 0.107 + 0.008 + 0.002
+    assert demo.queues["down"]["max_bytes"] <= 20_000
+
+
+def test_traces_are_numpy_columns_of_equal_length(demo):
+    for name, cols in demo.traces.items():
+        lengths = {len(v) for v in cols.values()}
+        assert len(lengths) == 1, name
+        assert all(isinstance(v, np.ndarray) for v in cols.values())
+    assert demo.traces["cwnd"]["cwnd"].dtype == np.uint32
+    assert len(demo.traces["cbr"]["seq"]) > 0
+
+
+def test_cwnd_series_on_real_trace(demo):
+    t, cwnd, ssthresh = demo.cwnd_series(0, step="1ms", t0=5.0, t1=10.0)
+    assert len(t) == 5001 and np.all(np.diff(t) > 0)
+    assert np.all(cwnd >= 1) and np.all(np.isfinite(cwnd))
+    assert np.nanmax(ssthresh) < 10_000  # finite after the first loss, which comes early
+
+
+def test_same_seed_same_result_other_seed_differs():
+    a = collateral.simulate(duration="6s", warmup="1s", seed=3)
+    b = collateral.simulate(duration="6s", warmup="1s", seed=3)
+    c = collateral.simulate(duration="6s", warmup="1s", seed=4)
+    strip = lambda r: json.dumps({**r.summary, "wall_s": 0})  # noqa: E731
+    assert strip(a) == strip(b)
+    assert not np.array_equal(a.traces["cbr"]["sent_s"], c.traces["cbr"]["sent_s"])
+
+
+def test_packet_limit_and_trace_switches():
+    sc = collateral.build_scenario(queue="10p", duration="5s", warmup="1s")
+    sc = sc.model_copy(update={"trace": sc.trace.model_copy(update={"queue": False})})
+    r = collateral.simulate(sc)
+    assert r.queues["down"]["max_packets"] <= 10
+    assert len(r.traces["queue"]["time_s"]) == 0 and len(r.traces["cwnd"]["time_s"]) > 0
+
+
+def test_no_cbr_received_gives_nan_delays():
+    # One packet sent 10 ms before the end: still in flight (base one-way delay ~50 ms).
+    cbr = CbrSpec(start="1.99s", interval="10s", jitter=0)
+    r = collateral.simulate(Scenario(link="adsl1", duration="2s", warmup="1.9s", cbr=[cbr]))
+    (c,) = r.cbr
+    assert c["sent"] == 1 and c["received"] == 0
+    assert math.isnan(c["delay_median_s"]) and math.isnan(c["delay_max_s"])
+
+
+def test_native_rejects_bad_json_with_valueerror():
+    with pytest.raises(ValueError, match="seed"):
+        _native.simulate("{}")
+    assert collateral.native_version == _native.version()
+    assert collateral.__version__
+
+
+def test_simulate_takes_scenario_or_kwargs_not_both():
+    with pytest.raises(TypeError):
+        collateral.simulate(demo_scenario(), seed=2)
+    with pytest.raises(collateral.SpecError, match="queue"):
+        collateral.simulate(queue="0p")
+
+
+def test_fig_cwnd_delay_writes_png_and_svg(demo, tmp_path):
+    paths = fig_cwnd_delay(demo, 5.0, 15.0, tmp_path / "fig1.svg")
+    assert [p.suffix for p in paths] == [".png", ".svg"]
+    assert paths[0].read_bytes()[:4] == b"\x89PNG" and paths[0].stat().st_size > 10_000
+    assert b"<svg" in paths[1].read_bytes()[:1000]
+    with pytest.raises(ValueError, match="empty plot window"):
+        fig_cwnd_delay(demo, 10.0, 10.0, tmp_path / "x.png")

@@ -1,0 +1,164 @@
+"""Result on a crafted trial: resampling of on-change traces, NaN handling, JSON, table."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from collateral.result import SSTHRESH_INFINITE, Result, step_resample
+
+INF = SSTHRESH_INFINITE
+
+
+def crafted() -> Result:
+    f64, u32 = np.float64, np.uint32
+    return Result(
+        {
+            "summary": {
+                "duration_s": 0.005,
+                "warmup_s": 0.001,
+                "events": 10,
+                "wall_s": 0.0,
+                "tcp": [
+                    {
+                        "flow": 0,
+                        "direction": "down",
+                        "cc": "newreno",
+                        "goodput_bps": 1.2e6,
+                        "bytes_delivered": 750,
+                        "segments_sent": 5,
+                        "retransmits": 1,
+                        "timeouts": 0,
+                        "fast_retransmits": 1,
+                    }
+                ],
+                "cbr": [
+                    {
+                        "flow": 2,
+                        "direction": "down",
+                        "sent": 2,
+                        "received": 1,
+                        "lost": 1,
+                        "loss_rate": 0.5,
+                        "base_owd_s": 0.05,
+                        "delay_median_s": 0.01,
+                        "delay_p95_s": 0.01,
+                        "delay_max_s": 0.01,
+                    },
+                    # serde_json writes NaN as null: no packet received
+                    {
+                        "flow": 3,
+                        "direction": "up",
+                        "sent": 0,
+                        "received": 0,
+                        "lost": 0,
+                        "loss_rate": None,
+                        "base_owd_s": 0.05,
+                        "delay_median_s": None,
+                        "delay_p95_s": None,
+                        "delay_max_s": None,
+                    },
+                ],
+                "queues": {
+                    "down": {"drops": 1, "max_bytes": 3000, "max_packets": 2},
+                    "up": {"drops": 0, "max_bytes": 52, "max_packets": 1},
+                },
+            },
+            "traces": {
+                "cwnd": {
+                    # flow 0: 3 at 0; two changes at 2.5 ms (4 then 5); loss at 4 ms -> 2/2.
+                    # flow 1 starts at 1.5 ms and must not leak into flow 0.
+                    "time_s": np.array([0.0, 0.0015, 0.0025, 0.0025, 0.004], f64),
+                    "flow": np.array([0, 1, 0, 0, 0], u32),
+                    "cwnd": np.array([3, 10, 4, 5, 2], u32),
+                    "ssthresh": np.array([INF, INF, INF, INF, 2], u32),
+                },
+                "queue": {
+                    "time_s": np.array([0.0005, 0.001, 0.0021], f64),
+                    "direction": np.array([0, 1, 0], np.uint8),
+                    "bytes": np.array([1500, 52, 3000], np.uint64),
+                    "packets": np.array([1, 1, 2], u32),
+                },
+                "cbr": {
+                    "flow": np.array([2, 2, 3], u32),
+                    "seq": np.array([0, 1, 0], np.uint64),
+                    "sent_s": np.array([0.001, 0.003, 0.002], f64),
+                    "owd_s": np.array([0.06, np.nan, 0.05], f64),
+                    "extra_delay_s": np.array([0.01, np.nan, 0.0], f64),
+                },
+                "drops": {k: np.array([]) for k in ("time_s", "direction", "flow", "bytes")},
+                "congestion": {k: np.array([]) for k in ("time_s", "flow", "kind")},
+            },
+        }
+    )
+
+
+def test_cwnd_series_on_a_1ms_grid():
+    t, cwnd, ssthresh = crafted().cwnd_series(0, step="1ms")
+    np.testing.assert_allclose(t, [0.0, 0.001, 0.002, 0.003, 0.004, 0.005])
+    # At 3 ms the last of the two changes at 2.5 ms holds; the change at exactly 4 ms
+    # is already visible at 4 ms.
+    np.testing.assert_array_equal(cwnd, [3, 3, 3, 5, 2, 2])
+    np.testing.assert_array_equal(ssthresh, [np.nan, np.nan, np.nan, np.nan, 2, 2])
+
+
+def test_cwnd_series_before_first_record_is_nan_and_window_bounds():
+    t, cwnd, _ = crafted().cwnd_series(1, step=0.001, t0=0.0, t1=0.003)
+    np.testing.assert_allclose(t, [0.0, 0.001, 0.002, 0.003])
+    np.testing.assert_array_equal(cwnd, [np.nan, np.nan, 10, 10])
+    t, cwnd, _ = crafted().cwnd_series(0, step="500us", t0=0.002, t1=0.003)
+    np.testing.assert_allclose(t, [0.002, 0.0025, 0.003])
+    np.testing.assert_array_equal(cwnd, [3, 5, 5])
+
+
+def test_queue_series_starts_empty_and_separates_directions():
+    r = crafted()
+    _, b, p = r.queue_series("down", step="1ms", t0=0.0, t1=0.003)
+    np.testing.assert_array_equal(b, [0, 1500, 1500, 3000])
+    np.testing.assert_array_equal(p, [0, 1, 1, 2])
+    _, b_up, _ = r.queue_series(1, step=0.001, t0=0.0, t1=0.003)
+    np.testing.assert_array_equal(b_up, [0, 52, 52, 52])
+
+
+def test_step_must_be_positive():
+    with pytest.raises(ValueError, match="step must be positive"):
+        crafted().cwnd_series(0, step=0)
+
+
+def test_step_resample_matches_a_naive_loop():
+    rng = np.random.default_rng(7)
+    times = np.sort(rng.uniform(0, 1, 50))
+    values = rng.integers(0, 100, 50).astype(float)
+    grid = np.linspace(-0.1, 1.1, 301)
+    naive = [values[times <= g][-1] if (times <= g).any() else np.nan for g in grid]
+    np.testing.assert_array_equal(step_resample(times, values, grid), naive)
+
+
+def test_summary_nulls_become_nan_and_json_nulls():
+    r = crafted()
+    assert r.cbr[0]["loss_rate"] == 0.5
+    assert math.isnan(r.cbr[1]["delay_median_s"]) and math.isnan(r.cbr[1]["loss_rate"])
+    doc = json.loads(r.to_json())
+    assert doc["summary"]["cbr"][1]["delay_p95_s"] is None
+    assert "scenario" not in doc  # this result was built without one
+    with_traces = json.loads(r.to_json(traces=True))
+    assert with_traces["traces"]["cbr"]["owd_s"] == [0.06, None, 0.05]
+
+
+def test_cbr_packets_by_direction():
+    down = crafted().cbr_packets("down")
+    np.testing.assert_array_equal(down["seq"], [0, 1])
+    assert np.isnan(down["extra_delay_s"][1])  # lost
+    np.testing.assert_array_equal(crafted().cbr_packets("up")["flow"], [3])
+
+
+def test_table_shows_goodput_loss_and_delay():
+    console = Console(record=True, width=100)
+    console.print(crafted().table())
+    text = console.export_text()
+    assert "1.2 Mbit/s" in text
+    assert "50.00 %" in text
+    assert "10.0 ms" in text
+    assert "TCP newreno down" in text and "CBR up" in text

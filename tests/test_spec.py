@@ -1,0 +1,157 @@
+"""Scenario validation: defaults, presets, the rule/limit pairing, errors naming the field."""
+
+import json
+
+import pytest
+from pydantic import ValidationError
+
+from collateral.spec import (
+    CC_ALGORITHMS,
+    CbrSpec,
+    LinkSpec,
+    QueueSpec,
+    Scenario,
+    SpecError,
+    TcpSpec,
+    build_scenario,
+    demo_scenario,
+)
+
+
+def test_build_scenario_defaults_to_adsl1_with_native_contract_fields():
+    native = build_scenario().to_native()
+    assert native["seed"] == 1
+    assert native["duration_ns"] == 60_000_000_000
+    assert native["warmup_ns"] == 5_000_000_000
+    assert native["rtt_ns"] == 100_000_000
+    assert native["down"] == {
+        "rate_bps": 1_500_000,
+        "queue": {"rule": "fb_strict", "limit": 20_000, "count_in_service": False},
+        "loss_rate": 0.0,
+    }
+    assert native["up"]["rate_bps"] == 256_000
+    assert native["tcp"] == [
+        {
+            "direction": "down",
+            "cc": "newreno",
+            "start_ns": 0,
+            "extra_delay_ns": 0,
+            "mss": 1448,
+            "data_bytes": 1500,
+            "ack_bytes": 52,
+            "delayed_ack": True,
+            "abc": False,
+            "rto_min_ns": 200_000_000,
+            "initial_cwnd": 3,
+            "rwnd_segments": 10_000,
+        }
+    ]
+    assert [c["direction"] for c in native["cbr"]] == ["down", "up"]
+    assert native["cbr"][0] == {
+        "direction": "down",
+        "packet_bytes": 186,
+        "interval_ns": 20_000_000,
+        "jitter_ns": 1_000_000,
+        "start_ns": None,
+    }
+    json.dumps(native)  # plain JSON types only
+
+
+def test_demo_scenario_matches_the_paper_setup():
+    s = demo_scenario()
+    assert (s.down.rate, s.up.rate) == (1_500_000, 256_000)
+    assert s.down.queue.rule == s.up.queue.rule == "fb-strict"
+    assert s.down.queue.limit.amount == 20_000
+    assert s.warmup == 10_000_000_000 and s.duration == 60_000_000_000
+    assert len(s.tcp) == 1 and [c.direction for c in s.cbr] == ["down", "up"]
+
+
+def test_adsl2_preset_and_packet_limit_implies_ps():
+    s = build_scenario(link="adsl2", queue="27p")
+    assert (s.down.rate, s.up.rate) == (24_000_000, 1_000_000)
+    assert s.to_native()["down"]["queue"] == {"rule": "ps", "limit": 27, "count_in_service": False}
+
+
+@pytest.mark.parametrize("spelling", ["fb_loose", "FB-loose", "fb-loose", " Fb_Loose "])
+def test_rule_accepts_underscores_and_case(spelling):
+    assert QueueSpec(limit="40kB", rule=spelling).to_native()["rule"] == "fb_loose"
+
+
+def test_dump_round_trips_in_human_units():
+    s = build_scenario(down="2Mbit", up="512kbit", queue="27p", rtt="40ms", cbr="up")
+    dumped = s.model_dump(mode="json")
+    assert dumped["down"]["rate"] == "2Mbit" and dumped["down"]["queue"]["limit"] == "27p"
+    assert dumped["rtt"] == "40ms"
+    assert Scenario.model_validate(dumped) == s
+    assert Scenario.model_validate_json(s.model_dump_json()) == s
+
+
+def test_full_model_with_preset_and_custom_queue():
+    s = Scenario(link="adsl1", down=LinkSpec(queue=QueueSpec(limit="10p")), tcp=[TcpSpec()])
+    assert s.down.rate == 1_500_000 and s.down.queue.rule == "ps"
+    assert s.up.queue.rule == "fb-strict"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "param", "fragment"),
+    [
+        ({"queue": "27p", "rule": "fb-strict"}, "rule", "in packets"),
+        ({"queue": "20kB", "rule": "ps"}, "rule", "in bytes"),
+        ({"rule": "red"}, "rule", "ps, fb-strict, fb-loose"),
+        ({"queue": "0p"}, "queue", "must be positive"),
+        ({"queue": "20kb"}, "queue", "bits or bytes"),
+        ({"down": "-1Mbit", "up": "1Mbit"}, "down", "must be positive"),
+        ({"down": "1Mbit"}, "up", "rate missing"),
+        ({"link": "adsl1", "up": "1Mbit"}, "link", "not both"),
+        ({"link": "adsl3"}, "link", "adsl1"),
+        ({"warmup": "60s"}, "warmup", "shorter than the duration"),
+        ({"duration": "0s", "warmup": "0s"}, "duration", "must be positive"),
+        ({"rtt": "0ms"}, "rtt", "must be positive"),
+        ({"cc": "cubic"}, "cc", "newreno"),
+        ({"cc": "cubic", "tcp_flows": 0}, "cc", "newreno"),  # checked even when unused
+        ({"jitter": "-1ms"}, "jitter", "negative"),
+        ({"cbr_interval": "0ms"}, "cbr_interval", "must be positive"),
+        ({"cbr_size": "20B"}, "cbr_size", "28 B"),
+        ({"cbr_size": "x", "cbr": "none"}, "cbr_size", "cannot parse"),
+        ({"rto_min": "0s"}, "rto_min", "must be positive"),
+        ({"seed": -1}, "seed", "greater than or equal to 0"),
+        ({"cbr": "sideways"}, "cbr", "down, up, both, none"),
+        ({"tcp_flows": -1}, "tcp_flows", ">= 0"),
+    ],
+)
+def test_build_scenario_errors_name_the_parameter(kwargs, param, fragment):
+    with pytest.raises(SpecError, match=fragment) as err:
+        build_scenario(**kwargs)
+    assert err.value.param == param
+    assert isinstance(err.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("model", "data"),
+    [
+        (Scenario, {"link": "adsl1", "colour": "blue"}),  # extra fields are forbidden
+        (Scenario, {"down": {"rate": "1Mbit"}}),  # up rate missing
+        (Scenario, {"link": "adsl1", "down": {"rate": "2Mbit"}}),  # conflicts with preset
+        (LinkSpec, {"rate": "1Mbit", "loss_rate": 1.0}),
+        (TcpSpec, {"mss": 1500}),  # 1500 + 40 B headers > 1500 B
+        (TcpSpec, {"initial_cwnd": 0}),
+        (TcpSpec, {"direction": "sideways"}),
+        (CbrSpec, {"interval": "0s"}),
+        (QueueSpec, {"limit": "27p", "rule": "fb-loose"}),
+    ],
+)
+def test_model_rejects(model, data):
+    with pytest.raises(ValidationError):
+        model.model_validate(data)
+
+
+def test_models_are_frozen_so_shared_specs_cannot_alias():
+    q = QueueSpec()
+    with pytest.raises(ValidationError):
+        q.count_in_service = True
+
+
+def test_cc_set_lives_in_one_place():
+    assert "newreno" in CC_ALGORITHMS
+    with pytest.raises(ValidationError, match="supported: " + ", ".join(CC_ALGORITHMS)):
+        TcpSpec(cc="bbr")
