@@ -30,20 +30,14 @@ def test_build_scenario_defaults_to_adsl1_with_native_contract_fields():
         "loss_rate": 0.0,
     }
     assert native["up"]["rate_bps"] == 256_000
+    # Only what the user set goes across; the core's profile fills in the rest.
     assert native["tcp"] == [
         {
+            "profile": "rfc",
             "direction": "down",
             "cc": "newreno",
             "start_ns": 0,
             "extra_delay_ns": 0,
-            "mss": 1448,
-            "data_bytes": 1500,
-            "ack_bytes": 52,
-            "delayed_ack": True,
-            "abc": False,
-            "rto_min_ns": 200_000_000,
-            "initial_cwnd": 3,
-            "rwnd_segments": 10_000,
         }
     ]
     assert [c["direction"] for c in native["cbr"]] == ["down", "up"]
@@ -155,3 +149,25 @@ def test_cc_set_lives_in_one_place():
     assert "newreno" in CC_ALGORITHMS
     with pytest.raises(ValidationError, match="supported: " + ", ".join(CC_ALGORITHMS)):
         TcpSpec(cc="bbr")
+
+
+def test_profile_settings_apply_and_overrides_win():
+    t = TcpSpec(profile="freebsd-7", rto_min="300ms")
+    assert t.setting("delack_ns") == 100_000_000  # FreeBSD's delayed-ACK timer
+    assert t.setting("rto_min_ns") == 300_000_000
+    native = t.to_native()
+    assert native["profile"] == "freebsd-7" and native["rto_min_ns"] == 300_000_000
+    assert "delack_ns" not in native
+    with pytest.raises(ValidationError, match="supported: rfc, linux-2.6.25"):
+        TcpSpec(profile="windows-95")
+
+
+def test_profiles_change_what_the_core_does():
+    import collateral
+
+    res = {
+        p: collateral.simulate(profile=p, duration="30s", warmup="5s").tcp[0]
+        for p in ("rfc", "linux-2.6.25", "freebsd-7")
+    }
+    # Different stacks, same seed: different retransmission behaviour.
+    assert len({(r["retransmits"], r["segments_sent"]) for r in res.values()}) == 3

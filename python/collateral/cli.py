@@ -14,7 +14,15 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from .spec import CC_ALGORITHMS, LINK_PRESETS, RULES, SpecError, build_scenario, demo_scenario
+from .spec import (
+    CC_ALGORITHMS,
+    LINK_PRESETS,
+    PROFILES,
+    RULES,
+    SpecError,
+    build_scenario,
+    demo_scenario,
+)
 
 if TYPE_CHECKING:
     from .spec import Scenario
@@ -115,16 +123,24 @@ def _add_scenario_options(p: argparse.ArgumentParser) -> None:
         help=f"TCP congestion control: {', '.join(CC_ALGORITHMS)} (default: newreno)",
     )
     g.add_argument(
+        "--profile",
+        metavar="STACK",
+        default="rfc",
+        help="TCP stack profile: delayed ACKs, recovery style, RTO, initial window "
+        f"({', '.join(PROFILES)}; default: rfc)",
+    )
+    g.add_argument(
         "--no-delayed-ack",
         dest="delayed_ack",
         action="store_false",
+        default=None,
         help="ACK every segment instead of every second one",
     )
     g.add_argument(
         "--rto-min",
         metavar="TIME",
-        default="200ms",
-        help="minimum TCP retransmission timeout (default: 200ms, as Linux)",
+        default=None,
+        help="minimum TCP retransmission timeout (default: the profile's, 200ms for Linux)",
     )
     g.add_argument(
         "--cbr",
@@ -231,6 +247,7 @@ def _scenario_from_args(a: argparse.Namespace) -> Scenario:
             rule=a.rule,
             count_in_service=a.count_in_service,
             cc=a.cc,
+            profile=a.profile,
             duration=a.duration,
             warmup=a.warmup,
             seed=a.seed,

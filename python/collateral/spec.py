@@ -26,6 +26,7 @@ from pydantic import (
     model_validator,
 )
 
+from . import _native
 from .units import (
     QueueLimit,
     fmt_duration,
@@ -40,6 +41,7 @@ from .units import (
 __all__ = [
     "CC_ALGORITHMS",
     "LINK_PRESETS",
+    "PROFILES",
     "RULES",
     "CbrSpec",
     "LinkSpec",
@@ -51,8 +53,11 @@ __all__ = [
     "build_scenario",
 ]
 
-#: Congestion controls the core implements. The one place to extend (CUBIC, H-TCP, BBR).
-CC_ALGORITHMS: tuple[str, ...] = ("newreno",)
+#: Congestion controls the core implements (the core is the one place that lists them).
+CC_ALGORITHMS: tuple[str, ...] = tuple(_native.congestion_controls())
+#: Stack profiles and the TCP settings each implies, as the core defines them.
+PROFILE_SETTINGS: dict[str, dict[str, Any]] = _native.profiles()
+PROFILES: tuple[str, ...] = tuple(PROFILE_SETTINGS)
 #: Drop-tail "full" rules (SPEC §3.1): packet slots, bytes must fit, bytes checked before.
 RULES: tuple[str, ...] = ("ps", "fb-strict", "fb-loose")
 #: Named access links: (downstream, upstream) rates.
@@ -99,17 +104,20 @@ def _rule(value: object) -> object:
     return value
 
 
-def _cc(value: object) -> str:
-    if not isinstance(value, str) or value.strip().lower() not in CC_ALGORITHMS:
-        raise ValueError(
-            f"unknown congestion control {value!r}; supported: {', '.join(CC_ALGORITHMS)}"
-            " (CUBIC, H-TCP and BBR are planned)"
-        )
-    return value.strip().lower()
+def _one_of(allowed: tuple[str, ...], what: str) -> Any:
+    def check(value: object) -> str:
+        if not isinstance(value, str) or value.strip().lower() not in allowed:
+            raise ValueError(f"unknown {what} {value!r}; supported: {', '.join(allowed)}")
+        return value.strip().lower()
+
+    return BeforeValidator(check)
 
 
 Rule = Annotated[Literal["ps", "fb-strict", "fb-loose"] | None, BeforeValidator(_rule)]
-CongestionControl = Annotated[str, BeforeValidator(_cc)]
+CongestionControl = Annotated[str, _one_of(CC_ALGORITHMS, "congestion control")]
+Profile = Annotated[str, _one_of(PROFILES, "stack profile")]
+Recovery = Literal["newreno", "rate_halving", "prr"]
+OptionalPacketSize = _optional(parse_size, lambda n: f"{n}B")
 
 
 class _Model(BaseModel):
@@ -166,53 +174,75 @@ class LinkSpec(_Model):
 
 
 class TcpSpec(_Model):
-    """A bulk TCP flow (always has data). Defaults: Linux-like NewReno with timestamps."""
+    """A bulk TCP flow (always has data) on a stack ``profile``.
+
+    The profile (``rfc``, ``linux-2.6.25``, ``freebsd-7``, ``linux-6``) sets every stack
+    behaviour — delayed ACKs, recovery style, RTO, initial window; each field below left
+    at None keeps the profile's value, anything given overrides it.
+    """
 
     direction: Direction = "down"
     cc: CongestionControl = "newreno"
+    profile: Profile = "rfc"
     start: Duration = 0
     #: Added at the receiver, so this flow's RTT is the base RTT plus this.
     extra_delay: Duration = 0
-    mss: int = Field(default=1448, gt=0)
+    mss: int | None = Field(default=None, gt=0)
     #: IP length of a full segment and of a pure ACK (52 B with timestamps, 40 B without).
-    data_bytes: PacketSize = 1500
-    ack_bytes: PacketSize = 52
-    delayed_ack: bool = True
-    #: Appropriate Byte Counting (RFC 3465); off by default as in Linux 2.6.25.
-    abc: bool = False
-    rto_min: Duration = 200_000_000
-    initial_cwnd: int = Field(default=3, gt=0)
-    rwnd_segments: int = Field(default=10_000, gt=0)
+    data_bytes: OptionalPacketSize = None
+    ack_bytes: OptionalPacketSize = None
+    delayed_ack: bool | None = None
+    #: Delayed-ACK timer (Linux profiles: the minimum of the adaptive timeout).
+    delack: OptionalDuration = None
+    #: Appropriate Byte Counting (RFC 3465) in congestion avoidance.
+    abc: bool | None = None
+    recovery: Recovery | None = None
+    rto_min: OptionalDuration = None
+    initial_cwnd: int | None = Field(default=None, gt=0)
+    rwnd_segments: int | None = Field(default=None, gt=0)
 
-    @field_validator("rto_min")
+    @field_validator("rto_min", "delack")
     @classmethod
-    def _positive(cls, v: int) -> int:
-        if v <= 0:
+    def _positive(cls, v: int | None) -> int | None:
+        if v is not None and v <= 0:
             raise ValueError("must be positive, e.g. 200ms")
         return v
 
+    def setting(self, name: str) -> Any:
+        """The value in force for a native field: the override, else the profile's."""
+        native = self._overrides()
+        return native[name] if name in native else PROFILE_SETTINGS[self.profile][name]
+
     @model_validator(mode="after")
     def _segment_fits(self) -> TcpSpec:
-        if self.mss + 40 > self.data_bytes:
-            raise ValueError(
-                f"mss {self.mss} + 40 B of IP/TCP headers exceeds data_bytes {self.data_bytes}"
-            )
+        mss, data = self.setting("mss"), self.setting("data_bytes")
+        if mss + 40 > data:
+            raise ValueError(f"mss {mss} + 40 B of IP/TCP headers exceeds data_bytes {data}")
         return self
 
-    def to_native(self) -> dict[str, Any]:
-        return {
-            "direction": self.direction,
-            "cc": self.cc,
-            "start_ns": self.start,
-            "extra_delay_ns": self.extra_delay,
+    def _overrides(self) -> dict[str, Any]:
+        fields = {
             "mss": self.mss,
             "data_bytes": self.data_bytes,
             "ack_bytes": self.ack_bytes,
             "delayed_ack": self.delayed_ack,
+            "delack_ns": self.delack,
             "abc": self.abc,
+            "recovery": self.recovery,
             "rto_min_ns": self.rto_min,
             "initial_cwnd": self.initial_cwnd,
             "rwnd_segments": self.rwnd_segments,
+        }
+        return {k: v for k, v in fields.items() if v is not None}
+
+    def to_native(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile,
+            "direction": self.direction,
+            "cc": self.cc,
+            "start_ns": self.start,
+            "extra_delay_ns": self.extra_delay,
+            **self._overrides(),
         }
 
 
@@ -347,7 +377,7 @@ class Scenario(_Model):
         q = self.down.queue
         link = f" ({self.link})" if self.link else ""
         in_service = ", in-service counted" if q.count_in_service else ""
-        ccs = ", ".join(sorted({t.cc for t in self.tcp})) or "none"
+        ccs = ", ".join(sorted({f"{t.cc} ({t.profile})" for t in self.tcp})) or "none"
         return sep.join(
             [
                 f"link {fmt_rate(self.down.rate or 0)}/{fmt_rate(self.up.rate or 0)}{link}",
@@ -410,6 +440,7 @@ def build_scenario(
     rule: str | None = None,
     count_in_service: bool = False,
     cc: str = "newreno",
+    profile: str = "rfc",
     duration: str | float = "60s",
     warmup: str | float = "5s",
     seed: int = 1,
@@ -418,8 +449,8 @@ def build_scenario(
     cbr_interval: str | float = "20ms",
     jitter: str | float = "1ms",
     tcp_flows: int = 1,
-    delayed_ack: bool = True,
-    rto_min: str | float = "200ms",
+    delayed_ack: bool | None = None,
+    rto_min: str | float | None = None,
 ) -> Scenario:
     """The common experiment in flat form: ``tcp_flows`` bulk flows downstream and CBR
     ``cbr`` = down | up | both | none, the same queue in both directions.
@@ -447,7 +478,8 @@ def build_scenario(
         "rtt": rtt,
         "down": {"rate": down, "queue": q},
         "up": {"rate": up, "queue": q},
-        "tcp": [{"cc": cc, "delayed_ack": delayed_ack, "rto_min": rto_min}] * tcp_flows,
+        "tcp": [{"cc": cc, "profile": profile, "delayed_ack": delayed_ack, "rto_min": rto_min}]
+        * tcp_flows,
         "cbr": [
             {"direction": d, "size": cbr_size, "interval": cbr_interval, "jitter": jitter}
             for d in ("down", "up")
@@ -457,7 +489,9 @@ def build_scenario(
     # Validate the per-flow parameters even when no flow uses them, so a typo never
     # passes silently.
     try:
-        TcpSpec.model_validate(data["tcp"][0] if tcp_flows else {"cc": cc, "rto_min": rto_min})
+        TcpSpec.model_validate(
+            data["tcp"][0] if tcp_flows else {"cc": cc, "profile": profile, "rto_min": rto_min}
+        )
         CbrSpec.model_validate({"size": cbr_size, "interval": cbr_interval, "jitter": jitter})
         return Scenario.model_validate(data)
     except ValidationError as err:

@@ -66,6 +66,57 @@ fn simulate<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, Py
     Ok(out)
 }
 
+/// Runs many trials on `threads` OS threads (0 = all cores) without the GIL, returning,
+/// in input order, `{"summary": dict, "traces": ...}` per trial (traces only when each
+/// scenario asks for them). A bad scenario raises ValueError naming its index before
+/// anything runs.
+#[pyfunction]
+#[pyo3(signature = (scenario_jsons, threads=0))]
+fn simulate_many<'py>(
+    py: Python<'py>,
+    scenario_jsons: Vec<String>,
+    threads: usize,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let scenarios = scenario_jsons
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Scenario::from_json(s).map_err(|e| PyValueError::new_err(format!("scenario {i}: {e}"))))
+        .collect::<PyResult<Vec<_>>>()?;
+    let results = py.detach(|| collateral_sim::batch::run_all(scenarios, threads));
+    let json = py.import("json")?;
+    results
+        .into_iter()
+        .map(|r| {
+            let r = r.map_err(PyValueError::new_err)?;
+            let summary_json = serde_json::to_string(&r.summary)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            let out = PyDict::new(py);
+            out.set_item("summary", json.call_method1("loads", (summary_json,))?)?;
+            out.set_item("traces", traces_to_py(py, r.traces)?)?;
+            Ok(out)
+        })
+        .collect()
+}
+
+/// The stack profiles and the settings each gives a TCP flow (JSON field names).
+#[pyfunction]
+fn profiles<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    use collateral_sim::tcp::Profile;
+    let json = py.import("json")?;
+    let out = PyDict::new(py);
+    for p in Profile::ALL {
+        let cfg = serde_json::to_string(&p.config()).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        out.set_item(p.name(), json.call_method1("loads", (cfg,))?)?;
+    }
+    Ok(out)
+}
+
+/// The congestion-control algorithms the core implements.
+#[pyfunction]
+fn congestion_controls() -> Vec<&'static str> {
+    collateral_sim::tcp::CcKind::ALL.iter().map(|c| c.name()).collect()
+}
+
 /// The version of the native core (the model version that trial keys include).
 #[pyfunction]
 fn version() -> &'static str {
@@ -75,6 +126,9 @@ fn version() -> &'static str {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_many, m)?)?;
+    m.add_function(wrap_pyfunction!(profiles, m)?)?;
+    m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

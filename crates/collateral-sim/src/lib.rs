@@ -5,6 +5,7 @@
 //! derived from the scenario's seed, so the same scenario and seed give identical
 //! results on any machine and any number of threads.
 
+pub mod batch;
 pub mod engine;
 pub mod link;
 pub mod metrics;

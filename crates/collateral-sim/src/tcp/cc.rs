@@ -98,6 +98,8 @@ pub enum CcKind {
 }
 
 impl CcKind {
+    pub const ALL: [CcKind; 1] = [CcKind::Newreno];
+
     pub fn name(self) -> &'static str {
         match self {
             CcKind::Newreno => "newreno",
