@@ -158,7 +158,7 @@ def test_profile_settings_apply_and_overrides_win():
     native = t.to_native()
     assert native["profile"] == "freebsd-7" and native["rto_min_ns"] == 300_000_000
     assert "delack_ns" not in native
-    with pytest.raises(ValidationError, match="supported: rfc, linux-2.6.25"):
+    with pytest.raises(ValidationError, match=r"supported: rfc, linux-2\.6\.25"):
         TcpSpec(profile="windows-95")
 
 
