@@ -193,6 +193,7 @@ pub fn run(cfg: RouterConfig) -> Result<(), String> {
             let mut w = BufWriter::with_capacity(1 << 20, File::create(p).map_err(|e| format!("{p}: {e}"))?);
             let offset = real_ns() as i128 - mono_ns() as i128;
             writeln!(w, "# collateral-emu router; realtime_minus_monotonic_ns={offset}").unwrap();
+            // ev: 0 = queued, 1 = dropped, 2 = left the router (after the delay).
             writeln!(w, "t_ns,ev,dir,ip_len,proto,sport,dport,useq").unwrap();
             Some(w)
         }
@@ -226,7 +227,7 @@ pub fn run(cfg: RouterConfig) -> Result<(), String> {
                 dir.delay.pop_front();
                 let idx = pkt.seq as usize;
                 let _ = socks[1 - d].send(&slab.frames[idx]);
-                logev!(release, 'd', d, &infos[idx]);
+                logev!(release, 2, d, &infos[idx]);
                 slab.free.push(idx);
             }
         }
@@ -262,11 +263,11 @@ pub fn run(cfg: RouterConfig) -> Result<(), String> {
                 let mut drops = std::mem::take(&mut dir.drops);
                 let accepted = dir.queue.enqueue(t, pkt, &mut drops);
                 if accepted {
-                    logev!(t, 'a', d, &info);
+                    logev!(t, 0, d, &info);
                 }
                 for p in drops.drain(..) {
                     let i = p.seq as usize;
-                    logev!(t, 'x', d, &infos[i]);
+                    logev!(t, 1, d, &infos[i]);
                     slab.free.push(i);
                 }
                 dir.drops = drops;

@@ -1,0 +1,450 @@
+"""The emulation testbed: real Linux TCP through a userspace bottleneck that runs the
+simulator's own queue code.
+
+A run builds three network namespaces — ``left`` (the Internet side: hosts A and B),
+``router`` and ``right`` (the home: hosts C and D) — joined by veth pairs, with
+addresses in the benchmarking range 198.18.0.0/15 and no route out. The router namespace
+has no IP addresses and forwards nothing by itself: ``collateral-emu router`` reads every
+frame with an AF_PACKET socket, queues it with the same Rust drop-tail code as the
+simulator, serialises it at the configured rate, holds it for the propagation delay and
+writes it out on the other side. Offloads (TSO/GSO/GRO, checksums) are off so the queue
+sees real packet sizes.
+
+Every name carries the prefix ``col<pid>``; all of it is removed on exit, on error and on
+SIGINT/SIGTERM, and a later run removes what a SIGKILLed run left behind. Results come
+back in the simulator's schema (:class:`collateral.Result`), tagged ``"mode":
+"emulation"``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .result import Result
+from .spec import Scenario
+
+__all__ = [
+    "EmulationError",
+    "KERNEL_CC",
+    "Testbed",
+    "available_congestion_controls",
+    "cleanup_leftovers",
+    "emulate",
+    "find_emulator",
+]
+
+#: The simulator's names for congestion controls and the kernel modules behind them.
+KERNEL_CC = {"newreno": "reno", "reno": "reno", "cubic": "cubic", "bbr": "bbr", "htcp": "htcp"}
+PREFIX = "col"
+_NS_RE = re.compile(rf"^{PREFIX}(\d+)[lrh]$")
+LEFT_A, LEFT_B, RIGHT_C, RIGHT_D = "198.18.0.1", "198.18.0.3", "198.18.0.2", "198.18.0.4"
+#: Router log events.
+EV_QUEUED, EV_DROP, EV_LEFT = 0, 1, 2
+
+
+class EmulationError(RuntimeError):
+    """A testbed problem the user can act on (not root, missing tool, unknown CC)."""
+
+
+def find_emulator() -> str:
+    """The ``collateral-emu`` binary: $COLLATERAL_EMU, on PATH, or in the source tree."""
+    cand = [os.environ.get("COLLATERAL_EMU"), shutil.which("collateral-emu")]
+    root = Path(__file__).resolve().parents[2]
+    cand += [str(root / "target" / "release" / "collateral-emu")]
+    for c in cand:
+        if c and os.access(c, os.X_OK):
+            return c
+    raise EmulationError(
+        "collateral-emu not found; build it with 'cargo build --release -p collateral-emu'"
+        " (./setup.sh does) or set COLLATERAL_EMU"
+    )
+
+
+def available_congestion_controls() -> list[str]:
+    path = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+    return path.read_text().split() if path.exists() else []
+
+
+def _sh(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    r = subprocess.run(args, capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise EmulationError(f"{' '.join(args)}: {r.stderr.strip() or r.stdout.strip()}")
+    return r
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _kill_ns_processes(ns: str) -> None:
+    pids = _sh("ip", "netns", "pids", ns, check=False).stdout.split()
+    for p in pids:
+        try:
+            os.kill(int(p), signal.SIGKILL)
+        except (ProcessLookupError, ValueError):
+            pass
+
+
+def _delete_ns(ns: str) -> None:
+    _kill_ns_processes(ns)
+    _sh("ip", "netns", "del", ns, check=False)
+
+
+def testbed_namespaces() -> list[str]:
+    out = _sh("ip", "netns", "list", check=False).stdout
+    return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+def cleanup_leftovers() -> list[str]:
+    """Removes namespaces (and their processes and veths) of testbed runs that are gone."""
+    removed = []
+    for ns in testbed_namespaces():
+        m = _NS_RE.match(ns)
+        if m and not _alive(int(m.group(1))):
+            _delete_ns(ns)
+            removed.append(ns)
+    return removed
+
+
+@dataclass
+class _Proc:
+    name: str
+    popen: subprocess.Popen[bytes]
+    stderr: Path
+
+
+class Testbed:
+    """The namespaces and veths of one run; a context manager that always tears down."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.id = f"{PREFIX}{os.getpid()}"
+        self.ns = {"left": f"{self.id}l", "router": f"{self.id}r", "right": f"{self.id}h"}
+        tag = f"c{os.getpid()}"
+        self.ifs = {
+            "left": f"{tag}l0",
+            "router_left": f"{tag}l1",
+            "right": f"{tag}h0",
+            "router_right": f"{tag}h1",
+        }
+        self.workdir = workdir
+        self.procs: list[_Proc] = []
+
+    def exec(self, ns: str, *args: str) -> subprocess.CompletedProcess[str]:
+        return _sh("ip", "netns", "exec", self.ns[ns], *args)
+
+    def build(self) -> None:
+        for ns in self.ns.values():
+            _sh("ip", "netns", "add", ns)
+        for side in ("left", "right"):
+            a, b = self.ifs[side], self.ifs[f"router_{side}"]
+            _sh("ip", "link", "add", a, "netns", self.ns[side], "type", "veth", "peer", "name", b,
+                "netns", self.ns["router"])
+        for ns in self.ns:
+            # No IPv6 chatter (router solicitations, DAD) through the emulator.
+            self.exec(ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
+            self.exec(ns, "sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1")
+            self.exec(ns, "ip", "link", "set", "lo", "up")
+        self.exec("router", "sysctl", "-qw", "net.ipv4.ip_forward=0")
+        addrs = {"left": (LEFT_A, LEFT_B), "right": (RIGHT_C, RIGHT_D)}
+        for side, ips in addrs.items():
+            dev = self.ifs[side]
+            for ip in ips:
+                self.exec(side, "ip", "addr", "add", f"{ip}/24", "dev", dev)
+        for ns, dev in [("left", self.ifs["left"]), ("right", self.ifs["right"]),
+                        ("router", self.ifs["router_left"]), ("router", self.ifs["router_right"])]:
+            # Real packet sizes in the queue, full checksums on the wire.
+            self.exec(ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off",
+                      "tx", "off", "rx", "off")
+            self.exec(ns, "ip", "link", "set", dev, "up")
+        # The router answers no ARP: each side learns the other side's MAC statically.
+        mac = {s: self._mac(s) for s in ("left", "right")}
+        for side, other, ips in [("left", "right", (RIGHT_C, RIGHT_D)),
+                                 ("right", "left", (LEFT_A, LEFT_B))]:
+            for ip in ips:
+                self.exec(side, "ip", "neigh", "replace", ip, "lladdr", mac[other],
+                          "dev", self.ifs[side], "nud", "permanent")
+
+    def _mac(self, side: str) -> str:
+        out = self.exec(side, "cat", f"/sys/class/net/{self.ifs[side]}/address").stdout
+        return out.strip()
+
+    def start(self, ns: str, name: str, *args: str) -> _Proc:
+        err = self.workdir / f"{name}.stderr"
+        with open(err, "wb") as f:
+            p = subprocess.Popen(["ip", "netns", "exec", self.ns[ns], *args],
+                                 stdout=subprocess.DEVNULL, stderr=f)
+        proc = _Proc(name, p, err)
+        self.procs.append(proc)
+        return proc
+
+    def wait(self, proc: _Proc, timeout: float) -> None:
+        try:
+            rc = proc.popen.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.popen.terminate()
+            rc = proc.popen.wait(timeout=5)
+        if rc not in (0, -signal.SIGTERM):
+            msg = proc.stderr.read_text().strip().splitlines()
+            raise EmulationError(f"{proc.name} failed: {msg[-1] if msg else f'exit {rc}'}")
+
+    def teardown(self) -> None:
+        for p in self.procs:
+            if p.popen.poll() is None:
+                p.popen.terminate()
+        for p in self.procs:
+            try:
+                p.popen.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                p.popen.kill()
+        for ns in self.ns.values():
+            _delete_ns(ns)
+
+
+@contextmanager
+def _signals_raise() -> Iterator[None]:
+    """SIGTERM (and SIGINT) raise KeyboardInterrupt so `finally` tears down."""
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _check_ready(scenario: Scenario) -> dict[int, str]:
+    if os.geteuid() != 0:
+        raise EmulationError("emulation needs root (network namespaces); run it with sudo")
+    for tool in ("ip", "ethtool"):
+        if shutil.which(tool) is None:
+            raise EmulationError(f"{tool} not found; ./setup.sh installs iproute2 and ethtool")
+    avail = available_congestion_controls()
+    kernel_cc = {}
+    for i, t in enumerate(scenario.tcp):
+        k = KERNEL_CC.get(t.cc)
+        if k is None or k not in avail:
+            raise EmulationError(
+                f"congestion control {t.cc!r} is not available in this kernel;"
+                f" it offers: {', '.join(avail) or 'none'}"
+            )
+        kernel_cc[i] = k
+    return kernel_cc
+
+
+def _read_csv(path: Path) -> np.ndarray:
+    """A numeric CSV with a header line (and optional '#' comment lines) as int64 rows."""
+    rows = [
+        line.split(",")
+        for line in path.read_text().splitlines()[1:]
+        if line and not line.startswith("#") and not line[0].isalpha()
+    ]
+    return np.array(rows, dtype=np.int64).reshape(len(rows), -1) if rows else np.zeros((0, 1))
+
+
+def emulate(scenario: Scenario, workdir: str | Path | None = None, keep: bool = False) -> Result:
+    """Runs the scenario on the namespace testbed in real time; returns a Result in the
+    simulator's schema. Raises :class:`EmulationError` for problems the user can fix."""
+    kernel_cc = _check_ready(scenario)
+    emu = find_emulator()
+    cleanup_leftovers()
+    wd = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="collateral-emu-"))
+    wd.mkdir(parents=True, exist_ok=True)
+    tb = Testbed(wd)
+    dur = scenario.duration
+    try:
+        with _signals_raise():
+            tb.build()
+            prop = scenario.rtt // 2
+            q = {d: getattr(scenario, d).queue for d in ("down", "up")}
+            qs = {
+                d: f"{q[d].rule.replace('-', '_')}:{q[d].limit.amount}"
+                + (":count" if q[d].count_in_service else "")
+                for d in q
+            }
+            router = tb.start(
+                "router", "router", emu, "router",
+                "--left", tb.ifs["router_left"], "--right", tb.ifs["router_right"],
+                "--down", f"{scenario.down.rate},{prop},{qs['down']}",
+                "--up", f"{scenario.up.rate},{prop},{qs['up']}",
+                "--log", str(wd / "router.csv"),
+                "--duration-ns", str(dur + 4_000_000_000),
+            )
+            recv_dur = str(dur + 2_000_000_000)
+            receivers = []
+            for i, t in enumerate(scenario.tcp):
+                ns_r = "right" if t.direction == "down" else "left"
+                ip_r = RIGHT_C if t.direction == "down" else LEFT_A
+                receivers.append(tb.start(ns_r, f"tcp{i}-recv", emu, "tcp-recv", "--bind",
+                                          f"{ip_r}:{5001 + i}", "--duration-ns", recv_dur,
+                                          "--out", str(wd / f"tcp{i}-recv.csv")))
+            for j, c in enumerate(scenario.cbr):
+                ns_r = "right" if c.direction == "down" else "left"
+                ip_r = RIGHT_D if c.direction == "down" else LEFT_B
+                receivers.append(tb.start(ns_r, f"cbr{j}-recv", emu, "cbr-recv", "--bind",
+                                          f"{ip_r}:{7001 + j}", "--duration-ns", recv_dur,
+                                          "--out", str(wd / f"cbr{j}-recv.csv")))
+            time.sleep(0.3)  # receivers listening, router reading
+            t0 = time.clock_gettime_ns(time.CLOCK_REALTIME)
+            senders = []
+            for i, t in enumerate(scenario.tcp):
+                ns_s, ip_s, ip_r = (("left", LEFT_A, RIGHT_C) if t.direction == "down"
+                                    else ("right", RIGHT_C, LEFT_A))
+                senders.append(tb.start(ns_s, f"tcp{i}-send", emu, "tcp-send", "--src", ip_s,
+                                        "--dst", f"{ip_r}:{5001 + i}", "--cc", kernel_cc[i],
+                                        "--duration-ns", str(dur), "--poll-ns", "1000000",
+                                        "--out", str(wd / f"tcp{i}-send.csv")))
+            rng = np.random.default_rng(scenario.seed)
+            for j, c in enumerate(scenario.cbr):
+                ns_s, ip_s, ip_r = (("left", LEFT_B, RIGHT_D) if c.direction == "down"
+                                    else ("right", RIGHT_D, LEFT_B))
+                start = c.start if c.start is not None else int(rng.integers(0, c.interval))
+                senders.append(tb.start(ns_s, f"cbr{j}-send", emu, "cbr-send",
+                                        "--src", f"{ip_s}:{6001 + j}", "--dst", f"{ip_r}:{7001 + j}",
+                                        "--size", str(c.size), "--interval-ns", str(c.interval),
+                                        "--jitter-ns", str(c.jitter),
+                                        "--seed", str(scenario.seed * 1000 + j),
+                                        "--start-delay-ns", str(start),
+                                        "--duration-ns", str(dur),
+                                        "--out", str(wd / f"cbr{j}-send.csv")))
+            for p in senders:
+                tb.wait(p, dur / 1e9 + 10)
+            for p in receivers:
+                tb.wait(p, 5)
+            router.popen.terminate()
+            tb.wait(router, 5)
+    finally:
+        tb.teardown()
+    result = _collect(scenario, wd, t0)
+    if not keep and workdir is None:
+        shutil.rmtree(wd, ignore_errors=True)
+    return result
+
+
+def _collect(sc: Scenario, wd: Path, t0: int) -> Result:
+    """Reads the endpoint and router logs into the simulator's result schema."""
+    warm = t0 + sc.warmup
+    end = t0 + sc.duration
+    measured = (sc.duration - sc.warmup) / 1e9
+    tcp_rows, cwnd = [], {"time_s": [], "flow": [], "cwnd": [], "ssthresh": []}
+    for i, t in enumerate(sc.tcp):
+        recv = _read_csv(wd / f"tcp{i}-recv.csv")
+        send = _read_csv(wd / f"tcp{i}-send.csv")
+
+        def bytes_at(ts: int, recv: np.ndarray = recv) -> int:
+            k = np.searchsorted(recv[:, 0], ts, side="right") - 1
+            return int(recv[k, 1]) if k >= 0 else 0
+
+        delivered = bytes_at(end) - bytes_at(warm)
+        retrans = int(send[-1, 4]) if len(send) else 0
+        tcp_rows.append({
+            "flow": i, "direction": t.direction, "cc": t.cc, "profile": "kernel",
+            "goodput_bps": delivered * 8 / measured, "bytes_delivered": delivered,
+            "segments_sent": None, "retransmits": retrans, "timeouts": None,
+            "fast_retransmits": None,
+        })
+        if len(send):
+            cwnd["time_s"].append((send[:, 0] - t0) / 1e9)
+            cwnd["flow"].append(np.full(len(send), i, dtype=np.uint32))
+            cwnd["cwnd"].append(send[:, 1].astype(np.uint32))
+            cwnd["ssthresh"].append(send[:, 2].astype(np.uint32))
+    n_tcp = len(sc.tcp)
+    router = _read_csv(wd / "router.csv") if (wd / "router.csv").exists() else np.zeros((0, 8))
+    offset = 0
+    header = (wd / "router.csv").read_text().split("\n", 1)[0] if (wd / "router.csv").exists() else ""
+    if m := re.search(r"realtime_minus_monotonic_ns=(-?\d+)", header):
+        offset = int(m.group(1))
+    cbr_rows, cbr_tr = [], {"flow": [], "seq": [], "sent_s": [], "owd_s": [], "extra_delay_s": []}
+    for j, c in enumerate(sc.cbr):
+        d = 0 if c.direction == "down" else 1
+        rate = sc.down.rate if d == 0 else sc.up.rate
+        base = sc.rtt // 2 + math.ceil(c.size * 8e9 / rate)
+        sent = _read_csv(wd / f"cbr{j}-send.csv")
+        recv = _read_csv(wd / f"cbr{j}-recv.csv")
+        owd = np.full(len(sent), np.nan)
+        if len(recv):
+            ok = recv[:, 0] < len(sent)
+            owd[recv[ok, 0]] = (recv[ok, 2] - recv[ok, 1]) / 1e9
+        extra = owd - base / 1e9
+        dport = 7001 + j
+        dropped = set()
+        if len(router):
+            x = router[(router[:, 1] == EV_DROP) & (router[:, 4] == 17) & (router[:, 6] == dport)]
+            dropped = {int(s) for s in x[:, 7]}
+        # Packets sent in the measured window, excluding the last second (in flight).
+        sel = (sent[:, 1] >= warm) & (sent[:, 1] < end - 1_000_000_000) if len(sent) else []
+        seqs = sent[sel, 0] if len(sent) else np.array([], dtype=np.int64)
+        got = ~np.isnan(owd[seqs]) if len(seqs) else np.array([], dtype=bool)
+        delays = np.sort(extra[seqs][got]) if len(seqs) else np.array([])
+        lost = int((~got).sum())
+        cbr_rows.append({
+            "flow": n_tcp + j, "direction": c.direction, "sent": int(len(seqs)),
+            "received": int(got.sum()), "lost": lost,
+            "lost_at_router": int(sum(1 for s in seqs[~got] if int(s) in dropped)),
+            "in_flight": 0, "loss_rate": lost / len(seqs) if len(seqs) else math.nan,
+            "base_owd_s": base / 1e9,
+            "delay_median_s": float(np.quantile(delays, 0.5)) if len(delays) else math.nan,
+            "delay_p95_s": float(np.quantile(delays, 0.95)) if len(delays) else math.nan,
+            "delay_max_s": float(delays[-1]) if len(delays) else math.nan,
+        })
+        cbr_tr["flow"].append(np.full(len(sent), n_tcp + j, dtype=np.uint32))
+        cbr_tr["seq"].append(sent[:, 0].astype(np.uint64))
+        cbr_tr["sent_s"].append((sent[:, 1] - t0) / 1e9)
+        cbr_tr["owd_s"].append(owd)
+        cbr_tr["extra_delay_s"].append(extra)
+    queues = {}
+    for d, name in enumerate(("down", "up")):
+        rows = router[router[:, 2] == d] if len(router) else router
+        queues[name] = {
+            "drops": int((rows[:, 1] == EV_DROP).sum()) if len(rows) else 0,
+            "arrivals": int((rows[:, 1] != EV_LEFT).sum()) if len(rows) else 0,
+        }
+    del offset  # router times are monotonic; only CBR/TCP logs are on the realtime clock
+
+    def cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+        return np.concatenate(parts).astype(dtype) if parts else np.array([], dtype=dtype)
+
+    raw = {
+        "summary": {
+            "mode": "emulation", "duration_s": sc.duration / 1e9, "warmup_s": sc.warmup / 1e9,
+            "tcp": tcp_rows, "cbr": cbr_rows, "queues": queues,
+        },
+        "traces": {
+            "cwnd": {k: cat(v, np.float64 if k == "time_s" else np.uint32)
+                     for k, v in cwnd.items()},
+            "cbr": {"flow": cat(cbr_tr["flow"], np.uint32), "seq": cat(cbr_tr["seq"], np.uint64),
+                    "sent_s": cat(cbr_tr["sent_s"], np.float64),
+                    "owd_s": cat(cbr_tr["owd_s"], np.float64),
+                    "extra_delay_s": cat(cbr_tr["extra_delay_s"], np.float64)},
+            "queue": {"time_s": np.array([]), "direction": np.array([], dtype=np.uint8),
+                      "bytes": np.array([], dtype=np.uint64),
+                      "packets": np.array([], dtype=np.uint32)},
+            "drops": {"time_s": np.array([]), "direction": np.array([], dtype=np.uint8),
+                      "flow": np.array([], dtype=np.uint32), "bytes": np.array([], dtype=np.uint32)},
+            "congestion": {"time_s": np.array([]), "flow": np.array([], dtype=np.uint32),
+                           "kind": np.array([], dtype=np.uint8)},
+        },
+    }
+    return Result(raw, sc)
