@@ -67,6 +67,11 @@ fi
 python -m pip install -q --upgrade pip maturin
 say "building collateral (maturin develop --release)"
 maturin develop --release -E test
+# The testbed's real-time bottleneck and endpoints (a plain binary, beside the venv's
+# python so `collateral emulate` finds it on PATH).
+say "building collateral-emu (the emulation testbed)"
+cargo build --release -q -p collateral-emu
+install -m 755 target/release/collateral-emu .venv/bin/collateral-emu
 
 # 4. The demo: a table on the terminal and out/demo.png.
 if ((run_demo)); then
