@@ -233,6 +233,20 @@ def build_parser() -> argparse.ArgumentParser:
         "jitter), 60 s with 10 s warm-up, seed 1.",
     )
     _add_output_options(d, "out/demo.png")
+    e = sub.add_parser(
+        "emulate",
+        help="run one trial on the namespace testbed (real Linux TCP; needs root)",
+        description="Run the same scenario as 'simulate' in real time: network namespaces, "
+        "real kernel TCP, and a userspace bottleneck running the simulator's queue code. "
+        "Needs root, iproute2 and ethtool; takes the scenario's duration in wall time.",
+    )
+    _add_scenario_options(e)
+    _add_output_options(e, None)
+    e.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="keep the raw endpoint and router logs in DIR",
+    )
     return p
 
 
@@ -278,17 +292,28 @@ def _window_s(text: str) -> float:
     return ns / 1e9
 
 
-def _run(scenario: Scenario, args: argparse.Namespace) -> int:
+def _run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) -> int:
     from rich.console import Console
 
     from . import _native
     from .result import Result
 
     window = _window_s(args.window)
-    try:
-        result = Result(_native.simulate(scenario.to_native_json()), scenario)
-    except ValueError as e:  # the core refused what the spec allowed: still a usage error
-        _fail(f"scenario: {e}")
+    if emulated:
+        from .emulate import EmulationError, emulate
+
+        try:
+            result = emulate(scenario, workdir=args.keep, keep=bool(args.keep))
+        except EmulationError as e:
+            _fail(f"emulate: {e}")
+        except KeyboardInterrupt:
+            print("collateral: interrupted; the testbed was torn down", file=sys.stderr)
+            return 130
+    else:
+        try:
+            result = Result(_native.simulate(scenario.to_native_json()), scenario)
+        except ValueError as e:  # the core refused what the spec allowed: a usage error
+            _fail(f"scenario: {e}")
     if args.json:
         print(result.to_json())
     else:
@@ -323,6 +348,8 @@ def _main(argv: list[str] | None) -> int:
         return _run(_scenario_from_args(args), args)
     if args.command == "demo":
         return _run(demo_scenario(), args)
+    if args.command == "emulate":
+        return _run(_scenario_from_args(args), args, emulated=True)
     build_parser().print_help()
     return 2
 

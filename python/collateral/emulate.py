@@ -18,6 +18,7 @@ back in the simulator's schema (:class:`collateral.Result`), tagged ``"mode":
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -38,8 +39,8 @@ from .result import Result
 from .spec import Scenario
 
 __all__ = [
-    "EmulationError",
     "KERNEL_CC",
+    "EmulationError",
     "Testbed",
     "available_congestion_controls",
     "cleanup_leftovers",
@@ -99,10 +100,8 @@ def _alive(pid: int) -> bool:
 def _kill_ns_processes(ns: str) -> None:
     pids = _sh("ip", "netns", "pids", ns, check=False).stdout.split()
     for p in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError, ValueError):
             os.kill(int(p), signal.SIGKILL)
-        except (ProcessLookupError, ValueError):
-            pass
 
 
 def _delete_ns(ns: str) -> None:
@@ -157,8 +156,21 @@ class Testbed:
             _sh("ip", "netns", "add", ns)
         for side in ("left", "right"):
             a, b = self.ifs[side], self.ifs[f"router_{side}"]
-            _sh("ip", "link", "add", a, "netns", self.ns[side], "type", "veth", "peer", "name", b,
-                "netns", self.ns["router"])
+            _sh(
+                "ip",
+                "link",
+                "add",
+                a,
+                "netns",
+                self.ns[side],
+                "type",
+                "veth",
+                "peer",
+                "name",
+                b,
+                "netns",
+                self.ns["router"],
+            )
         for ns in self.ns:
             # No IPv6 chatter (router solicitations, DAD) through the emulator.
             self.exec(ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
@@ -170,19 +182,50 @@ class Testbed:
             dev = self.ifs[side]
             for ip in ips:
                 self.exec(side, "ip", "addr", "add", f"{ip}/24", "dev", dev)
-        for ns, dev in [("left", self.ifs["left"]), ("right", self.ifs["right"]),
-                        ("router", self.ifs["router_left"]), ("router", self.ifs["router_right"])]:
+        for ns, dev in [
+            ("left", self.ifs["left"]),
+            ("right", self.ifs["right"]),
+            ("router", self.ifs["router_left"]),
+            ("router", self.ifs["router_right"]),
+        ]:
             # Real packet sizes in the queue, full checksums on the wire.
-            self.exec(ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off",
-                      "tx", "off", "rx", "off")
+            self.exec(
+                ns,
+                "ethtool",
+                "-K",
+                dev,
+                "tso",
+                "off",
+                "gso",
+                "off",
+                "gro",
+                "off",
+                "tx",
+                "off",
+                "rx",
+                "off",
+            )
             self.exec(ns, "ip", "link", "set", dev, "up")
         # The router answers no ARP: each side learns the other side's MAC statically.
         mac = {s: self._mac(s) for s in ("left", "right")}
-        for side, other, ips in [("left", "right", (RIGHT_C, RIGHT_D)),
-                                 ("right", "left", (LEFT_A, LEFT_B))]:
+        for side, other, ips in [
+            ("left", "right", (RIGHT_C, RIGHT_D)),
+            ("right", "left", (LEFT_A, LEFT_B)),
+        ]:
             for ip in ips:
-                self.exec(side, "ip", "neigh", "replace", ip, "lladdr", mac[other],
-                          "dev", self.ifs[side], "nud", "permanent")
+                self.exec(
+                    side,
+                    "ip",
+                    "neigh",
+                    "replace",
+                    ip,
+                    "lladdr",
+                    mac[other],
+                    "dev",
+                    self.ifs[side],
+                    "nud",
+                    "permanent",
+                )
 
     def _mac(self, side: str) -> str:
         out = self.exec(side, "cat", f"/sys/class/net/{self.ifs[side]}/address").stdout
@@ -191,8 +234,9 @@ class Testbed:
     def start(self, ns: str, name: str, *args: str) -> _Proc:
         err = self.workdir / f"{name}.stderr"
         with open(err, "wb") as f:
-            p = subprocess.Popen(["ip", "netns", "exec", self.ns[ns], *args],
-                                 stdout=subprocess.DEVNULL, stderr=f)
+            p = subprocess.Popen(
+                ["ip", "netns", "exec", self.ns[ns], *args], stdout=subprocess.DEVNULL, stderr=f
+            )
         proc = _Proc(name, p, err)
         self.procs.append(proc)
         return proc
@@ -285,50 +329,122 @@ def emulate(scenario: Scenario, workdir: str | Path | None = None, keep: bool = 
                 for d in q
             }
             router = tb.start(
-                "router", "router", emu, "router",
-                "--left", tb.ifs["router_left"], "--right", tb.ifs["router_right"],
-                "--down", f"{scenario.down.rate},{prop},{qs['down']}",
-                "--up", f"{scenario.up.rate},{prop},{qs['up']}",
-                "--log", str(wd / "router.csv"),
-                "--duration-ns", str(dur + 4_000_000_000),
+                "router",
+                "router",
+                emu,
+                "router",
+                "--left",
+                tb.ifs["router_left"],
+                "--right",
+                tb.ifs["router_right"],
+                "--down",
+                f"{scenario.down.rate},{prop},{qs['down']}",
+                "--up",
+                f"{scenario.up.rate},{prop},{qs['up']}",
+                "--log",
+                str(wd / "router.csv"),
+                "--duration-ns",
+                str(dur + 4_000_000_000),
             )
             recv_dur = str(dur + 2_000_000_000)
             receivers = []
             for i, t in enumerate(scenario.tcp):
                 ns_r = "right" if t.direction == "down" else "left"
                 ip_r = RIGHT_C if t.direction == "down" else LEFT_A
-                receivers.append(tb.start(ns_r, f"tcp{i}-recv", emu, "tcp-recv", "--bind",
-                                          f"{ip_r}:{5001 + i}", "--duration-ns", recv_dur,
-                                          "--out", str(wd / f"tcp{i}-recv.csv")))
+                receivers.append(
+                    tb.start(
+                        ns_r,
+                        f"tcp{i}-recv",
+                        emu,
+                        "tcp-recv",
+                        "--bind",
+                        f"{ip_r}:{5001 + i}",
+                        "--duration-ns",
+                        recv_dur,
+                        "--out",
+                        str(wd / f"tcp{i}-recv.csv"),
+                    )
+                )
             for j, c in enumerate(scenario.cbr):
                 ns_r = "right" if c.direction == "down" else "left"
                 ip_r = RIGHT_D if c.direction == "down" else LEFT_B
-                receivers.append(tb.start(ns_r, f"cbr{j}-recv", emu, "cbr-recv", "--bind",
-                                          f"{ip_r}:{7001 + j}", "--duration-ns", recv_dur,
-                                          "--out", str(wd / f"cbr{j}-recv.csv")))
+                receivers.append(
+                    tb.start(
+                        ns_r,
+                        f"cbr{j}-recv",
+                        emu,
+                        "cbr-recv",
+                        "--bind",
+                        f"{ip_r}:{7001 + j}",
+                        "--duration-ns",
+                        recv_dur,
+                        "--out",
+                        str(wd / f"cbr{j}-recv.csv"),
+                    )
+                )
             time.sleep(0.3)  # receivers listening, router reading
             t0 = time.clock_gettime_ns(time.CLOCK_REALTIME)
             senders = []
             for i, t in enumerate(scenario.tcp):
-                ns_s, ip_s, ip_r = (("left", LEFT_A, RIGHT_C) if t.direction == "down"
-                                    else ("right", RIGHT_C, LEFT_A))
-                senders.append(tb.start(ns_s, f"tcp{i}-send", emu, "tcp-send", "--src", ip_s,
-                                        "--dst", f"{ip_r}:{5001 + i}", "--cc", kernel_cc[i],
-                                        "--duration-ns", str(dur), "--poll-ns", "1000000",
-                                        "--out", str(wd / f"tcp{i}-send.csv")))
+                ns_s, ip_s, ip_r = (
+                    ("left", LEFT_A, RIGHT_C)
+                    if t.direction == "down"
+                    else ("right", RIGHT_C, LEFT_A)
+                )
+                senders.append(
+                    tb.start(
+                        ns_s,
+                        f"tcp{i}-send",
+                        emu,
+                        "tcp-send",
+                        "--src",
+                        ip_s,
+                        "--dst",
+                        f"{ip_r}:{5001 + i}",
+                        "--cc",
+                        kernel_cc[i],
+                        "--duration-ns",
+                        str(dur),
+                        "--poll-ns",
+                        "1000000",
+                        "--out",
+                        str(wd / f"tcp{i}-send.csv"),
+                    )
+                )
             rng = np.random.default_rng(scenario.seed)
             for j, c in enumerate(scenario.cbr):
-                ns_s, ip_s, ip_r = (("left", LEFT_B, RIGHT_D) if c.direction == "down"
-                                    else ("right", RIGHT_D, LEFT_B))
+                ns_s, ip_s, ip_r = (
+                    ("left", LEFT_B, RIGHT_D)
+                    if c.direction == "down"
+                    else ("right", RIGHT_D, LEFT_B)
+                )
                 start = c.start if c.start is not None else int(rng.integers(0, c.interval))
-                senders.append(tb.start(ns_s, f"cbr{j}-send", emu, "cbr-send",
-                                        "--src", f"{ip_s}:{6001 + j}", "--dst", f"{ip_r}:{7001 + j}",
-                                        "--size", str(c.size), "--interval-ns", str(c.interval),
-                                        "--jitter-ns", str(c.jitter),
-                                        "--seed", str(scenario.seed * 1000 + j),
-                                        "--start-delay-ns", str(start),
-                                        "--duration-ns", str(dur),
-                                        "--out", str(wd / f"cbr{j}-send.csv")))
+                senders.append(
+                    tb.start(
+                        ns_s,
+                        f"cbr{j}-send",
+                        emu,
+                        "cbr-send",
+                        "--src",
+                        f"{ip_s}:{6001 + j}",
+                        "--dst",
+                        f"{ip_r}:{7001 + j}",
+                        "--size",
+                        str(c.size),
+                        "--interval-ns",
+                        str(c.interval),
+                        "--jitter-ns",
+                        str(c.jitter),
+                        "--seed",
+                        str(scenario.seed * 1000 + j),
+                        "--start-delay-ns",
+                        str(start),
+                        "--duration-ns",
+                        str(dur),
+                        "--out",
+                        str(wd / f"cbr{j}-send.csv"),
+                    )
+                )
             for p in senders:
                 tb.wait(p, dur / 1e9 + 10)
             for p in receivers:
@@ -359,12 +475,20 @@ def _collect(sc: Scenario, wd: Path, t0: int) -> Result:
 
         delivered = bytes_at(end) - bytes_at(warm)
         retrans = int(send[-1, 4]) if len(send) else 0
-        tcp_rows.append({
-            "flow": i, "direction": t.direction, "cc": t.cc, "profile": "kernel",
-            "goodput_bps": delivered * 8 / measured, "bytes_delivered": delivered,
-            "segments_sent": None, "retransmits": retrans, "timeouts": None,
-            "fast_retransmits": None,
-        })
+        tcp_rows.append(
+            {
+                "flow": i,
+                "direction": t.direction,
+                "cc": t.cc,
+                "profile": "kernel",
+                "goodput_bps": delivered * 8 / measured,
+                "bytes_delivered": delivered,
+                "segments_sent": None,
+                "retransmits": retrans,
+                "timeouts": None,
+                "fast_retransmits": None,
+            }
+        )
         if len(send):
             cwnd["time_s"].append((send[:, 0] - t0) / 1e9)
             cwnd["flow"].append(np.full(len(send), i, dtype=np.uint32))
@@ -373,7 +497,9 @@ def _collect(sc: Scenario, wd: Path, t0: int) -> Result:
     n_tcp = len(sc.tcp)
     router = _read_csv(wd / "router.csv") if (wd / "router.csv").exists() else np.zeros((0, 8))
     offset = 0
-    header = (wd / "router.csv").read_text().split("\n", 1)[0] if (wd / "router.csv").exists() else ""
+    header = (
+        (wd / "router.csv").read_text().split("\n", 1)[0] if (wd / "router.csv").exists() else ""
+    )
     if m := re.search(r"realtime_minus_monotonic_ns=(-?\d+)", header):
         offset = int(m.group(1))
     cbr_rows, cbr_tr = [], {"flow": [], "seq": [], "sent_s": [], "owd_s": [], "extra_delay_s": []}
@@ -399,16 +525,22 @@ def _collect(sc: Scenario, wd: Path, t0: int) -> Result:
         got = ~np.isnan(owd[seqs]) if len(seqs) else np.array([], dtype=bool)
         delays = np.sort(extra[seqs][got]) if len(seqs) else np.array([])
         lost = int((~got).sum())
-        cbr_rows.append({
-            "flow": n_tcp + j, "direction": c.direction, "sent": int(len(seqs)),
-            "received": int(got.sum()), "lost": lost,
-            "lost_at_router": int(sum(1 for s in seqs[~got] if int(s) in dropped)),
-            "in_flight": 0, "loss_rate": lost / len(seqs) if len(seqs) else math.nan,
-            "base_owd_s": base / 1e9,
-            "delay_median_s": float(np.quantile(delays, 0.5)) if len(delays) else math.nan,
-            "delay_p95_s": float(np.quantile(delays, 0.95)) if len(delays) else math.nan,
-            "delay_max_s": float(delays[-1]) if len(delays) else math.nan,
-        })
+        cbr_rows.append(
+            {
+                "flow": n_tcp + j,
+                "direction": c.direction,
+                "sent": len(seqs),
+                "received": int(got.sum()),
+                "lost": lost,
+                "lost_at_router": int(sum(1 for s in seqs[~got] if int(s) in dropped)),
+                "in_flight": 0,
+                "loss_rate": lost / len(seqs) if len(seqs) else math.nan,
+                "base_owd_s": base / 1e9,
+                "delay_median_s": float(np.quantile(delays, 0.5)) if len(delays) else math.nan,
+                "delay_p95_s": float(np.quantile(delays, 0.95)) if len(delays) else math.nan,
+                "delay_max_s": float(delays[-1]) if len(delays) else math.nan,
+            }
+        )
         cbr_tr["flow"].append(np.full(len(sent), n_tcp + j, dtype=np.uint32))
         cbr_tr["seq"].append(sent[:, 0].astype(np.uint64))
         cbr_tr["sent_s"].append((sent[:, 1] - t0) / 1e9)
@@ -428,23 +560,41 @@ def _collect(sc: Scenario, wd: Path, t0: int) -> Result:
 
     raw = {
         "summary": {
-            "mode": "emulation", "duration_s": sc.duration / 1e9, "warmup_s": sc.warmup / 1e9,
-            "tcp": tcp_rows, "cbr": cbr_rows, "queues": queues,
+            "mode": "emulation",
+            "duration_s": sc.duration / 1e9,
+            "warmup_s": sc.warmup / 1e9,
+            "tcp": tcp_rows,
+            "cbr": cbr_rows,
+            "queues": queues,
         },
         "traces": {
-            "cwnd": {k: cat(v, np.float64 if k == "time_s" else np.uint32)
-                     for k, v in cwnd.items()},
-            "cbr": {"flow": cat(cbr_tr["flow"], np.uint32), "seq": cat(cbr_tr["seq"], np.uint64),
-                    "sent_s": cat(cbr_tr["sent_s"], np.float64),
-                    "owd_s": cat(cbr_tr["owd_s"], np.float64),
-                    "extra_delay_s": cat(cbr_tr["extra_delay_s"], np.float64)},
-            "queue": {"time_s": np.array([]), "direction": np.array([], dtype=np.uint8),
-                      "bytes": np.array([], dtype=np.uint64),
-                      "packets": np.array([], dtype=np.uint32)},
-            "drops": {"time_s": np.array([]), "direction": np.array([], dtype=np.uint8),
-                      "flow": np.array([], dtype=np.uint32), "bytes": np.array([], dtype=np.uint32)},
-            "congestion": {"time_s": np.array([]), "flow": np.array([], dtype=np.uint32),
-                           "kind": np.array([], dtype=np.uint8)},
+            "cwnd": {
+                k: cat(v, np.float64 if k == "time_s" else np.uint32) for k, v in cwnd.items()
+            },
+            "cbr": {
+                "flow": cat(cbr_tr["flow"], np.uint32),
+                "seq": cat(cbr_tr["seq"], np.uint64),
+                "sent_s": cat(cbr_tr["sent_s"], np.float64),
+                "owd_s": cat(cbr_tr["owd_s"], np.float64),
+                "extra_delay_s": cat(cbr_tr["extra_delay_s"], np.float64),
+            },
+            "queue": {
+                "time_s": np.array([]),
+                "direction": np.array([], dtype=np.uint8),
+                "bytes": np.array([], dtype=np.uint64),
+                "packets": np.array([], dtype=np.uint32),
+            },
+            "drops": {
+                "time_s": np.array([]),
+                "direction": np.array([], dtype=np.uint8),
+                "flow": np.array([], dtype=np.uint32),
+                "bytes": np.array([], dtype=np.uint32),
+            },
+            "congestion": {
+                "time_s": np.array([]),
+                "flow": np.array([], dtype=np.uint32),
+                "kind": np.array([], dtype=np.uint8),
+            },
         },
     }
     return Result(raw, sc)

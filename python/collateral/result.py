@@ -180,7 +180,8 @@ class Result:
                 str(f["flow"]),
                 f"TCP {f['cc']} {f['direction']}",
                 _bps(f["goodput_bps"]),
-                f"{f['retransmits']} rtx {f['timeouts']} RTO",
+                f"{f['retransmits']} rtx"
+                + (f" {f['timeouts']} RTO" if f.get("timeouts") is not None else ""),
                 "",
                 "",
                 "",

@@ -1,0 +1,123 @@
+"""The namespace testbed, end to end (needs root, iproute2, ethtool and collateral-emu;
+skipped otherwise). CI runs as root, so these run there."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import collateral
+from collateral import emulate as emu
+from collateral.spec import CC_ALGORITHMS
+
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0 or not os.path.exists("/proc/sys/net/ipv4/tcp_available_congestion_control"),
+    reason="the testbed needs root and Linux",
+)
+
+
+def _ours() -> list[str]:
+    return [ns for ns in emu.testbed_namespaces() if emu._NS_RE.match(ns)]
+
+
+def _emu_processes() -> list[str]:
+    out = subprocess.run(
+        ["pgrep", "-f", "collateral-emu (router|tcp-|cbr-)"], capture_output=True, text=True
+    )
+    return out.stdout.split()
+
+
+def _cli(*args: str, user: str | None = None, **kw) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "collateral", *args]
+    if user:
+        cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+@needs_root
+def test_adsl1_reno_fills_the_link_and_accounts_for_every_cbr_packet(tmp_path):
+    sc = collateral.build_scenario(
+        link="adsl1",
+        queue="40kB",
+        rule="fb-strict",
+        profile="linux-6",
+        cc="newreno",
+        duration="20s",
+        warmup="5s",
+    )
+    t = time.monotonic()
+    r = emu.emulate(sc, workdir=tmp_path, keep=True)
+    assert time.monotonic() - t < 60
+    assert r.summary["mode"] == "emulation"
+    # Reno over a 40 kB queue keeps the 1.5 Mbit/s link busy: goodput (payload, after the
+    # warm-up) at least 90 % of the link rate.
+    assert r.tcp[0]["goodput_bps"] >= 0.9 * 1.5e6, r.tcp[0]
+    assert r.tcp[0]["goodput_bps"] <= 1.5e6 * 1448 / 1500
+    # Every CBR packet sent was received or logged as dropped by the emulator.
+    log = emu._read_csv(tmp_path / "router.csv")
+    for j in range(len(sc.cbr)):
+        sent = set(emu._read_csv(tmp_path / f"cbr{j}-send.csv")[:, 0].tolist())
+        got = set(emu._read_csv(tmp_path / f"cbr{j}-recv.csv")[:, 0].tolist())
+        drops = log[(log[:, 1] == emu.EV_DROP) & (log[:, 4] == 17) & (log[:, 6] == 7001 + j)]
+        dropped = set(drops[:, 7].tolist())
+        assert len(sent) > 900
+        assert not (got & dropped), "a packet both arrived and was dropped"
+        assert sent == got | dropped, f"{len(sent - got - dropped)} CBR packets unaccounted"
+    # The 40 kB queue bounds the downstream delay: 40000·8/1.5e6 = 213 ms (+ one packet).
+    assert r.cbr[0]["delay_max_s"] <= (40_000 + 1500) * 8 / 1.5e6 + 0.002
+    assert r.cbr[0]["delay_median_s"] > 0.02  # the queue is really in use
+    assert _ours() == [] and _emu_processes() == []
+
+
+@needs_root
+def test_sigint_mid_run_leaves_nothing_behind():
+    p = _cli("emulate", "--link", "adsl1", "--duration", "30s", "--warmup", "1s")
+    time.sleep(4)
+    assert _ours(), "the testbed should be up by now"
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130, err
+    assert "torn down" in err
+    assert _ours() == [] and _emu_processes() == []
+
+
+@needs_root
+def test_a_killed_runs_leftovers_are_removed_by_the_next_run():
+    p = _cli("emulate", "--link", "adsl1", "--duration", "30s", "--warmup", "1s")
+    time.sleep(4)
+    left = _ours()
+    assert left
+    p.kill()
+    p.wait()
+    assert _ours() == left, "SIGKILL cannot clean up"
+    removed = emu.cleanup_leftovers()
+    assert sorted(removed) == sorted(left)
+    assert _ours() == [] and _emu_processes() == []
+
+
+@needs_root
+def test_non_root_gets_a_one_line_error():
+    p = _cli("emulate", "--link", "adsl1", "--duration", "5s", "--warmup", "1s", user="65534")
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 2
+    assert err.strip().count("\n") == 0
+    assert "needs root" in err
+
+
+@needs_root
+def test_a_congestion_control_the_kernel_lacks_is_named():
+    avail = emu.available_congestion_controls()
+    missing = [c for c in CC_ALGORITHMS if emu.KERNEL_CC.get(c) not in avail]
+    if not missing:
+        pytest.skip(f"the kernel offers every CC the simulator has ({avail})")
+    p = _cli("emulate", "--link", "adsl1", "--cc", missing[0], "--duration", "5s")
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 2
+    assert err.strip().count("\n") == 0
+    assert missing[0] in err and "offers" in err
+    assert _ours() == []
