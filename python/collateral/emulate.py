@@ -227,6 +227,51 @@ class Testbed:
                     "permanent",
                 )
 
+    def kernel_bottleneck(self, rate_bps: int, qdisc: str, limit: int) -> None:
+        """Instead of the emulator, let the kernel forward (a bridge in the router
+        namespace) through ``tbf`` with a ``pfifo``/``bfifo`` child on the downstream
+        port: an independent implementation of PS / FB-strict to check ours against.
+        The bucket holds one full frame, so a burst meets the child queue at once."""
+        br = f"{self.ifs['router_left'][:-2]}br"
+        self.exec("router", "ip", "link", "add", br, "type", "bridge")
+        for dev in (self.ifs["router_left"], self.ifs["router_right"]):
+            self.exec("router", "ip", "link", "set", dev, "master", br)
+        self.exec("router", "ip", "link", "set", br, "up")
+        dev = self.ifs["router_right"]
+        self.exec(
+            "router",
+            "tc",
+            "qdisc",
+            "add",
+            "dev",
+            dev,
+            "root",
+            "handle",
+            "1:",
+            "tbf",
+            "rate",
+            f"{rate_bps}bit",
+            "burst",
+            "1514",
+            "limit",
+            "1000000",
+        )
+        self.exec(
+            "router",
+            "tc",
+            "qdisc",
+            "add",
+            "dev",
+            dev,
+            "parent",
+            "1:1",
+            "handle",
+            "10:",
+            qdisc,
+            "limit",
+            str(limit),
+        )
+
     def _mac(self, side: str) -> str:
         out = self.exec(side, "cat", f"/sys/class/net/{self.ifs[side]}/address").stdout
         return out.strip()

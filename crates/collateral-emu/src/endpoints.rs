@@ -222,3 +222,20 @@ pub fn tcp_recv(bind: &str, duration_ns: u64, out_path: &str) -> Result<(), Stri
     writeln!(out, "{},{total}", real_ns()).unwrap();
     out.flush().map_err(|e| e.to_string())
 }
+
+/// Sends a crafted train back to back: one UDP packet per entry of `sizes` (IP lengths),
+/// numbered from `first_seq`, as fast as the socket takes them. For checking queue rules:
+/// a train sent faster than the bottleneck drains is judged by the rule alone.
+pub fn train(src: &str, dst: &str, sizes: &[usize], first_seq: u64) -> Result<(), String> {
+    let sock = UdpSocket::bind(src).map_err(|e| format!("bind {src}: {e}"))?;
+    sock.connect(dst).map_err(|e| format!("connect {dst}: {e}"))?;
+    let mut buf = vec![0u8; 65536];
+    for (k, &size) in sizes.iter().enumerate() {
+        let payload = size.checked_sub(28).filter(|&p| p >= 16).ok_or("sizes must be at least 44 bytes")?;
+        let seq = first_seq + k as u64;
+        buf[..8].copy_from_slice(&seq.to_be_bytes());
+        buf[8..16].copy_from_slice(&real_ns().to_be_bytes());
+        sock.send(&buf[..payload]).map_err(|e| format!("send: {e}"))?;
+    }
+    Ok(())
+}

@@ -9,6 +9,7 @@
 //! collateral-emu cbr-recv --bind IP:PORT --duration-ns N --out F
 //! collateral-emu tcp-send --src IP --dst IP:PORT --cc NAME --duration-ns N --poll-ns N --out F
 //! collateral-emu tcp-recv --bind IP:PORT --duration-ns N --out F
+//! collateral-emu train --src IP:PORT --dst IP:PORT --sizes 1500,186,... [--first-seq N]
 //! ```
 //! QUEUE is `RULE:LIMIT[:count]` with the simulator's rules (`ps`, `fb_strict`,
 //! `fb_loose`); RATE in bit/s, DELAY (one way) in ns.
@@ -97,6 +98,14 @@ fn main() -> ExitCode {
             "tcp-recv" => {
                 router::install_signal_handlers();
                 endpoints::tcp_recv(&a.s("bind")?, a.n("duration-ns")?, &a.s("out")?)
+            }
+            "train" => {
+                let sizes = a
+                    .s("sizes")?
+                    .split(',')
+                    .map(|x| x.parse().map_err(|_| format!("--sizes: bad size {x:?}")))
+                    .collect::<Result<Vec<usize>, String>>()?;
+                endpoints::train(&a.s("src")?, &a.s("dst")?, &sizes, a.opt_n("first-seq")?.unwrap_or(0))
             }
             other => Err(format!("unknown subcommand {other:?}")),
         }
