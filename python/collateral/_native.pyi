@@ -33,3 +33,10 @@ def simulate(scenario_json: str) -> dict[str, Any]:
 
 def version() -> str:
     """Version of the native core."""
+
+def profiles() -> dict[str, dict[str, Any]]:
+    """Stack profiles (``rfc``, ``linux-2.6.25``, ``freebsd-7``, ``linux-6``) and the TCP
+    settings each gives a flow, under the scenario JSON's field names."""
+
+def congestion_controls() -> list[str]:
+    """Names of the congestion-control algorithms the core implements."""
