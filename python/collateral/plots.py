@@ -15,7 +15,7 @@ import numpy as np
 if TYPE_CHECKING:
     from .result import Result
 
-__all__ = ["fig_cwnd_delay"]
+__all__ = ["fig_cwnd_delay", "fig_cwnd_queue", "three_epochs"]
 
 _STYLE = {
     "font.size": 11,
@@ -62,6 +62,64 @@ def fig_cwnd_delay(
         png = path.with_suffix(".png")
         fig.savefig(png, dpi=150)
         written.append(png)
+        if path.suffix.lower() == ".svg":
+            fig.savefig(path)
+            written.append(path)
+        plt.close(fig)
+    return written
+
+
+def three_epochs(result: Result, flow: int = 0) -> tuple[float, float]:
+    """A window spanning three congestion epochs of ``flow`` after the warm-up: from just
+    before one congestion event to just after the fourth (or the whole run if fewer)."""
+    c = result.traces["congestion"]
+    t = np.sort(c["time_s"][(c["flow"] == flow) & (c["time_s"] >= result.warmup_s)])
+    if len(t) < 4:
+        return result.warmup_s, result.duration_s
+    pad = 0.1 * (t[3] - t[0]) / 3
+    return max(0.0, t[0] - pad), min(result.duration_s, t[3] + pad)
+
+
+def fig_cwnd_queue(
+    result: Result,
+    t0: float | None = None,
+    t1: float | None = None,
+    path: str | Path = "out.png",
+    direction: str = "down",
+) -> list[Path]:
+    """cwnd above the bottleneck queue's occupancy (packets) on a shared time axis, as
+    Huebner 2008 plotted them: each epoch the queue fills with the window and drains after
+    the back-off; how far it drains is the algorithm's signature. The default window is
+    three congestion epochs (:func:`three_epochs`)."""
+    if t0 is None or t1 is None:
+        e0, e1 = three_epochs(result)
+        t0 = e0 if t0 is None else t0
+        t1 = e1 if t1 is None else t1
+    if not t1 > t0:
+        raise ValueError(f"empty plot window: t0={t0} s, t1={t1} s")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with plt.rc_context(_STYLE):
+        fig, (top, bottom) = plt.subplots(
+            2, 1, sharex=True, figsize=(10, 6.5), height_ratios=(1, 1), layout="constrained"
+        )
+        _cwnd_panel(top, result, t0, t1)
+        step = max((t1 - t0) / 4000, 0.001)
+        t, _, packets = result.queue_series(direction, step=step, t0=t0, t1=t1)
+        bottom.plot(
+            t, packets, drawstyle="steps-post", color="C2", lw=1.2, label=f"queue ({direction})"
+        )
+        bottom.set_ylabel("queue occupancy (packets)")
+        bottom.set_ylim(bottom=0)
+        bottom.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+        bottom.set_xlim(t0, t1)
+        bottom.set_xlabel("time (s)")
+        title = "TCP congestion window and bottleneck queue occupancy"
+        if result.scenario is not None:
+            title += "\n" + result.scenario.describe()
+        fig.suptitle(title)
+        written = [path.with_suffix(".png")]
+        fig.savefig(written[0], dpi=150)
         if path.suffix.lower() == ".svg":
             fig.savefig(path)
             written.append(path)
