@@ -31,6 +31,13 @@ def simulate(scenario_json: str) -> dict[str, Any]:
     Flow ids: TCP flows first, then CBR flows. Raises ValueError on a bad scenario.
     """
 
+def simulate_many(scenario_jsons: list[str], threads: int = 0) -> list[dict[str, Any]]:
+    """Runs many trials on ``threads`` OS threads (0 = all cores) without the GIL and
+    returns, in input order, one ``{"summary": ..., "traces": ...}`` per scenario, as
+    :func:`simulate` does. Deterministic on any number of threads. A scenario the core
+    refuses raises ValueError naming its index before anything runs; a trial that fails
+    while running raises ValueError for the whole batch."""
+
 def version() -> str:
     """Version of the native core."""
 

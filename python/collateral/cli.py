@@ -12,6 +12,7 @@ import argparse
 import os
 import re
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .spec import (
@@ -247,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="keep the raw endpoint and router logs in DIR",
     )
+    _add_experiment_commands(sub)
     return p
 
 
@@ -350,8 +352,278 @@ def _main(argv: list[str] | None) -> int:
         return _run(demo_scenario(), args)
     if args.command == "emulate":
         return _run(_scenario_from_args(args), args, emulated=True)
+    if args.command == "run":
+        return _cmd_run(args)
+    if args.command == "query":
+        return _cmd_query(args)
+    if args.command == "merge":
+        return _cmd_merge(args)
     build_parser().print_help()
     return 2
+
+
+# ---------------------------------------------------------------------------------------
+# Experiments: run, query, merge
+
+
+def _add_experiment_commands(sub: Any) -> None:
+    r = sub.add_parser(
+        "run",
+        help="run an experiment file's missing trials into a results directory",
+        description="Run the trials of an experiment file (TOML: a base scenario, sweep "
+        "axes, trials per point, root seed) that its results directory does not hold yet, "
+        "on all cores, and store them as Parquet. Rerunning resumes; Ctrl-C stops after "
+        "the batches in flight, keeping every finished trial.",
+    )
+    r.add_argument("experiment", metavar="EXPERIMENT.toml", help="the experiment file")
+    r.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        help="results directory (default: results/NAME, NAME from [experiment] name)",
+    )
+    r.add_argument(
+        "-j",
+        "--workers",
+        metavar="N",
+        type=_nonneg_int,
+        default=0,
+        help="local worker threads or processes (default: 0 = all cores)",
+    )
+    r.add_argument(
+        "--executor",
+        choices=("threads", "processes"),
+        default="threads",
+        help="run batches on threads (the core releases the GIL) or processes (default: threads)",
+    )
+    r.add_argument(
+        "--scheduler",
+        metavar="ADDR",
+        help="run on a Dask cluster: tcp://host:port of its scheduler, or 'local[:N]' for "
+        "a local cluster of N workers (needs collateral[dask])",
+    )
+    r.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="run only shard I of N (0 <= I < N), e.g. from a Slurm array; shards can "
+        "share the output directory or be merged with 'collateral merge'",
+    )
+    r.add_argument(
+        "--set",
+        dest="overrides",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="override a key of the file, e.g. experiment.trials=2, scenario.duration=30s, "
+        '\'sweep.queue.limit=["20kB", "40kB"]\' (VALUE in TOML syntax, else a string)',
+    )
+    r.add_argument(
+        "--batch-seconds",
+        metavar="S",
+        type=float,
+        default=1.0,
+        help="target core time of one batch (default: 1)",
+    )
+    r.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="validate and count the trials (total, stored, to run); run nothing",
+    )
+    g = r.add_mutually_exclusive_group()
+    g.add_argument(
+        "--progress",
+        action="store_true",
+        default=None,
+        help="always show the progress bar (default: when stderr is a terminal)",
+    )
+    g.add_argument("--no-progress", dest="progress", action="store_false")
+    q = sub.add_parser(
+        "query",
+        help="SQL over a results directory (DuckDB)",
+        description="Run SQL over a results directory. Views: summary (one row per trial: "
+        "key, point, rep, seed, parameters such as down_queue_limit, tcp0_cc, rtt_s, and "
+        "metrics such as tcp0_goodput_bps, cbr0_loss_rate, cbr0_delay_p95_s) and the trace "
+        "tables the experiment kept (cwnd, queue, cbr, drops, congestion).",
+    )
+    q.add_argument("directory", metavar="DIR", help="a results directory")
+    q.add_argument("sql", metavar="SQL", help='e.g. "SELECT count(*) FROM summary"')
+    q.add_argument(
+        "--format",
+        choices=("table", "csv", "json"),
+        default="table",
+        help="output format (default: table)",
+    )
+    q.add_argument(
+        "--max-rows",
+        metavar="N",
+        type=_nonneg_int,
+        default=100,
+        help="rows shown in table format (default: 100; 0 = all)",
+    )
+    m = sub.add_parser(
+        "merge",
+        help="merge results directories of the same experiment (e.g. shards)",
+        description="Copy into DEST the trials of each SRC that DEST lacks; a trial "
+        "already in DEST is never copied twice.",
+    )
+    m.add_argument("dest", metavar="DEST", help="results directory to merge into")
+    m.add_argument("sources", metavar="SRC", nargs="+", help="results directories to merge")
+
+
+def _toml_value(text: str) -> Any:
+    import tomllib
+
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from .experiment import ExperimentError, load_experiment
+    from .runner import in_shard, parse_shard, report_lines, run_experiment
+    from .store import Store, StoreError
+
+    overrides = []
+    for item in args.overrides:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            _fail(f"--set: {item!r}: expected KEY=VALUE, e.g. experiment.trials=2")
+        overrides.append((key.strip(), _toml_value(value.strip())))
+    shard = None
+    if args.shard is not None:
+        try:
+            shard = parse_shard(args.shard)
+        except ValueError as e:
+            _fail(f"--shard: {e}")
+    if args.batch_seconds <= 0:
+        _fail(f"--batch-seconds: {args.batch_seconds!r} must be positive")
+    try:
+        exp = load_experiment(args.experiment, overrides)
+    except ExperimentError as e:
+        _fail(str(e))
+    out = Path(args.output) if args.output else Path("results") / exp.name
+    console = Console()
+    if args.dry_run:
+        trials = exp.trials()
+        mine = [t for t in trials if in_shard(t.key, shard)]
+        stored = set()
+        if (out / "store.json").exists():
+            stored = Store(out).done_keys()
+        todo = sum(t.key not in stored for t in mine)
+        console.print(
+            f"{exp.name}: {len(exp.points):,} points x {exp.trials_per_point} trials ="
+            f" {len(trials):,} trials"
+            + (f"; shard {shard[0]}/{shard[1]}: {len(mine):,}" if shard else "")
+            + f"; stored in {out}: {len(mine) - todo:,}; to run: {todo:,}",
+            highlight=False,
+        )
+        return 0
+    try:
+        store = Store.create(out, exp.name, exp.text)
+        report = run_experiment(
+            exp,
+            store,
+            workers=args.workers,
+            executor=args.executor,
+            scheduler=args.scheduler,
+            shard=shard,
+            batch_seconds=args.batch_seconds,
+            progress=args.progress,
+        )
+    except StoreError as e:
+        _fail(f"--output: {e}")
+    except KeyboardInterrupt:
+        print(
+            "collateral: interrupted; the batches in flight were abandoned, finished"
+            f" trials are in {out}",
+            file=sys.stderr,
+        )
+        sys.stderr.flush()
+        sys.stdout.flush()
+        os._exit(130)  # worker threads are still inside the core; do not wait for them
+    except (RuntimeError, OSError) as e:
+        _fail(f"run: {e}")
+    from rich.table import Table
+
+    t = Table.grid(padding=(0, 2))
+    t.add_column(style="bold")
+    t.add_column()
+    for label, value in report_lines(report, store):
+        t.add_row(label, value)
+    console.print(t)
+    if report.interrupted:
+        return 130
+    return 1 if report.failed else 0
+
+
+def _cmd_query(args: argparse.Namespace) -> int:
+    from .store import StoreError, open_store
+
+    try:
+        store = open_store(args.directory)
+    except StoreError as e:
+        _fail(f"DIR: {e}")
+    import duckdb
+
+    try:
+        df = store.query(args.sql, "pandas")
+    except duckdb.Error as e:
+        _fail(f"SQL: {str(e).splitlines()[0]}")
+    if df is None:
+        return 0
+    if args.format == "csv":
+        df.to_csv(sys.stdout, index=False)
+    elif args.format == "json":
+        print(df.to_json(orient="records", double_precision=15))
+    else:
+        from rich import box
+        from rich.console import Console
+        from rich.table import Table
+
+        shown = df if not args.max_rows else df.head(args.max_rows)
+        t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        for c in df.columns:
+            t.add_column(str(c), justify="right" if df[c].dtype.kind in "iuf" else "left")
+        for row in shown.itertuples(index=False):
+            t.add_row(
+                *(
+                    "NULL" if _is_null(v) else f"{v:.6g}" if isinstance(v, float) else str(v)
+                    for v in row
+                )
+            )
+        console = Console()
+        console.print(t)
+        if len(shown) < len(df):
+            console.print(f"({len(df) - len(shown)} more rows; --max-rows 0 shows all)")
+    return 0
+
+
+def _is_null(v: Any) -> bool:
+    try:
+        return v is None or bool(v != v)
+    except (TypeError, ValueError):
+        return False
+
+
+def _cmd_merge(args: argparse.Namespace) -> int:
+    from .store import Store, StoreError, open_store
+
+    try:
+        name = open_store(args.sources[0]).meta().get("experiment")
+        dest = Store.create(args.dest, name)
+        dest.lock()
+        try:
+            added, skipped = dest.merge(args.sources)
+            dest.write_views_sql()
+        finally:
+            dest.unlock()
+    except StoreError as e:
+        _fail(f"merge: {e}")
+    print(f"merged {added:,} trials into {args.dest} ({skipped:,} already there)")
+    return 0
 
 
 if __name__ == "__main__":

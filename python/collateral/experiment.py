@@ -1,0 +1,787 @@
+"""Experiment files: a base scenario, sweep axes and repeated seeded trials, in TOML.
+
+An experiment file has four tables (only ``[scenario]`` is required)::
+
+    [experiment]                # how many trials, the root seed, which traces to keep
+    name = "fb-rules"           # default: the file's name without .toml
+    trials = 5                  # repetitions per point of the sweep
+    seed = 1                    # root seed; each trial's seed is derived from it
+    traces = []                 # any of cwnd, queue, cbr, drops, congestion (large!)
+
+    [scenario]                  # the base scenario: the keys of collateral.spec.Scenario
+    link = "adsl1"              # (human units), plus `queue` for both directions at once
+    queue = { limit = "20kB", rule = "fb-strict" }
+    tcp = [{ cc = "newreno", profile = "linux-2.6.25" }]
+    cbr = [{ direction = "down" }, { direction = "up" }]
+
+    [sweep]                     # axes: the cartesian product of these lists ...
+    "tcp.cc" = ["newreno", "cubic"]            # no index: every TCP flow
+    "queue.limit" = { from = "52500B", to = "67500B", step = "30B" }   # inclusive
+    [[sweep.zip]]               # ... times each zip group, whose lists move together
+    "down.queue.limit" = ["10kB", "20kB"]
+    "up.queue.limit" = ["7p", "14p"]           # slots = ceil(bytes / 1500)
+
+``[[sweep]]`` (an array of tables) makes the experiment the union of several grids, e.g.
+one over PS limits in packets and one over FB rules with limits in bytes. ``tags.NAME``
+axes attach a label to each point (a ``tag_NAME`` column in the results) without
+changing the scenario, e.g. the byte size a slot limit stands for.
+
+Everything is validated before anything runs; a problem is reported as one
+:class:`ExperimentError` naming the file, the key path, the value and what is allowed.
+
+**Trial identity.** A point's parameters are its fully resolved scenario in the core's
+integer units (:meth:`Scenario.to_native`, without seed and trace switches) as canonical
+JSON. A trial's seed is a hash of the root seed, the point's parameters and the
+repetition index (or of the root seed and the repetition alone, with
+``seeds = "common"``: common random numbers across points). A trial's key is a hash of
+the model version, the parameters and the seed, so the same trial has the same key in
+any experiment, on any machine, however the sweep is ordered or split.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import math
+import tomllib
+import typing
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from . import _native
+from .spec import Scenario
+
+__all__ = [
+    "TRACE_NAMES",
+    "Experiment",
+    "ExperimentError",
+    "Point",
+    "Trial",
+    "load_experiment",
+    "model_version",
+]
+
+#: Trace tables an experiment may keep (``congestion`` is always recorded by the core).
+TRACE_NAMES: tuple[str, ...] = ("cwnd", "queue", "cbr", "drops", "congestion")
+_SWITCHED_TRACES = ("cwnd", "queue", "cbr", "drops")  # the core's trace switches
+_MAX_POINTS = 1_000_000
+_MAX_RANGE = 1_000_000
+
+
+def model_version() -> str:
+    """The version of the native core: part of every trial key (results depend on it)."""
+    return _native.version()
+
+
+class ExperimentError(ValueError):
+    """A malformed experiment: names the file, the key path, the value and what is allowed."""
+
+    def __init__(self, source: str, key: str, message: str, value: Any = ...) -> None:
+        shown = "" if value is ... else f" = {_show(value)}"
+        super().__init__(f"{source}: {key}{shown}: {message}")
+        self.source = source
+        self.key = key
+        self.value = value
+        self.message = message
+
+
+def _show(value: Any, limit: int = 80) -> str:
+    text = repr(value) if not isinstance(value, dict | list) else json.dumps(value, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _fmt_path(path: Sequence[object]) -> str:
+    """('tcp', 0, 'cc') -> 'tcp[0].cc'."""
+    out = ""
+    for seg in path:
+        if isinstance(seg, int):
+            out += f"[{seg}]"
+        else:
+            out += ("." if out else "") + str(seg)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# The [experiment] table
+
+
+class ExperimentSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str | None = Field(default=None, min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    description: str = ""
+    #: Repetitions per point.
+    trials: int = Field(default=1, ge=1, le=1_000_000)
+    #: Root seed.
+    seed: int = Field(default=1, ge=0, lt=2**63)
+    #: "independent": seeds differ per point; "common": the same seeds at every point.
+    seeds: Literal["independent", "common"] = "independent"
+    traces: list[Literal["cwnd", "queue", "cbr", "drops", "congestion"]] = []
+
+
+# ---------------------------------------------------------------------------------------
+# Paths into the scenario model
+
+_WILDCARD = "*"
+
+
+def _submodel(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model inside ``LinkSpec``, ``list[TcpSpec]``, ``X | None``..."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _submodel(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _is_list(annotation: Any) -> bool:
+    return typing.get_origin(annotation) is list
+
+
+def _scenario_keys() -> list[str]:
+    """Keys an experiment's [scenario] may hold: Scenario's fields minus what the
+    experiment owns (seed, trace), plus the ``queue`` shorthand."""
+    keys = [k for k in Scenario.model_fields if k not in ("seed", "trace")]
+    return [*keys, "queue"]
+
+
+def _allowed_keys(path: Sequence[object]) -> list[str] | None:
+    """The keys of the model at ``path`` in a scenario (None if it is not a model)."""
+    model: type[BaseModel] | None = Scenario
+    for seg in path:
+        if isinstance(seg, int):
+            continue
+        if model is None or seg not in model.model_fields:
+            return None
+        model = _submodel(model.model_fields[seg].annotation)
+    if model is None:
+        return None
+    return _scenario_keys() if model is Scenario else list(model.model_fields)
+
+
+@dataclass(frozen=True)
+class _Axis:
+    """One sweep axis: the key as written and the scenario paths it sets."""
+
+    key: str  # as written in the file, e.g. "queue.limit" or "tcp.cc"
+    paths: tuple[tuple[object, ...], ...]  # ("down","queue","limit"), ("tcp","*","cc")
+    values: tuple[Any, ...]
+
+
+def _parse_axis_key(source: str, where: str, segs: Sequence[str]) -> tuple[tuple[object, ...], ...]:
+    """Checks a sweep key against the scenario model; returns the paths it sets."""
+    key = f"{where}.{'.'.join(segs)}"
+    if not segs:
+        raise ExperimentError(source, where, "empty sweep key")
+    if segs[0] == "tags":
+        if len(segs) != 2 or not segs[1]:
+            raise ExperimentError(source, key, "a tag axis is tags.NAME, e.g. tags.queue_bytes")
+        return (("tags", segs[1]),)
+    if segs[0] in ("seed", "trace"):
+        owner = "seed" if segs[0] == "seed" else "traces"
+        raise ExperimentError(
+            source, key, f"not a sweep axis: [experiment] {owner} sets it for all trials"
+        )
+    heads: list[tuple[object, ...]] = [()]
+    first = segs[0]
+    rest = list(segs)
+    if first == "queue":  # both directions
+        heads = [("down", "queue"), ("up", "queue")]
+        rest = rest[1:]
+        model: type[BaseModel] | None = _submodel(
+            _submodel(Scenario.model_fields["down"].annotation).model_fields["queue"].annotation  # type: ignore[union-attr]
+        )
+    else:
+        model = Scenario
+    path: list[object] = []
+    listish = False  # the previous segment was a list field: an index may follow
+    for seg in rest:
+        done = _fmt_path([*(heads[0] if first == "queue" else ()), *path])
+        if listish:
+            listish = False
+            if seg.isdigit():
+                path.append(int(seg))
+                continue
+            path.append(_WILDCARD)  # no index: every element
+        if model is None:
+            raise ExperimentError(
+                source, key, f"{done or 'this'} has no keys; sweep its whole value instead"
+            )
+        if seg not in model.model_fields or (model is Scenario and seg in ("seed", "trace")):
+            allowed = _scenario_keys() if model is Scenario else list(model.model_fields)
+            raise ExperimentError(
+                source,
+                key,
+                f"unknown key {seg!r}"
+                + (f" in {done}" if done else "")
+                + f"; allowed: {', '.join(allowed)}",
+            )
+        ann = model.model_fields[seg].annotation
+        path.append(seg)
+        listish = _is_list(ann)
+        model = _submodel(ann)
+    return tuple((*h, *path) for h in heads)
+
+
+def _is_range(value: object) -> bool:
+    return isinstance(value, dict) and set(value) <= {"from", "to", "step"} and "from" in value
+
+
+def _split_number(text: object) -> tuple[Decimal, str]:
+    if isinstance(text, bool) or not isinstance(text, int | float | str):
+        raise ValueError("expected a number with an optional unit, e.g. 52500B or 10ms")
+    s = str(text).strip()
+    i = len(s)
+    while i > 0 and not (s[i - 1].isdigit() or s[i - 1] == "."):
+        i -= 1
+    try:
+        return Decimal(s[:i]), s[i:].strip()
+    except InvalidOperation:
+        raise ValueError(
+            f"cannot read {text!r}: expected a number with an optional unit, e.g. 52500B"
+        ) from None
+
+
+def _range_values(source: str, key: str, spec: dict[str, Any]) -> list[Any]:
+    """{from, to, step} -> the values from `from` to `to` inclusive, in their unit."""
+    missing = [k for k in ("from", "to", "step") if k not in spec]
+    if missing:
+        raise ExperimentError(
+            source, key, f"a range needs from, to and step (missing {', '.join(missing)})", spec
+        )
+    try:
+        parts = {k: _split_number(spec[k]) for k in ("from", "to", "step")}
+    except ValueError as e:
+        raise ExperimentError(source, key, str(e), spec) from None
+    units = {u for _, u in parts.values()}
+    if len(units) > 1:
+        raise ExperimentError(
+            source,
+            key,
+            "from, to and step must be in the same unit, e.g. 52500B..67500B by 30B",
+            spec,
+        )
+    (unit,) = units
+    lo, hi, step = (parts[k][0] for k in ("from", "to", "step"))
+    if step <= 0:
+        raise ExperimentError(source, key, "step must be positive", spec)
+    if hi < lo:
+        raise ExperimentError(source, key, "to must not be below from", spec)
+    n = int((hi - lo) / step) + 1
+    if n > _MAX_RANGE:
+        raise ExperimentError(source, key, f"{n} values; at most {_MAX_RANGE} per axis", spec)
+    plain = isinstance(spec["from"], int | float) and not isinstance(spec["from"], bool)
+    out: list[Any] = []
+    for i in range(n):
+        v = lo + step * i
+        if plain:
+            out.append(int(v) if v == v.to_integral_value() else float(v))
+        else:
+            out.append(f"{format(v.normalize(), 'f')}{unit}")
+    return out
+
+
+def _axis_values(source: str, key: str, raw: object) -> list[Any]:
+    if _is_range(raw):
+        return _range_values(source, key, raw)  # type: ignore[arg-type]
+    if not isinstance(raw, list):
+        raise ExperimentError(
+            source,
+            key,
+            "a sweep axis is a list of values or a range {from, to, step}; set a value"
+            " shared by all points in [scenario]",
+            raw,
+        )
+    if not raw:
+        raise ExperimentError(source, key, "empty list: an axis needs at least one value", raw)
+    return list(raw)
+
+
+def _collect_axes(
+    source: str, where: str, table: Mapping[str, Any], prefix: tuple[str, ...] = ()
+) -> list[_Axis]:
+    """Axes of one (possibly nested) sweep table; dotted keys and nested tables both work."""
+    axes: list[_Axis] = []
+    for k, v in table.items():
+        segs = (*prefix, *k.split("."))
+        if isinstance(v, dict) and not _is_range(v):
+            axes += _collect_axes(source, where, v, segs)
+            continue
+        key = f"{where}.{'.'.join(segs)}"
+        paths = _parse_axis_key(source, where, segs)
+        values = _axis_values(source, key, v)
+        if segs[0] == "tags":
+            for j, tv in enumerate(values):
+                if not isinstance(tv, str | int | float | bool):
+                    raise ExperimentError(
+                        source, f"{key}[{j}]", "a tag is a string, number or boolean", tv
+                    )
+        axes.append(_Axis(".".join(segs), paths, tuple(values)))
+    return axes
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """One sweep table: cartesian axes times zip groups (each a list of equal-length axes)."""
+
+    where: str
+    product: tuple[_Axis, ...]
+    zips: tuple[tuple[_Axis, ...], ...]
+
+    def size(self) -> int:
+        n = math.prod(len(a.values) for a in self.product)
+        for group in self.zips:
+            n *= len(group[0].values)
+        return n
+
+    def combos(self) -> Iterator[list[tuple[_Axis, int]]]:
+        """Each point as [(axis, value index)], cartesian axes in file order, then zips."""
+        dims: list[list[list[tuple[_Axis, int]]]] = [
+            [[(a, i)] for i in range(len(a.values))] for a in self.product
+        ]
+        for group in self.zips:
+            dims.append([[(a, i) for a in group] for i in range(len(group[0].values))])
+        for combo in itertools.product(*dims):
+            yield [x for part in combo for x in part]
+
+
+def _parse_grid(source: str, where: str, table: object) -> _Grid:
+    if not isinstance(table, dict):
+        raise ExperimentError(source, where, "expected a table of axes", table)
+    rest = {k: v for k, v in _flat_axes(table).items() if k != "zip"}
+    product = _collect_axes(source, where, rest)
+    zips: list[tuple[_Axis, ...]] = []
+    raw_zips = table.get("zip", [])
+    if isinstance(raw_zips, dict):
+        raw_zips = [raw_zips]
+    if not isinstance(raw_zips, list):
+        raise ExperimentError(source, f"{where}.zip", "expected [[sweep.zip]] tables", raw_zips)
+    for j, group in enumerate(raw_zips):
+        gwhere = f"{where}.zip[{j}]"
+        if not isinstance(group, dict) or not group:
+            raise ExperimentError(source, gwhere, "expected a table of equal-length lists", group)
+        axes = _collect_axes(source, gwhere, group)
+        lengths = {a.key: len(a.values) for a in axes}
+        if len(set(lengths.values())) > 1:
+            shown = ", ".join(f"{k} has {n}" for k, n in lengths.items())
+            raise ExperimentError(source, gwhere, f"zipped axes must have equal lengths; {shown}")
+        zips.append(tuple(axes))
+    all_axes = [*product, *(a for g in zips for a in g)]
+    seen: dict[tuple[object, ...], str] = {}
+    for a in all_axes:
+        for p in a.paths:
+            if p in seen:
+                raise ExperimentError(
+                    source, f"{where}.{a.key}", f"sets the same parameter as {seen[p]}"
+                )
+            seen[p] = f"{where}.{a.key}"
+    return _Grid(where, tuple(product), tuple(zips))
+
+
+# ---------------------------------------------------------------------------------------
+# Points and trials
+
+
+def _set_path(d: dict[str, Any], path: Sequence[object], value: Any) -> None:
+    """Sets ``value`` at ``path`` in nested dicts/lists, creating dicts on the way;
+    ``*`` applies to every element of a list."""
+    head, *rest = path
+    if head == _WILDCARD:
+        if not isinstance(d, list):
+            raise KeyError("not a list")
+        for item in d:
+            _set_path(item, rest, value)
+        return
+    if isinstance(head, int):
+        if not isinstance(d, list) or head >= len(d):
+            n = len(d) if isinstance(d, list) else 0
+            raise IndexError(f"index {head} out of range: the scenario has {n}")
+        if not rest:
+            d[head] = copy.deepcopy(value)
+        else:
+            _set_path(d[head], rest, value)
+        return
+    if not isinstance(d, dict):
+        raise KeyError("not a table")
+    if not rest:
+        d[head] = copy.deepcopy(value)  # type: ignore[index]
+        return
+    nxt = d.get(head)  # type: ignore[call-overload]
+    if nxt is None:
+        nxt = d[head] = [] if rest[0] == _WILDCARD or isinstance(rest[0], int) else {}  # type: ignore[index]
+    _set_path(nxt, rest, value)
+
+
+def _canonical(native: Mapping[str, Any]) -> str:
+    body = {k: v for k, v in native.items() if k not in ("seed", "trace")}
+    return json.dumps(body, sort_keys=True, separators=(",", ":"))
+
+
+def _digest(*parts: object) -> bytes:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(str(p).encode())
+        h.update(b"\x00")
+    return h.digest()
+
+
+@dataclass(frozen=True, eq=False)
+class Point:
+    """One point of the sweep: a resolved scenario (seed aside) and how it was chosen."""
+
+    index: int
+    key: str  # hash of the model version and the parameters
+    scenario: Scenario  # seed 0; a trial sets its own
+    values: dict[str, Any]  # sweep key as written -> value, e.g. {"queue.limit": "60kB"}
+    tags: dict[str, Any]
+    canonical: str  # the parameters as canonical JSON (no seed, no trace switches)
+    native_tail: str = field(repr=False)  # native JSON after the seed, for fast trial JSON
+
+    def columns(self) -> dict[str, Any]:
+        """The parameters as flat result columns (see :func:`param_columns`)."""
+        cols = param_columns(self.scenario)
+        cols.update({f"tag_{k}": v for k, v in self.tags.items()})
+        return cols
+
+
+@dataclass(frozen=True, eq=False)
+class Trial:
+    """One repetition of a point, with its derived seed and stable key."""
+
+    key: str
+    point: Point
+    rep: int
+    seed: int
+
+    def native_json(self) -> str:
+        """The scenario JSON the core takes, with this trial's seed."""
+        return f'{{"seed":{self.seed},{self.point.native_tail}'
+
+    def scenario(self) -> Scenario:
+        return self.point.scenario.model_copy(update={"seed": self.seed})
+
+
+_DURATION_SUFFIX = "_ns"
+
+
+def param_columns(scenario: Scenario) -> dict[str, Any]:
+    """A scenario as flat columns in SI base units, named by the file's key paths:
+    ``rtt_s``, ``down_rate_bps``, ``down_queue_limit`` (bytes, or packets for ps),
+    ``down_queue_rule``, ``tcp0_cc``, ``cbr1_interval_s``... (durations in seconds)."""
+    out: dict[str, Any] = {"link": scenario.link}
+
+    def put(prefix: str, d: Mapping[str, Any]) -> None:
+        for k, v in d.items():
+            if k in ("seed", "trace"):
+                continue
+            name = f"{prefix}{k}"
+            if isinstance(v, dict):
+                put(f"{name}_", v)
+            elif isinstance(v, list):
+                out[f"{name}_flows"] = len(v)
+                for i, item in enumerate(v):
+                    put(f"{name}{i}_", item)
+            elif k.endswith(_DURATION_SUFFIX):
+                out[name[: -len(_DURATION_SUFFIX)] + "_s"] = None if v is None else v / 1e9
+            elif k == "rule":
+                out[name] = str(v).replace("_", "-")
+            else:
+                out[name] = v
+
+    put("", scenario.to_native())
+    return out
+
+
+class Experiment:
+    """A validated experiment: settings, points and (lazily) trials.
+
+    Build one with :func:`load_experiment` (from a TOML file) or
+    :meth:`Experiment.from_dict`.
+    """
+
+    def __init__(
+        self,
+        settings: ExperimentSettings,
+        points: list[Point],
+        source: str,
+        text: str | None,
+    ) -> None:
+        self.settings = settings
+        self.points = points
+        self.source = source
+        #: The experiment file's text (kept with the results).
+        self.text = text
+        self.model_version = model_version()
+
+    @property
+    def name(self) -> str:
+        return self.settings.name or "experiment"
+
+    @property
+    def trials_per_point(self) -> int:
+        return self.settings.trials
+
+    @property
+    def traces(self) -> tuple[str, ...]:
+        return tuple(self.settings.traces)
+
+    def __len__(self) -> int:
+        return len(self.points) * self.settings.trials
+
+    def trials(self) -> list[Trial]:
+        """Every trial: points in sweep order, repetitions within a point."""
+        root, common = self.settings.seed, self.settings.seeds == "common"
+        out = []
+        for p in self.points:
+            for rep in range(self.settings.trials):
+                d = (
+                    _digest("collateral-seed/1", root, rep)
+                    if common
+                    else _digest("collateral-seed/1", root, p.canonical, rep)
+                )
+                seed = int.from_bytes(d[:8], "big") >> 1  # 63 bits: safe as a signed int
+                key = _digest("collateral-trial/1", self.model_version, p.canonical, seed)
+                out.append(Trial(key.hex()[:24], p, rep, seed))
+        return out
+
+    @classmethod
+    def from_dict(
+        cls, data: Mapping[str, Any], source: str = "<experiment>", text: str | None = None
+    ) -> Experiment:
+        """Validates an experiment given as the parsed TOML (nested dicts)."""
+        return _build(data, source, text)
+
+    def __repr__(self) -> str:
+        return (
+            f"<Experiment {self.name!r}: {len(self.points)} points x {self.settings.trials}"
+            f" trials = {len(self)}>"
+        )
+
+
+def load_experiment(path: str | Path, overrides: Sequence[tuple[str, Any]] = ()) -> Experiment:
+    """Reads and validates an experiment file; ``overrides`` are (dotted key, value)
+    pairs applied first (the CLI's ``--set``). Raises :class:`ExperimentError`."""
+    p = Path(path)
+    source = str(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ExperimentError(source, "file", "no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ExperimentError(source, "file", f"cannot read: {e}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ExperimentError(source, "TOML", f"invalid TOML: {e}") from None
+    for key, value in overrides:
+        _override(data, source, key, value)
+    section = data.get("experiment", {})
+    if isinstance(section, dict) and "name" not in section:
+        data = {**data, "experiment": {**section, "name": p.stem}}
+    return _build(data, source, text)
+
+
+def _flat_axes(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A sweep table with nested tables turned into dotted keys (``zip`` kept)."""
+    out: dict[str, Any] = {}
+    for k, v in table.items():
+        if not prefix and k == "zip":
+            groups = v if isinstance(v, list) else [v]
+            out[k] = [_flat_axes(g) if isinstance(g, dict) else g for g in groups]
+        elif isinstance(v, dict) and not _is_range(v):
+            out.update(_flat_axes(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def _override(data: dict[str, Any], source: str, key: str, value: Any) -> None:
+    """Sets a dotted key in the parsed file (tables are created as needed); under
+    ``sweep.`` the rest of the key is the axis, e.g. ``sweep.queue.limit``."""
+    segs = key.split(".")
+    if not all(segs):
+        raise ExperimentError(
+            source, f"--set {key}", "expected a dotted key such as experiment.trials"
+        )
+    if segs[0] == "sweep" and len(segs) > 1 and segs[1] != "zip":
+        sweep = data.get("sweep", {})
+        if not isinstance(sweep, dict):
+            raise ExperimentError(
+                source, f"--set {key}", "the file has several [[sweep]] grids; set one whole"
+            )
+        data["sweep"] = {**_flat_axes(sweep), ".".join(segs[1:]): value}
+        return
+    d: Any = data
+    for s in segs[:-1]:
+        if not isinstance(d, dict):
+            raise ExperimentError(
+                source, f"--set {key}", f"{s!r} is inside a list; set the whole list"
+            )
+        nxt = d.get(s)
+        if nxt is None:
+            nxt = d[s] = {}
+        d = nxt
+    if not isinstance(d, dict):
+        raise ExperimentError(source, f"--set {key}", "inside a list; set the whole list")
+    d[segs[-1]] = value
+
+
+def _validation_message(e: Mapping[str, Any], path: Sequence[object]) -> str:
+    msg = str(e["msg"]).removeprefix("Value error, ")
+    if e["type"] == "extra_forbidden":
+        allowed = _allowed_keys(path[:-1])
+        msg = f"unknown key {path[-1]!r}" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
+    elif e["type"] == "literal_error":
+        msg = f"not allowed; expected {e['ctx']['expected']}"
+    return msg
+
+
+def _build(data: Mapping[str, Any], source: str, text: str | None) -> Experiment:
+    allowed_top = ("experiment", "scenario", "sweep")
+    for k in data:
+        if k not in allowed_top:
+            raise ExperimentError(
+                source, k, f"unknown table; allowed: {', '.join(allowed_top)}", data[k]
+            )
+    raw_settings = data.get("experiment", {})
+    if not isinstance(raw_settings, dict):
+        raise ExperimentError(source, "experiment", "expected a table", raw_settings)
+    try:
+        settings = ExperimentSettings.model_validate(raw_settings)
+    except ValidationError as err:
+        e = err.errors()[0]
+        loc = e["loc"]
+        if e["type"] == "extra_forbidden":
+            msg = f"unknown key {loc[-1]!r}; allowed: {', '.join(ExperimentSettings.model_fields)}"
+        elif e["type"] == "literal_error":
+            msg = f"not allowed; expected {e['ctx']['expected']}"
+        else:
+            msg = str(e["msg"]).removeprefix("Value error, ")
+        raise ExperimentError(
+            source, "experiment." + _fmt_path(loc), msg, e.get("input", ...)
+        ) from None
+
+    base = data.get("scenario")
+    if base is None:
+        raise ExperimentError(source, "scenario", "missing: the base scenario is required")
+    if not isinstance(base, dict):
+        raise ExperimentError(source, "scenario", "expected a table", base)
+    base = copy.deepcopy(base)
+    for k in ("seed", "trace"):
+        if k in base:
+            owner = "seed (the root seed)" if k == "seed" else "traces"
+            raise ExperimentError(
+                source,
+                f"scenario.{k}",
+                f"set by the experiment: use [experiment] {owner}",
+                base[k],
+            )
+    shorthand = "queue" in base
+    if shorthand:
+        if any(isinstance(base.get(d), dict) and "queue" in base[d] for d in ("down", "up")):
+            raise ExperimentError(
+                source,
+                "scenario.queue",
+                "give either queue (both directions) or down.queue / up.queue",
+            )
+        q = base.pop("queue")
+        for d in ("down", "up"):
+            link = base.setdefault(d, {})
+            if not isinstance(link, dict):
+                raise ExperimentError(source, f"scenario.{d}", "expected a table", link)
+            link["queue"] = copy.deepcopy(q)
+
+    raw_sweep = data.get("sweep", {})
+    if isinstance(raw_sweep, list):
+        grids = [_parse_grid(source, f"sweep[{i}]", t) for i, t in enumerate(raw_sweep)]
+    else:
+        grids = [_parse_grid(source, "sweep", raw_sweep)]
+    total = sum(g.size() for g in grids)
+    if total > _MAX_POINTS:
+        raise ExperimentError(source, "sweep", f"{total} points; at most {_MAX_POINTS}")
+
+    version = model_version()
+    trace = {t: t in settings.traces for t in _SWITCHED_TRACES}
+    points: list[Point] = []
+    seen: dict[str, Point] = {}
+    for grid in grids:
+        for combo in grid.combos():
+            d = copy.deepcopy(base)
+            tags: dict[str, Any] = {}
+            values = {axis.key: axis.values[i] for axis, i in combo}
+            # Whole values first (a swept `tcp` list), then keys inside them.
+            for axis, i in sorted(combo, key=lambda x: min(len(p) for p in x[0].paths)):
+                value = axis.values[i]
+                for p in axis.paths:
+                    if p[0] == "tags":
+                        tags[str(p[1])] = value
+                        continue
+                    try:
+                        _set_path(d, p, value)
+                    except (KeyError, IndexError, TypeError) as ex:
+                        raise ExperimentError(
+                            source,
+                            f"{grid.where}.{axis.key}",
+                            f"cannot set {_fmt_path(p)}: {ex}",
+                            value,
+                        ) from None
+            d["trace"] = trace
+            try:
+                sc = Scenario.model_validate({**d, "seed": 0})
+            except ValidationError as err:
+                raise _point_error(source, err, grid, combo, shorthand) from None
+            native = sc.to_native()
+            canonical = _canonical(native)
+            pkey = _digest("collateral-point/1", version, canonical).hex()[:24]
+            if pkey in seen:
+                other = seen[pkey]
+                raise ExperimentError(
+                    source,
+                    grid.where,
+                    f"two points are the same scenario: {_show(other.values)} and"
+                    f" {_show(values)}; remove one",
+                )
+            tail = json.dumps({k: v for k, v in native.items() if k != "seed"})[1:]
+            pt = Point(len(points), pkey, sc, values, tags, canonical, tail)
+            seen[pkey] = pt
+            points.append(pt)
+    return Experiment(settings, points, source, text)
+
+
+def _point_error(
+    source: str,
+    err: ValidationError,
+    grid: _Grid,
+    combo: list[tuple[_Axis, int]],
+    shorthand: bool,
+) -> ExperimentError:
+    """The first validation error of a point, attributed to the sweep axis or the
+    [scenario] key that set the offending value."""
+    e = err.errors()[0]
+    loc = tuple(e["loc"])
+    msg = _validation_message(e, loc)
+    value = e.get("input", ...)
+    for axis, i in combo:
+        for p in axis.paths:
+            if p[0] == "tags":
+                continue
+            n = len(p)
+            if len(loc) >= n and all(a in (_WILDCARD, b) for a, b in zip(p, loc, strict=False)):
+                rest = _fmt_path(loc[n:])
+                key = f"{grid.where}.{axis.key}[{i}]" + (f" ({rest})" if rest else "")
+                return ExperimentError(source, key, msg, value)
+    if shorthand and len(loc) >= 2 and loc[0] in ("down", "up") and loc[1] == "queue":
+        return ExperimentError(source, "scenario." + _fmt_path(("queue", *loc[2:])), msg, value)
+    key = "scenario" + ("." + _fmt_path(loc) if loc else "")
+    if loc and isinstance(loc[0], int):  # pragma: no cover - the root is a table
+        key = "scenario" + _fmt_path(loc)
+    return ExperimentError(source, key, msg, value)
