@@ -11,6 +11,7 @@ package owns the user-facing API: specs with human units, results, plots, the CL
 
 from __future__ import annotations
 
+import os
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _dist_version
 from typing import Any
@@ -26,6 +27,7 @@ __all__ = [
     "__version__",
     "build_scenario",
     "native_version",
+    "query",
     "simulate",
 ]
 
@@ -51,3 +53,12 @@ def simulate(scenario: Scenario | None = None, **kwargs: Any) -> Result:
     if scenario is None:
         scenario = build_scenario(**kwargs)
     return Result(_native.simulate(scenario.to_native_json()), scenario)
+
+
+def query(directory: str | os.PathLike[str], sql: str, output: str = "pandas") -> Any:
+    """Runs SQL over a results directory (views ``summary``, ``cwnd``, ``queue``, ``cbr``,
+    ``drops``, ``congestion``) and returns a pandas or polars DataFrame or an Arrow table
+    (``output="pandas" | "polars" | "arrow"``). See :mod:`collateral.store`."""
+    from .store import open_store
+
+    return open_store(directory).query(sql, output)  # type: ignore[arg-type]

@@ -513,12 +513,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if (out / "store.json").exists():
             stored = Store(out).done_keys()
         todo = sum(t.key not in stored for t in mine)
-        console.print(
+        print(
             f"{exp.name}: {len(exp.points):,} points x {exp.trials_per_point} trials ="
             f" {len(trials):,} trials"
             + (f"; shard {shard[0]}/{shard[1]}: {len(mine):,}" if shard else "")
-            + f"; stored in {out}: {len(mine) - todo:,}; to run: {todo:,}",
-            highlight=False,
+            + f"; stored in {out}: {len(mine) - todo:,}; to run: {todo:,}"
         )
         return 0
     try:
@@ -549,8 +548,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     t = Table.grid(padding=(0, 2))
-    t.add_column(style="bold")
-    t.add_column()
+    t.add_column(style="bold", no_wrap=True)
+    t.add_column(overflow="fold")
     for label, value in report_lines(report, store):
         t.add_row(label, value)
     console.print(t)

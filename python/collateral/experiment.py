@@ -85,6 +85,8 @@ class ExperimentError(ValueError):
 
     def __init__(self, source: str, key: str, message: str, value: Any = ...) -> None:
         shown = "" if value is ... else f" = {_show(value)}"
+        if shown:  # the units module starts some messages with the value: say it once
+            message = message.removeprefix(f"{value!r}: ")
         super().__init__(f"{source}: {key}{shown}: {message}")
         self.source = source
         self.key = key
@@ -205,7 +207,7 @@ def _parse_axis_key(source: str, where: str, segs: Sequence[str]) -> tuple[tuple
     path: list[object] = []
     listish = False  # the previous segment was a list field: an index may follow
     for seg in rest:
-        done = _fmt_path([*(heads[0] if first == "queue" else ()), *path])
+        done = _fmt_path([*(("queue",) if first == "queue" else ()), *path])
         if listish:
             listish = False
             if seg.isdigit():
@@ -404,7 +406,7 @@ def _set_path(d: dict[str, Any], path: Sequence[object], value: Any) -> None:
     if isinstance(head, int):
         if not isinstance(d, list) or head >= len(d):
             n = len(d) if isinstance(d, list) else 0
-            raise IndexError(f"index {head} out of range: the scenario has {n}")
+            raise IndexError(f"index {head} out of range: the scenario has {n} of them")
         if not rest:
             d[head] = copy.deepcopy(value)
         else:

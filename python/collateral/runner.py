@@ -30,7 +30,6 @@ import math
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections import deque
@@ -469,7 +468,11 @@ def _run(
     pending = deque(sorted(todo, key=lambda t: t.key))
     inflight: dict[Any, list[Trial]] = {}
     per_trial: float | None = None  # measured core seconds per trial
-    show = sys.stderr.isatty() if progress is None else progress
+    show = err.is_terminal if progress is None else progress
+    if progress and not err.is_terminal:  # asked for explicitly: draw it anyway
+        from rich.console import Console
+
+        err = Console(stderr=True, force_terminal=True)
     bar = _Progress(err, len(todo), report.already, show)
     t0 = time.perf_counter()
     abandon = False

@@ -1,0 +1,365 @@
+"""Experiment files: validation messages, sweep expansion, trial keys and seeds."""
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from collateral.experiment import Experiment, ExperimentError, load_experiment
+
+BASE = """
+[experiment]
+trials = 2
+seed = 7
+
+[scenario]
+link = "adsl1"
+duration = "5s"
+warmup = "1s"
+queue = { limit = "20kB", rule = "fb-strict" }
+tcp = [{ cc = "newreno", profile = "linux-2.6.25" }]
+cbr = [{ direction = "down" }]
+
+[sweep]
+"queue.limit" = ["10kB", "20kB"]
+"""
+
+
+def write(tmp_path, text, name="exp.toml"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def run_cli(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "collateral", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+    )
+
+
+# (what is wrong, file text, key path named, value shown or None, fragment of what is allowed)
+MALFORMED = [
+    ("unknown table", BASE + '\n[sweeps]\n"x" = [1]\n', "sweeps", None, "allowed: experiment"),
+    (
+        "unknown experiment key",
+        BASE.replace("trials = 2", "trails = 2"),
+        "experiment.trails",
+        "2",
+        "allowed: name",
+    ),
+    (
+        "unknown nested scenario key",
+        BASE.replace('rule = "fb-strict"', 'rul = "fb-strict"'),
+        "scenario.queue.rul",
+        "'fb-strict'",
+        "allowed: limit, rule, count_in_service",
+    ),
+    (
+        "unknown key in a flow",
+        BASE.replace('profile = "linux-2.6.25"', 'profil = "linux-2.6.25"'),
+        "scenario.tcp[0].profil",
+        "'linux-2.6.25'",
+        "allowed: direction, cc, profile",
+    ),
+    (
+        "ambiguous size unit",
+        BASE.replace('"10kB", "20kB"', '"10kb", "20kB"'),
+        "sweep.queue.limit[0]",
+        "'10kb'",
+        "write kB for kilobytes",
+    ),
+    (
+        "bad duration unit",
+        BASE.replace('duration = "5s"', 'duration = "5parsec"'),
+        "scenario.duration",
+        "'5parsec'",
+        "100ms",
+    ),
+    (
+        "negative rate",
+        BASE.replace('link = "adsl1"', 'down = { rate = "-1Mbit" }\nup = { rate = "1Mbit" }'),
+        "scenario.down.rate",
+        "'-1Mbit'",
+        "must be positive",
+    ),
+    (
+        "zero limit",
+        BASE.replace('"10kB", "20kB"', '"0B", "20kB"'),
+        "sweep.queue.limit[0]",
+        "'0B'",
+        "must be positive",
+    ),
+    (
+        "unknown congestion control",
+        BASE.replace('cc = "newreno"', 'cc = "vegas2"'),
+        "scenario.tcp[0].cc",
+        "'vegas2'",
+        "supported: newreno",
+    ),
+    (
+        "unknown rule",
+        BASE.replace('rule = "fb-strict"', 'rule = "fb-sloppy"'),
+        "scenario.queue.rule",
+        "'fb-sloppy'",
+        "allowed: ps, fb-strict, fb-loose",
+    ),
+    (
+        "unknown profile",
+        BASE.replace('profile = "linux-2.6.25"', 'profile = "windows-95"'),
+        "scenario.tcp[0].profile",
+        "'windows-95'",
+        "supported: rfc, linux-2.6.25",
+    ),
+    (
+        "unknown link preset",
+        BASE.replace('link = "adsl1"', 'link = "adsl9"'),
+        "scenario.link",
+        "'adsl9'",
+        "known: adsl1",
+    ),
+    (
+        "zero trials",
+        BASE.replace("trials = 2", "trials = 0"),
+        "experiment.trials",
+        "0",
+        "greater than or equal to 1",
+    ),
+    (
+        "negative root seed",
+        BASE.replace("seed = 7", "seed = -1"),
+        "experiment.seed",
+        "-1",
+        "greater than or equal to 0",
+    ),
+    (
+        "unknown seeds mode",
+        BASE.replace("seed = 7", 'seed = 7\nseeds = "random"'),
+        "experiment.seeds",
+        "'random'",
+        "'independent' or 'common'",
+    ),
+    (
+        "unknown trace",
+        BASE.replace("seed = 7", 'seed = 7\ntraces = ["cwnd", "rtt"]'),
+        "experiment.traces[1]",
+        "'rtt'",
+        "'cwnd'",
+    ),
+    (
+        "unknown sweep key",
+        BASE.replace('"queue.limit"', '"queue.limt"'),
+        "sweep.queue.limt",
+        None,
+        "allowed: limit, rule, count_in_service",
+    ),
+    (
+        "empty axis",
+        BASE.replace('["10kB", "20kB"]', "[]"),
+        "sweep.queue.limit",
+        "[]",
+        "at least one",
+    ),
+    (
+        "axis not a list",
+        BASE.replace('["10kB", "20kB"]', '"10kB"'),
+        "sweep.queue.limit",
+        "'10kB'",
+        "list of values or a range",
+    ),
+    (
+        "range with zero step",
+        BASE.replace('["10kB", "20kB"]', '{ from = "10kB", to = "20kB", step = "0kB" }'),
+        "sweep.queue.limit",
+        '{"from": "10kB"',
+        "step must be positive",
+    ),
+    (
+        "zipped axes of unequal length",
+        BASE + '\n[[sweep.zip]]\n"tcp.cc" = ["newreno"]\n"tags.x" = [1, 2]\n',
+        "sweep.zip[0]",
+        None,
+        "equal lengths",
+    ),
+    (
+        "flow index out of range",
+        BASE + '"tcp.3.cc" = ["newreno"]\n',
+        "sweep.tcp.3.cc",
+        "'newreno'",
+        "out of range",
+    ),
+    (
+        "two points that are the same scenario",
+        BASE.replace('"10kB", "20kB"', '"20kB", "20000B"'),
+        "sweep",
+        None,
+        "same scenario",
+    ),
+    (
+        "warm-up not shorter than the duration",
+        BASE.replace('warmup = "1s"', 'warmup = "5s"'),
+        "scenario.warmup",
+        "'5s'",
+        "shorter than the duration",
+    ),
+    (
+        "slot rule with a byte limit",
+        BASE.replace('rule = "fb-strict"', 'rule = "ps"'),
+        "scenario.queue.rule",
+        "'ps'",
+        "give it in packets",
+    ),
+    (
+        "seed set per scenario",
+        BASE.replace('link = "adsl1"', 'link = "adsl1"\nseed = 3'),
+        "scenario.seed",
+        "3",
+        "[experiment] seed",
+    ),
+    ("invalid TOML", BASE.replace("trials = 2", "trials = "), "TOML", None, "invalid TOML"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "value", "allowed"),
+    [case[1:] for case in MALFORMED],
+    ids=[case[0] for case in MALFORMED],
+)
+def test_malformed_file_is_one_line_naming_file_key_value_and_exit_2(
+    tmp_path, text, key, value, allowed
+):
+    path = write(tmp_path, text)
+    out = tmp_path / "out"
+    p = run_cli("run", str(path), "-o", str(out))
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1, p.stderr
+    assert lines[0].startswith(f"collateral: error: {path}: {key}"), lines[0]
+    if value is not None:
+        assert f"{key} = {value}" in lines[0], lines[0]
+    assert allowed in lines[0], lines[0]
+    assert "Traceback" not in p.stderr
+    assert not out.exists(), "nothing may be written for a malformed file"
+
+
+def test_missing_file_and_bad_options_exit_2(tmp_path):
+    p = run_cli("run", str(tmp_path / "nope.toml"))
+    assert p.returncode == 2 and "no such file" in p.stderr
+    path = write(tmp_path, BASE)
+    p = run_cli("run", str(path), "--shard", "2/2")
+    assert p.returncode == 2 and p.stderr.startswith("collateral: error: --shard:")
+    p = run_cli("run", str(path), "--set", "experiment.trials")
+    assert p.returncode == 2 and "--set" in p.stderr
+
+
+def test_sweep_expands_cartesian_zip_grids_and_ranges(tmp_path):
+    exp = load_experiment(
+        write(
+            tmp_path,
+            """
+            [experiment]
+            trials = 3
+            [scenario]
+            link = "adsl1"
+            tcp = [{ cc = "newreno" }, { cc = "newreno", extra_delay = "10ms" }]
+            cbr = [{ direction = "down" }]
+
+            [[sweep]]
+            "queue.rule" = ["ps"]
+            [[sweep.zip]]
+            "queue.limit" = ["7p", "14p"]
+            "tags.queue_bytes" = [10000, 20000]
+
+            [[sweep]]
+            "queue.rule" = ["fb-strict", "fb-loose"]
+            "tcp.profile" = ["rfc", "linux-2.6.25"]
+            queue.limit = { from = "52500B", to = "52560B", step = "30B" }
+            """,
+        )
+    )
+    assert len(exp.points) == 2 + 2 * 2 * 3
+    assert len(exp) == 3 * len(exp.points)
+    ps = exp.points[:2]
+    assert [p.scenario.down.queue.limit.amount for p in ps] == [7, 14]
+    assert [p.tags for p in ps] == [{"queue_bytes": 10000}, {"queue_bytes": 20000}]
+    assert all(p.scenario.up.queue.rule == "ps" for p in ps)  # `queue` = both directions
+    limits = sorted({p.scenario.down.queue.limit.amount for p in exp.points[2:]})
+    assert limits == [52500, 52530, 52560]  # inclusive range
+    # "tcp.profile" without an index sets every flow; the second flow keeps its delay.
+    last = exp.points[-1].scenario
+    assert [t.profile for t in last.tcp] == ["linux-2.6.25", "linux-2.6.25"]
+    assert last.tcp[1].extra_delay == 10_000_000
+    cols = exp.points[0].columns()
+    assert cols["tag_queue_bytes"] == 10000 and cols["down_queue_rule"] == "ps"
+    assert cols["rtt_s"] == 0.1 and cols["tcp1_extra_delay_s"] == 0.01
+
+
+def test_dotted_nested_and_quoted_sweep_keys_are_the_same():
+    base = {"scenario": {"link": "adsl1", "tcp": [{}]}, "experiment": {"name": "x"}}
+    a = Experiment.from_dict({**base, "sweep": {"tcp.cc": ["newreno"], "rtt": ["50ms"]}})
+    b = Experiment.from_dict({**base, "sweep": {"tcp": {"cc": ["newreno"]}, "rtt": ["50ms"]}})
+    assert [t.key for t in a.trials()] == [t.key for t in b.trials()]
+
+
+def test_trial_keys_and_seeds_are_stable_and_order_free():
+    def exp(sweep, **settings):
+        return Experiment.from_dict(
+            {
+                "experiment": {"trials": 3, "seed": 5, **settings},
+                "scenario": {"link": "adsl1", "tcp": [{}]},
+                "sweep": sweep,
+            }
+        )
+
+    a = exp({"rtt": ["50ms", "100ms"], "queue.limit": ["10kB", "20kB"]})
+    b = exp({"queue.limit": ["20000B", "10kB"], "rtt": ["0.1s", "50ms"]})
+    ka = {t.key: t.seed for t in a.trials()}
+    assert len(ka) == 12 and len(set(ka.values())) == 12  # distinct keys and seeds
+    assert ka == {t.key: t.seed for t in b.trials()}  # units and order do not matter
+    assert all(0 <= s < 2**63 for s in ka.values())
+    # Another root seed: other seeds, other keys.
+    c = exp({"rtt": ["50ms", "100ms"], "queue.limit": ["10kB", "20kB"]}, seed=6)
+    assert not set(ka) & {t.key for t in c.trials()}
+    # Common random numbers: the same seeds at every point.
+    d = exp({"rtt": ["50ms", "100ms"]}, seeds="common")
+    by_rep = {}
+    for t in d.trials():
+        by_rep.setdefault(t.rep, set()).add(t.seed)
+    assert all(len(s) == 1 for s in by_rep.values()) and len(by_rep) == 3
+    # A preset and the same rates written out are the same trial.
+    e = Experiment.from_dict(
+        {
+            "experiment": {"trials": 3, "seed": 5},
+            "scenario": {"down": {"rate": "1.5Mbit"}, "up": {"rate": "256kbit"}, "tcp": [{}]},
+            "sweep": {"rtt": ["50ms", "100ms"], "queue.limit": ["10kB", "20kB"]},
+        }
+    )
+    assert {t.key for t in e.trials()} == set(ka)
+
+
+def test_trial_json_is_the_scenario_with_its_seed():
+    import json
+
+    exp = Experiment.from_dict({"scenario": {"link": "adsl1", "tcp": [{}]}})
+    (t,) = exp.trials()
+    assert json.loads(t.native_json()) == t.scenario().to_native()
+
+
+def test_overrides_replace_keys_and_axes(tmp_path):
+    path = write(tmp_path, BASE)
+    exp = load_experiment(
+        path,
+        [
+            ("experiment.trials", 1),
+            ("sweep.queue.limit", ["30kB"]),
+            ("sweep.rtt", {"from": "50ms", "to": "70ms", "step": "10ms"}),
+        ],
+    )
+    assert exp.name == "exp" and len(exp) == 3
+    assert [p.scenario.rtt for p in exp.points] == [50_000_000, 60_000_000, 70_000_000]
+    with pytest.raises(ExperimentError, match=r"scenario\.rtt = 'soon'"):
+        load_experiment(path, [("scenario.rtt", "soon")])

@@ -1,0 +1,318 @@
+"""Running experiments: resumable after SIGKILL, identical on every executor, the
+results store and its queries, the CLI as a user runs it."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import collateral
+from collateral.experiment import Experiment, load_experiment
+from collateral.runner import run_experiment
+from collateral.spec import CC_ALGORITHMS
+from collateral.store import Store, open_store
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def experiment_text(duration="20s", limits=5, trials=4, traces=()):
+    return textwrap.dedent(
+        f"""
+        [experiment]
+        name = "t"
+        trials = {trials}
+        seed = 3
+        traces = {json.dumps(list(traces))}
+
+        [scenario]
+        link = "adsl1"
+        rtt = "100ms"
+        duration = "{duration}"
+        warmup = "2s"
+        tcp = [{{ cc = "newreno", profile = "linux-2.6.25" }}]
+        cbr = [{{ direction = "down" }}, {{ direction = "up" }}]
+
+        [sweep]
+        "queue.rule" = ["fb-loose", "fb-strict"]
+        "queue.limit" = {{ from = "30000B", to = "{30000 + 500 * (limits - 1)}B", step = "500B" }}
+        """
+    )
+
+
+def write_experiment(tmp_path, **kw) -> Path:
+    path = tmp_path / "exp.toml"
+    path.write_text(experiment_text(**kw))
+    return path
+
+
+def cli(*args, **kw):
+    return subprocess.run(
+        [sys.executable, "-m", "collateral", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        **kw,
+    )
+
+
+def cli_bg(*args):
+    return subprocess.Popen(
+        [sys.executable, "-m", "collateral", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def summary(path) -> pd.DataFrame:
+    df = open_store(path).summary()
+    return df[sorted(df.columns)].sort_values("key").reset_index(drop=True)
+
+
+def assert_same_tables(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    assert list(a["key"]) == list(b["key"])
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+
+
+def n_parts(path: Path) -> int:
+    parts = path / "parts"
+    return len(list(parts.iterdir())) if parts.is_dir() else 0
+
+
+def wait_for_parts(proc, path: Path, n: int, timeout: float = 60) -> int:
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout and proc.poll() is None:
+        k = n_parts(path)
+        if k >= n:
+            return k
+        time.sleep(0.002)
+    raise AssertionError(f"the run ended or stalled before {n} parts: {proc.communicate()}")
+
+
+def test_sigkill_partway_then_rerun_equals_an_uninterrupted_run(tmp_path):
+    exp = write_experiment(tmp_path, duration="180s", limits=25, trials=6)  # 300 trials
+    total = 300
+    ref = tmp_path / "ref"
+    p = cli("run", str(exp), "-o", str(ref), "--no-progress")
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / "killed"
+    args = ("run", str(exp), "-o", str(out), "--no-progress", "--batch-seconds", "0.01")
+    stored = []
+    for parts in (2, 15):  # kill twice, at different depths
+        proc = cli_bg(*args)
+        wait_for_parts(proc, out, n_parts(out) + parts)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        st = Store(out)
+        keys = st.keys()
+        assert len(keys) == len(set(keys)), "a trial was stored twice"
+        stored.append(len(keys))
+    assert 0 < stored[0] < stored[1] < total, stored  # killed partway, each time
+    p = cli(*args)
+    assert p.returncode == 0, p.stderr
+    assert f"already stored  {stored[1]:,}" in p.stdout, p.stdout
+    keys = Store(out).keys()
+    assert len(keys) == total and len(set(keys)) == total  # exactly one row per trial
+    assert not any((out / "tmp").iterdir()), "half-written parts of the killed runs are gone"
+    assert_same_tables(summary(out), summary(ref))
+    # A rerun of a complete experiment runs nothing.
+    p = cli(*args)
+    assert p.returncode == 0 and "ran now         0" in p.stdout, p.stdout
+
+
+def test_ctrl_c_stops_cleanly_keeping_finished_trials(tmp_path):
+    exp = write_experiment(tmp_path, duration="180s", limits=25, trials=6)
+    out = tmp_path / "out"
+    proc = cli_bg("run", str(exp), "-o", str(out), "--no-progress", "--batch-seconds", "0.05")
+    wait_for_parts(proc, out, 3)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "SIGINT: finishing the" in stderr and "Traceback" not in stderr
+    assert "still missing" in stdout
+    keys = Store(out).keys()
+    assert 0 < len(keys) < 300 and len(keys) == len(set(keys))
+    p = cli("run", str(exp), "-o", str(out), "--no-progress")
+    assert p.returncode == 0 and len(set(Store(out).keys())) == 300
+
+
+def test_identical_tables_on_1_and_n_workers_processes_shards_and_dask(tmp_path):
+    exp = load_experiment(write_experiment(tmp_path, limits=4, trials=5))  # 40 trials
+    ref = tmp_path / "one"
+    r = run_experiment(exp, ref, workers=1, progress=False)
+    assert (r.ran, r.already, r.failed) == (40, 0, [])
+    base = summary(ref)
+    assert len(base) == 40 and base["key"].is_unique
+
+    run_experiment(exp, tmp_path / "two", workers=2, batch_seconds=0.005, progress=False)
+    assert_same_tables(summary(tmp_path / "two"), base)
+
+    run_experiment(exp, tmp_path / "proc", workers=2, executor="processes", progress=False)
+    assert_same_tables(summary(tmp_path / "proc"), base)
+
+    # Two shards in separate directories, merged; the shards partition the trials.
+    a = run_experiment(exp, tmp_path / "s0", shard=(0, 2), progress=False)
+    b = run_experiment(exp, tmp_path / "s1", shard=(1, 2), progress=False)
+    assert a.ran + b.ran == 40 and a.ran and b.ran
+    p = cli("merge", str(tmp_path / "s0"), str(tmp_path / "s1"))
+    assert p.returncode == 0 and f"merged {b.ran} trials" in p.stdout, p.stderr
+    assert_same_tables(summary(tmp_path / "s0"), base)
+    assert Store(tmp_path / "s0").merge([tmp_path / "s1"]) == (0, b.ran)  # idempotent
+
+    # Two shards at once into one directory, as a Slurm array on a shared disk would.
+    shared = tmp_path / "shared"
+    procs = [cli_bg("run", exp.source, "-o", str(shared), "--shard", f"{i}/2") for i in (0, 1)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    assert_same_tables(summary(shared), base)
+
+    pytest.importorskip("distributed")
+    r = run_experiment(exp, tmp_path / "dask", scheduler="local:2", progress=False)
+    assert r.ran == 40 and r.executor.startswith("dask")
+    assert_same_tables(summary(tmp_path / "dask"), base)
+
+
+def test_run_shows_progress_and_query_counts_rows(tmp_path):
+    exp = write_experiment(tmp_path, limits=25, trials=4)  # 2 x 25 x 4 = 200 trials
+    out = tmp_path / "out"
+    p = cli("run", str(exp), "-o", str(out), "--progress")
+    assert p.returncode == 0, p.stderr
+    assert "trials/s" in p.stderr and "ETA" in p.stderr and "200/200" in p.stderr
+    assert "ran now         200" in p.stdout and "trials/s on" in p.stdout
+    q = cli(
+        "query",
+        str(out),
+        "SELECT count(*) AS n, count(DISTINCT point) AS p FROM summary",
+        "--format",
+        "csv",
+    )
+    assert q.returncode == 0, q.stderr
+    assert q.stdout.splitlines() == ["n,p", "200,50"]
+    q = cli("query", str(out), "SELECT down_queue_rule, count(*) AS n FROM summary GROUP BY 1")
+    assert q.returncode == 0 and "fb-loose" in q.stdout and "100" in q.stdout
+    q = cli("query", str(out), "SELEKT 1")
+    assert q.returncode == 2 and q.stderr.startswith("collateral: error: SQL:")
+    q = cli("query", str(tmp_path), "SELECT 1")
+    assert q.returncode == 2 and "not a collateral results directory" in q.stderr
+    dry = cli("run", str(exp), "-o", str(out), "--dry-run")
+    assert dry.returncode == 0 and "to run: 0" in dry.stdout
+    assert (out / "views.sql").read_text().count("CREATE OR REPLACE VIEW summary") == 1
+
+
+def test_rows_carry_parameters_versions_and_reproduce_with_simulate(tmp_path):
+    traces = ("cwnd", "queue", "cbr", "drops", "congestion")
+    exp = load_experiment(
+        write_experiment(tmp_path, duration="10s", limits=1, trials=2, traces=traces)
+    )
+    out = tmp_path / "out"
+    run_experiment(exp, out, progress=False)
+    st = open_store(out)
+    assert set(st.tables()) == {"summary", *traces}
+    df = st.summary()
+    trial = exp.trials()[1]
+    row = df.set_index("key").loc[trial.key]
+    assert row["seed"] == trial.seed and row["rep"] == 1 and row["point"] == trial.point.key
+    assert row["down_queue_limit"] == 30000 and row["tcp0_cc"] == "newreno"
+    assert row["model_version"] == collateral.native_version
+    assert row["code_version"].startswith(f"collateral {collateral.__version__}")
+    # The stored scenario and seed give the same trial again.
+    sc = collateral.Scenario.model_validate_json(row["scenario"]).model_copy(
+        update={"seed": int(row["seed"])}
+    )
+    again = collateral.simulate(sc)
+    assert again.tcp[0]["goodput_bps"] == row["tcp0_goodput_bps"]
+    assert again.cbr[0]["lost"] == row["cbr0_lost"]
+    for name in traces:
+        n = st.query(f"SELECT count(*) AS n FROM {name} WHERE key = '{trial.key}'")["n"][0]
+        assert n == len(next(iter(again.traces[name].values()))), name
+    pl = st.query("SELECT key, cbr0_delay_p95_s FROM summary", output="polars")
+    assert pl.shape == (4, 2)
+
+
+def test_store_refuses_other_experiments_and_concurrent_runs(tmp_path):
+    exp = write_experiment(tmp_path, limits=1, trials=1)
+    out = tmp_path / "out"
+    assert cli("run", str(exp), "-o", str(out), "--no-progress").returncode == 0
+    other = tmp_path / "other.toml"
+    other.write_text(experiment_text(limits=1, trials=1).replace('name = "t"', 'name = "u"'))
+    p = cli("run", str(other), "-o", str(out))
+    assert p.returncode == 2 and "holds the results of experiment 't'" in p.stderr
+    st = Store(out)
+    st.lock()
+    try:
+        p = cli("run", str(exp), "-o", str(out), "--set", "experiment.trials=2")
+        assert p.returncode == 2 and "another run is writing here" in p.stderr
+    finally:
+        st.unlock()
+    # A half-written part of a dead writer is ignored by readers and cleaned by a run.
+    dead = out / "tmp" / f"{os.uname().nodename}-999999999-x"
+    dead.mkdir()
+    (dead / "summary.parquet").write_bytes(b"garbage")
+    assert len(Store(out).keys()) == 2
+    assert cli("run", str(exp), "-o", str(out), "--no-progress").returncode == 0
+    assert not dead.exists()
+
+
+def test_examples_run_in_reduced_form(tmp_path):
+    out = tmp_path / "rules"
+    p = cli(
+        "run",
+        str(ROOT / "examples/queue-rules.toml"),
+        "-o",
+        str(out),
+        "--no-progress",
+        "--set",
+        "experiment.trials=1",
+        "--set",
+        "scenario.duration=20s",
+    )
+    assert p.returncode == 0, p.stderr
+    df = open_store(out).query(
+        "SELECT down_queue_rule AS rule, count(*) AS n, min(tag_queue_bytes) AS lo"
+        " FROM summary GROUP BY 1 ORDER BY 1"
+    )
+    assert df.to_dict("list") == {
+        "rule": ["fb-loose", "fb-strict", "ps"],
+        "n": [5, 5, 5],
+        "lo": [10000, 10000, 10000],
+    }
+    fig6 = ROOT / "examples/mmsys-fig6.toml"
+    reduced = [
+        "--set", 'sweep.queue.limit={ from = "52500B", to = "52560B", step = "30B" }',
+        "--set", "experiment.trials=2",
+        "--set", "scenario.duration=20s",
+    ]  # fmt: skip
+    if "cubic" not in CC_ALGORITHMS:  # until the core has it
+        reduced += ["--set", 'sweep.tcp.cc=["newreno"]']
+    out = tmp_path / "fig6"
+    p = cli("run", str(fig6), "-o", str(out), "--no-progress", *reduced)
+    assert p.returncode == 0, p.stderr
+    n_cc = 2 if "cubic" in CC_ALGORITHMS else 1
+    assert len(set(Store(out).keys())) == n_cc * 2 * 3 * 2
+    full = load_experiment(fig6) if "cubic" in CC_ALGORITHMS else None
+    if full is not None:
+        assert len(full) == 60_120
+
+
+def test_experiment_from_dict_runs_through_the_python_api(tmp_path):
+    exp = Experiment.from_dict(
+        {
+            "experiment": {"name": "api", "trials": 2},
+            "scenario": {"link": "adsl2", "duration": "5s", "warmup": "1s", "tcp": [{}]},
+            "sweep": {"rtt": ["20ms", "40ms"]},
+        }
+    )
+    report = run_experiment(exp, tmp_path / "api", progress=False)
+    assert report.ran == 4 and report.missing == 0
+    df = collateral.query(
+        tmp_path / "api", "SELECT rtt_s, avg(tcp0_goodput_bps) g FROM summary GROUP BY 1 ORDER BY 1"
+    )
+    assert list(df["rtt_s"]) == [0.02, 0.04] and (df["g"] > 1e6).all()
