@@ -9,9 +9,12 @@
 
 pub mod droptail;
 pub mod packet;
+pub mod red;
+pub mod rng;
 
 pub use droptail::{DropTail, FullRule};
 pub use packet::{Packet, PacketKind};
+pub use red::{Red, RedConfig};
 
 /// Nanoseconds: instants since the start of a run, and durations.
 pub type Nanos = u64;
@@ -51,6 +54,7 @@ pub trait Discipline {
 #[derive(Debug, Clone)]
 pub enum AnyQueue {
     DropTail(DropTail),
+    Red(Red),
 }
 
 impl Discipline for AnyQueue {
@@ -58,41 +62,48 @@ impl Discipline for AnyQueue {
     fn enqueue(&mut self, now: Nanos, pkt: Packet, drops: &mut Vec<Packet>) -> bool {
         match self {
             AnyQueue::DropTail(q) => q.enqueue(now, pkt, drops),
+            AnyQueue::Red(q) => q.enqueue(now, pkt, drops),
         }
     }
     #[inline]
     fn dequeue(&mut self, now: Nanos, drops: &mut Vec<Packet>) -> Option<Packet> {
         match self {
             AnyQueue::DropTail(q) => q.dequeue(now, drops),
+            AnyQueue::Red(q) => q.dequeue(now, drops),
         }
     }
     #[inline]
     fn transmit_done(&mut self, now: Nanos) {
         match self {
             AnyQueue::DropTail(q) => q.transmit_done(now),
+            AnyQueue::Red(q) => q.transmit_done(now),
         }
     }
     #[inline]
     fn bytes(&self) -> u64 {
         match self {
             AnyQueue::DropTail(q) => q.bytes(),
+            AnyQueue::Red(q) => q.bytes(),
         }
     }
     #[inline]
     fn packets(&self) -> u32 {
         match self {
             AnyQueue::DropTail(q) => q.packets(),
+            AnyQueue::Red(q) => q.packets(),
         }
     }
     #[inline]
     fn waiting(&self) -> usize {
         match self {
             AnyQueue::DropTail(q) => q.waiting(),
+            AnyQueue::Red(q) => q.waiting(),
         }
     }
     fn visit(&self, f: &mut dyn FnMut(&Packet)) {
         match self {
             AnyQueue::DropTail(q) => q.visit(f),
+            AnyQueue::Red(q) => q.visit(f),
         }
     }
 }
