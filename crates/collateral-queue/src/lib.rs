@@ -8,11 +8,13 @@
 //! leaves and *which* is dropped; *when* a packet may leave is the link's business.
 
 pub mod droptail;
+pub mod fred;
 pub mod packet;
 pub mod red;
 pub mod rng;
 
 pub use droptail::{DropTail, FullRule};
+pub use fred::{Fred, FredConfig};
 pub use packet::{Packet, PacketKind};
 pub use red::{Red, RedConfig};
 
@@ -55,6 +57,7 @@ pub trait Discipline {
 pub enum AnyQueue {
     DropTail(DropTail),
     Red(Red),
+    Fred(Fred),
 }
 
 impl Discipline for AnyQueue {
@@ -63,6 +66,7 @@ impl Discipline for AnyQueue {
         match self {
             AnyQueue::DropTail(q) => q.enqueue(now, pkt, drops),
             AnyQueue::Red(q) => q.enqueue(now, pkt, drops),
+            AnyQueue::Fred(q) => q.enqueue(now, pkt, drops),
         }
     }
     #[inline]
@@ -70,6 +74,7 @@ impl Discipline for AnyQueue {
         match self {
             AnyQueue::DropTail(q) => q.dequeue(now, drops),
             AnyQueue::Red(q) => q.dequeue(now, drops),
+            AnyQueue::Fred(q) => q.dequeue(now, drops),
         }
     }
     #[inline]
@@ -77,6 +82,7 @@ impl Discipline for AnyQueue {
         match self {
             AnyQueue::DropTail(q) => q.transmit_done(now),
             AnyQueue::Red(q) => q.transmit_done(now),
+            AnyQueue::Fred(q) => q.transmit_done(now),
         }
     }
     #[inline]
@@ -84,6 +90,7 @@ impl Discipline for AnyQueue {
         match self {
             AnyQueue::DropTail(q) => q.bytes(),
             AnyQueue::Red(q) => q.bytes(),
+            AnyQueue::Fred(q) => q.bytes(),
         }
     }
     #[inline]
@@ -91,6 +98,7 @@ impl Discipline for AnyQueue {
         match self {
             AnyQueue::DropTail(q) => q.packets(),
             AnyQueue::Red(q) => q.packets(),
+            AnyQueue::Fred(q) => q.packets(),
         }
     }
     #[inline]
@@ -98,12 +106,14 @@ impl Discipline for AnyQueue {
         match self {
             AnyQueue::DropTail(q) => q.waiting(),
             AnyQueue::Red(q) => q.waiting(),
+            AnyQueue::Fred(q) => q.waiting(),
         }
     }
     fn visit(&self, f: &mut dyn FnMut(&Packet)) {
         match self {
             AnyQueue::DropTail(q) => q.visit(f),
             AnyQueue::Red(q) => q.visit(f),
+            AnyQueue::Fred(q) => q.visit(f),
         }
     }
 }
