@@ -7,12 +7,16 @@
 //! The shape follows Mahimahi's `AbstractPacketQueue`: a queue decides *which* packet
 //! leaves and *which* is dropped; *when* a packet may leave is the link's business.
 
+pub mod cbt;
+pub mod class;
 pub mod droptail;
 pub mod fred;
 pub mod packet;
 pub mod red;
 pub mod rng;
 
+pub use cbt::{Cbt, CbtConfig};
+pub use class::{Classifier, PerClass, TrafficClass};
 pub use droptail::{DropTail, FullRule};
 pub use fred::{Fred, FredConfig};
 pub use packet::{Packet, PacketKind};
@@ -58,6 +62,7 @@ pub enum AnyQueue {
     DropTail(DropTail),
     Red(Red),
     Fred(Fred),
+    Cbt(Cbt),
 }
 
 impl Discipline for AnyQueue {
@@ -67,6 +72,7 @@ impl Discipline for AnyQueue {
             AnyQueue::DropTail(q) => q.enqueue(now, pkt, drops),
             AnyQueue::Red(q) => q.enqueue(now, pkt, drops),
             AnyQueue::Fred(q) => q.enqueue(now, pkt, drops),
+            AnyQueue::Cbt(q) => q.enqueue(now, pkt, drops),
         }
     }
     #[inline]
@@ -75,6 +81,7 @@ impl Discipline for AnyQueue {
             AnyQueue::DropTail(q) => q.dequeue(now, drops),
             AnyQueue::Red(q) => q.dequeue(now, drops),
             AnyQueue::Fred(q) => q.dequeue(now, drops),
+            AnyQueue::Cbt(q) => q.dequeue(now, drops),
         }
     }
     #[inline]
@@ -83,6 +90,7 @@ impl Discipline for AnyQueue {
             AnyQueue::DropTail(q) => q.transmit_done(now),
             AnyQueue::Red(q) => q.transmit_done(now),
             AnyQueue::Fred(q) => q.transmit_done(now),
+            AnyQueue::Cbt(q) => q.transmit_done(now),
         }
     }
     #[inline]
@@ -91,6 +99,7 @@ impl Discipline for AnyQueue {
             AnyQueue::DropTail(q) => q.bytes(),
             AnyQueue::Red(q) => q.bytes(),
             AnyQueue::Fred(q) => q.bytes(),
+            AnyQueue::Cbt(q) => q.bytes(),
         }
     }
     #[inline]
@@ -99,6 +108,7 @@ impl Discipline for AnyQueue {
             AnyQueue::DropTail(q) => q.packets(),
             AnyQueue::Red(q) => q.packets(),
             AnyQueue::Fred(q) => q.packets(),
+            AnyQueue::Cbt(q) => q.packets(),
         }
     }
     #[inline]
@@ -107,6 +117,7 @@ impl Discipline for AnyQueue {
             AnyQueue::DropTail(q) => q.waiting(),
             AnyQueue::Red(q) => q.waiting(),
             AnyQueue::Fred(q) => q.waiting(),
+            AnyQueue::Cbt(q) => q.waiting(),
         }
     }
     fn visit(&self, f: &mut dyn FnMut(&Packet)) {
@@ -114,6 +125,7 @@ impl Discipline for AnyQueue {
             AnyQueue::DropTail(q) => q.visit(f),
             AnyQueue::Red(q) => q.visit(f),
             AnyQueue::Fred(q) => q.visit(f),
+            AnyQueue::Cbt(q) => q.visit(f),
         }
     }
 }

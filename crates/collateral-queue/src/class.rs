@@ -1,0 +1,139 @@
+//! The three traffic classes of the class-based disciplines (CBT, CBQ) and how packets
+//! are sorted into them.
+//!
+//! Following Parris, Jeffay & Smith (MMCN '99): responsive traffic (TCP), *tagged*
+//! UDP — necessarily unresponsive multimedia that has been marked (DSCP) or configured —
+//! and all *other* UDP. Here TCP is `PacketKind::Data`/`Ack`; a `Cbr` packet is tagged
+//! when its flow is listed in `tagged_flows`, or when its tag byte is in `tagged_tags`
+//! (any non-zero tag when no list is given).
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Packet, PacketKind};
+
+/// A traffic class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrafficClass {
+    Tcp = 0,
+    Tagged = 1,
+    Other = 2,
+}
+
+impl TrafficClass {
+    pub const ALL: [TrafficClass; 3] =
+        [TrafficClass::Tcp, TrafficClass::Tagged, TrafficClass::Other];
+
+    #[inline]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TrafficClass::Tcp => "tcp",
+            TrafficClass::Tagged => "tagged",
+            TrafficClass::Other => "other",
+        }
+    }
+}
+
+/// One value per class, as configurations carry them:
+/// `{"tcp": 0.74, "tagged": 0.14, "other": 0.12}`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerClass<T> {
+    pub tcp: T,
+    pub tagged: T,
+    pub other: T,
+}
+
+impl<T: Copy> PerClass<T> {
+    pub fn get(&self, c: TrafficClass) -> T {
+        match c {
+            TrafficClass::Tcp => self.tcp,
+            TrafficClass::Tagged => self.tagged,
+            TrafficClass::Other => self.other,
+        }
+    }
+
+    pub fn to_array(&self) -> [T; 3] {
+        [self.tcp, self.tagged, self.other]
+    }
+}
+
+/// Sorts packets into [`TrafficClass`]es without allocating.
+#[derive(Debug, Clone)]
+pub struct Classifier {
+    /// `tag_set[t]`: tag byte `t` marks a packet as tagged.
+    tag_set: [bool; 256],
+    /// Flows always tagged, sorted.
+    flows: Vec<u32>,
+}
+
+impl Classifier {
+    /// `tags`: the tag bytes that mark a UDP packet as tagged (`None`: any non-zero
+    /// tag). `flows`: flows whose UDP packets are tagged whatever their tag.
+    pub fn new(tags: Option<&[u8]>, flows: &[u32]) -> Self {
+        let mut tag_set = [false; 256];
+        match tags {
+            None => tag_set[1..].iter_mut().for_each(|t| *t = true),
+            Some(list) => list.iter().for_each(|&t| tag_set[t as usize] = true),
+        }
+        let mut flows = flows.to_vec();
+        flows.sort_unstable();
+        flows.dedup();
+        Classifier { tag_set, flows }
+    }
+
+    #[inline]
+    pub fn classify(&self, pkt: &Packet) -> TrafficClass {
+        match pkt.kind {
+            PacketKind::Data | PacketKind::Ack => TrafficClass::Tcp,
+            PacketKind::Cbr => {
+                if self.tag_set[pkt.tag as usize] || self.flows.binary_search(&pkt.flow).is_ok() {
+                    TrafficClass::Tagged
+                } else {
+                    TrafficClass::Other
+                }
+            }
+        }
+    }
+}
+
+impl Default for Classifier {
+    fn default() -> Self {
+        Classifier::new(None, &[])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(kind: PacketKind, flow: u32, tag: u8) -> Packet {
+        let mut p = Packet::new(kind, flow, 100, 0, 0);
+        p.tag = tag;
+        p
+    }
+
+    #[test]
+    fn classes() {
+        use TrafficClass::*;
+        let c = Classifier::default();
+        assert_eq!(c.classify(&p(PacketKind::Data, 0, 0)), Tcp);
+        assert_eq!(c.classify(&p(PacketKind::Ack, 0, 46)), Tcp);
+        assert_eq!(c.classify(&p(PacketKind::Cbr, 0, 0)), Other);
+        assert_eq!(c.classify(&p(PacketKind::Cbr, 0, 46)), Tagged);
+        // Only EF (DSCP 46 = tag byte 46 here) counts; flow 7 is tagged regardless.
+        let c = Classifier::new(Some(&[46]), &[7, 3, 7]);
+        assert_eq!(c.classify(&p(PacketKind::Cbr, 0, 10)), Other);
+        assert_eq!(c.classify(&p(PacketKind::Cbr, 0, 46)), Tagged);
+        assert_eq!(c.classify(&p(PacketKind::Cbr, 7, 0)), Tagged);
+        assert_eq!(c.classify(&p(PacketKind::Cbr, 3, 0)), Tagged);
+        assert_eq!(c.classify(&p(PacketKind::Data, 7, 46)), Tcp);
+        // An empty list tags nothing by tag.
+        let c = Classifier::new(Some(&[]), &[]);
+        assert_eq!(c.classify(&p(PacketKind::Cbr, 0, 46)), Other);
+    }
+}
