@@ -65,8 +65,8 @@ impl<T: Copy> PerClass<T> {
 /// Sorts packets into [`TrafficClass`]es without allocating.
 #[derive(Debug, Clone)]
 pub struct Classifier {
-    /// `tag_set[t]`: tag byte `t` marks a packet as tagged.
-    tag_set: [bool; 256],
+    /// Bit `t`: tag byte `t` marks a packet as tagged.
+    tag_set: [u64; 4],
     /// Flows always tagged, sorted.
     flows: Vec<u32>,
 }
@@ -75,10 +75,10 @@ impl Classifier {
     /// `tags`: the tag bytes that mark a UDP packet as tagged (`None`: any non-zero
     /// tag). `flows`: flows whose UDP packets are tagged whatever their tag.
     pub fn new(tags: Option<&[u8]>, flows: &[u32]) -> Self {
-        let mut tag_set = [false; 256];
+        let mut tag_set = [0u64; 4];
         match tags {
-            None => tag_set[1..].iter_mut().for_each(|t| *t = true),
-            Some(list) => list.iter().for_each(|&t| tag_set[t as usize] = true),
+            None => tag_set = [!1, !0, !0, !0],
+            Some(list) => list.iter().for_each(|&t| tag_set[t as usize >> 6] |= 1 << (t & 63)),
         }
         let mut flows = flows.to_vec();
         flows.sort_unstable();
@@ -91,7 +91,10 @@ impl Classifier {
         match pkt.kind {
             PacketKind::Data | PacketKind::Ack => TrafficClass::Tcp,
             PacketKind::Cbr => {
-                if self.tag_set[pkt.tag as usize] || self.flows.binary_search(&pkt.flow).is_ok() {
+                let t = pkt.tag as usize;
+                if self.tag_set[t >> 6] >> (t & 63) & 1 == 1
+                    || self.flows.binary_search(&pkt.flow).is_ok()
+                {
                     TrafficClass::Tagged
                 } else {
                     TrafficClass::Other
@@ -132,6 +135,18 @@ mod tests {
         assert_eq!(c.classify(&p(PacketKind::Cbr, 7, 0)), Tagged);
         assert_eq!(c.classify(&p(PacketKind::Cbr, 3, 0)), Tagged);
         assert_eq!(c.classify(&p(PacketKind::Data, 7, 46)), Tcp);
+        // Tags in every word of the bit set.
+        let c = Classifier::new(Some(&[0, 63, 64, 200, 255]), &[]);
+        for t in [0u8, 63, 64, 200, 255] {
+            assert_eq!(c.classify(&p(PacketKind::Cbr, 0, t)), Tagged, "{t}");
+        }
+        for t in [1u8, 62, 65, 199, 254] {
+            assert_eq!(c.classify(&p(PacketKind::Cbr, 0, t)), Other, "{t}");
+        }
+        // The default: every tag but 0.
+        let c = Classifier::default();
+        assert_eq!(c.classify(&p(PacketKind::Cbr, 0, 1)), Tagged);
+        assert_eq!(c.classify(&p(PacketKind::Cbr, 0, 255)), Tagged);
         // An empty list tags nothing by tag.
         let c = Classifier::new(Some(&[]), &[]);
         assert_eq!(c.classify(&p(PacketKind::Cbr, 0, 46)), Other);
