@@ -63,6 +63,20 @@ impl DropTail {
         self.limit
     }
 
+    /// The packet that would be dequeued next.
+    #[inline]
+    pub fn head(&self) -> Option<&Packet> {
+        self.q.front()
+    }
+
+    /// Removes the head packet without handing it to the link (drop-from-front).
+    #[inline]
+    pub fn pop_head(&mut self) -> Option<Packet> {
+        let pkt = self.q.pop_front()?;
+        self.waiting_bytes -= pkt.len as u64;
+        Some(pkt)
+    }
+
     /// The accept/drop decision for an arrival of `len` bytes, given the occupancy.
     #[inline]
     pub fn is_full(&self, len: u32) -> bool {

@@ -7,6 +7,7 @@
 //! The shape follows Mahimahi's `AbstractPacketQueue`: a queue decides *which* packet
 //! leaves and *which* is dropped; *when* a packet may leave is the link's business.
 
+pub mod cbq;
 pub mod cbt;
 pub mod class;
 pub mod droptail;
@@ -15,6 +16,7 @@ pub mod packet;
 pub mod red;
 pub mod rng;
 
+pub use cbq::{Cbq, CbqConfig};
 pub use cbt::{Cbt, CbtConfig};
 pub use class::{Classifier, PerClass, TrafficClass};
 pub use droptail::{DropTail, FullRule};
@@ -68,6 +70,7 @@ pub enum AnyQueue {
     Red(Red),
     Fred(Fred),
     Cbt(Cbt),
+    Cbq(Cbq),
 }
 
 impl Discipline for AnyQueue {
@@ -78,6 +81,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Red(q) => q.enqueue(now, pkt, drops),
             AnyQueue::Fred(q) => q.enqueue(now, pkt, drops),
             AnyQueue::Cbt(q) => q.enqueue(now, pkt, drops),
+            AnyQueue::Cbq(q) => q.enqueue(now, pkt, drops),
         }
     }
     #[inline]
@@ -87,6 +91,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Red(q) => q.dequeue(now, drops),
             AnyQueue::Fred(q) => q.dequeue(now, drops),
             AnyQueue::Cbt(q) => q.dequeue(now, drops),
+            AnyQueue::Cbq(q) => q.dequeue(now, drops),
         }
     }
     #[inline]
@@ -96,6 +101,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Red(q) => q.transmit_done(now),
             AnyQueue::Fred(q) => q.transmit_done(now),
             AnyQueue::Cbt(q) => q.transmit_done(now),
+            AnyQueue::Cbq(q) => q.transmit_done(now),
         }
     }
     #[inline]
@@ -105,6 +111,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Red(q) => q.bytes(),
             AnyQueue::Fred(q) => q.bytes(),
             AnyQueue::Cbt(q) => q.bytes(),
+            AnyQueue::Cbq(q) => q.bytes(),
         }
     }
     #[inline]
@@ -114,6 +121,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Red(q) => q.packets(),
             AnyQueue::Fred(q) => q.packets(),
             AnyQueue::Cbt(q) => q.packets(),
+            AnyQueue::Cbq(q) => q.packets(),
         }
     }
     #[inline]
@@ -123,6 +131,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Red(q) => q.waiting(),
             AnyQueue::Fred(q) => q.waiting(),
             AnyQueue::Cbt(q) => q.waiting(),
+            AnyQueue::Cbq(q) => q.waiting(),
         }
     }
     fn visit(&self, f: &mut dyn FnMut(&Packet)) {
@@ -131,6 +140,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Red(q) => q.visit(f),
             AnyQueue::Fred(q) => q.visit(f),
             AnyQueue::Cbt(q) => q.visit(f),
+            AnyQueue::Cbq(q) => q.visit(f),
         }
     }
 }
