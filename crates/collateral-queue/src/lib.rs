@@ -10,6 +10,7 @@
 pub mod cbq;
 pub mod cbt;
 pub mod class;
+pub mod config;
 pub mod droptail;
 pub mod fred;
 pub mod packet;
@@ -19,6 +20,7 @@ pub mod rng;
 pub use cbq::{Cbq, CbqConfig};
 pub use cbt::{Cbt, CbtConfig};
 pub use class::{Classifier, PerClass, TrafficClass};
+pub use config::DisciplineConfig;
 pub use droptail::{DropTail, FullRule};
 pub use fred::{Fred, FredConfig};
 pub use packet::{Packet, PacketKind};

@@ -1,0 +1,174 @@
+//! One JSON-friendly description of the non-drop-tail disciplines, tagged by `kind`,
+//! for the scenario to carry and build:
+//!
+//! ```json
+//! {"kind": "red",  "min_th": 5, "max_th": 15, "max_p": 0.1, "w_q": 0.002, "limit": 60,
+//!  "gentle": true, "bytes": false}
+//! {"kind": "fred", "min_th": 5, "max_th": 15, "max_p": 0.02, "w_q": 0.002, "limit": 60}
+//! {"kind": "cbt",  "tcp": {"min_th": 5, "max_th": 15, "max_p": 0.1, "w_q": 0.002},
+//!  "tagged_th": 4, "other_th": 2, "limit": 60}
+//! {"kind": "cbq",  "shares": {"tcp": 0.74, "tagged": 0.14, "other": 0.12},
+//!  "limits": {"tcp": 40, "tagged": 20, "other": 20}}
+//! ```
+//!
+//! Unknown fields are errors. Optional fields and their defaults are documented on
+//! [`RedConfig`], [`FredConfig`], [`CbtConfig`] and [`CbqConfig`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::{AnyQueue, Cbq, CbqConfig, Cbt, CbtConfig, Fred, FredConfig, Red, RedConfig};
+
+/// A RED, FRED, CBT or CBQ configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DisciplineConfig {
+    Red(RedConfig),
+    Fred(FredConfig),
+    Cbt(CbtConfig),
+    Cbq(CbqConfig),
+}
+
+impl DisciplineConfig {
+    /// Checks the configuration for a link of `link_rate_bps` (RED, FRED and CBT use it
+    /// for the idle decay unless `mean_pkt_time_ns` is given).
+    pub fn validate(&self, link_rate_bps: u64) -> Result<(), String> {
+        match self {
+            DisciplineConfig::Red(c) => c.validate(link_rate_bps),
+            DisciplineConfig::Fred(c) => c.validate(link_rate_bps),
+            DisciplineConfig::Cbt(c) => c.validate(link_rate_bps),
+            DisciplineConfig::Cbq(c) => c.validate(),
+        }
+    }
+
+    /// Builds the discipline for a link of `link_rate_bps`.
+    pub fn build(&self, link_rate_bps: u64) -> Result<AnyQueue, String> {
+        Ok(match self {
+            DisciplineConfig::Red(c) => AnyQueue::Red(Red::new(c, link_rate_bps)?),
+            DisciplineConfig::Fred(c) => AnyQueue::Fred(Fred::new(c, link_rate_bps)?),
+            DisciplineConfig::Cbt(c) => AnyQueue::Cbt(Cbt::new(c, link_rate_bps)?),
+            DisciplineConfig::Cbq(c) => AnyQueue::Cbq(Cbq::new(c)?),
+        })
+    }
+
+    /// The same configuration with its seed replaced (CBQ has none), so a runner can
+    /// derive one per trial and direction.
+    pub fn with_seed(&self, seed: u64) -> Self {
+        let mut c = self.clone();
+        match &mut c {
+            DisciplineConfig::Red(r) => r.seed = seed,
+            DisciplineConfig::Fred(f) => f.seed = seed,
+            DisciplineConfig::Cbt(t) => t.seed = seed,
+            DisciplineConfig::Cbq(_) => {}
+        }
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Discipline, FullRule, Packet, PacketKind};
+
+    fn parse(s: &str) -> Result<DisciplineConfig, String> {
+        serde_json::from_str(s).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_documented_shapes_parse_and_build() {
+        let red = parse(
+            r#"{"kind": "red", "min_th": 5, "max_th": 15, "max_p": 0.1, "w_q": 0.002,
+                "limit": 60, "gentle": true, "bytes": false}"#,
+        )
+        .unwrap();
+        let DisciplineConfig::Red(r) = &red else { panic!() };
+        assert_eq!((r.min_th, r.max_th, r.max_p, r.w_q, r.limit), (5.0, 15.0, 0.1, 0.002, 60));
+        assert!(r.gentle && !r.bytes && !r.queue_in_bytes);
+        assert_eq!(r.limit_rule, FullRule::Ps);
+        assert_eq!(r.mean_pkt_size, 1500);
+        assert!(matches!(red.build(1_500_000).unwrap(), AnyQueue::Red(_)));
+        // Without a link rate or mean_pkt_time_ns the idle decay has no unit.
+        assert!(red.build(0).is_err());
+
+        let fred = parse(
+            r#"{"kind": "fred", "min_th": 5, "max_th": 15, "max_p": 0.02, "w_q": 0.002,
+                "limit": 60}"#,
+        )
+        .unwrap();
+        let DisciplineConfig::Fred(f) = &fred else { panic!() };
+        assert_eq!(f.min_q, 2.0);
+        assert!(matches!(fred.build(1_500_000).unwrap(), AnyQueue::Fred(_)));
+
+        let cbt = parse(
+            r#"{"kind": "cbt", "tcp": {"min_th": 5, "max_th": 15, "max_p": 0.1, "w_q": 0.002},
+                "tagged_th": 4, "other_th": 2, "limit": 60, "tagged_tags": [46]}"#,
+        )
+        .unwrap();
+        assert!(matches!(cbt.build(1_500_000).unwrap(), AnyQueue::Cbt(_)));
+        let cbt_shares = parse(
+            r#"{"kind": "cbt", "tcp": {"min_th": 5, "max_th": 15, "max_p": 0.1, "w_q": 0.002},
+                "shares": {"link_rate_bps": 1500000, "tagged_bps": 210000,
+                           "other_bps": 180000, "backlog_bytes": 22500,
+                           "tagged_pkt_len": 186, "other_pkt_len": 1000},
+                "limit": 60}"#,
+        )
+        .unwrap();
+        assert!(cbt_shares.build(1_500_000).is_ok());
+
+        let cbq = parse(
+            r#"{"kind": "cbq", "shares": {"tcp": 0.74, "tagged": 0.14, "other": 0.12},
+                "limits": {"tcp": 40, "tagged": 20, "other": 20}}"#,
+        )
+        .unwrap();
+        let mut q = cbq.build(0).unwrap();
+        let mut d = Vec::new();
+        assert!(q.enqueue(0, Packet::new(PacketKind::Cbr, 0, 186, 0, 0), &mut d));
+        assert_eq!(q.dequeue(0, &mut d).unwrap().len, 186);
+    }
+
+    #[test]
+    fn unknown_fields_and_kinds_are_errors() {
+        assert!(parse(
+            r#"{"kind": "red", "min_th": 5, "max_th": 15, "max_p": 0.1,
+                          "w_q": 0.002, "limit": 60, "maxp": 0.1}"#
+        )
+        .is_err());
+        assert!(parse(r#"{"kind": "blue", "limit": 60}"#).is_err());
+        assert!(parse(
+            r#"{"kind": "cbq", "shares": {"tcp": 1, "tagged": 1, "other": 1},
+                          "limits": {"tcp": 1, "tagged": 1, "other": 1, "video": 1}}"#
+        )
+        .is_err());
+        // Missing required fields.
+        assert!(parse(r#"{"kind": "red", "min_th": 5, "max_th": 15}"#).is_err());
+    }
+
+    #[test]
+    fn round_trips_through_json() {
+        let c = parse(
+            r#"{"kind": "fred", "min_th": 5, "max_th": 15, "max_p": 0.02, "w_q": 0.002,
+                "limit": 30000, "limit_rule": "fb_strict", "seed": 9}"#,
+        )
+        .unwrap();
+        let back = parse(&serde_json::to_string(&c).unwrap()).unwrap();
+        assert_eq!(back, c);
+        let DisciplineConfig::Fred(f) = c.with_seed(11) else { panic!() };
+        assert_eq!((f.seed, f.limit_rule), (11, FullRule::FbStrict));
+    }
+
+    #[test]
+    fn invalid_values_are_reported_not_panicked() {
+        let c = parse(
+            r#"{"kind": "red", "min_th": 15, "max_th": 5, "max_p": 0.1, "w_q": 0.002,
+                "limit": 60}"#,
+        )
+        .unwrap();
+        assert!(c.validate(1_000_000).is_err());
+        assert!(c.build(1_000_000).is_err());
+        let c = parse(
+            r#"{"kind": "cbq", "shares": {"tcp": 1, "tagged": 0, "other": 1},
+                "limits": {"tcp": 1, "tagged": 1, "other": 1}}"#,
+        )
+        .unwrap();
+        assert!(c.build(0).is_err());
+    }
+}
