@@ -84,8 +84,9 @@ class BatchResult:
     summary: pa.Table | None  # None when every trial failed
     traces: dict[str, pa.Table]
     failures: list[tuple[str, str]]  # (trial key, error)
-    wall_s: float
+    wall_s: float  # in the core
     native_version: str
+    cpu_s: float = 0.0  # CPU time of the Python side of the batch (the core runs on its own)
 
 
 def summary_columns(summary: dict[str, Any]) -> dict[str, Any]:
@@ -129,6 +130,7 @@ def run_batch(task: BatchTask) -> BatchResult:
     """Runs a batch in the core (one OS thread, no GIL) and builds its tables."""
     from . import _native
 
+    c0 = time.thread_time()
     t0 = time.perf_counter()
     failures: list[tuple[str, str]] = []
     try:
@@ -165,7 +167,7 @@ def run_batch(task: BatchTask) -> BatchResult:
         )
     summary = rows_to_table(rows) if rows else None
     traces = {t: _trace_table(t, ok_keys, ok_raws) for t in task.traces} if rows else {}
-    return BatchResult(summary, traces, failures, wall, _native.version())
+    return BatchResult(summary, traces, failures, wall, _native.version(), time.thread_time() - c0)
 
 
 # ---------------------------------------------------------------------------------------
@@ -339,6 +341,7 @@ class RunReport:
     failed: list[tuple[str, str]] = field(default_factory=list)
     wall_s: float = 0.0
     busy_s: float = 0.0  # core time summed over batches
+    cpu_s: float = 0.0  # Python CPU time: batch tables on the workers, this process's driver
     batches: int = 0
     interrupted: bool = False
 
@@ -475,6 +478,7 @@ def _run(
         err = Console(stderr=True, force_terminal=True)
     bar = _Progress(err, len(todo), report.already, show)
     t0 = time.perf_counter()
+    c0 = time.thread_time()
     abandon = False
 
     def on_stop(name: str) -> None:
@@ -536,6 +540,7 @@ def _run(
                     report.ran += len(batch) - len(res.failures)
                     report.failed += res.failures
                     report.busy_s += res.wall_s
+                    report.cpu_s += res.cpu_s
                     report.batches += 1
                     m = res.wall_s / len(batch)
                     per_trial = m if per_trial is None else 0.7 * per_trial + 0.3 * m
@@ -547,6 +552,7 @@ def _run(
         raise
     finally:
         report.wall_s = time.perf_counter() - t0
+        report.cpu_s += time.thread_time() - c0
         ex.close(wait=not abandon)
 
 
@@ -655,7 +661,14 @@ def report_lines(report: RunReport, st: Store | None = None) -> Sequence[tuple[s
             )
         )
         if report.wall_s > 0:
-            rows.append(("core busy", f"{report.busy_s / (report.wall_s * report.workers):.0%}"))
+            rows.append(
+                (
+                    "per trial",
+                    f"{1000 * report.busy_s / report.ran:.2f} ms in the core,"
+                    f" {1000 * report.cpu_s / report.ran:.2f} ms of Python;"
+                    f" workers busy {report.busy_s / (report.wall_s * report.workers):.0%}",
+                )
+            )
     if st is not None:
         rows.append(("parquet", f"{st.size_bytes() / 1e6:,.1f} MB"))
     return rows
