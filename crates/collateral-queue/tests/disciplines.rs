@@ -1,0 +1,334 @@
+//! Property tests for RED, FRED, CBT and CBQ: random arrival/departure sequences with a
+//! link that dequeues only when idle, checking after every step that
+//! * every packet offered was dropped, has departed or is waiting — each exactly once;
+//! * `enqueue` returns true exactly when the arrival was queued;
+//! * the occupancy the discipline reports matches what it holds (no negative or drifting
+//!   accounting: the counters are unsigned and would panic on underflow in debug builds);
+//! * hard limits hold (per class for CBQ);
+//! * single-FIFO disciplines serve in arrival order (CBQ within each class);
+//! * discipline-specific state stays consistent (RED's average, FRED's per-flow counts,
+//!   CBT's per-class counts).
+
+use std::collections::BTreeSet;
+
+use collateral_queue::cbq::DEFAULT_QUANTUM;
+use collateral_queue::cbt::CbtTcp;
+use collateral_queue::{
+    Cbq, CbqConfig, Cbt, CbtConfig, Discipline, Fred, FredConfig, FullRule, Nanos, Packet,
+    PacketKind, PerClass, Red, RedConfig, TrafficClass,
+};
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Arrive { kind: PacketKind, flow: u32, tag: u8, len: u32, dt: Nanos },
+    Depart { dt: Nanos },
+    Done { dt: Nanos },
+}
+
+fn ops() -> impl Strategy<Value = Vec<Op>> {
+    let kind = prop_oneof![Just(PacketKind::Data), Just(PacketKind::Ack), Just(PacketKind::Cbr)];
+    let len = prop_oneof![Just(1500u32), Just(186), Just(52), 1u32..=1500];
+    let dt = prop_oneof![Just(0u64), 0u64..200_000, 0u64..20_000_000];
+    let arrive = (kind, 0u32..6, prop_oneof![Just(0u8), Just(46), Just(10)], len, dt.clone())
+        .prop_map(|(kind, flow, tag, len, dt)| Op::Arrive { kind, flow, tag, len, dt });
+    let op = prop_oneof![
+        5 => arrive,
+        2 => dt.clone().prop_map(|dt| Op::Depart { dt }),
+        2 => dt.prop_map(|dt| Op::Done { dt }),
+    ];
+    prop::collection::vec(op, 0..500)
+}
+
+fn rule() -> impl Strategy<Value = FullRule> {
+    prop_oneof![Just(FullRule::Ps), Just(FullRule::FbStrict), Just(FullRule::FbLoose)]
+}
+
+/// A limit that suits the rule: packets for PS, bytes otherwise.
+fn limit_for(rule: FullRule, raw: u64) -> u64 {
+    match rule {
+        FullRule::Ps => raw % 60 + 1,
+        _ => raw % 60_000 + 1,
+    }
+}
+
+fn within(rule: FullRule, limit: u64, packets: u32, bytes: u64) -> bool {
+    match rule {
+        FullRule::Ps => packets as u64 <= limit,
+        FullRule::FbStrict => bytes <= limit,
+        FullRule::FbLoose => bytes <= limit + 1500,
+    }
+}
+
+/// What the driver knows after each step.
+struct Trace {
+    offered: u64,
+    drops: Vec<Packet>,
+    departed: Vec<Packet>,
+    in_service: Option<Packet>,
+}
+
+/// Runs `ops` against `q`, checking the generic invariants after every step and
+/// `check` for the discipline-specific ones. `fifo`: one FIFO (departures in arrival
+/// order) rather than per-class FIFOs.
+fn drive<Q: Discipline>(
+    q: &mut Q,
+    ops: Vec<Op>,
+    count_in_service: bool,
+    fifo: bool,
+    mut check: impl FnMut(&Q, &Trace) -> Result<(), TestCaseError>,
+) -> Result<(), TestCaseError> {
+    let mut t = Trace { offered: 0, drops: Vec::new(), departed: Vec::new(), in_service: None };
+    let mut now: Nanos = 0;
+    let mut seq = 0u64;
+    for op in ops {
+        match op {
+            Op::Arrive { kind, flow, tag, len, dt } => {
+                now += dt;
+                let mut p = Packet::new(kind, flow, len, seq, now);
+                p.tag = tag;
+                p.arrived = now;
+                seq += 1;
+                t.offered += 1;
+                let before = t.drops.len();
+                let ok = q.enqueue(now, p, &mut t.drops);
+                let arrival_dropped = t.drops[before..].iter().any(|d| d.seq == p.seq);
+                prop_assert_eq!(ok, !arrival_dropped);
+                let mut queued = false;
+                q.visit(&mut |w| queued |= w.seq == p.seq);
+                prop_assert_eq!(ok, queued);
+            }
+            Op::Depart { dt } => {
+                now += dt;
+                if t.in_service.is_none() {
+                    if let Some(p) = q.dequeue(now, &mut t.drops) {
+                        t.departed.push(p);
+                        t.in_service = Some(p);
+                    }
+                }
+            }
+            Op::Done { dt } => {
+                now += dt;
+                if t.in_service.take().is_some() {
+                    q.transmit_done(now);
+                }
+            }
+        }
+        // Conservation.
+        prop_assert_eq!(
+            t.offered,
+            t.drops.len() as u64 + t.departed.len() as u64 + q.waiting() as u64
+        );
+        // Reported occupancy = what is held.
+        let (mut n, mut b) = (0u32, 0u64);
+        q.visit(&mut |p| {
+            n += 1;
+            b += p.len as u64;
+        });
+        prop_assert_eq!(n as usize, q.waiting());
+        let svc = if count_in_service { t.in_service } else { None };
+        prop_assert_eq!(q.packets(), n + svc.is_some() as u32);
+        prop_assert_eq!(q.bytes(), b + svc.map_or(0, |p| p.len as u64));
+        check(q, &t)?;
+    }
+    // Each packet exactly once: dropped, departed or waiting.
+    let mut seen = BTreeSet::new();
+    let mut all = t.drops.iter().chain(t.departed.iter()).map(|p| p.seq).collect::<Vec<_>>();
+    q.visit(&mut |p| all.push(p.seq));
+    for s in &all {
+        prop_assert!(seen.insert(*s), "packet {} counted twice", s);
+    }
+    prop_assert_eq!(seen.len() as u64, t.offered);
+    // Service order.
+    if fifo {
+        prop_assert!(t.departed.windows(2).all(|w| w[0].seq < w[1].seq));
+    }
+    Ok(())
+}
+
+fn red_config() -> impl Strategy<Value = RedConfig> {
+    (
+        (0.0f64..20.0, 0.5f64..30.0, 0.001f64..=1.0, prop_oneof![Just(0.002f64), 0.001f64..=1.0]),
+        (rule(), any::<u64>()),
+        (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
+        (1u64..5_000_000, any::<u64>()),
+    )
+        .prop_map(
+            |((min, span, max_p, w_q), (rule, raw), (gentle, bytes, qib, cis), (s, seed))| {
+                // Byte thresholds when the queue is measured in bytes.
+                let k = if qib { 1000.0 } else { 1.0 };
+                RedConfig {
+                    min_th: min * k,
+                    max_th: (min + span) * k,
+                    max_p,
+                    w_q,
+                    limit: limit_for(rule, raw),
+                    limit_rule: rule,
+                    gentle,
+                    bytes,
+                    queue_in_bytes: qib,
+                    mean_pkt_size: 1500,
+                    mean_pkt_time_ns: Some(s),
+                    seed,
+                    count_in_service: cis,
+                }
+            },
+        )
+}
+
+fn fred_config() -> impl Strategy<Value = FredConfig> {
+    (
+        (0.5f64..20.0, 0.5f64..30.0, 0.001f64..=1.0, prop_oneof![Just(0.002f64), 0.001f64..=1.0]),
+        (rule(), any::<u64>()),
+        (0.0f64..5.0, any::<bool>(), 1u64..5_000_000, any::<u64>()),
+    )
+        .prop_map(|((min, span, max_p, w_q), (rule, raw), (min_q, cis, s, seed))| FredConfig {
+            min_th: min,
+            max_th: min + span,
+            max_p,
+            w_q,
+            limit: limit_for(rule, raw),
+            limit_rule: rule,
+            min_q,
+            mean_pkt_size: 1500,
+            mean_pkt_time_ns: Some(s),
+            seed,
+            count_in_service: cis,
+        })
+}
+
+fn cbt_config() -> impl Strategy<Value = CbtConfig> {
+    (
+        (0.0f64..20.0, 0.5f64..30.0, 0.001f64..=1.0, 0.001f64..=1.0, any::<bool>()),
+        (0.0f64..10.0, 0.0f64..10.0, prop::option::of(0.001f64..=1.0)),
+        (rule(), any::<u64>()),
+        (any::<bool>(), 1u64..5_000_000, any::<u64>(), any::<bool>()),
+    )
+        .prop_map(
+            |(
+                (min, span, max_p, w_q, gentle),
+                (tt, to, w_class),
+                (rule, raw),
+                (cis, s, seed, tags),
+            )| {
+                CbtConfig {
+                    tcp: CbtTcp { min_th: min, max_th: min + span, max_p, w_q, gentle },
+                    tagged_th: Some(tt),
+                    other_th: Some(to),
+                    shares: None,
+                    w_class,
+                    limit: limit_for(rule, raw),
+                    limit_rule: rule,
+                    tagged_tags: tags.then(|| vec![46]),
+                    tagged_flows: if tags { vec![5] } else { vec![] },
+                    mean_pkt_size: 1500,
+                    mean_pkt_time_ns: Some(s),
+                    seed,
+                    count_in_service: cis,
+                }
+            },
+        )
+}
+
+fn cbq_config() -> impl Strategy<Value = CbqConfig> {
+    (
+        (0.01f64..1.0, 0.01f64..1.0, 0.01f64..1.0),
+        (rule(), any::<u64>(), any::<u64>(), any::<u64>()),
+        (prop::option::of(1u64..20_000), any::<bool>()),
+    )
+        .prop_map(|((s0, s1, s2), (rule, a, b, c), (quantum, drop_head))| CbqConfig {
+            shares: PerClass { tcp: s0, tagged: s1, other: s2 },
+            limits: PerClass {
+                tcp: limit_for(rule, a),
+                tagged: limit_for(rule, b),
+                other: limit_for(rule, c),
+            },
+            limit_rule: rule,
+            quantum,
+            drop_head,
+            tagged_tags: None,
+            tagged_flows: vec![],
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn red_invariants(cfg in red_config(), ops in ops()) {
+        let mut q = Red::new(&cfg, 0).unwrap();
+        drive(&mut q, ops, cfg.count_in_service, true, |q, _| {
+            prop_assert!(within(cfg.limit_rule, cfg.limit, q.packets(), q.bytes()));
+            prop_assert!(q.avg().is_finite() && q.avg() >= 0.0);
+            prop_assert!(q.count() >= -1);
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn fred_invariants(cfg in fred_config(), ops in ops()) {
+        let mut q = Fred::new(&cfg, 0).unwrap();
+        let cis = cfg.count_in_service;
+        drive(&mut q, ops, cis, true, |q, t| {
+            prop_assert!(within(cfg.limit_rule, cfg.limit, q.packets(), q.bytes()));
+            prop_assert!(q.avg().is_finite() && q.avg() >= 0.0);
+            prop_assert!(q.avgcq() >= 1.0);
+            // Per-flow counts = the packets each flow has in the queue (plus on the wire
+            // when it counts); only flows with packets have state.
+            let mut per_flow = std::collections::BTreeMap::<u32, u32>::new();
+            q.visit(&mut |p| *per_flow.entry(p.flow).or_default() += 1);
+            if let (true, Some(p)) = (cis, t.in_service) {
+                *per_flow.entry(p.flow).or_default() += 1;
+            }
+            prop_assert_eq!(q.active_flows(), per_flow.len());
+            for (flow, n) in per_flow {
+                prop_assert_eq!(q.flow(flow).map(|s| s.qlen), Some(n));
+            }
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn cbt_invariants(cfg in cbt_config(), ops in ops()) {
+        let mut q = Cbt::new(&cfg, 0).unwrap();
+        let cis = cfg.count_in_service;
+        drive(&mut q, ops, cis, true, |q, t| {
+            prop_assert!(within(cfg.limit_rule, cfg.limit, q.packets(), q.bytes()));
+            let mut per_class = [0u32; 3];
+            q.visit(&mut |p| per_class[q.classify(p).index()] += 1);
+            if let (true, Some(p)) = (cis, t.in_service) {
+                per_class[q.classify(&p).index()] += 1;
+            }
+            for c in TrafficClass::ALL {
+                prop_assert_eq!(q.class_packets(c), per_class[c.index()]);
+                prop_assert!(q.avg(c).is_finite() && q.avg(c) >= 0.0);
+            }
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn cbq_invariants(cfg in cbq_config(), ops in ops()) {
+        let mut q = Cbq::new(&cfg).unwrap();
+        let quanta = q.quanta();
+        prop_assert!(quanta.iter().all(|&x| x >= 1));
+        prop_assert!(quanta.iter().sum::<u64>().abs_diff(cfg.quantum.unwrap_or(DEFAULT_QUANTUM)) <= 3);
+        drive(&mut q, ops, false, false, |q, t| {
+            for c in TrafficClass::ALL {
+                prop_assert!(within(cfg.limit_rule, cfg.limits.get(c), q.class_packets(c), q.class_bytes(c)));
+            }
+            // FIFO within each class.
+            for c in TrafficClass::ALL {
+                let seqs: Vec<u64> =
+                    t.departed.iter().filter(|p| q.classify(p) == c).map(|p| p.seq).collect();
+                prop_assert!(seqs.windows(2).all(|w| w[0] < w[1]));
+            }
+            // Work conservation: if anything waits, a free link gets a packet.
+            if q.waiting() > 0 {
+                let mut probe = q.clone();
+                prop_assert!(probe.dequeue(0, &mut Vec::new()).is_some());
+            }
+            Ok(())
+        })?;
+    }
+}
