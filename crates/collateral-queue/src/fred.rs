@@ -20,9 +20,12 @@
 //! 5. the hard limit of the FIFO (any [`FullRule`]).
 //!
 //! Any drop resets `count` to 0 (J-Sim does so for every FRED drop; we also do it at
-//! the hard limit, as RED does in ns-2 and ALTQ). The average is also recomputed at
-//! every departure (J-Sim `dequeueHandler`; the paper computes it "at both arrival and
-//! departure"), which is what lets `avgcq` follow the queue when no one arrives.
+//! the hard limit, as RED does in ns-2 and ALTQ). The average is sampled at every
+//! arrival (occupancy before the packet, with RED's idle decay — as our RED does) and
+//! at every departure (occupancy after it), so `avgcq` follows the queue down when
+//! nothing arrives. J-Sim samples after each accepted enqueue and each dequeue and only
+//! applies the idle decay at the arrival (`RED.run_estimator`); that the paper averages
+//! at departures too is reported for FRED but could not be checked in the paper itself.
 //!
 //! `minq` defaults to 2 packets, the value J-Sim uses (`MINQ = 2`). The paper's
 //! recommended parameters (as reproduced in a textbook summary: w_q = 0.002,

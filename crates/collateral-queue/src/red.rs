@@ -3,47 +3,55 @@
 //!
 //! What it does, and where each rule comes from:
 //!
-//! * **Average.** On every arrival, `avg ← (1 − w_q)·avg + w_q·q`, with `q` the occupancy
-//!   the arrival sees (packets, or bytes with `queue_in_bytes`) — paper §4 and Fig. 2.
+//! * **Average.** On every arrival, `avg ← (1 − w_q)·avg + w_q·q`, with `q` the
+//!   occupancy the arrival sees (packets, or bytes with `queue_in_bytes`) — the paper's
+//!   detailed algorithm (its Fig. 2).
 //! * **Idle decay.** If the queue was idle (nothing waiting and nothing on the wire),
 //!   the arrival first applies `avg ← (1 − w_q)^m·avg` with `m = ⌊idle / s⌋`, `s` the
-//!   transmission time of a typical packet (paper §4: "as if m small packets had arrived
-//!   to an empty queue"). We then also apply the ordinary update with `q = 0`, as ns-2
-//!   does (`queue/red.cc`, `REDQueue::enque` calls `estimator(q, m + 1, …)`); the paper's
-//!   pseudocode applies only the decay, one factor `(1 − w_q)` less. The idle period
-//!   starts when the link asks for a packet and finds none (ns-2 `REDQueue::deque`,
-//!   ALTQ `red_getq`), i.e. when the last transmission ends. `s` comes from
-//!   `mean_pkt_time_ns`, or from `mean_pkt_size` and the link rate.
+//!   transmission time of a typical packet: the average decays as though `m` packets
+//!   had found the queue empty during the idle time (same algorithm). We then also
+//!   apply the ordinary update with `q = 0`, as ns-2 does (`queue/red.cc`,
+//!   `REDQueue::enque` calls `estimator(q, m + 1, …)`); the paper's pseudocode applies
+//!   only the decay, one factor `(1 − w_q)` less. The idle period starts when the link
+//!   asks for a packet and finds none (ns-2 `REDQueue::deque`, ALTQ `red_getq`), i.e.
+//!   when the last transmission ends. `s` is `mean_pkt_time_ns`, or `mean_pkt_size` at
+//!   the link rate.
 //! * **Drop curve.** `p_b = max_p·(avg − min_th)/(max_th − min_th)` for
-//!   `min_th ≤ avg < max_th`; every arrival is dropped when `avg ≥ max_th` (paper Fig. 2).
-//!   **Gentle** (Floyd, "Recommendation on using the gentle_ variant of RED", 2000; ns-2
-//!   `REDQueue::calculate_p_new`; dummynet GRED): between `max_th` and `2·max_th`, `p_b`
-//!   rises linearly from `max_p` to 1, and only `avg ≥ 2·max_th` forces a drop.
-//! * **Byte mode** (`bytes`): `p_b ← p_b·len/mean_pkt_size`, before the spacing (paper
-//!   §4, which divides by the maximum packet size; ns-2 divides by `mean_pktsize_` — set
-//!   `mean_pkt_size` to the MTU for the paper's rule, which is our default).
-//! * **Spacing.** `count` is the number of arrivals since the last drop while the average
-//!   stayed in the band; `p_a = p_b/(1 − count·p_b)` (1 once `count·p_b ≥ 1`), which makes
-//!   the gap between drops uniform on `1 … 1/p_b` instead of geometric (paper §7). As in the
-//!   paper's pseudocode, `count` is −1 below `min_th`, incremented before use in the band,
-//!   and reset to 0 by any drop (ns-2 and ALTQ also reset it on a hard-limit drop).
-//! * **Hard limit** on the FIFO, with any [`FullRule`] (packets or bytes); checked after
-//!   the early decision (ns-2 `enque`, ALTQ `red_addq`: `qlen ≥ qlimit`).
+//!   `min_th ≤ avg < max_th`; every arrival is dropped when `avg ≥ max_th` (Fig. 2).
+//!   **Gentle** (Floyd's 2000 recommendation, as in ns-2 `gentle_`,
+//!   `REDQueue::calculate_p_new`): between `max_th` and `2·max_th`, `p_b` rises
+//!   linearly from `max_p` to 1, and only `avg ≥ 2·max_th` forces a drop.
+//! * **Byte mode** (`bytes`): `p_b ← p_b·len/mean_pkt_size` before the spacing, as in
+//!   the paper's algorithm, which divides by the maximum packet size (ns-2 `modify_p`
+//!   scales after the spacing and divides by `mean_pktsize_`). Our default
+//!   `mean_pkt_size` is 1500, the MTU, i.e. the paper's rule.
+//! * **Spacing.** `count` is the number of arrivals since the last drop while the
+//!   average stayed in the band; `p_a = p_b/(1 − count·p_b)` (1 once `count·p_b ≥ 1`),
+//!   which makes the gap between drops uniform on `1 … 1/p_b` instead of geometric (the
+//!   paper's reason for the count; a test below checks it). As in the paper's
+//!   pseudocode, `count` is −1 below `min_th`, incremented before use in the band, and
+//!   reset to 0 by any drop (ns-2 and ALTQ also reset it on a hard-limit drop).
+//! * **Hard limit** on the FIFO, with any [`FullRule`] (packets or bytes), checked after
+//!   the early decision (ns-2 `enque`; ALTQ `red_addq`: `qlen ≥ qlimit`).
 //!
 //! Randomness comes from a [`SplitMix64`] seeded from the configuration: runs are
 //! reproducible and no OS entropy is used.
 //!
-//! Where implementations differ from the paper (we follow the paper):
+//! Where implementations differ from the paper (we follow the paper; ns-2 `red.cc` and
+//! ALTQ `altq_red.c` were read for this, Linux and dummynet were not):
 //! * ns-2 and ALTQ never drop early when the instantaneous queue holds at most one
-//!   packet (`qlen > 1` guard), and treat the first arrival above `min_th` as a crossing
-//!   that only sets `count = 1` (no drop possible), so the gap after a crossing is one
-//!   packet longer than the paper's. After a drop both agree with the paper.
-//! * ALTQ (`altq_red.c`, `drop_early`) — and ns-2 with `wait_` — use
-//!   `p_a = p_b/(2 − count·p_b)`: gaps uniform on `1 … 2/p_b`, i.e. half the drop rate
-//!   for the same `p_b`. Not the paper's formula.
-//! * Linux `sch_red` (`include/net/red.h`) and dummynet draw a fresh uniform `R` after
-//!   each drop and drop when `count·p_b > R`: the same uniform-gap law, without gentle in
-//!   Linux 2.6.25.
+//!   packet (`qlen > 1` guard), and treat the first arrival in the band as a crossing
+//!   that only sets `count = 1` (no drop possible): the first drop after a crossing then
+//!   falls uniformly on arrivals 2 … 1/p_b − 1 instead of 1 … 1/p_b. After a drop both
+//!   agree with the paper.
+//! * ALTQ's `drop_early` uses `p_a = p_b/(2 − count·p_b)`: gaps uniform on
+//!   1 … 2/p_b − 1, half the paper's drop rate for the same `p_b`. ns-2's `wait_`
+//!   option is 0 while `count·p_b < 1` and `p_b/(2 − count·p_b)` after. Neither is the
+//!   paper's formula.
+//! * ALTQ counts the idle time from the failed dequeue minus one packet time
+//!   (`n = t/pkttime − 1`) and zeroes the average after 60 s idle.
+//! * Linux `sch_red` (2.6.25) has no gentle mode and is reported to draw a uniform `R`
+//!   after each drop and drop when `count·p_b` exceeds it (the same uniform-gap law).
 
 use serde::{Deserialize, Serialize};
 
