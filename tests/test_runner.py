@@ -316,3 +316,25 @@ def test_experiment_from_dict_runs_through_the_python_api(tmp_path):
         tmp_path / "api", "SELECT rtt_s, avg(tcp0_goodput_bps) g FROM summary GROUP BY 1 ORDER BY 1"
     )
     assert list(df["rtt_s"]) == [0.02, 0.04] and (df["g"] > 1e6).all()
+
+
+def test_cli_runs_on_a_dask_scheduler_by_address(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    exp = write_experiment(tmp_path, limits=2, trials=3)  # 12 trials
+    ref = tmp_path / "ref"
+    run_experiment(load_experiment(exp), ref, progress=False)
+    with distributed.LocalCluster(
+        n_workers=1,
+        threads_per_worker=2,
+        processes=False,
+        protocol="tcp",
+        host="127.0.0.1",
+        dashboard_address=None,
+    ) as cluster:
+        out = tmp_path / "out"
+        p = cli("run", str(exp), "-o", str(out), "--scheduler", cluster.scheduler_address)
+        assert p.returncode == 0, p.stderr
+        assert "dask (tcp://" in p.stdout
+    assert_same_tables(summary(out), summary(ref))
+    p = cli("run", str(exp), "-o", str(tmp_path / "x"), "--scheduler", "tcp://127.0.0.1:9")
+    assert p.returncode == 2 and p.stderr.startswith("collateral: error: run:"), p.stderr

@@ -505,7 +505,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except ExperimentError as e:
         _fail(str(e))
     out = Path(args.output) if args.output else Path("results") / exp.name
-    console = Console()
     if args.dry_run:
         trials = exp.trials()
         mine = [t for t in trials if in_shard(t.key, shard)]
@@ -545,14 +544,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         os._exit(130)  # worker threads are still inside the core; do not wait for them
     except (RuntimeError, OSError) as e:
         _fail(f"run: {e}")
-    from rich.table import Table
-
-    t = Table.grid(padding=(0, 2))
-    t.add_column(style="bold", no_wrap=True)
-    t.add_column(overflow="fold")
-    for label, value in report_lines(report, store):
-        t.add_row(label, value)
-    console.print(t)
+    for label, value in report_lines(report, store):  # plain lines: logs stay greppable
+        print(f"{label:<15} {value}")
     if report.interrupted:
         return 130
     return 1 if report.failed else 0
