@@ -480,8 +480,6 @@ def _toml_value(text: str) -> Any:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from .experiment import ExperimentError, load_experiment
     from .runner import in_shard, parse_shard, report_lines, run_experiment
     from .store import Store, StoreError
