@@ -36,7 +36,7 @@ def test_three_epochs_spans_four_congestion_events(tmp_path):
 
 def test_queue_series_follows_the_sawtooth():
     r = _trial()
-    t, _, packets = r.queue_series("down", step="1ms", t0=10, t1=60)
+    _, _, packets = r.queue_series("down", step="1ms", t0=10, t1=60)
     # A 20-slot queue fills to its limit before each loss and drains below it after.
     assert packets.max() == 20
     assert np.quantile(packets, 0.1) < 10

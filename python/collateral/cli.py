@@ -249,6 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep the raw endpoint and router logs in DIR",
     )
     _add_experiment_commands(sub)
+    _add_reproduce_commands(sub)
     return p
 
 
@@ -356,6 +357,10 @@ def _main(argv: list[str] | None) -> int:
         return _cmd_run(args)
     if args.command == "query":
         return _cmd_query(args)
+    if args.command == "reproduce":
+        return _cmd_reproduce(args)
+    if args.command == "report":
+        return _cmd_report(args)
     if args.command == "merge":
         return _cmd_merge(args)
     build_parser().print_help()
@@ -618,3 +623,99 @@ def _cmd_merge(args: argparse.Namespace) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+# ---------------------------------------------------------------------------------------
+# Reproductions of the published studies, and the HTML report
+
+
+def _add_reproduce_commands(sub: Any) -> None:
+    p = sub.add_parser(
+        "reproduce",
+        help="run a published experiment and draw its figure (--list shows them)",
+        description="Run (or resume) the experiment behind a figure of a published study, "
+        "draw the figure (PNG and SVG) and check the paper's claims against our numbers. "
+        "--quick runs a reduced version (fewer trials, shorter runs, coarser sweeps) into "
+        "its own results directory and labels its figures as such.",
+    )
+    p.add_argument("ids", metavar="ID", nargs="*", help="figure ids (see --list), or 'all'")
+    p.add_argument("--list", action="store_true", help="list the reproducible figures")
+    p.add_argument("--quick", action="store_true", help="a reduced, fast version")
+    p.add_argument(
+        "-o",
+        "--out",
+        metavar="DIR",
+        default="results",
+        help="where the results directories go (default: results)",
+    )
+    p.add_argument(
+        "-j",
+        "--workers",
+        metavar="N",
+        type=_nonneg_int,
+        default=0,
+        help="worker threads (default: all cores)",
+    )
+    r = sub.add_parser(
+        "report",
+        help="write a self-contained HTML report of results directories",
+        description="Write one HTML file with a section per experiment: parameters, trial "
+        "counts, figures (embedded), key numbers, and each published claim beside our "
+        "value; a simulation-vs-emulation section where emulation results exist.",
+    )
+    r.add_argument("results", metavar="DIR", nargs="+", help="results directories")
+    r.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        default="report.html",
+        help="the HTML file to write (default: report.html)",
+    )
+
+
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from .reproduce import STUDIES, reproduce
+
+    console = Console()
+    if args.list or not args.ids:
+        width = max(len(i) for i in STUDIES)
+        for f in STUDIES.values():
+            print(f"{f.id:<{width}}  {f.paper}: {f.title}")
+        return 0 if args.list else 2
+    ids = list(STUDIES) if args.ids == ["all"] else args.ids
+    unknown = [i for i in ids if i not in STUDIES]
+    if unknown:
+        _fail(f"reproduce: unknown figure {unknown[0]!r}; see 'collateral reproduce --list'")
+    for fid in ids:
+        try:
+            rep = reproduce(fid, out=args.out, quick=args.quick, workers=args.workers)
+        except KeyboardInterrupt:
+            print(
+                "collateral: interrupted; finished trials are kept, rerun to resume",
+                file=sys.stderr,
+            )
+            return 130
+        console.print(
+            f"[bold]{fid}[/bold]: {rep.trials_run} trials run ({rep.trials_total} in the "
+            f"experiment) in {rep.wall_s:.1f} s; results in {rep.store}"
+        )
+        for f in rep.files:
+            console.print(f"  figure {f}")
+        for c in rep.claims:
+            mark = {True: "[green]holds[/green]", False: "[red]differs[/red]", None: ""}[c.holds]
+            pub = f" (paper: {c.published})" if c.published else ""
+            console.print(f"  {c.text}: {c.ours}{pub} {mark}")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .report import ReportError, write_report
+
+    try:
+        path = write_report([Path(r) for r in args.results], Path(args.output))
+    except ReportError as e:
+        _fail(f"report: {e}")
+    print(f"wrote {path}")
+    return 0

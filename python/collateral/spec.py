@@ -44,6 +44,8 @@ __all__ = [
     "PROFILES",
     "RULES",
     "CbrSpec",
+    "CubicSpec",
+    "HtcpSpec",
     "LinkSpec",
     "QueueSpec",
     "Scenario",
@@ -173,6 +175,37 @@ class LinkSpec(_Model):
         return {"rate_bps": self.rate, "queue": self.queue.to_native(), "loss_rate": self.loss_rate}
 
 
+class _Overrides(_Model):
+    """Optional settings; None keeps the profile's (or the variant's) value."""
+
+    def to_native(self) -> dict[str, Any]:
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
+class CubicSpec(_Overrides):
+    """CUBIC's switches. ``variant`` ``linux_2_6_25`` is CUBIC v2.1 (β 819/1024,
+    max_increment, no HyStart), ``modern`` is current Linux / RFC 9438 (β 717/1024,
+    HyStart); naming one starts from its defaults, else the profile's CUBIC is used."""
+
+    variant: Literal["linux_2_6_25", "modern"] | None = None
+    #: Multiplicative decrease in 1/1024 (819 ≈ 0.8, 717 ≈ 0.7).
+    beta: int | None = Field(default=None, ge=1, le=1023)
+    fast_convergence: bool | None = None
+    tcp_friendliness: bool | None = None
+    hystart: bool | None = None
+    bic_scale: int | None = Field(default=None, gt=0)
+
+
+class HtcpSpec(_Overrides):
+    """H-TCP's switches: ``flavor`` linux, linux_2_6_25 or freebsd, ``use_rtt_scaling``,
+    ``use_bandwidth_switch`` (Linux) and ``adaptive_backoff`` (FreeBSD's switch)."""
+
+    flavor: Literal["linux", "linux_2_6_25", "freebsd"] | None = None
+    use_rtt_scaling: bool | None = None
+    use_bandwidth_switch: bool | None = None
+    adaptive_backoff: bool | None = None
+
+
 class TcpSpec(_Model):
     """A bulk TCP flow (always has data) on a stack ``profile``.
 
@@ -200,6 +233,9 @@ class TcpSpec(_Model):
     rto_min: OptionalDuration = None
     initial_cwnd: int | None = Field(default=None, gt=0)
     rwnd_segments: int | None = Field(default=None, gt=0)
+    #: Algorithm settings, used when ``cc`` is cubic or htcp.
+    cubic: CubicSpec | None = None
+    htcp: HtcpSpec | None = None
 
     @field_validator("rto_min", "delack")
     @classmethod
@@ -232,6 +268,8 @@ class TcpSpec(_Model):
             "rto_min_ns": self.rto_min,
             "initial_cwnd": self.initial_cwnd,
             "rwnd_segments": self.rwnd_segments,
+            "cubic": self.cubic.to_native() if self.cubic else None,
+            "htcp": self.htcp.to_native() if self.htcp else None,
         }
         return {k: v for k, v in fields.items() if v is not None}
 

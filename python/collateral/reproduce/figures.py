@@ -1,0 +1,697 @@
+"""The studies' figures, drawn from stored results (DuckDB queries over Parquet).
+
+Every figure states its axes with units, a legend, and a title block with the study,
+parameters and trial counts; each is written as PNG (150 dpi) and SVG. Ranges are the
+studies' own: median with min-max bars over trials (MMSys Fig. 3, 4), median with a
+5-95 % envelope over 30 trials (Fig. 6), box plots (Fig. 7), CDFs and scatter plots
+(Huebner 2008).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..plots import _STYLE, fig_cwnd_queue, plt
+from ..result import Result
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..store import Store
+
+MSS, DATA = 1448, 1500
+CBR_BPS = 186 * 8 / 0.020  # one 186-byte packet every 20 ms
+LINKS = {"adsl1": (1.5e6, 256e3), "adsl2": (24e6, 1e6)}
+CC_STYLE = {"newreno": ("C0", "o"), "cubic": ("C3", "s"), "htcp": ("C2", "^"), "bbr": ("C4", "D")}
+RULE_STYLE = {
+    "ps": ("C2", "^", "PS (slots)"),
+    "fb-strict": ("C0", "o", "FB-strict"),
+    "fb-loose": ("C3", "s", "FB-loose"),
+}
+
+
+def _save(fig: Any, stem: Path) -> list[Path]:
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    png, svg = stem.with_suffix(".png"), stem.with_suffix(".svg")
+    fig.savefig(png, dpi=150)
+    fig.savefig(svg)
+    plt.close(fig)
+    return [png, svg]
+
+
+def _df(store: Store, sql: str) -> pd.DataFrame:
+    return store.query(sql)
+
+
+def _trials(df: pd.DataFrame) -> str:
+    n = df.groupby([c for c in df.columns if c in ("point",)] or df.columns[:1]).size()
+    return f"{int(n.min())}" if len(n) and n.min() == n.max() else f"{int(n.min())}-{int(n.max())}"
+
+
+def _capacity(link: str) -> float:
+    """Goodput a bulk flow can reach next to the downstream CBR (payload bit/s)."""
+    return (LINKS[link][0] - CBR_BPS) * MSS / DATA
+
+
+def _agg(df: pd.DataFrame, by: list[str], col: str, q: tuple[float, float] = (0.0, 1.0)):
+    g = df.groupby(by)[col]
+    out = g.median().rename("med").to_frame()
+    out["lo"] = g.quantile(q[0])
+    out["hi"] = g.quantile(q[1])
+    out["n"] = g.size()
+    return out.reset_index()
+
+
+# ---------------------------------------------------------------------------------------
+# MMSys 2011
+
+
+def _result(store: Store, key: str, row: pd.Series) -> Result:
+    """A stored trial as a Result (summary columns and trace tables)."""
+    traces: dict[str, dict[str, np.ndarray]] = {}
+    for name in ("cwnd", "queue", "cbr", "congestion"):
+        if name in store.tables():
+            t = store.query(f"SELECT * EXCLUDE (key) FROM {name} WHERE key = '{key}'")
+            traces[name] = {c: t[c].to_numpy() for c in t.columns}
+    empty = {"time_s": np.array([]), "flow": np.array([], dtype=np.uint32)}
+    for name, cols in {
+        "cwnd": ("cwnd", "ssthresh"),
+        "queue": ("direction", "bytes", "packets"),
+        "congestion": ("kind",),
+        "cbr": ("seq", "sent_s", "owd_s", "extra_delay_s"),
+    }.items():
+        traces.setdefault(name, {**empty, **{c: np.array([]) for c in cols}})
+    n_cbr = int(row.get("cbr_flows", 0) or 0)
+    summary = {
+        "duration_s": float(row["duration_s"]),
+        "warmup_s": float(row["warmup_s"]),
+        "tcp": [{"flow": 0, "cc": row.get("tcp0_cc"), "direction": "down"}],
+        "cbr": [
+            {"flow": 1 + j, "direction": row.get(f"cbr{j}_direction", "down")} for j in range(n_cbr)
+        ],
+    }
+    return Result({"summary": summary, "traces": traces})
+
+
+def mmsys_fig1(store: Store, stem: Path, label: str) -> list[Path]:
+    rows = _df(store, "SELECT * FROM summary ORDER BY tcp0_cc DESC")
+    with plt.rc_context(_STYLE):
+        fig, axes = plt.subplots(
+            2, len(rows), sharex="col", figsize=(13, 6.5), layout="constrained", squeeze=False
+        )
+        for i, (_, row) in enumerate(rows.iterrows()):
+            r = _result(store, row["key"], row)
+            t0 = r.warmup_s
+            t1 = min(t0 + 10, r.duration_s)
+            t, cwnd, ssthresh = r.cwnd_series(0, step=0.001, t0=t0, t1=t1)
+            ax = axes[0, i]
+            ax.plot(t - t0, cwnd, drawstyle="steps-post", color="C0", label="cwnd")
+            if np.isfinite(ssthresh).any():
+                ax.plot(
+                    t - t0,
+                    ssthresh,
+                    drawstyle="steps-post",
+                    color="C0",
+                    ls="--",
+                    lw=1,
+                    label="ssthresh",
+                )
+            ax.set_title(f"{row['tcp0_cc']} (Linux 2.6.25)")
+            ax.set_ylabel("window (packets)")
+            ax.set_ylim(bottom=0)
+            ax.legend(loc="upper left")
+            pk = r.cbr_packets("down")
+            sel = (pk["sent_s"] >= t0) & (pk["sent_s"] <= t1)
+            d = pk["extra_delay_s"][sel] * 1e3
+            ax = axes[1, i]
+            ax.scatter(pk["sent_s"][sel] - t0, d, s=4, color="C3", label="CBR packet (down)")
+            bound = 20_000 * 8 / 1.5e6 * 1e3
+            ax.axhline(bound, color="k", lw=0.8, ls=":", label=f"full 20 kB queue ({bound:.0f} ms)")
+            ax.set_ylim(0, bound * 1.2)
+            ax.set_ylabel("additional delay (ms)")
+            ax.set_xlabel(f"time (s) from {t0:.0f} s")
+            ax.legend(loc="upper left")
+        fig.suptitle(
+            f"{label}\nADSL1 1.5 Mbit/s / 256 kbit/s, RTT 100 ms, 20 kB FB-strict queue,"
+            " CBR 186 B / 20 ms both ways, 1 trial each"
+        )
+        return _save(fig, stem)
+
+
+def mmsys_fig1_claims(store: Store):
+    from . import Claim
+
+    df = _df(store, "SELECT tcp0_cc, cbr0_delay_max_s, cbr0_delay_median_s FROM summary")
+    bound = (20_000 + 1500) * 8 / 1.5e6
+    out = [
+        Claim(
+            f"max additional CBR delay, {r.tcp0_cc}",
+            "about 107 ms (20 kB at 1.5 Mbit/s)",
+            f"{r.cbr0_delay_max_s * 1e3:.1f} ms",
+            bool(r.cbr0_delay_max_s <= bound),
+        )
+        for r in df.itertuples()
+    ]
+    med = dict(zip(df.tcp0_cc, df.cbr0_delay_median_s, strict=False))
+    if "cubic" in med and "newreno" in med:
+        out.append(
+            Claim(
+                "CUBIC keeps the queue fuller than NewReno (median delay)",
+                "CUBIC higher",
+                f"CUBIC {med['cubic'] * 1e3:.1f} ms, NewReno {med['newreno'] * 1e3:.1f} ms",
+                bool(med["cubic"] > med["newreno"]),
+            )
+        )
+    return out
+
+
+def goodput_vs_slots(link: str):
+    def draw(store: Store, stem: Path, label: str) -> list[Path]:
+        df = _df(
+            store,
+            f"SELECT tcp0_cc, down_queue_limit AS slots, tcp0_goodput_bps AS g "
+            f"FROM summary WHERE link = '{link}'",
+        )
+        a = _agg(df, ["tcp0_cc", "slots"], "g")
+        cap = _capacity(link)
+        with plt.rc_context(_STYLE):
+            fig, ax = plt.subplots(figsize=(8, 5), layout="constrained")
+            for cc, d in a.groupby("tcp0_cc"):
+                color, marker = CC_STYLE.get(cc, ("k", "o"))
+                ax.errorbar(
+                    d.slots,
+                    d.med / 1e6,
+                    yerr=[(d.med - d.lo) / 1e6, (d.hi - d.med) / 1e6],
+                    color=color,
+                    marker=marker,
+                    capsize=3,
+                    label=f"{cc} (median, min-max)",
+                )
+            ax.axhline(cap / 1e6, color="k", ls=":", lw=0.8, label="link payload capacity less CBR")
+            ax.set_xlabel("queue length (packets, PS)")
+            ax.set_ylabel("TCP goodput (Mbit/s)")
+            ax.set_ylim(0, cap / 1e6 * 1.08)
+            ax.legend(loc="lower right")
+            n = int(a.n.min()) if len(a) else 0
+            fig.suptitle(
+                f"{label}\n{link.upper()}, RTT 100 ms, CBR both ways, {n} trials per point"
+            )
+            return _save(fig, stem)
+
+    return draw
+
+
+def _fills(a: pd.DataFrame, cc: str, cap: float, frac: float = 0.95) -> float:
+    d = a[a.tcp0_cc == cc].sort_values("slots")
+    ok = d[d.med >= frac * cap]
+    return float(ok.slots.iloc[0]) if len(ok) else math.inf
+
+
+def fig3_claims(link: str):
+    def claims(store: Store):
+        from . import Claim
+
+        df = _df(
+            store,
+            f"SELECT tcp0_cc, down_queue_limit AS slots, tcp0_goodput_bps AS g "
+            f"FROM summary WHERE link = '{link}'",
+        )
+        a = _agg(df, ["tcp0_cc", "slots"], "g")
+        cap = _capacity(link)
+        c, n = _fills(a, "cubic", cap), _fills(a, "newreno", cap)
+        fmt = lambda s: "never (up to 67)" if math.isinf(s) else f"{s:.0f} slots"  # noqa: E731
+        if link == "adsl1":
+            return [
+                Claim(
+                    "smallest PS queue at which CUBIC fills ADSL1 (≥ 95 % of capacity)",
+                    "7 packets",
+                    fmt(c),
+                    c <= 7,
+                ),
+                Claim("… and NewReno", "about 20 packets", fmt(n), 14 <= n <= 27),
+            ]
+        return [
+            Claim(
+                "ADSL2: both fall short below ~40 packets (CUBIC fills from)",
+                "≈ 40 packets",
+                fmt(c),
+                c >= 27,
+            ),
+            Claim(
+                "ADSL2: NewReno never quite fills it up to 67 packets",
+                "not full at 67",
+                fmt(n),
+                math.isinf(n),
+            ),
+        ]
+
+    return claims
+
+
+def _loss_by_rule(store: Store) -> pd.DataFrame:
+    return _df(
+        store,
+        "SELECT tcp0_cc, down_queue_rule AS rule, tag_queue_bytes AS qb, "
+        "cbr0_loss_rate AS loss FROM summary",
+    )
+
+
+def mmsys_fig4(store: Store, stem: Path, label: str) -> list[Path]:
+    a = _agg(_loss_by_rule(store), ["tcp0_cc", "rule", "qb"], "loss")
+    ccs = sorted(a.tcp0_cc.unique())
+    with plt.rc_context(_STYLE):
+        fig, axes = plt.subplots(
+            1,
+            len(ccs),
+            sharey=True,
+            figsize=(6.5 * len(ccs), 5),
+            layout="constrained",
+            squeeze=False,
+        )
+        for ax, cc in zip(axes[0], ccs, strict=False):
+            for rule, (color, marker, name) in RULE_STYLE.items():
+                d = a[(a.tcp0_cc == cc) & (a.rule == rule)].sort_values("qb")
+                if len(d):
+                    ax.errorbar(
+                        d.qb / 1e3,
+                        d.med * 100,
+                        yerr=[(d.med - d.lo) * 100, (d.hi - d.med) * 100],
+                        color=color,
+                        marker=marker,
+                        capsize=3,
+                        label=name,
+                    )
+            ax.set_title(f"{cc} (Linux 2.6.25)")
+            ax.set_xlabel("queue size (kB; PS: slots × 1.5 kB)")
+            ax.legend(loc="upper right")
+        axes[0, 0].set_ylabel("downstream CBR loss (%)")
+        axes[0, 0].set_ylim(bottom=0)
+        n = int(a.n.min()) if len(a) else 0
+        fig.suptitle(
+            f"{label}\nADSL1, RTT 100 ms, CBR 186 B / 20 ms both ways;"
+            f" median, min-max over {n} trials"
+        )
+        return _save(fig, stem)
+
+
+def fig4_claims(store: Store):
+    from . import Claim
+
+    a = _agg(_loss_by_rule(store), ["tcp0_cc", "rule", "qb"], "loss")
+    m = a.groupby("rule").med.mean() * 100
+    get = lambda r: float(m.get(r, math.nan))  # noqa: E731
+    return [
+        Claim(
+            "FB-strict CBR loss (mean of medians over sizes)",
+            "near 0 %",
+            f"{get('fb-strict'):.2f} %",
+            get("fb-strict") < 0.5,
+        ),
+        Claim(
+            "FB-loose loss far higher than FB-strict",
+            "far higher",
+            f"{get('fb-loose'):.2f} %",
+            get("fb-loose") > 3 * max(get("fb-strict"), 0.01),
+        ),
+        Claim(
+            "PS between the two",
+            "between",
+            f"{get('ps'):.2f} %",
+            get("fb-strict") <= get("ps") <= get("fb-loose"),
+        ),
+    ]
+
+
+def mmsys_fig5(store: Store, stem: Path, label: str) -> list[Path]:
+    df = _df(
+        store,
+        "SELECT cbr0_jitter_s AS jitter, cbr0_loss_rate AS loss, "
+        "tcp0_congestion_events AS events FROM summary",
+    )
+    with plt.rc_context(_STYLE):
+        fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 4.8), layout="constrained")
+        for k, (jit, d) in enumerate(df.groupby("jitter")):
+            name = "no jitter" if jit == 0 else f"jitter σ = {jit * 1e3:.0f} ms"
+            y = np.sort(d.loss.to_numpy()) * 100
+            ax.plot(np.arange(1, len(y) + 1), y, marker="o", ls="none", color=f"C{k}", label=name)
+            bx.scatter(d.events, d.loss * 100, color=f"C{k}", label=name)
+        ax.set_xlabel("trial (sorted by loss)")
+        ax.set_ylabel("downstream CBR loss (%)")
+        ax.legend()
+        bx.set_xlabel("congestion events per trial")
+        bx.set_ylabel("downstream CBR loss (%)")
+        bx.legend()
+        fig.suptitle(
+            f"{label}\nADSL1, RTT 50 ms, 60 kB FB-loose queue, CUBIC (Linux 2.6.25), "
+            f"{len(df) // max(1, df.jitter.nunique())} trials per setting"
+        )
+        return _save(fig, stem)
+
+
+def fig5_claims(store: Store):
+    from . import Claim
+
+    df = _df(store, "SELECT cbr0_jitter_s AS jitter, cbr0_loss_rate AS loss FROM summary")
+    cv = df.groupby("jitter").loss.agg(lambda x: float(np.std(x) / max(np.mean(x), 1e-12)))
+    off, on = (
+        float(cv.get(0.0, math.nan)),
+        float(cv[cv.index > 0].iloc[0]) if (cv.index > 0).any() else math.nan,
+    )
+    return [
+        Claim(
+            "spread of per-trial CBR loss (coefficient of variation), no jitter vs jitter",
+            "lock-in without jitter: wider",
+            f"{off:.2f} vs {on:.2f}",
+            off > on,
+        )
+    ]
+
+
+def fine_sweep(cc: str):
+    def draw(store: Store, stem: Path, label: str) -> list[Path]:
+        df = _df(
+            store,
+            f"SELECT down_queue_rule AS rule, down_queue_limit AS qb, cbr0_loss_rate AS loss "
+            f"FROM summary WHERE tcp0_cc = '{cc}'",
+        )
+        a = _agg(df, ["rule", "qb"], "loss", q=(0.05, 0.95))
+        with plt.rc_context(_STYLE):
+            fig, ax = plt.subplots(figsize=(10, 5), layout="constrained")
+            for rule in ("fb-loose", "fb-strict"):
+                d = a[a.rule == rule].sort_values("qb")
+                color, _, name = RULE_STYLE[rule]
+                ax.fill_between(
+                    d.qb / 1e3,
+                    d.lo * 100,
+                    d.hi * 100,
+                    color=color,
+                    alpha=0.2,
+                    label=f"{name} 5-95 %",
+                )
+                ax.plot(d.qb / 1e3, d.med * 100, color=color, lw=1.2, label=f"{name} median")
+            ax.set_xlabel("queue size (kB)")
+            ax.set_ylabel("downstream CBR loss (%)")
+            ax.set_ylim(bottom=0)
+            ax.legend(loc="upper right", ncols=2)
+            n = int(a.n.min()) if len(a) else 0
+            fig.suptitle(
+                f"{label}\nADSL1, RTT 100 ms, {cc} (Linux 2.6.25), {a.qb.nunique()} sizes, "
+                f"{n} trials per point"
+            )
+            return _save(fig, stem)
+
+    return draw
+
+
+def fig6_claims(cc: str):
+    def claims(store: Store):
+        from . import Claim
+
+        df = _df(
+            store,
+            f"SELECT down_queue_rule AS rule, down_queue_limit AS qb, cbr0_loss_rate AS loss "
+            f"FROM summary WHERE tcp0_cc = '{cc}'",
+        )
+        a = _agg(df, ["rule", "qb"], "loss").pivot(index="qb", columns="rule", values="med")
+        share = (
+            float((a["fb-loose"] > a["fb-strict"]).mean())
+            if {"fb-loose", "fb-strict"} <= set(a)
+            else math.nan
+        )
+        loose = a.get("fb-loose", a.iloc[:, 0])
+        return [
+            Claim(
+                f"{cc}: FB-loose loses more CBR than FB-strict",
+                "at every size",
+                f"at {share * 100:.0f} % of sizes",
+                share > 0.9,
+            ),
+            Claim(
+                f"{cc}: FB-loose loss is not monotonic in the queue size",
+                "peaks at particular sizes",
+                f"median loss from {loose.min() * 100:.2f} % to {loose.max() * 100:.2f} %",
+                None,
+            ),
+        ]
+
+    return claims
+
+
+def mmsys_fig7(store: Store, stem: Path, label: str) -> list[Path]:
+    df = _df(
+        store,
+        "SELECT s.link, s.tcp0_cc AS cc, s.rtt_s, c.extra_delay_s AS d FROM cbr c "
+        "JOIN summary s USING (key) WHERE c.flow = 1 AND c.sent_s >= s.warmup_s "
+        "AND NOT isnan(c.extra_delay_s)",
+    )
+    links = [lk for lk in ("adsl1", "adsl2") if lk in set(df.link)]
+    with plt.rc_context(_STYLE):
+        fig, axes = plt.subplots(
+            1, len(links), figsize=(7 * len(links), 5), layout="constrained", squeeze=False
+        )
+        for ax, link in zip(axes[0], links, strict=False):
+            d = df[df.link == link]
+            rtts = sorted(d.rtt_s.unique())
+            ccs = sorted(d.cc.unique())
+            w = 0.8 / max(1, len(ccs))
+            for k, cc in enumerate(ccs):
+                data = [d[(d.cc == cc) & (d.rtt_s == r)].d.to_numpy() * 1e3 for r in rtts]
+                pos = np.arange(len(rtts)) + (k - (len(ccs) - 1) / 2) * w
+                bp = ax.boxplot(
+                    data,
+                    positions=pos,
+                    widths=w * 0.9,
+                    whis=(5, 95),
+                    showfliers=False,
+                    patch_artist=True,
+                )
+                color = CC_STYLE.get(cc, ("k", "o"))[0]
+                for b in bp["boxes"]:
+                    b.set_facecolor(color)
+                    b.set_alpha(0.4)
+                ax.plot([], [], color=color, lw=6, alpha=0.4, label=cc)
+            ax.set_xticks(np.arange(len(rtts)), [f"{r * 500:.0f}" for r in rtts])
+            ax.set_xlabel("RTT/2 (ms)")
+            ax.set_ylabel("additional downstream CBR delay (ms)")
+            bound = 40_000 * 8 / LINKS[link][0] * 1e3
+            ax.axhline(bound, color="k", ls=":", lw=0.8, label=f"full 40 kB queue ({bound:.1f} ms)")
+            ax.set_title(link.upper())
+            ax.set_ylim(bottom=0)
+            ax.legend(loc="upper left")
+        fig.suptitle(
+            f"{label}\n40 kB FB-loose queue, CBR both ways; boxes: quartiles, whiskers: 5-95 %,"
+            " all packets of all trials"
+        )
+        return _save(fig, stem)
+
+
+def fig7_claims(store: Store):
+    from . import Claim
+
+    df = _df(store, "SELECT link, max(cbr0_delay_max_s) AS mx FROM summary GROUP BY link")
+    out = []
+    for r in df.itertuples():
+        bound = (40_000 + 2 * 1500) * 8 / LINKS[r.link][0]
+        out.append(
+            Claim(
+                f"{r.link}: max additional delay within a full FB-loose 40 kB queue",
+                f"≤ {bound * 1e3:.0f} ms",
+                f"{r.mx * 1e3:.1f} ms",
+                bool(r.mx <= bound),
+            )
+        )
+    return out
+
+
+def adsl2_loss(store: Store, stem: Path, label: str) -> list[Path]:
+    df = _df(store, "SELECT tcp0_cc, down_queue_limit AS qb, cbr0_loss_rate AS loss FROM summary")
+    a = _agg(df, ["tcp0_cc", "qb"], "loss")
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(8, 5), layout="constrained")
+        for cc, d in a.groupby("tcp0_cc"):
+            color, marker = CC_STYLE.get(cc, ("k", "o"))
+            d = d.sort_values("qb")
+            ax.errorbar(
+                d.qb / 1e3,
+                d.med * 100,
+                yerr=[(d.med - d.lo) * 100, (d.hi - d.med) * 100],
+                color=color,
+                marker=marker,
+                capsize=3,
+                label=f"{cc} (median, min-max)",
+            )
+        ax.set_xlabel("FB-loose queue size (kB)")
+        ax.set_ylabel("downstream CBR loss (%)")
+        ax.set_ylim(bottom=0)
+        ax.legend()
+        fig.suptitle(
+            f"{label}\nADSL2 24 / 1 Mbit/s, RTT 100 ms,"
+            f" {int(a.n.min()) if len(a) else 0} trials per point"
+        )
+        return _save(fig, stem)
+
+
+def adsl2_claims(store: Store):
+    from . import Claim
+
+    df = _df(store, "SELECT max(cbr0_loss_rate) AS mx, median(cbr0_loss_rate) AS med FROM summary")
+    mx, med = float(df.mx[0]), float(df.med[0])
+    return [
+        Claim(
+            "ADSL2 downstream CBR loss with FB-loose",
+            "order of 1 % or less",
+            f"median {med * 100:.2f} %, max {mx * 100:.2f} %",
+            mx <= 0.02,
+        )
+    ]
+
+
+# ---------------------------------------------------------------------------------------
+# Huebner 2008
+
+
+def _setup(row: Any) -> str:
+    return f"{row['tcp0_cc']} ({row['tcp0_profile']})"
+
+
+def huebner_epochs(store: Store, stem: Path, label: str) -> list[Path]:
+    rows = _df(store, "SELECT * FROM summary ORDER BY tcp0_profile, tcp0_cc")
+    files = []
+    for _, row in rows.iterrows():
+        r = _result(store, row["key"], row)
+        name = f"{row['tcp0_cc']}-{row['tcp0_profile']}"
+        files += fig_cwnd_queue(r, path=stem.parent / f"{stem.name}-{name}.svg")
+    return files
+
+
+def huebner_epoch_claims(store: Store):
+    from . import Claim
+
+    df = _df(store, "SELECT tcp0_cc AS cc, tcp0_profile AS p, tcp0_epoch_mean_s AS e FROM summary")
+    e = {(r.cc, r.p): r.e for r in df.itertuples()}
+    out = [
+        Claim(f"mean congestion epoch, {cc} ({p})", "", f"{v:.2f} s")
+        for (cc, p), v in sorted(e.items())
+    ]
+    for cc in ("newreno", "htcp"):
+        if (cc, "linux-2.6.25") in e and (cc, "freebsd-7") in e:
+            ratio = e[(cc, "linux-2.6.25")] / e[(cc, "freebsd-7")]
+            out.append(
+                Claim(
+                    f"{cc}: Linux epochs longer than FreeBSD's (delayed ACKs)",
+                    "Linux much longer",
+                    f"ratio {ratio:.2f}",
+                    ratio > 1.3,
+                )
+            )
+    return out
+
+
+def huebner_owd_queue(store: Store, stem: Path, label: str) -> list[Path]:
+    rows = _df(
+        store,
+        "SELECT * FROM summary WHERE tcp0_profile = 'linux-2.6.25' "
+        "AND tcp0_cc IN ('htcp', 'cubic') ORDER BY tcp0_cc",
+    )
+    with plt.rc_context(_STYLE):
+        fig, axes = plt.subplots(
+            1, max(1, len(rows)), sharey=True, figsize=(12, 5), layout="constrained", squeeze=False
+        )
+        for ax, (_, row) in zip(axes[0], rows.iterrows(), strict=False):
+            r = _result(store, row["key"], row)
+            pk = r.cbr_packets("down")
+            sel = (pk["sent_s"] >= r.warmup_s) & np.isfinite(pk["owd_s"])
+            tq, _, qp = r.queue_series("down", step=0.001, t0=r.warmup_s, t1=r.duration_s)
+            occ = np.interp(pk["sent_s"][sel], tq, qp)
+            ax.scatter(
+                occ, pk["owd_s"][sel] * 1e3, s=3, alpha=0.5, color=CC_STYLE[row["tcp0_cc"]][0]
+            )
+            ax.set_title(_setup(row))
+            ax.set_xlabel("queue occupancy at the VoIP packet's arrival (packets)")
+        axes[0, 0].set_ylabel("VoIP one-way delay (ms)")
+        fig.suptitle(
+            f"{label}\n10 Mbit/s, RTT 80 ms, 1-BDP queue (67 slots), G.711-like 200 B / 20 ms"
+        )
+        return _save(fig, stem)
+
+
+def _delay_df(store: Store) -> pd.DataFrame:
+    return _df(
+        store,
+        "SELECT s.tcp0_cc AS cc, s.tcp0_profile AS p, s.down_rate_bps AS rate, s.rtt_s, "
+        "s.tag_bdp_bytes AS bdp, s.tag_bdp_fraction AS frac, c.owd_s FROM cbr c "
+        "JOIN summary s USING (key) WHERE c.sent_s >= s.warmup_s AND NOT isnan(c.owd_s)",
+    )
+
+
+def huebner_cdf(store: Store, stem: Path, label: str) -> list[Path]:
+    df = _delay_df(store)
+    df = df[(df.frac == 1) & (np.isclose(df.rtt_s, 0.08))]
+    rates = sorted(df.rate.unique())
+    with plt.rc_context(_STYLE):
+        fig, axes = plt.subplots(
+            1, max(1, len(rates)), figsize=(15, 4.8), layout="constrained", squeeze=False
+        )
+        for ax, rate in zip(axes[0], rates, strict=False):
+            d = df[df.rate == rate]
+            for (cc, p), g in sorted(d.groupby(["cc", "p"]), key=lambda x: x[0]):
+                x = np.sort(g.owd_s.to_numpy()) * 1e3
+                ls = "-" if p.startswith("linux") else "--"
+                ax.plot(
+                    x,
+                    np.arange(1, len(x) + 1) / len(x),
+                    ls=ls,
+                    color=CC_STYLE.get(cc, ("k",))[0],
+                    label=f"{cc} ({p})",
+                )
+            ax.set_title(f"{rate / 1e6:g} Mbit/s, RTT 80 ms, 1 BDP")
+            ax.set_xlabel("VoIP one-way delay (ms)")
+            ax.set_ylim(0, 1)
+        axes[0, 0].set_ylabel("fraction of packets")
+        axes[0, -1].legend(loc="lower right", fontsize=9)
+        fig.suptitle(label)
+        return _save(fig, stem)
+
+
+def huebner_median_bdp(store: Store, stem: Path, label: str) -> list[Path]:
+    df = _delay_df(store)
+    a = df.groupby(["cc", "p", "bdp", "frac"]).owd_s.median().reset_index()
+    with plt.rc_context(_STYLE):
+        fig, axes = plt.subplots(1, 2, sharey=True, figsize=(12, 5), layout="constrained")
+        for ax, frac in zip(axes, (1.0, 0.25), strict=False):
+            d = a[np.isclose(a.frac, frac)]
+            for (cc, p), g in d.groupby(["cc", "p"]):
+                g = g.groupby("bdp").owd_s.mean().reset_index()  # several (rate, RTT) share a BDP
+                ax.plot(
+                    g.bdp / 1e3,
+                    g.owd_s * 1e3,
+                    marker=CC_STYLE.get(cc, ("k", "o"))[1],
+                    ls="-" if p.startswith("linux") else "--",
+                    color=CC_STYLE.get(cc, ("k",))[0],
+                    label=f"{cc} ({p})",
+                )
+            ax.set_xscale("log")
+            ax.set_xlabel("bandwidth-delay product (kB)")
+            ax.set_title(f"queue = {frac:g} BDP")
+        axes[0].set_ylabel("median VoIP one-way delay (ms)")
+        axes[1].legend(fontsize=9)
+        fig.suptitle(f"{label}\n1, 10, 100 Mbit/s x RTT 16, 80, 160 ms; 200 B / 20 ms one way")
+        return _save(fig, stem)
+
+
+def huebner_bdp_claims(store: Store):
+    from . import Claim
+
+    df = _df(
+        store,
+        "SELECT tcp0_cc AS cc, tcp0_profile AS p, median(cbr0_delay_median_s) AS d "
+        "FROM summary WHERE tag_bdp_fraction = 1 GROUP BY ALL ORDER BY ALL",
+    )
+    return [
+        Claim(f"median additional VoIP delay at 1 BDP, {r.cc} ({r.p})", "", f"{r.d * 1e3:.1f} ms")
+        for r in df.itertuples()
+    ]
