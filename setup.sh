@@ -22,6 +22,8 @@ if ! have cargo && ! have rustup && [[ ! -f "$HOME/.cargo/env" ]]; then
 fi
 have ip || missing+=(iproute2)
 have ethtool || missing+=(ethtool)
+# A real browser for the HTML report's rendering test (headless Chromium).
+have chromium || missing+=(chromium)
 have python3 || missing+=(python3)
 if command -v python3 >/dev/null && ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
     missing+=(python3-venv)
