@@ -11,11 +11,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::net::{enable_rx_timestamps, mono_ns, real_ns, recv_with_timestamp, set_congestion, sleep_until_mono, tcp_info};
+use crate::net::{
+    enable_rx_timestamps, mono_ns, real_ns, recv_with_timestamp, set_congestion, sleep_until_mono,
+    tcp_info,
+};
 use crate::router::STOP;
 
 fn create(path: &str) -> Result<BufWriter<File>, String> {
-    File::create(path).map(|f| BufWriter::with_capacity(1 << 20, f)).map_err(|e| format!("{path}: {e}"))
+    File::create(path)
+        .map(|f| BufWriter::with_capacity(1 << 20, f))
+        .map_err(|e| format!("{path}: {e}"))
 }
 
 /// A small deterministic generator (SplitMix64 → Box–Muller) for the CBR jitter, seeded
@@ -57,8 +62,13 @@ pub struct CbrSend {
 /// schedule of `interval ± N(0, jitter)` gaps; logs `seq,send_ns`.
 pub fn cbr_send(c: CbrSend) -> Result<(), String> {
     let sock = UdpSocket::bind(&c.src).map_err(|e| format!("bind {}: {e}", c.src))?;
-    sock.connect(&c.dst).map_err(|e| format!("connect {}: {e}", c.dst))?;
-    let payload = c.size.checked_sub(28).filter(|&p| p >= 16).ok_or("size must be at least 44 bytes")?;
+    sock.connect(&c.dst)
+        .map_err(|e| format!("connect {}: {e}", c.dst))?;
+    let payload = c
+        .size
+        .checked_sub(28)
+        .filter(|&p| p >= 16)
+        .ok_or("size must be at least 44 bytes")?;
     let mut buf = vec![0u8; payload];
     let mut out = create(&c.out)?;
     writeln!(out, "seq,send_ns").unwrap();
@@ -90,7 +100,8 @@ pub fn cbr_send(c: CbrSend) -> Result<(), String> {
 pub fn cbr_recv(bind: &str, duration_ns: u64, out_path: &str) -> Result<(), String> {
     let sock = UdpSocket::bind(bind).map_err(|e| format!("bind {bind}: {e}"))?;
     enable_rx_timestamps(sock.as_raw_fd()).map_err(|e| e.to_string())?;
-    sock.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(50)))
+        .unwrap();
     let mut out = create(out_path)?;
     writeln!(out, "seq,send_ns,recv_ns").unwrap();
     let end = mono_ns() + duration_ns;
@@ -110,7 +121,14 @@ pub fn cbr_recv(bind: &str, duration_ns: u64, out_path: &str) -> Result<(), Stri
 
 /// A bulk sender: connects, selects the congestion control, writes as fast as TCP lets
 /// it for `duration`, and polls TCP_INFO every `poll_ns` from a second thread.
-pub fn tcp_send(src_ip: &str, dst: &str, cc: &str, duration_ns: u64, poll_ns: u64, out_path: &str) -> Result<(), String> {
+pub fn tcp_send(
+    src_ip: &str,
+    dst: &str,
+    cc: &str,
+    duration_ns: u64,
+    poll_ns: u64,
+    out_path: &str,
+) -> Result<(), String> {
     let stream = connect_from(src_ip, dst)?;
     set_congestion(stream.as_raw_fd(), cc).map_err(|e| format!("congestion control {cc}: {e}"))?;
     let fd = stream.as_raw_fd();
@@ -122,7 +140,14 @@ pub fn tcp_send(src_ip: &str, dst: &str, cc: &str, duration_ns: u64, poll_ns: u6
             let mut next = mono_ns();
             while !done.load(Ordering::Relaxed) {
                 if let Ok(i) = tcp_info(fd) {
-                    rows.push((real_ns(), i.tcpi_snd_cwnd, i.tcpi_snd_ssthresh, i.tcpi_rtt, i.tcpi_total_retrans, i.tcpi_ca_state));
+                    rows.push((
+                        real_ns(),
+                        i.tcpi_snd_cwnd,
+                        i.tcpi_snd_ssthresh,
+                        i.tcpi_rtt,
+                        i.tcpi_total_retrans,
+                        i.tcpi_ca_state,
+                    ));
                 }
                 next += poll_ns;
                 sleep_until_mono(next);
@@ -133,10 +158,15 @@ pub fn tcp_send(src_ip: &str, dst: &str, cc: &str, duration_ns: u64, poll_ns: u6
     let mut w = &stream;
     let chunk = vec![0x5au8; 1 << 16];
     let end = mono_ns() + duration_ns;
-    stream.set_write_timeout(Some(Duration::from_millis(100))).unwrap();
+    stream
+        .set_write_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
     while mono_ns() < end && !STOP.load(Ordering::Relaxed) {
         if let Err(e) = w.write(&chunk) {
-            if !matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) {
+            if !matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) {
                 break;
             }
         }
@@ -154,7 +184,9 @@ pub fn tcp_send(src_ip: &str, dst: &str, cc: &str, duration_ns: u64, poll_ns: u6
 
 fn connect_from(src_ip: &str, dst: &str) -> Result<TcpStream, String> {
     // Bind the source address so the flow leaves from the TCP host's address.
-    let src: std::net::SocketAddr = format!("{src_ip}:0").parse().map_err(|e| format!("{src_ip}: {e}"))?;
+    let src: std::net::SocketAddr = format!("{src_ip}:0")
+        .parse()
+        .map_err(|e| format!("{src_ip}: {e}"))?;
     let dst: std::net::SocketAddr = dst.parse().map_err(|e| format!("{dst}: {e}"))?;
     // SAFETY: plain socket syscalls on a fresh fd that TcpStream then owns.
     unsafe {
@@ -165,11 +197,15 @@ fn connect_from(src_ip: &str, dst: &str) -> Result<TcpStream, String> {
         }
         let stream = TcpStream::from_raw_fd(fd);
         let to_sa = |a: &std::net::SocketAddr| {
-            let std::net::SocketAddr::V4(v4) = a else { unreachable!() };
+            let std::net::SocketAddr::V4(v4) = a else {
+                unreachable!()
+            };
             libc::sockaddr_in {
                 sin_family: libc::AF_INET as u16,
                 sin_port: v4.port().to_be(),
-                sin_addr: libc::in_addr { s_addr: u32::from(*v4.ip()).to_be() },
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from(*v4.ip()).to_be(),
+                },
                 sin_zero: [0; 8],
             }
         };
@@ -184,7 +220,10 @@ fn connect_from(src_ip: &str, dst: &str) -> Result<TcpStream, String> {
             }
             std::thread::sleep(Duration::from_millis(20)); // the receiver may still be starting
         }
-        Err(format!("connect {dst}: {}", std::io::Error::last_os_error()))
+        Err(format!(
+            "connect {dst}: {}",
+            std::io::Error::last_os_error()
+        ))
     }
 }
 
@@ -197,7 +236,9 @@ pub fn tcp_recv(bind: &str, duration_ns: u64, out_path: &str) -> Result<(), Stri
     let mut s = loop {
         match l.accept() {
             Ok((s, _)) => break s,
-            Err(_) if mono_ns() < end && !STOP.load(Ordering::Relaxed) => std::thread::sleep(Duration::from_millis(5)),
+            Err(_) if mono_ns() < end && !STOP.load(Ordering::Relaxed) => {
+                std::thread::sleep(Duration::from_millis(5))
+            }
             Err(e) => return Err(format!("accept: {e}")),
         }
     };
@@ -228,14 +269,19 @@ pub fn tcp_recv(bind: &str, duration_ns: u64, out_path: &str) -> Result<(), Stri
 /// a train sent faster than the bottleneck drains is judged by the rule alone.
 pub fn train(src: &str, dst: &str, sizes: &[usize], first_seq: u64) -> Result<(), String> {
     let sock = UdpSocket::bind(src).map_err(|e| format!("bind {src}: {e}"))?;
-    sock.connect(dst).map_err(|e| format!("connect {dst}: {e}"))?;
+    sock.connect(dst)
+        .map_err(|e| format!("connect {dst}: {e}"))?;
     let mut buf = vec![0u8; 65536];
     for (k, &size) in sizes.iter().enumerate() {
-        let payload = size.checked_sub(28).filter(|&p| p >= 16).ok_or("sizes must be at least 44 bytes")?;
+        let payload = size
+            .checked_sub(28)
+            .filter(|&p| p >= 16)
+            .ok_or("sizes must be at least 44 bytes")?;
         let seq = first_seq + k as u64;
         buf[..8].copy_from_slice(&seq.to_be_bytes());
         buf[8..16].copy_from_slice(&real_ns().to_be_bytes());
-        sock.send(&buf[..payload]).map_err(|e| format!("send: {e}"))?;
+        sock.send(&buf[..payload])
+            .map_err(|e| format!("send: {e}"))?;
     }
     Ok(())
 }

@@ -12,7 +12,8 @@
 //! collateral-emu train --src IP:PORT --dst IP:PORT --sizes 1500,186,... [--first-seq N]
 //! ```
 //! QUEUE is `RULE:LIMIT[:count]` with the simulator's rules (`ps`, `fb_strict`,
-//! `fb_loose`); RATE in bit/s, DELAY (one way) in ns.
+//! `fb_loose`), or an AQM's JSON as the simulator takes it (`{"kind": "red", ...}`);
+//! RATE in bit/s, DELAY (one way) in ns.
 
 mod endpoints;
 mod net;
@@ -28,20 +29,30 @@ impl Args {
         let mut m = HashMap::new();
         let mut it = v.iter();
         while let Some(k) = it.next() {
-            let k = k.strip_prefix("--").ok_or_else(|| format!("unexpected argument {k:?}"))?;
+            let k = k
+                .strip_prefix("--")
+                .ok_or_else(|| format!("unexpected argument {k:?}"))?;
             let val = it.next().ok_or_else(|| format!("--{k} needs a value"))?;
             m.insert(k.to_string(), val.clone());
         }
         Ok(Args(m))
     }
     fn s(&self, k: &str) -> Result<String, String> {
-        self.0.get(k).cloned().ok_or_else(|| format!("--{k} is required"))
+        self.0
+            .get(k)
+            .cloned()
+            .ok_or_else(|| format!("--{k} is required"))
     }
     fn n(&self, k: &str) -> Result<u64, String> {
-        self.s(k)?.parse().map_err(|_| format!("--{k}: expected a non-negative integer"))
+        self.s(k)?
+            .parse()
+            .map_err(|_| format!("--{k}: expected a non-negative integer"))
     }
     fn opt_n(&self, k: &str) -> Result<Option<u64>, String> {
-        self.0.get(k).map(|v| v.parse().map_err(|_| format!("--{k}: expected an integer"))).transpose()
+        self.0
+            .get(k)
+            .map(|v| v.parse().map_err(|_| format!("--{k}: expected an integer")))
+            .transpose()
     }
 }
 
@@ -50,16 +61,25 @@ fn dir(spec: &str) -> Result<router::DirConfig, String> {
     let [rate, delay, queue] = p[..] else {
         return Err(format!("{spec:?}: expected RATE,DELAY,QUEUE"));
     };
-    let rate_bps: u64 = rate.parse().ok().filter(|&r| r > 0).ok_or(format!("{spec:?}: bad rate"))?;
+    let rate_bps: u64 = rate
+        .parse()
+        .ok()
+        .filter(|&r| r > 0)
+        .ok_or(format!("{spec:?}: bad rate"))?;
     let delay_ns: u64 = delay.parse().map_err(|_| format!("{spec:?}: bad delay"))?;
-    let (rule, limit, count_in_service) = router::parse_queue(queue)?;
-    Ok(router::DirConfig { rate_bps, delay_ns, rule, limit, count_in_service })
+    Ok(router::DirConfig {
+        rate_bps,
+        delay_ns,
+        queue: router::parse_queue_spec(queue)?,
+    })
 }
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let Some((cmd, rest)) = argv.split_first() else {
-        eprintln!("usage: collateral-emu router|cbr-send|cbr-recv|tcp-send|tcp-recv --key value ...");
+        eprintln!(
+            "usage: collateral-emu router|cbr-send|cbr-recv|tcp-send|tcp-recv --key value ..."
+        );
         return ExitCode::from(2);
     };
     let run = || -> Result<(), String> {
@@ -93,7 +113,14 @@ fn main() -> ExitCode {
             }
             "tcp-send" => {
                 router::install_signal_handlers();
-                endpoints::tcp_send(&a.s("src")?, &a.s("dst")?, &a.s("cc")?, a.n("duration-ns")?, a.n("poll-ns")?, &a.s("out")?)
+                endpoints::tcp_send(
+                    &a.s("src")?,
+                    &a.s("dst")?,
+                    &a.s("cc")?,
+                    a.n("duration-ns")?,
+                    a.n("poll-ns")?,
+                    &a.s("out")?,
+                )
             }
             "tcp-recv" => {
                 router::install_signal_handlers();
@@ -105,7 +132,12 @@ fn main() -> ExitCode {
                     .split(',')
                     .map(|x| x.parse().map_err(|_| format!("--sizes: bad size {x:?}")))
                     .collect::<Result<Vec<usize>, String>>()?;
-                endpoints::train(&a.s("src")?, &a.s("dst")?, &sizes, a.opt_n("first-seq")?.unwrap_or(0))
+                endpoints::train(
+                    &a.s("src")?,
+                    &a.s("dst")?,
+                    &sizes,
+                    a.opt_n("first-seq")?.unwrap_or(0),
+                )
             }
             other => Err(format!("unknown subcommand {other:?}")),
         }

@@ -17,7 +17,10 @@ pub fn real_ns() -> u64 {
 }
 
 fn clock(id: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: ts is a valid out-pointer.
     unsafe { libc::clock_gettime(id, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -25,11 +28,18 @@ fn clock(id: libc::clockid_t) -> u64 {
 
 /// Sleeps until CLOCK_MONOTONIC reaches `t` (absolute, so no drift accumulates).
 pub fn sleep_until_mono(t: u64) {
-    let ts = libc::timespec { tv_sec: (t / 1_000_000_000) as _, tv_nsec: (t % 1_000_000_000) as _ };
+    let ts = libc::timespec {
+        tv_sec: (t / 1_000_000_000) as _,
+        tv_nsec: (t % 1_000_000_000) as _,
+    };
     // SAFETY: valid timespec; a null remainder is allowed with TIMER_ABSTIME.
     unsafe {
-        while libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut())
-            == libc::EINTR
+        while libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        ) == libc::EINTR
         {}
     }
 }
@@ -60,21 +70,38 @@ impl PacketSocket {
         let proto = (libc::ETH_P_ALL as u16).to_be();
         // SAFETY: FFI calls with valid arguments; the fd is owned by the returned value.
         unsafe {
-            let fd = check(libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_NONBLOCK, proto as i32))?;
+            let fd = check(libc::socket(
+                libc::AF_PACKET,
+                libc::SOCK_RAW | libc::SOCK_NONBLOCK,
+                proto as i32,
+            ))?;
             let cname = CString::new(ifname).unwrap();
             let idx = libc::if_nametoindex(cname.as_ptr());
             if idx == 0 {
                 libc::close(fd);
-                return Err(io::Error::new(io::ErrorKind::NotFound, format!("no interface {ifname}")));
+                return Err(io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!("no interface {ifname}"),
+                ));
             }
             let mut sll: libc::sockaddr_ll = std::mem::zeroed();
             sll.sll_family = libc::AF_PACKET as u16;
             sll.sll_protocol = proto;
             sll.sll_ifindex = idx as i32;
-            check(libc::bind(fd, &sll as *const _ as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_ll>() as u32))?;
+            check(libc::bind(
+                fd,
+                &sll as *const _ as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_ll>() as u32,
+            ))?;
             let size: libc::c_int = 8 << 20;
             for opt in [libc::SO_RCVBUF, libc::SO_SNDBUF] {
-                libc::setsockopt(fd, libc::SOL_SOCKET, opt, &size as *const _ as *const libc::c_void, 4);
+                libc::setsockopt(
+                    fd,
+                    libc::SOL_SOCKET,
+                    opt,
+                    &size as *const _ as *const libc::c_void,
+                    4,
+                );
             }
             Ok(PacketSocket { fd })
         }
@@ -100,7 +127,11 @@ impl PacketSocket {
             };
             if n < 0 {
                 let e = io::Error::last_os_error();
-                return if e.kind() == io::ErrorKind::WouldBlock { Ok(None) } else { Err(e) };
+                return if e.kind() == io::ErrorKind::WouldBlock {
+                    Ok(None)
+                } else {
+                    Err(e)
+                };
             }
             if pkttype == libc::PACKET_OUTGOING {
                 continue;
@@ -111,7 +142,14 @@ impl PacketSocket {
 
     pub fn send(&self, frame: &[u8]) -> io::Result<()> {
         // SAFETY: frame is valid for reads of its length.
-        let n = unsafe { libc::send(self.fd, frame.as_ptr() as *const libc::c_void, frame.len(), 0) };
+        let n = unsafe {
+            libc::send(
+                self.fd,
+                frame.as_ptr() as *const libc::c_void,
+                frame.len(),
+                0,
+            )
+        };
         if n < 0 {
             Err(io::Error::last_os_error())
         } else {
@@ -129,10 +167,27 @@ impl Drop for PacketSocket {
 
 /// Waits until one of `fds` is readable or `timeout_ns` passes; returns the readable mask.
 pub fn ppoll(fds: &[RawFd], timeout_ns: u64) -> io::Result<Vec<bool>> {
-    let mut p: Vec<libc::pollfd> = fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
-    let ts = libc::timespec { tv_sec: (timeout_ns / 1_000_000_000) as _, tv_nsec: (timeout_ns % 1_000_000_000) as _ };
+    let mut p: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    let ts = libc::timespec {
+        tv_sec: (timeout_ns / 1_000_000_000) as _,
+        tv_nsec: (timeout_ns % 1_000_000_000) as _,
+    };
     // SAFETY: p is a valid array of pollfd; ts is valid; no signal mask change.
-    let r = unsafe { libc::ppoll(p.as_mut_ptr(), p.len() as libc::nfds_t, &ts, std::ptr::null()) };
+    let r = unsafe {
+        libc::ppoll(
+            p.as_mut_ptr(),
+            p.len() as libc::nfds_t,
+            &ts,
+            std::ptr::null(),
+        )
+    };
     if r < 0 {
         let e = io::Error::last_os_error();
         if e.kind() == io::ErrorKind::Interrupted {
@@ -147,7 +202,13 @@ pub fn ppoll(fds: &[RawFd], timeout_ns: u64) -> io::Result<Vec<bool>> {
 pub fn set_congestion(fd: RawFd, cc: &str) -> io::Result<()> {
     // SAFETY: cc bytes are valid for reads of their length.
     check(unsafe {
-        libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, cc.as_ptr() as *const libc::c_void, cc.len() as u32)
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            cc.as_ptr() as *const libc::c_void,
+            cc.len() as u32,
+        )
     })
     .map(|_| ())
 }
@@ -158,7 +219,13 @@ pub fn tcp_info(fd: RawFd) -> io::Result<libc::tcp_info> {
     unsafe {
         let mut info: libc::tcp_info = std::mem::zeroed();
         let mut len = std::mem::size_of::<libc::tcp_info>() as u32;
-        check(libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, &mut info as *mut _ as *mut libc::c_void, &mut len))?;
+        check(libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            &mut info as *mut _ as *mut libc::c_void,
+            &mut len,
+        ))?;
         Ok(info)
     }
 }
@@ -167,7 +234,13 @@ pub fn tcp_info(fd: RawFd) -> io::Result<libc::tcp_info> {
 pub fn enable_rx_timestamps(fd: RawFd) -> io::Result<()> {
     let one: libc::c_int = 1;
     check(unsafe {
-        libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, &one as *const _ as *const libc::c_void, 4)
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            &one as *const _ as *const libc::c_void,
+            4,
+        )
     })
     .map(|_| ())
 }
@@ -176,7 +249,10 @@ pub fn enable_rx_timestamps(fd: RawFd) -> io::Result<()> {
 pub fn recv_with_timestamp(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, u64)> {
     // SAFETY: iov/msg/cmsg buffers are valid for the kernel to fill.
     unsafe {
-        let mut iov = libc::iovec { iov_base: buf.as_mut_ptr() as *mut libc::c_void, iov_len: buf.len() };
+        let mut iov = libc::iovec {
+            iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+            iov_len: buf.len(),
+        };
         let mut cbuf = [0u8; 128];
         let mut msg: libc::msghdr = std::mem::zeroed();
         msg.msg_iov = &mut iov;

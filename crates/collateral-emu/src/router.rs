@@ -12,7 +12,9 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use collateral_queue::{AnyQueue, Discipline, DropTail, FullRule, Packet, PacketKind};
+use collateral_queue::{
+    AnyQueue, Discipline, DisciplineConfig, DropTail, FullRule, Packet, PacketKind,
+};
 
 use crate::net::{mono_ns, ppoll, real_ns, tight_timers, PacketSocket};
 
@@ -36,9 +38,51 @@ pub fn install_signal_handlers() {
 pub struct DirConfig {
     pub rate_bps: u64,
     pub delay_ns: u64,
-    pub rule: FullRule,
-    pub limit: u64,
-    pub count_in_service: bool,
+    pub queue: QueueSpec,
+}
+
+/// The queue discipline: drop-tail with one of the three rules, or an AQM/scheduler
+/// described by the queue crate's JSON (`{"kind": "red", ...}`).
+#[derive(Debug, Clone)]
+pub enum QueueSpec {
+    DropTail {
+        rule: FullRule,
+        limit: u64,
+        count_in_service: bool,
+    },
+    Aqm(DisciplineConfig),
+}
+
+impl QueueSpec {
+    pub fn build(&self, rate_bps: u64) -> Result<AnyQueue, String> {
+        match self {
+            QueueSpec::DropTail {
+                rule,
+                limit,
+                count_in_service,
+            } => Ok(AnyQueue::DropTail(DropTail::new(
+                *rule,
+                *limit,
+                *count_in_service,
+            ))),
+            QueueSpec::Aqm(c) => c.build(rate_bps),
+        }
+    }
+}
+
+/// Parses a queue: `RULE:LIMIT[:count]` or a discipline's JSON object.
+pub fn parse_queue_spec(s: &str) -> Result<QueueSpec, String> {
+    if s.trim_start().starts_with('{') {
+        let c: DisciplineConfig =
+            serde_json::from_str(s).map_err(|e| format!("queue {s:?}: {e}"))?;
+        return Ok(QueueSpec::Aqm(c));
+    }
+    let (rule, limit, count_in_service) = parse_queue(s)?;
+    Ok(QueueSpec::DropTail {
+        rule,
+        limit,
+        count_in_service,
+    })
 }
 
 /// Parses `RULE:LIMIT[:count]`, e.g. `fb_strict:40000` or `ps:27:count`.
@@ -48,7 +92,11 @@ pub fn parse_queue(s: &str) -> Result<(FullRule, u64, bool), String> {
         Some("ps") => FullRule::Ps,
         Some("fb_strict") => FullRule::FbStrict,
         Some("fb_loose") => FullRule::FbLoose,
-        _ => return Err(format!("queue {s:?}: rule must be ps, fb_strict or fb_loose")),
+        _ => {
+            return Err(format!(
+                "queue {s:?}: rule must be ps, fb_strict or fb_loose"
+            ))
+        }
     };
     let limit: u64 = parts
         .get(1)
@@ -82,7 +130,12 @@ pub fn parse_frame(f: &[u8]) -> Option<FrameInfo> {
     let ihl = ((ip[0] & 0x0f) as usize) * 4;
     let ip_len = u16::from_be_bytes([ip[2], ip[3]]) as u32;
     let proto = ip[9];
-    let mut info = FrameInfo { ip_len, proto, tos: ip[1], ..Default::default() };
+    let mut info = FrameInfo {
+        ip_len,
+        proto,
+        tos: ip[1],
+        ..Default::default()
+    };
     let l4 = ip.get(ihl..)?;
     if l4.len() >= 4 && (proto == 6 || proto == 17) {
         info.sport = u16::from_be_bytes([l4[0], l4[1]]);
@@ -180,26 +233,38 @@ pub fn run(cfg: RouterConfig) -> Result<(), String> {
     let mut dirs: Vec<Direction> = cfg
         .dirs
         .iter()
-        .map(|d| Direction {
-            cfg: d.clone(),
-            queue: AnyQueue::DropTail(DropTail::new(d.rule, d.limit, d.count_in_service)),
-            in_tx: None,
-            delay: VecDeque::new(),
-            drops: Vec::new(),
+        .map(|d| -> Result<Direction, String> {
+            Ok(Direction {
+                cfg: d.clone(),
+                queue: d.queue.build(d.rate_bps)?,
+                in_tx: None,
+                delay: VecDeque::new(),
+                drops: Vec::new(),
+            })
         })
-        .collect();
+        .collect::<Result<_, String>>()?;
     let mut log = match &cfg.log {
         Some(p) => {
-            let mut w = BufWriter::with_capacity(1 << 20, File::create(p).map_err(|e| format!("{p}: {e}"))?);
+            let mut w = BufWriter::with_capacity(
+                1 << 20,
+                File::create(p).map_err(|e| format!("{p}: {e}"))?,
+            );
             let offset = real_ns() as i128 - mono_ns() as i128;
-            writeln!(w, "# collateral-emu router; realtime_minus_monotonic_ns={offset}").unwrap();
+            writeln!(
+                w,
+                "# collateral-emu router; realtime_minus_monotonic_ns={offset}"
+            )
+            .unwrap();
             // ev: 0 = queued, 1 = dropped, 2 = left the router (after the delay).
             writeln!(w, "t_ns,ev,dir,ip_len,proto,sport,dport,useq").unwrap();
             Some(w)
         }
         None => None,
     };
-    let mut slab = Slab { frames: Vec::new(), free: Vec::new() };
+    let mut slab = Slab {
+        frames: Vec::new(),
+        free: Vec::new(),
+    };
     let mut infos: Vec<FrameInfo> = Vec::new();
     let mut buf = vec![0u8; 65536];
     let t_end = cfg.duration_ns.map(|d| mono_ns() + d);
@@ -208,7 +273,11 @@ pub fn run(cfg: RouterConfig) -> Result<(), String> {
         ($t:expr, $ev:expr, $d:expr, $i:expr) => {
             if let Some(w) = log.as_mut() {
                 let i: &FrameInfo = $i;
-                let _ = writeln!(w, "{},{},{},{},{},{},{},{}", $t, $ev, $d, i.ip_len, i.proto, i.sport, i.dport, i.useq);
+                let _ = writeln!(
+                    w,
+                    "{},{},{},{},{},{},{},{}",
+                    $t, $ev, $d, i.ip_len, i.proto, i.sport, i.dport, i.useq
+                );
             }
         };
     }
@@ -231,7 +300,12 @@ pub fn run(cfg: RouterConfig) -> Result<(), String> {
                 slab.free.push(idx);
             }
         }
-        let deadline = dirs.iter().map(|d| d.next_deadline()).min().unwrap().min(now + 50_000_000);
+        let deadline = dirs
+            .iter()
+            .map(|d| d.next_deadline())
+            .min()
+            .unwrap()
+            .min(now + 50_000_000);
         let ready = ppoll(&fds, deadline.saturating_sub(mono_ns())).map_err(|e| e.to_string())?;
         for (d, &r) in ready.iter().enumerate() {
             if !r {
@@ -254,7 +328,8 @@ pub fn run(cfg: RouterConfig) -> Result<(), String> {
                     6 if info.tcp_payload => PacketKind::Data,
                     _ => PacketKind::Ack,
                 };
-                let flow = ((info.proto as u32) << 16) ^ ((info.sport as u32) << 8) ^ info.dport as u32;
+                let flow =
+                    ((info.proto as u32) << 16) ^ ((info.sport as u32) << 8) ^ info.dport as u32;
                 let mut pkt = Packet::new(kind, flow, info.ip_len + cfg.l2_overhead, idx as u64, t);
                 pkt.tag = info.tos >> 2;
                 pkt.arrived = t;
@@ -287,10 +362,24 @@ mod tests {
 
     #[test]
     fn parses_queue_specs() {
-        assert_eq!(parse_queue("fb_strict:40000").unwrap(), (FullRule::FbStrict, 40000, false));
-        assert_eq!(parse_queue("ps:27:count").unwrap(), (FullRule::Ps, 27, true));
+        assert_eq!(
+            parse_queue("fb_strict:40000").unwrap(),
+            (FullRule::FbStrict, 40000, false)
+        );
+        assert_eq!(
+            parse_queue("ps:27:count").unwrap(),
+            (FullRule::Ps, 27, true)
+        );
         assert!(parse_queue("red:10").is_err());
         assert!(parse_queue("ps:0").is_err());
+        let red = r#"{"kind":"red","min_th":5,"max_th":15,"max_p":0.1,"w_q":0.002,"limit":60}"#;
+        assert!(matches!(parse_queue_spec(red).unwrap(), QueueSpec::Aqm(_)));
+        assert!(parse_queue_spec(red).unwrap().build(10_000_000).is_ok());
+        assert!(parse_queue_spec(r#"{"kind":"red","bogus":1}"#).is_err());
+        assert!(matches!(
+            parse_queue_spec("ps:5").unwrap(),
+            QueueSpec::DropTail { limit: 5, .. }
+        ));
     }
 
     #[test]
@@ -305,7 +394,10 @@ mod tests {
         f[36..38].copy_from_slice(&6000u16.to_be_bytes());
         f[42..50].copy_from_slice(&7u64.to_be_bytes());
         let i = parse_frame(&f).unwrap();
-        assert_eq!((i.ip_len, i.proto, i.sport, i.dport, i.useq), (186, 17, 5000, 6000, 7));
+        assert_eq!(
+            (i.ip_len, i.proto, i.sport, i.dport, i.useq),
+            (186, 17, 5000, 6000, 7)
+        );
         // A pure ACK: IP 52 = 20 + TCP header 32 (doff 8): no payload.
         let mut f = vec![0u8; 14 + 52];
         f[12] = 0x08;
