@@ -225,8 +225,11 @@ impl Sender {
             // The head segment (lost, maybe retransmitted) has been acked.
             self.head_lost = false;
             self.head_retx = false;
-            // Linux `tcp_remove_reno_sacks`: the dupACKs stood for segments now acked.
+            // Linux `tcp_remove_reno_sacks`: the dupACKs stood for segments now acked;
+            // then `tcp_limit_reno_sacked`: at least one hole stays among what is left
+            // (without it a later partial ACK could find more "sacked" than outstanding).
             self.sacked_out -= self.sacked_out.min(acked - 1);
+            self.sacked_out = self.sacked_out.min(self.flight().saturating_sub(1));
             self.limited_sent = 0;
             let rtt = Some(now.saturating_sub(echo));
             if let Some(r) = rtt {
