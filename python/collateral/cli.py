@@ -523,10 +523,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         )
         return 0
     try:
-        store = Store.create(out, exp.name, exp.text)
         report = run_experiment(
             exp,
-            store,
+            out,
             workers=args.workers,
             executor=args.executor,
             scheduler=args.scheduler,
@@ -547,7 +546,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         os._exit(130)  # worker threads are still inside the core; do not wait for them
     except (RuntimeError, OSError) as e:
         _fail(f"run: {e}")
-    for label, value in report_lines(report, store):  # plain lines: logs stay greppable
+    for label, value in report_lines(report, Store(out)):  # plain lines: greppable logs
         print(f"{label:<15} {value}")
     if report.interrupted:
         return 130

@@ -239,7 +239,7 @@ class _DaskExecutor(_Executor):
                 self._own.append(cluster)
                 client = distributed.Client(cluster)
             else:
-                client = distributed.Client(scheduler, timeout="30s")
+                client = distributed.Client(scheduler)  # distributed.comm.timeouts.connect
             self._own.insert(0, client)
         self.client = client
         self.name = f"dask ({client.scheduler.address})"
@@ -403,45 +403,54 @@ def run_experiment(
     """
     from rich.console import Console
 
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, not {executor!r}")
     err = console or Console(stderr=True)
-    st = (
-        store if isinstance(store, Store) else Store.create(store, experiment.name, experiment.text)
-    )
-    st.lock(shard)
+
+    def make_executor() -> _Executor:
+        if scheduler is not None or client is not None:
+            return _DaskExecutor(scheduler, client)
+        return _PoolExecutor(executor, workers or _cpu_count())
+
+    ex: _Executor | None = None
+    if not isinstance(store, Store) and not (Path(store) / "store.json").exists():
+        ex = make_executor()  # a cluster that cannot be reached fails before any write
+    abandon = False
     try:
-        st.clean_tmp()
-        trials = experiment.trials()
-        mine = [t for t in trials if in_shard(t.key, shard)]
-        done = st.done_keys(refresh=True)
-        todo = [t for t in mine if t.key not in done]
-        report = RunReport(
-            store=st.path,
-            executor=executor,
-            workers=0,
-            total=len(trials),
-            in_shard=len(mine),
-            already=len(mine) - len(todo),
-            ran=0,
+        st = (
+            store
+            if isinstance(store, Store)
+            else Store.create(store, experiment.name, experiment.text)
         )
-        if todo:
-            _run(
-                experiment,
-                st,
-                todo,
-                report,
-                workers,
-                executor,
-                scheduler,
-                client,
-                batch_seconds,
-                max_batch,
-                progress,
-                err,
+        st.lock(shard)
+        try:
+            st.clean_tmp()
+            trials = experiment.trials()
+            mine = [t for t in trials if in_shard(t.key, shard)]
+            done = st.done_keys(refresh=True)
+            todo = [t for t in mine if t.key not in done]
+            report = RunReport(
+                store=st.path,
+                executor=executor,
+                workers=0,
+                total=len(trials),
+                in_shard=len(mine),
+                already=len(mine) - len(todo),
+                ran=0,
             )
-        st.write_views_sql()
-        return report
+            if todo:
+                ex = ex or make_executor()
+                _run(experiment, st, todo, report, ex, batch_seconds, max_batch, progress, err)
+            st.write_views_sql()
+            return report
+        finally:
+            st.unlock()
+    except KeyboardInterrupt:
+        abandon = True
+        raise
     finally:
-        st.unlock()
+        if ex is not None:
+            ex.close(wait=not abandon)
 
 
 def _run(
@@ -449,21 +458,12 @@ def _run(
     st: Store,
     todo: list[Trial],
     report: RunReport,
-    workers: int,
-    executor: str,
-    scheduler: str | None,
-    client: Any,
+    ex: _Executor,
     batch_seconds: float,
     max_batch: int,
     progress: bool | None,
     err: Console,
 ) -> None:
-    if scheduler is not None or client is not None:
-        ex: _Executor = _DaskExecutor(scheduler, client)
-    elif executor in EXECUTORS:
-        ex = _PoolExecutor(executor, workers or _cpu_count())
-    else:
-        raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, not {executor!r}")
     report.executor, report.workers = ex.name, ex.workers
     cv = code_version()
     # A pseudo-random order (by key) mixes cheap and costly points: a steady rate, a
@@ -479,7 +479,6 @@ def _run(
     bar = _Progress(err, len(todo), report.already, show)
     t0 = time.perf_counter()
     c0 = time.thread_time()
-    abandon = False
 
     def on_stop(name: str) -> None:
         bar.note(
@@ -547,13 +546,11 @@ def _run(
                     bar.advance(len(batch) - len(res.failures), len(res.failures))
             report.interrupted = stop.requested is not None and bool(pending)
     except KeyboardInterrupt:
-        abandon = True
         report.interrupted = True
         raise
     finally:
         report.wall_s = time.perf_counter() - t0
         report.cpu_s += time.thread_time() - c0
-        ex.close(wait=not abandon)
 
 
 class _Progress:
