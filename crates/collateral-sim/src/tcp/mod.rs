@@ -4,6 +4,7 @@
 //! Sequence numbers count segments, not bytes: every data segment carries `mss` payload
 //! bytes (a bulk sender always has a full segment to send), so nothing is lost by it.
 
+pub mod bbr;
 pub mod cc;
 pub mod profile;
 pub mod receiver;
