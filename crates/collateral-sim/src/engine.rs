@@ -20,6 +20,8 @@ pub enum Wake {
     Rto(u32),
     /// A TCP flow's delayed-ACK timer.
     DelAck(u32),
+    /// A paced TCP sender's next departure is due.
+    Pace(u32),
     /// A TCP flow's extra-delay line has a delivery due.
     Extra(u32),
     /// A TCP flow opens its connection.

@@ -34,6 +34,10 @@ fn stream(seed: u64, component: u64) -> Pcg64Mcg {
     Pcg64Mcg::seed_from_u64(z)
 }
 
+/// Random-stream components of the TCP flows: flow `i` uses `TCP_STREAMS + i`, apart from
+/// the links' (1, 2) and the CBR sources' (3).
+const TCP_STREAMS: u64 = 1 << 32;
+
 struct TcpFlow {
     dir: Direction,
     extra_delay: Nanos,
@@ -41,6 +45,8 @@ struct TcpFlow {
     receiver: Receiver,
     rto: Alarm,
     delack: Alarm,
+    /// The paced sender's next departure (only armed when the algorithm paces).
+    pace: Alarm,
     extra: VecDeque<(Nanos, Packet)>,
     extra_alarm: Alarm,
     last_traced: (u32, u32),
@@ -93,10 +99,11 @@ impl Simulation {
                 TcpFlow {
                     dir: cfg.direction,
                     extra_delay: cfg.extra_delay_ns,
-                    sender: Sender::new(i, cfg),
+                    sender: Sender::new(i, cfg, stream(sc.seed, TCP_STREAMS + i as u64)),
                     receiver: Receiver::new(i, cfg, sc.warmup_ns),
                     rto: Alarm::default(),
                     delack: Alarm::default(),
+                    pace: Alarm::default(),
                     extra: VecDeque::new(),
                     extra_alarm: Alarm::default(),
                     last_traced: (0, 0),
@@ -184,6 +191,13 @@ impl Simulation {
                     self.after_sender(i as usize);
                 }
             }
+            Wake::Pace(i) => {
+                let f = &mut self.tcp[i as usize];
+                if f.pace.fire(now, &mut self.events, wake) {
+                    f.sender.on_pace(now, &mut self.out);
+                    self.after_sender(i as usize);
+                }
+            }
             Wake::DelAck(i) => {
                 let f = &mut self.tcp[i as usize];
                 if f.delack.fire(now, &mut self.events, wake) {
@@ -258,6 +272,11 @@ impl Simulation {
         match f.sender.rto_deadline {
             Some(t) => f.rto.set(t, &mut self.events, Wake::Rto(i as u32)),
             None => f.rto.clear(),
+        }
+        if let Some(t) = f.sender.pace_deadline {
+            f.pace.set(t, &mut self.events, Wake::Pace(i as u32));
+        } else if f.pace.deadline != NEVER {
+            f.pace.clear();
         }
         let dir = f.dir;
         if f.completed.is_none() && f.sender.done() {

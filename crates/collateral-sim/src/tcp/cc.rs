@@ -5,8 +5,10 @@
 //! (`snd_cwnd`, `snd_cwnd_cnt`); algorithms keep whatever else they need inside.
 
 use collateral_queue::Nanos;
+use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
+use super::rate::RateSample;
 use super::TcpConfig;
 
 /// The sender's window state that congestion control acts on, in segments.
@@ -62,6 +64,27 @@ pub trait CongestionControl {
     /// the algorithm has a `min_cwnd` (Reno's is `ssthresh / 2`).
     fn min_cwnd(&self, w: &Window) -> u32 {
         w.ssthresh
+    }
+    /// Whether the algorithm has Linux's `cong_control` op and so owns cwnd and pacing:
+    /// as in `tcp_cong_control`, the sender then skips `on_ack` and its recovery style's
+    /// window rules, keeps delivery-rate samples and Linux's non-SACK scoreboard, and
+    /// calls [`cong_control`](Self::cong_control) on every ACK. Off by default, so other
+    /// algorithms pay nothing for sampling.
+    fn has_cong_control(&self) -> bool {
+        false
+    }
+    /// Linux `cong_control`: every ACK, after loss detection and the state machine have
+    /// run, with its delivery-rate sample; sets `w` (and the pacing rate) itself.
+    fn cong_control(&mut self, _w: &mut Window, _rs: &RateSample) {}
+    /// The pacing rate in bit/s, applied to whole IP packets (Linux `sk_pacing_rate`);
+    /// `None` = no pacing.
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+    /// After `cong_control`: treat what is in flight now as application-limited (BBR's
+    /// PROBE_RTT sets `tp->app_limited` so its low-rate samples are discounted).
+    fn app_limited(&self) -> bool {
+        false
     }
 }
 
@@ -171,8 +194,11 @@ pub enum AnyCc {
 }
 
 impl AnyCc {
-    pub fn new(cfg: &TcpConfig) -> Self {
+    /// The flow's algorithm. `rng` is the flow's own random stream, derived from the
+    /// scenario seed (BBR draws its PROBE_BW start phase from it; never the OS).
+    pub fn new(cfg: &TcpConfig, rng: Pcg64Mcg) -> Self {
         let g = Growth::from_config(cfg);
+        let _ = rng;
         match cfg.cc {
             CcKind::Newreno => AnyCc::NewReno(NewReno::new(g)),
         }
@@ -208,6 +234,30 @@ impl CongestionControl for AnyCc {
     fn min_cwnd(&self, w: &Window) -> u32 {
         match self {
             AnyCc::NewReno(c) => c.min_cwnd(w),
+        }
+    }
+    #[inline]
+    fn has_cong_control(&self) -> bool {
+        match self {
+            AnyCc::NewReno(c) => c.has_cong_control(),
+        }
+    }
+    #[inline]
+    fn cong_control(&mut self, w: &mut Window, rs: &RateSample) {
+        match self {
+            AnyCc::NewReno(c) => c.cong_control(w, rs),
+        }
+    }
+    #[inline]
+    fn pacing_rate(&self) -> Option<u64> {
+        match self {
+            AnyCc::NewReno(c) => c.pacing_rate(),
+        }
+    }
+    #[inline]
+    fn app_limited(&self) -> bool {
+        match self {
+            AnyCc::NewReno(c) => c.app_limited(),
         }
     }
 }

@@ -7,6 +7,7 @@
 pub mod bbr;
 pub mod cc;
 pub mod profile;
+pub mod rate;
 pub mod receiver;
 pub mod sender;
 
@@ -17,6 +18,7 @@ use crate::scenario::Direction;
 
 pub use cc::{AnyCc, CaState, CcKind, CongestionControl, Growth, NewReno, SlowStart, Window};
 pub use profile::Profile;
+pub use rate::RateSample;
 pub use receiver::Receiver;
 pub use sender::Sender;
 

@@ -7,15 +7,30 @@
 //! marked lost and retransmitted, and packets in flight are
 //! `packets_out − sacked_out − lost_out + retrans_out` (`tcp_packets_in_flight`).
 //! NewReno uses RFC 6582's FlightSize with an inflated window instead.
+//!
+//! An algorithm with Linux's `cong_control` (BBR) owns the window: the sender then keeps
+//! delivery-rate samples for it ([`RateSampler`]), always uses the Linux scoreboard
+//! (BBR's rules are written in terms of `tcp_packets_in_flight`), applies none of the
+//! recovery styles' window changes, and paces its departures at the algorithm's rate.
 
 use collateral_queue::{Nanos, Packet, PacketKind};
+use rand_pcg::Pcg64Mcg;
 
 use super::cc::{Ack, AnyCc, CaState, CongestionControl, Window};
+use super::rate::RateSampler;
 use super::{Congestion, RecoveryStyle, RtoEstimator, SenderStats, TcpConfig};
 
 /// RFC 5681 §3.2 (and Linux's `tcp_reordering` default): fast retransmit on the third
 /// duplicate ACK.
 const DUPACK_THRESHOLD: u32 = 3;
+
+const SEC: Nanos = 1_000_000_000;
+
+/// Time a `len`-byte packet takes at `bps`, rounded up so the rate is never exceeded.
+#[inline(never)]
+fn pace_gap(len: u32, bps: u64) -> Nanos {
+    (len as u128 * 8 * SEC as u128).div_ceil(bps.max(1) as u128).min(Nanos::MAX as u128) as Nanos
+}
 
 #[derive(Debug, Clone)]
 pub struct Sender {
@@ -56,16 +71,39 @@ pub struct Sender {
     backoffs: u32,
     /// When the retransmission timer expires (`None` = stopped).
     pub rto_deadline: Option<Nanos>,
+    /// Delivery-rate state, only for algorithms with `cong_control` (Linux `tcp_rate.c`);
+    /// boxed so that other flows' senders stay small.
+    rate: Option<Box<RateSampler>>,
+    /// Pacing rate in bit/s (`None` = unpaced) and the earliest time the next segment
+    /// may leave (Linux's `tcp_wstamp_ns`: each departure pushes it on by len·8/rate).
+    pacing_bps: Option<u64>,
+    pace_next: Nanos,
+    /// When the sender wants to be woken to send a paced segment (`None` = not needed).
+    pub pace_deadline: Option<Nanos>,
+    /// The flow paces or samples: the hot paths are compiled twice (`const X: bool`),
+    /// so that flows doing neither pay nothing for either.
+    extras: bool,
+    /// Linux's non-SACK scoreboard is in use (Linux recovery styles, or an algorithm
+    /// that owns the window).
+    linux_acct: bool,
     pub stats: SenderStats,
     /// Congestion events since the owner last drained them.
     pub events: Vec<(Nanos, Congestion)>,
 }
 
 impl Sender {
-    pub fn new(flow: u32, cfg: &TcpConfig) -> Self {
+    /// A sender for `cfg`; `rng` is the flow's random stream (from the scenario seed).
+    pub fn new(flow: u32, cfg: &TcpConfig, rng: Pcg64Mcg) -> Self {
+        let cc = AnyCc::new(cfg, rng);
+        // Room for a few initial windows; the ring doubles as the window grows.
+        let rate =
+            cc.has_cong_control().then(|| Box::new(RateSampler::new(4 * cfg.initial_cwnd as usize)));
+        let pacing_bps = cc.pacing_rate();
+        let extras = rate.is_some() || pacing_bps.is_some();
+        let linux_acct = cfg.recovery != RecoveryStyle::Newreno || rate.is_some();
         Sender {
             flow,
-            cc: AnyCc::new(cfg),
+            cc,
             w: Window { cwnd: cfg.initial_cwnd.max(1), ssthresh: u32::MAX },
             state: CaState::Open,
             snd_una: 0,
@@ -87,6 +125,12 @@ impl Sender {
             rto: cfg.rto_initial_ns,
             backoffs: 0,
             rto_deadline: None,
+            rate,
+            pacing_bps,
+            pace_next: 0,
+            pace_deadline: None,
+            extras,
+            linux_acct,
             stats: SenderStats::default(),
             events: Vec::new(),
             cfg: cfg.clone(),
@@ -110,7 +154,24 @@ impl Sender {
 
     #[inline]
     fn linux_accounting(&self) -> bool {
-        self.cfg.recovery != RecoveryStyle::Newreno
+        self.linux_acct
+    }
+
+    /// The algorithm sets cwnd itself (Linux `cong_control`); the sender keeps a rate
+    /// sampler exactly then.
+    #[inline]
+    fn owns_window(&self) -> bool {
+        self.rate.is_some()
+    }
+
+    /// The current pacing rate in bit/s, if the flow is paced.
+    pub fn pacing_rate(&self) -> Option<u64> {
+        self.pacing_bps
+    }
+
+    /// Segments delivered so far (Linux `tp->delivered`), if the sender keeps rate samples.
+    pub fn delivered(&self) -> Option<u64> {
+        self.rate.as_ref().map(|r| r.delivered)
     }
 
     pub fn in_recovery(&self) -> bool {
@@ -131,8 +192,26 @@ impl Sender {
         self.send_allowed(now, out);
     }
 
+    /// Sends segment `seq` (outside the window loops: NewReno's retransmissions).
     #[inline]
     fn segment(&mut self, now: Nanos, seq: u64, out: &mut Vec<Packet>) {
+        if self.extras {
+            self.segment_as::<true>(now, seq, out);
+        } else {
+            self.segment_as::<false>(now, seq, out);
+        }
+    }
+
+    #[inline]
+    fn segment_as<const X: bool>(&mut self, now: Nanos, seq: u64, out: &mut Vec<Packet>) {
+        if X {
+            if self.rate.is_some() {
+                self.rate_on_send(now, seq);
+            }
+            if let Some(bps) = self.pacing_bps {
+                self.pace_next = now + pace_gap(self.cfg.data_bytes, bps);
+            }
+        }
         self.stats.segments_sent += 1;
         if seq < self.high_sent {
             self.stats.retransmits += 1;
@@ -145,22 +224,56 @@ impl Sender {
         out.push(Packet::new(PacketKind::Data, self.flow, self.cfg.data_bytes, seq, now));
     }
 
-    /// Sends what the window allows: the lost head first (Linux styles), then new data
-    /// (or, after a timeout rewound `snd_nxt`, data again).
+    /// Pacing holds the next segment until `pace_next`; then the sender asks to be woken.
+    #[inline]
+    fn pace_blocked<const X: bool>(&mut self, now: Nanos) -> bool {
+        if X && self.pacing_bps.is_some() && now < self.pace_next {
+            self.pace_deadline = Some(self.pace_next);
+            return true;
+        }
+        false
+    }
+
+    /// The pacing wake-up: send what has become due.
+    pub fn on_pace(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        self.send_allowed(now, out);
+    }
+
     #[inline]
     fn send_allowed(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        if self.extras {
+            self.send_allowed_as::<true>(now, out);
+        } else {
+            self.send_allowed_as::<false>(now, out);
+        }
+    }
+
+    /// Sends what the window (and pacing) allows: the lost head first (Linux styles),
+    /// then new data (or, after a timeout rewound `snd_nxt`, data again).
+    #[inline]
+    fn send_allowed_as<const X: bool>(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         let limit = self.cfg.size_segments.unwrap_or(u64::MAX);
         let rwnd_end = self.snd_una + self.cfg.rwnd_segments as u64;
+        if X {
+            self.pace_deadline = None;
+        }
         if self.linux_accounting() {
-            if self.head_lost && !self.head_retx && self.in_flight() < self.w.cwnd {
+            if self.head_lost
+                && !self.head_retx
+                && self.in_flight() < self.w.cwnd
+                && !self.pace_blocked::<X>(now)
+            {
                 self.head_retx = true;
                 let una = self.snd_una;
-                self.segment(now, una, out);
+                self.segment_as::<X>(now, una, out);
             }
-            while self.in_flight() < self.w.cwnd && self.snd_nxt < rwnd_end.min(limit) {
+            while self.in_flight() < self.w.cwnd
+                && self.snd_nxt < rwnd_end.min(limit)
+                && !self.pace_blocked::<X>(now)
+            {
                 let seq = self.snd_nxt;
                 self.snd_nxt += 1;
-                self.segment(now, seq, out);
+                self.segment_as::<X>(now, seq, out);
             }
         } else {
             let mut wnd = self.w.cwnd as u64;
@@ -169,14 +282,17 @@ impl Sender {
                 wnd += self.dupacks.min(2) as u64;
             }
             let end = (self.snd_una + wnd).min(rwnd_end).min(limit);
-            while self.snd_nxt < end {
+            while self.snd_nxt < end && !self.pace_blocked::<X>(now) {
                 let seq = self.snd_nxt;
                 self.snd_nxt += 1;
                 if self.dupacks > 0 && self.state != CaState::Recovery {
                     self.limited_sent += 1;
                 }
-                self.segment(now, seq, out);
+                self.segment_as::<X>(now, seq, out);
             }
+        }
+        if X && self.rate.is_some() && self.snd_nxt >= limit {
+            self.check_app_limited();
         }
         if self.rto_deadline.is_none() && self.snd_nxt > self.snd_una {
             self.rto_deadline = Some(now + self.rto);
@@ -208,6 +324,50 @@ impl Sender {
         self.backoffs = 0;
     }
 
+    /// Out of data with window to spare and no lost segment waiting: the coming samples
+    /// measure the application, not the path (Linux `tcp_rate_check_app_limited`).
+    #[cold]
+    fn check_app_limited(&mut self) {
+        let in_flight = self.in_flight();
+        let lost_waiting = self.head_lost && !self.head_retx;
+        if in_flight < self.w.cwnd && !lost_waiting {
+            if let Some(r) = &mut self.rate {
+                r.mark_app_limited(in_flight);
+            }
+        }
+    }
+
+    /// Snapshots the delivery state into segment `seq`'s record. Out of line so that
+    /// senders without a sampler keep a small, inlined `segment`.
+    #[inline(never)]
+    fn rate_on_send(&mut self, now: Nanos, seq: u64) {
+        if let Some(r) = &mut self.rate {
+            r.on_send(now, seq, self.snd_una, self.high_sent);
+        }
+    }
+
+    /// The ACK being processed cumulatively acknowledges `snd_una .. ack`.
+    #[inline(never)]
+    fn rate_on_cum_ack(&mut self, ack: u64) {
+        if let Some(r) = &mut self.rate {
+            for seq in self.snd_una..ack {
+                r.on_acked(seq);
+            }
+            r.cum_delivered(ack - self.snd_una, self.high_sent - ack);
+        }
+    }
+
+    /// Marks the first unacknowledged segment lost (Linux `tcp_mark_head_lost`).
+    #[inline]
+    fn mark_head_lost(&mut self) {
+        if !self.head_lost {
+            self.head_lost = true;
+            if let Some(r) = &mut self.rate {
+                r.lost(1);
+            }
+        }
+    }
+
     fn restart_timer(&mut self, now: Nanos) {
         self.rto_deadline = (self.snd_nxt > self.snd_una).then_some(now + self.rto);
     }
@@ -215,10 +375,33 @@ impl Sender {
     /// Processes an ACK (`ack` = next segment the receiver expects) at `now`, queueing
     /// any segments it releases into `out`.
     pub fn on_ack(&mut self, now: Nanos, ack: u64, echo: Nanos, out: &mut Vec<Packet>) {
+        if self.extras {
+            self.on_ack_as::<true>(now, ack, echo, out);
+        } else {
+            self.on_ack_as::<false>(now, ack, echo, out);
+        }
+    }
+
+    #[inline]
+    fn on_ack_as<const X: bool>(&mut self, now: Nanos, ack: u64, echo: Nanos, out: &mut Vec<Packet>) {
         let prior_unsacked = self.flight() - self.sacked_out;
+        // Before anything changes: packets in flight when the ACK arrived (for the rate
+        // sample; the window growth below takes the same count where it needs it).
+        let prior_in_flight_all = if X { self.in_flight() } else { 0 };
+        // Linux ignores ACKs older than snd_una; every other one reaches cong_control.
+        let fresh = ack >= self.snd_una;
+        let mut echo_rtt = None;
+        if X {
+            if let Some(r) = &mut self.rate {
+                r.start_ack();
+            }
+        }
         if ack > self.snd_una {
             let prior_in_flight = self.in_flight();
             let acked = (ack - self.snd_una) as u32;
+            if X && self.rate.is_some() {
+                self.rate_on_cum_ack(ack);
+            }
             self.snd_una = ack;
             // After a timeout rewound snd_nxt, the receiver may already hold more.
             self.snd_nxt = self.snd_nxt.max(ack);
@@ -235,11 +418,12 @@ impl Sender {
             if let Some(r) = rtt {
                 self.rtt_sample(r);
             }
+            echo_rtt = rtt;
             let a = Ack { now, acked, prior_in_flight, rtt, state: self.state };
             self.cc.pkts_acked(&a);
             match self.state {
                 CaState::Recovery if ack > self.recover.unwrap_or(0) => {
-                    self.exit_recovery();
+                    self.exit_recovery(now);
                     self.restart_timer(now);
                 }
                 CaState::Recovery => {
@@ -265,12 +449,29 @@ impl Sender {
             }
         } else if ack == self.snd_una && self.snd_nxt > self.snd_una {
             self.dupacks += 1;
-            if self.linux_accounting() {
-                // `tcp_add_reno_sack`, limited so a hole always remains.
+            // After an RTO, Linux counts a duplicate ACK as a delivery only once new data
+            // (beyond what was outstanding at the timeout) is out; before that it may
+            // answer a needless retransmission (`tcp_process_loss`). Applied where the
+            // algorithm owns the window, leaving the older stacks' accounting as it was.
+            let counts = !(X
+                && self.owns_window()
+                && self.state == CaState::Loss
+                && self.recover.is_some_and(|r| self.snd_nxt <= r + 1));
+            if self.linux_accounting() && counts {
+                // `tcp_add_reno_sack`, limited so a hole always remains; a segment that
+                // got through counts as delivered.
                 let holes = (self.head_lost as u32).max(1);
+                let before = self.sacked_out;
                 self.sacked_out = (self.sacked_out + 1).min(self.flight().saturating_sub(holes));
+                if X && self.sacked_out > before {
+                    if let Some(r) = &mut self.rate {
+                        r.dup_delivered(self.high_sent - self.snd_una);
+                    }
+                }
             }
             match self.state {
+                // The algorithm sets cwnd in cong_control below.
+                CaState::Recovery if X && self.owns_window() => {}
                 CaState::Recovery => match self.cfg.recovery {
                     // Window inflation: each duplicate ACK means a segment has left.
                     RecoveryStyle::Newreno => self.w.cwnd += 1,
@@ -291,7 +492,24 @@ impl Sender {
                 CaState::Loss => {}
             }
         }
-        self.send_allowed(now, out);
+        if X && fresh && self.rate.is_some() {
+            self.cong_control(now, echo_rtt, prior_in_flight_all);
+        }
+        self.send_allowed_as::<X>(now, out);
+    }
+
+    /// Closes the ACK's rate sample and lets the algorithm set cwnd and pacing from it
+    /// (Linux `tcp_rate_gen` then `tcp_cong_control`, after the loss state machine).
+    #[cold]
+    fn cong_control(&mut self, now: Nanos, echo_rtt: Option<Nanos>, prior_in_flight: u32) {
+        let in_flight = self.in_flight();
+        let Some(r) = &mut self.rate else { return };
+        let rs = r.finish_ack(now, echo_rtt, prior_in_flight, in_flight, self.state, self.srtt);
+        self.cc.cong_control(&mut self.w, &rs);
+        if self.cc.app_limited() {
+            r.mark_app_limited(in_flight);
+        }
+        self.pacing_bps = self.cc.pacing_rate();
     }
 
     fn set_state(&mut self, now: Nanos, state: CaState) {
@@ -311,6 +529,12 @@ impl Sender {
         self.partial_seen = false;
         self.stats.fast_retransmits += 1;
         self.events.push((now, Congestion::FastRetransmit));
+        if self.owns_window() {
+            // Linux marks the head lost and lets cong_control size the window; the
+            // retransmission goes out when the window and pacing allow.
+            self.mark_head_lost();
+            return;
+        }
         match self.cfg.recovery {
             RecoveryStyle::Newreno => {
                 let una = self.snd_una;
@@ -337,6 +561,7 @@ impl Sender {
     /// A partial ACK in recovery (RFC 6582 §3.2 step 4; Linux marks the new head lost).
     fn partial_ack(&mut self, now: Nanos, acked: u32, delivered: u32, out: &mut Vec<Packet>) {
         match self.cfg.recovery {
+            _ if self.owns_window() => self.mark_head_lost(),
             RecoveryStyle::Newreno => {
                 // Retransmit the first unacknowledged segment, deflate by the amount
                 // acked and add back one segment.
@@ -361,20 +586,22 @@ impl Sender {
 
     /// The full ACK: recovery ends (RFC 6582 step 3; Linux `tcp_complete_cwr`; PRR
     /// ends at ssthresh).
-    fn exit_recovery(&mut self) {
-        self.w.cwnd = match self.cfg.recovery {
-            // min(ssthresh, max(FlightSize, SMSS) + SMSS), also FreeBSD's formula.
-            RecoveryStyle::Newreno => self.w.ssthresh.min(self.flight().max(1) + 1),
-            RecoveryStyle::RateHalving => self.w.cwnd.min(self.w.ssthresh),
-            RecoveryStyle::Prr => self.w.ssthresh,
+    fn exit_recovery(&mut self, now: Nanos) {
+        if !self.owns_window() {
+            self.w.cwnd = match self.cfg.recovery {
+                // min(ssthresh, max(FlightSize, SMSS) + SMSS), also FreeBSD's formula.
+                RecoveryStyle::Newreno => self.w.ssthresh.min(self.flight().max(1) + 1),
+                RecoveryStyle::RateHalving => self.w.cwnd.min(self.w.ssthresh),
+                RecoveryStyle::Prr => self.w.ssthresh,
+            }
+            .max(1);
         }
-        .max(1);
         self.dupacks = 0;
         self.sacked_out = 0;
         self.head_lost = false;
         self.head_retx = false;
         self.state = CaState::Open;
-        self.cc.set_state(0, CaState::Open);
+        self.cc.set_state(now, CaState::Open);
     }
 
     /// Linux 2.6.25 `tcp_cwnd_down`: on every second ACK take one segment off cwnd while
@@ -448,13 +675,18 @@ mod tests {
 
     const MS: Nanos = 1_000_000;
 
+    fn rng() -> Pcg64Mcg {
+        use rand::SeedableRng;
+        Pcg64Mcg::seed_from_u64(1)
+    }
+
     fn sender(initial_cwnd: u32) -> Sender {
         let cfg = TcpConfig {
             initial_cwnd,
             rto_estimator: RtoEstimator::Rfc6298,
             ..TcpConfig::default()
         };
-        Sender::new(0, &cfg)
+        Sender::new(0, &cfg, rng())
     }
 
     fn seqs(out: &mut Vec<Packet>) -> Vec<u64> {
@@ -577,14 +809,14 @@ mod tests {
     fn linux_rto_keeps_rto_min_above_srtt() {
         let cfg = TcpConfig { initial_cwnd: 10, ..TcpConfig::default() };
         assert_eq!(cfg.rto_estimator, RtoEstimator::Linux);
-        let mut s = Sender::new(0, &cfg);
+        let mut s = Sender::new(0, &cfg, rng());
         let mut out = Vec::new();
         s.start(0, &mut out);
         // First sample 100 ms: SRTT 100, RTTVAR 50: RTO = 100 + max(200, 200) = 300 ms.
         s.on_ack(100 * MS, 1, 0, &mut out);
         assert_eq!(s.rto, 300 * MS);
         // A first sample of 30 ms gives 30 + max(60, 200) = 230 ms (RTT + rto_min).
-        let mut s = Sender::new(0, &cfg);
+        let mut s = Sender::new(0, &cfg, rng());
         s.start(0, &mut out);
         s.on_ack(30 * MS, 1, 0, &mut out);
         assert_eq!(s.rto, 230 * MS);
@@ -599,7 +831,7 @@ mod tests {
     /// Drives a sender through a loss episode: `acks` are the cumulative ACK numbers in
     /// arrival order. Returns cwnd after each ACK and the segments each ACK released.
     fn episode(cfg: TcpConfig, acks: &[u64]) -> (Vec<u32>, Vec<Vec<u64>>) {
-        let mut s = Sender::new(0, &cfg);
+        let mut s = Sender::new(0, &cfg, rng());
         let mut out = Vec::new();
         s.start(0, &mut out);
         assert_eq!(seqs(&mut out), (0..10).collect::<Vec<_>>());
