@@ -8,6 +8,7 @@ use collateral_queue::Nanos;
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
+use super::bbr::Bbr;
 use super::rate::RateSample;
 use super::TcpConfig;
 
@@ -118,14 +119,17 @@ pub fn slow_start(w: &mut Window, acked: u32, mode: SlowStart, after_timeout: bo
 #[serde(rename_all = "snake_case")]
 pub enum CcKind {
     Newreno,
+    /// BBR v1 as in Linux (`tcp_bbr.c`).
+    Bbr,
 }
 
 impl CcKind {
-    pub const ALL: [CcKind; 1] = [CcKind::Newreno];
+    pub const ALL: [CcKind; 2] = [CcKind::Newreno, CcKind::Bbr];
 
     pub fn name(self) -> &'static str {
         match self {
             CcKind::Newreno => "newreno",
+            CcKind::Bbr => "bbr",
         }
     }
 }
@@ -191,6 +195,7 @@ impl Growth {
 #[derive(Debug, Clone)]
 pub enum AnyCc {
     NewReno(NewReno),
+    Bbr(Box<Bbr>),
 }
 
 impl AnyCc {
@@ -198,9 +203,9 @@ impl AnyCc {
     /// scenario seed (BBR draws its PROBE_BW start phase from it; never the OS).
     pub fn new(cfg: &TcpConfig, rng: Pcg64Mcg) -> Self {
         let g = Growth::from_config(cfg);
-        let _ = rng;
         match cfg.cc {
             CcKind::Newreno => AnyCc::NewReno(NewReno::new(g)),
+            CcKind::Bbr => AnyCc::Bbr(Box::new(Bbr::new(cfg, rng))),
         }
     }
 }
@@ -210,54 +215,63 @@ impl CongestionControl for AnyCc {
     fn on_ack(&mut self, w: &mut Window, ack: &Ack) {
         match self {
             AnyCc::NewReno(c) => c.on_ack(w, ack),
+            AnyCc::Bbr(c) => c.on_ack(w, ack),
         }
     }
     #[inline]
     fn pkts_acked(&mut self, ack: &Ack) {
         match self {
             AnyCc::NewReno(c) => c.pkts_acked(ack),
+            AnyCc::Bbr(c) => c.pkts_acked(ack),
         }
     }
     #[inline]
     fn ssthresh(&mut self, now: Nanos, w: &Window, flight: u32) -> u32 {
         match self {
             AnyCc::NewReno(c) => c.ssthresh(now, w, flight),
+            AnyCc::Bbr(c) => c.ssthresh(now, w, flight),
         }
     }
     #[inline]
     fn set_state(&mut self, now: Nanos, state: CaState) {
         match self {
             AnyCc::NewReno(c) => c.set_state(now, state),
+            AnyCc::Bbr(c) => c.set_state(now, state),
         }
     }
     #[inline]
     fn min_cwnd(&self, w: &Window) -> u32 {
         match self {
             AnyCc::NewReno(c) => c.min_cwnd(w),
+            AnyCc::Bbr(c) => c.min_cwnd(w),
         }
     }
     #[inline]
     fn has_cong_control(&self) -> bool {
         match self {
             AnyCc::NewReno(c) => c.has_cong_control(),
+            AnyCc::Bbr(c) => c.has_cong_control(),
         }
     }
     #[inline]
     fn cong_control(&mut self, w: &mut Window, rs: &RateSample) {
         match self {
             AnyCc::NewReno(c) => c.cong_control(w, rs),
+            AnyCc::Bbr(c) => c.cong_control(w, rs),
         }
     }
     #[inline]
     fn pacing_rate(&self) -> Option<u64> {
         match self {
             AnyCc::NewReno(c) => c.pacing_rate(),
+            AnyCc::Bbr(c) => c.pacing_rate(),
         }
     }
     #[inline]
     fn app_limited(&self) -> bool {
         match self {
             AnyCc::NewReno(c) => c.app_limited(),
+            AnyCc::Bbr(c) => c.app_limited(),
         }
     }
 }

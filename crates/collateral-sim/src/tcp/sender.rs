@@ -671,7 +671,7 @@ impl Sender {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tcp::RecoveryStyle;
+    use crate::tcp::{CcKind, RecoveryStyle};
 
     const MS: Nanos = 1_000_000;
 
@@ -691,6 +691,81 @@ mod tests {
 
     fn seqs(out: &mut Vec<Packet>) -> Vec<u64> {
         out.drain(..).map(|p| p.seq).collect()
+    }
+
+    fn bbr_sender(initial_cwnd: u32) -> Sender {
+        let cfg = TcpConfig { cc: CcKind::Bbr, initial_cwnd, ..TcpConfig::default() };
+        Sender::new(0, &cfg, rng())
+    }
+
+    /// Runs the sender's pacing wake-ups that fall due up to `t`.
+    fn pace_until(s: &mut Sender, t: Nanos, out: &mut Vec<Packet>) {
+        while let Some(d) = s.pace_deadline.filter(|&d| d <= t) {
+            s.on_pace(d, out);
+        }
+    }
+
+    #[test]
+    fn a_paced_sender_spaces_departures_by_length_over_rate() {
+        let mut s = bbr_sender(10);
+        // BBR's first rate: 10 segments per 1 ms (no RTT yet) = 10,000/s, × 1448 B
+        // × 739/256 × 0.99 = 41,381,690 B/s = 331,053,520 bit/s.
+        assert_eq!(s.pacing_rate(), Some(331_053_520));
+        // A 1500-byte packet takes 12,000 bit / 331,053,520 bit/s = 36,247.8 ns → 36,248.
+        let gap = 36_248;
+        let mut out = Vec::new();
+        s.start(0, &mut out);
+        assert_eq!(out.len(), 1, "only the first leaves at once");
+        assert_eq!(s.pace_deadline, Some(gap));
+        pace_until(&mut s, MS, &mut out);
+        let sent: Vec<(Nanos, u64)> = out.iter().map(|p| (p.sent, p.seq)).collect();
+        let want: Vec<(Nanos, u64)> = (0..10).map(|k| (k * gap, k)).collect();
+        assert_eq!(sent, want);
+        assert_eq!(s.pace_deadline, None, "the window, not pacing, holds the 11th");
+        // An unpaced (NewReno) sender sends its whole window at once.
+        let mut r = sender(10);
+        out.clear();
+        r.start(0, &mut out);
+        assert!(out.len() == 10 && out.iter().all(|p| p.sent == 0));
+        assert_eq!((r.pacing_rate(), r.pace_deadline), (None, None));
+    }
+
+    #[test]
+    fn without_sack_each_duplicate_ack_is_one_delivery_and_the_hole_one_more() {
+        let mut s = bbr_sender(10);
+        let mut out = Vec::new();
+        s.start(0, &mut out);
+        pace_until(&mut s, MS, &mut out);
+        assert_eq!(s.delivered(), Some(0));
+        // Segment 0 is lost; 1..9 arrive, each drawing a duplicate ACK: 9 delivered.
+        for k in 0..9 {
+            s.on_ack(100 * MS + k * MS, 0, 0, &mut out);
+            pace_until(&mut s, 100 * MS + k * MS + MS / 2, &mut out);
+        }
+        assert_eq!(s.delivered(), Some(9));
+        assert!(s.in_recovery());
+        // The retransmission fills the hole: ACK 10 covers 10 segments, 9 of them
+        // already counted, so 1 more (Linux `tcp_remove_reno_sacks`).
+        s.on_ack(200 * MS, 10, 100 * MS, &mut out);
+        assert_eq!(s.delivered(), Some(10));
+        assert_eq!(sender(10).delivered(), None, "NewReno keeps no samples");
+    }
+
+    #[test]
+    fn after_a_timeout_duplicate_acks_count_only_once_new_data_is_out() {
+        let mut s = bbr_sender(10);
+        let mut out = Vec::new();
+        s.start(0, &mut out);
+        pace_until(&mut s, MS, &mut out);
+        out.clear();
+        // No ACK at all: the RTO (1 s) fires; go back to segment 0 with cwnd 1.
+        s.on_timeout(1000 * MS, &mut out);
+        assert_eq!((seqs(&mut out), s.w.cwnd), (vec![0], 1));
+        // A duplicate ACK now may answer a needless retransmission (nothing beyond the
+        // 10 segments outstanding at the timeout has been sent): not a delivery
+        // (Linux `tcp_process_loss`).
+        s.on_ack(1001 * MS, 0, 0, &mut out);
+        assert_eq!(s.delivered(), Some(0));
     }
 
     #[test]
