@@ -133,15 +133,11 @@ class Store:
         st = cls(path)
         if st.path.exists() and not st.path.is_dir():
             raise StoreError(f"{st.path}: exists and is not a directory")
-        if st.meta_path.exists():
-            meta = st.meta()
-            if meta.get("experiment") != experiment:
-                raise StoreError(
-                    f"{st.path} holds the results of experiment {meta.get('experiment')!r},"
-                    f" not {experiment!r}; choose another output directory"
-                )
-        else:
-            if st.path.is_dir() and any(st.path.iterdir()):
+        if not st.meta_path.exists():
+            own = {"parts", "tmp", "locks", "experiment.toml", "views.sql"}
+            if st.path.is_dir() and any(
+                not p.name.startswith(".") and p.name not in own for p in st.path.iterdir()
+            ):
                 raise StoreError(
                     f"{st.path}: exists, is not empty and is not a collateral results"
                     " directory; choose another output directory"
@@ -152,7 +148,22 @@ class Store:
                 "experiment": experiment,
                 "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             }
-            _atomic_write_text(st.meta_path, json.dumps(meta, indent=2) + "\n")
+            # Several shards may create the directory at once: the first link wins.
+            tmp = st.path / f".store.json.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+            tmp.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+            _fsync(tmp)
+            try:
+                os.link(tmp, st.meta_path)
+            except FileExistsError:
+                pass
+            finally:
+                tmp.unlink()
+        meta = st.meta()
+        if meta.get("experiment") != experiment:
+            raise StoreError(
+                f"{st.path} holds the results of experiment {meta.get('experiment')!r},"
+                f" not {experiment!r}; choose another output directory"
+            )
         for sub in ("parts", "tmp", "locks"):
             (st.path / sub).mkdir(exist_ok=True)
         if experiment_text is not None:
