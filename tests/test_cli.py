@@ -31,7 +31,7 @@ def run(*args: str, cwd=None) -> subprocess.CompletedProcess:
         (["--queue", "20kB", "--rule", "ps"], "--rule", "in bytes"),
         (["--rtt", "100parsec"], "--rtt", "100ms"),
         (["--jitter", "-1ms"], "--jitter", "negative"),
-        (["--cc", "cubic"], "--cc", "newreno"),
+        (["--cc", "vegas"], "--cc", "newreno, cubic, htcp, bbr"),
         (["--warmup", "90s"], "--warmup", "shorter"),
         (["--cbr", "sideways"], "--cbr", "down"),
         (["--cbr-size", "10B"], "--cbr-size", "28 B"),

@@ -101,8 +101,8 @@ def test_full_model_with_preset_and_custom_queue():
         ({"warmup": "60s"}, "warmup", "shorter than the duration"),
         ({"duration": "0s", "warmup": "0s"}, "duration", "must be positive"),
         ({"rtt": "0ms"}, "rtt", "must be positive"),
-        ({"cc": "cubic"}, "cc", "newreno"),
-        ({"cc": "cubic", "tcp_flows": 0}, "cc", "newreno"),  # checked even when unused
+        ({"cc": "vegas"}, "cc", "newreno"),
+        ({"cc": "vegas", "tcp_flows": 0}, "cc", "newreno"),  # checked even when unused
         ({"jitter": "-1ms"}, "jitter", "negative"),
         ({"cbr_interval": "0ms"}, "cbr_interval", "must be positive"),
         ({"cbr_size": "20B"}, "cbr_size", "28 B"),
@@ -148,7 +148,7 @@ def test_models_are_frozen_so_shared_specs_cannot_alias():
 def test_cc_set_lives_in_one_place():
     assert "newreno" in CC_ALGORITHMS
     with pytest.raises(ValidationError, match="supported: " + ", ".join(CC_ALGORITHMS)):
-        TcpSpec(cc="bbr")
+        TcpSpec(cc="vegas")
 
 
 def test_profile_settings_apply_and_overrides_win():

@@ -47,3 +47,7 @@ def profiles() -> dict[str, dict[str, Any]]:
 
 def congestion_controls() -> list[str]:
     """Names of the congestion-control algorithms the core implements."""
+
+def validate_queue(queue_json: str, rate_bps: int) -> None:
+    """Checks an AQM/scheduler queue (``{"kind": "red", ...}``) for a link of ``rate_bps``;
+    raises ValueError saying what is wrong."""

@@ -343,6 +343,17 @@ def _check_ready(scenario: Scenario) -> dict[int, str]:
     return kernel_cc
 
 
+def _queue_arg(q: Any) -> str:
+    """The router's queue argument: ``RULE:LIMIT[:count]`` or an AQM's JSON."""
+    from .spec import AqmSpec
+
+    if isinstance(q, AqmSpec):
+        import json
+
+        return json.dumps(q.to_native())
+    return f"{q.rule.replace('-', '_')}:{q.limit.amount}" + (":count" if q.count_in_service else "")
+
+
 def _read_csv(path: Path) -> np.ndarray:
     """A numeric CSV with a header line (and optional '#' comment lines) as int64 rows."""
     rows = [
@@ -368,11 +379,7 @@ def emulate(scenario: Scenario, workdir: str | Path | None = None, keep: bool = 
             tb.build()
             prop = scenario.rtt // 2
             q = {d: getattr(scenario, d).queue for d in ("down", "up")}
-            qs = {
-                d: f"{q[d].rule.replace('-', '_')}:{q[d].limit.amount}"
-                + (":count" if q[d].count_in_service else "")
-                for d in q
-            }
+            qs = {d: _queue_arg(q[d]) for d in q}
             router = tb.start(
                 "router",
                 "router",

@@ -769,7 +769,9 @@ def _point_error(
     """The first validation error of a point, attributed to the sweep axis or the
     [scenario] key that set the offending value."""
     e = err.errors()[0]
-    loc = tuple(e["loc"])
+    # Drop the queue union's tags (see spec.LinkSpec): users write queue.limit, not
+    # queue.droptail.limit.
+    loc = tuple(x for x in e["loc"] if x not in ("droptail", "aqm"))
     msg = _validation_message(e, loc)
     value = e.get("input", ...)
     for axis, i in combo:

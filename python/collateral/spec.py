@@ -18,8 +18,10 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Discriminator,
     Field,
     PlainSerializer,
+    Tag,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -43,6 +45,7 @@ __all__ = [
     "LINK_PRESETS",
     "PROFILES",
     "RULES",
+    "AqmSpec",
     "CbrSpec",
     "CubicSpec",
     "HtcpSpec",
@@ -163,11 +166,35 @@ class QueueSpec(_Model):
         }
 
 
+class AqmSpec(BaseModel):
+    """An active queue manager or scheduler: ``kind`` red, fred, cbt or cbq, and that
+    discipline's parameters as the core takes them, e.g. ``{kind = "red", min_th = 5,
+    max_th = 15, max_p = 0.1, w_q = 0.002, limit = 60, gentle = true}`` (README lists
+    each one's parameters). The core checks them against the link rate."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    kind: Literal["red", "fred", "cbt", "cbq"]
+
+    def to_native(self) -> dict[str, Any]:
+        return self.model_dump()
+
+
+def _queue_kind(v: Any) -> str:
+    """A queue with a ``kind`` is an AQM/scheduler; anything else is drop-tail."""
+    if isinstance(v, dict):
+        return "aqm" if "kind" in v else "droptail"
+    return "aqm" if isinstance(v, AqmSpec) else "droptail"
+
+
 class LinkSpec(_Model):
     """One direction of the bottleneck. ``rate`` may come from the scenario's ``link``."""
 
     rate: OptionalRate = None
-    queue: QueueSpec = QueueSpec()
+    queue: Annotated[
+        Annotated[QueueSpec, Tag("droptail")] | Annotated[AqmSpec, Tag("aqm")],
+        Discriminator(_queue_kind),
+    ] = QueueSpec()
     #: Random loss on the wire after the queue.
     loss_rate: float = Field(default=0.0, ge=0.0, lt=1.0)
 
@@ -392,6 +419,17 @@ class Scenario(_Model):
             )
         return v.model_copy(update={"rate": rate})
 
+    @model_validator(mode="after")
+    def _aqm_fits_link(self) -> Scenario:
+        for name in ("down", "up"):
+            link = getattr(self, name)
+            if isinstance(link.queue, AqmSpec) and link.rate:
+                try:
+                    _native.validate_queue(json.dumps(link.queue.to_native()), link.rate)
+                except ValueError as e:
+                    raise ValueError(f"{name}.queue: {e}") from None
+        return self
+
     def to_native(self) -> dict[str, Any]:
         """The scenario as the core takes it: integer ns and bit/s (see `_native.pyi`)."""
         return {
@@ -414,13 +452,17 @@ class Scenario(_Model):
         """The set-up in one line (or several, with ``sep="\\n"``) for titles and captions."""
         q = self.down.queue
         link = f" ({self.link})" if self.link else ""
-        in_service = ", in-service counted" if q.count_in_service else ""
+        if isinstance(q, AqmSpec):
+            queue = f"queue {q.kind.upper()}"
+        else:
+            in_service = ", in-service counted" if q.count_in_service else ""
+            queue = f"queue {q.limit} {q.rule}{in_service}"
         ccs = ", ".join(sorted({f"{t.cc} ({t.profile})" for t in self.tcp})) or "none"
         return sep.join(
             [
                 f"link {fmt_rate(self.down.rate or 0)}/{fmt_rate(self.up.rate or 0)}{link}",
                 f"RTT {fmt_duration(self.rtt)}",
-                f"queue {q.limit} {q.rule}{in_service}",
+                queue,
                 f"TCP {len(self.tcp)} x {ccs}",
                 f"seed {self.seed}",
             ]
@@ -452,6 +494,7 @@ _FLAT_PARAMS: list[tuple[tuple[object, ...], str]] = [
 
 
 def _flat_param(loc: tuple[int | str, ...]) -> str:
+    loc = tuple(x for x in loc if x not in ("droptail", "aqm"))  # union tags
     for prefix, name in _FLAT_PARAMS:
         if len(loc) >= len(prefix) and all(
             p in ("*", x) for p, x in zip(prefix, loc, strict=False)

@@ -56,8 +56,8 @@ fn simulate<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, Py
     let res: TrialResult = py
         .detach(|| collateral_sim::simulate(sc))
         .map_err(PyValueError::new_err)?;
-    let summary_json = serde_json::to_string(&res.summary)
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let summary_json =
+        serde_json::to_string(&res.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let json = py.import("json")?;
     let summary = json.call_method1("loads", (summary_json,))?;
     let out = PyDict::new(py);
@@ -80,7 +80,9 @@ fn simulate_many<'py>(
     let scenarios = scenario_jsons
         .iter()
         .enumerate()
-        .map(|(i, s)| Scenario::from_json(s).map_err(|e| PyValueError::new_err(format!("scenario {i}: {e}"))))
+        .map(|(i, s)| {
+            Scenario::from_json(s).map_err(|e| PyValueError::new_err(format!("scenario {i}: {e}")))
+        })
         .collect::<PyResult<Vec<_>>>()?;
     let results = py.detach(|| collateral_sim::batch::run_all(scenarios, threads));
     let json = py.import("json")?;
@@ -105,16 +107,29 @@ fn profiles<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     let json = py.import("json")?;
     let out = PyDict::new(py);
     for p in Profile::ALL {
-        let cfg = serde_json::to_string(&p.config()).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let cfg =
+            serde_json::to_string(&p.config()).map_err(|e| PyValueError::new_err(e.to_string()))?;
         out.set_item(p.name(), json.call_method1("loads", (cfg,))?)?;
     }
     Ok(out)
 }
 
+/// Checks an AQM/scheduler queue description (`{"kind": "red", ...}`) for a link of
+/// `rate_bps`; raises ValueError saying what is wrong.
+#[pyfunction]
+fn validate_queue(queue_json: &str, rate_bps: u64) -> PyResult<()> {
+    let c: collateral_sim::queue::DisciplineConfig =
+        serde_json::from_str(queue_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    c.validate(rate_bps).map_err(PyValueError::new_err)
+}
+
 /// The congestion-control algorithms the core implements.
 #[pyfunction]
 fn congestion_controls() -> Vec<&'static str> {
-    collateral_sim::tcp::CcKind::ALL.iter().map(|c| c.name()).collect()
+    collateral_sim::tcp::CcKind::ALL
+        .iter()
+        .map(|c| c.name())
+        .collect()
 }
 
 /// The version of the native core (the model version that trial keys include).
@@ -129,6 +144,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_many, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_queue, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

@@ -74,7 +74,10 @@ impl CbqConfig {
         for c in TrafficClass::ALL {
             let s = self.shares.get(c);
             if !(s.is_finite() && s > 0.0) {
-                return Err(format!("cbq: share of {} must be positive, got {s}", c.name()));
+                return Err(format!(
+                    "cbq: share of {} must be positive, got {s}",
+                    c.name()
+                ));
             }
             if self.limits.get(c) == 0 {
                 return Err(format!("cbq: limit of {} must be positive", c.name()));
@@ -253,8 +256,16 @@ mod tests {
 
     fn cfg(shares: [f64; 3]) -> CbqConfig {
         CbqConfig {
-            shares: PerClass { tcp: shares[0], tagged: shares[1], other: shares[2] },
-            limits: PerClass { tcp: 1000, tagged: 1000, other: 1000 },
+            shares: PerClass {
+                tcp: shares[0],
+                tagged: shares[1],
+                other: shares[2],
+            },
+            limits: PerClass {
+                tcp: 1000,
+                tagged: 1000,
+                other: 1000,
+            },
             limit_rule: FullRule::Ps,
             quantum: None,
             drop_head: false,
@@ -264,7 +275,11 @@ mod tests {
     }
 
     fn pkt(c: TrafficClass, len: u32, seq: u64) -> Packet {
-        let kind = if c == Tcp { PacketKind::Data } else { PacketKind::Cbr };
+        let kind = if c == Tcp {
+            PacketKind::Data
+        } else {
+            PacketKind::Cbr
+        };
         let mut p = Packet::new(kind, c.index() as u32, len, seq, 0);
         p.tag = if c == Tagged { 46 } else { 0 };
         p
@@ -341,13 +356,22 @@ mod tests {
         // other 1000-byte datagrams, all always backlogged. Shares 74/14/12 %: expect
         // 1.3875 MB, 262.5 kB and 225 kB, each within 2 % of its share.
         let mut q = Cbq::new(&cfg([0.74, 0.14, 0.12])).unwrap();
-        let sent = saturate(&mut q, 1_500_000, 10, &[(Tcp, 1500), (Tagged, 186), (Other, 1000)]);
+        let sent = saturate(
+            &mut q,
+            1_500_000,
+            10,
+            &[(Tcp, 1500), (Tagged, 186), (Other, 1000)],
+        );
         let total: u64 = sent.iter().sum();
         // The link was never idle: total ≈ 1.875 MB (within one packet).
         assert!((total as i64 - 1_875_000).abs() <= 1500, "{total}");
         for (c, want) in TrafficClass::ALL.iter().zip([0.74, 0.14, 0.12]) {
             let got = sent[c.index()] as f64 / total as f64;
-            assert!((got / want - 1.0).abs() < 0.02, "{}: {got} vs {want}", c.name());
+            assert!(
+                (got / want - 1.0).abs() < 0.02,
+                "{}: {got} vs {want}",
+                c.name()
+            );
         }
     }
 
@@ -373,7 +397,11 @@ mod tests {
     #[test]
     fn per_class_limits_and_drop_head() {
         let mut c = cfg([0.74, 0.14, 0.12]);
-        c.limits = PerClass { tcp: 2, tagged: 3, other: 1 };
+        c.limits = PerClass {
+            tcp: 2,
+            tagged: 3,
+            other: 1,
+        };
         let mut q = Cbq::new(&c).unwrap();
         let mut d = Vec::new();
         let offer = |q: &mut Cbq, cl, n: u64, d: &mut Vec<Packet>| -> Vec<bool> {
@@ -401,7 +429,11 @@ mod tests {
         // 1500 + 1000 pushes out the 1500 (oldest), then fits (1000 + 1500 ≤ 3000).
         let mut c = cfg([1.0, 1.0, 1.0]);
         c.limit_rule = FullRule::FbStrict;
-        c.limits = PerClass { tcp: 3000, tagged: 3000, other: 3000 };
+        c.limits = PerClass {
+            tcp: 3000,
+            tagged: 3000,
+            other: 3000,
+        };
         c.drop_head = true;
         let mut q = Cbq::new(&c).unwrap();
         let mut d = Vec::new();

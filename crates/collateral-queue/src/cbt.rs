@@ -146,9 +146,14 @@ impl CbtConfig {
 
     pub fn validate(&self, link_rate_bps: u64) -> Result<(), String> {
         let t = &self.tcp;
-        RedCurve { min_th: t.min_th, max_th: t.max_th, max_p: t.max_p, gentle: t.gentle }
-            .validate()
-            .map_err(|e| format!("cbt tcp: {e}"))?;
+        RedCurve {
+            min_th: t.min_th,
+            max_th: t.max_th,
+            max_p: t.max_p,
+            gentle: t.gentle,
+        }
+        .validate()
+        .map_err(|e| format!("cbt tcp: {e}"))?;
         check_weight(t.w_q, "cbt: tcp.w_q")?;
         check_weight(self.w_class.unwrap_or(t.w_q), "cbt: w_class")?;
         let (tt, to) = self.thresholds()?;
@@ -201,12 +206,20 @@ impl Cbt {
         let (tt, to) = cfg.thresholds()?;
         let t = &cfg.tcp;
         let w_class = cfg.w_class.unwrap_or(t.w_q);
-        let curve =
-            RedCurve { min_th: t.min_th, max_th: t.max_th, max_p: t.max_p, gentle: t.gentle };
+        let curve = RedCurve {
+            min_th: t.min_th,
+            max_th: t.max_th,
+            max_p: t.max_p,
+            gentle: t.gentle,
+        };
         Ok(Cbt {
             fifo: DropTail::new(cfg.limit_rule, cfg.limit, cfg.count_in_service),
             classifier: Classifier::new(cfg.tagged_tags.as_deref(), &cfg.tagged_flows),
-            est: [Ewma::new(t.w_q, s), Ewma::new(w_class, s), Ewma::new(w_class, s)],
+            est: [
+                Ewma::new(t.w_q, s),
+                Ewma::new(w_class, s),
+                Ewma::new(w_class, s),
+            ],
             tcp: RedCore::new(curve, false, cfg.mean_pkt_size, cfg.seed),
             th: [f64::INFINITY, tt, to],
             n: [0; 3],
@@ -373,7 +386,13 @@ mod tests {
     /// arrival. TCP RED: min 10, max 20 (out of reach unless a test lowers it).
     fn cfg() -> CbtConfig {
         CbtConfig {
-            tcp: CbtTcp { min_th: 10.0, max_th: 20.0, max_p: 1e-12, w_q: 1.0, gentle: false },
+            tcp: CbtTcp {
+                min_th: 10.0,
+                max_th: 20.0,
+                max_p: 1e-12,
+                w_q: 1.0,
+                gentle: false,
+            },
             tagged_th: Some(2.0),
             other_th: Some(1.0),
             shares: None,
@@ -422,7 +441,11 @@ mod tests {
         assert!(q.enqueue(0, tcp(25), &mut d));
         assert_eq!(q.stats().threshold, [0, 2, 1]);
         assert_eq!(
-            (q.class_packets(Tcp), q.class_packets(Tagged), q.class_packets(Other)),
+            (
+                q.class_packets(Tcp),
+                q.class_packets(Tagged),
+                q.class_packets(Other)
+            ),
             (6, 3, 2)
         );
         // …and one tagged departure (FIFO order: the first tagged packet leaves) lets
@@ -493,7 +516,9 @@ mod tests {
         assert!((q.threshold(Other) - 2.7).abs() < 1e-9);
         assert_eq!(q.threshold(Tcp), f64::INFINITY);
         // UDP shares that leave nothing for TCP are refused.
-        assert!(Cbt::from_shares(1_000_000, 600_000, 400_000, 22_500, (186, 1000), &cfg()).is_err());
+        assert!(
+            Cbt::from_shares(1_000_000, 600_000, 400_000, 22_500, (186, 1000), &cfg()).is_err()
+        );
         // Thresholds must come from exactly one source.
         let mut c = cfg();
         c.shares = Some(CbtShares {

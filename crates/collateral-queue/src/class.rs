@@ -78,7 +78,9 @@ impl Classifier {
         let mut tag_set = [0u64; 4];
         match tags {
             None => tag_set = [!1, !0, !0, !0],
-            Some(list) => list.iter().for_each(|&t| tag_set[t as usize >> 6] |= 1 << (t & 63)),
+            Some(list) => list
+                .iter()
+                .for_each(|&t| tag_set[t as usize >> 6] |= 1 << (t & 63)),
         }
         let mut flows = flows.to_vec();
         flows.sort_unstable();

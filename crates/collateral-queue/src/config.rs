@@ -80,8 +80,13 @@ mod tests {
                 "limit": 60, "gentle": true, "bytes": false}"#,
         )
         .unwrap();
-        let DisciplineConfig::Red(r) = &red else { panic!() };
-        assert_eq!((r.min_th, r.max_th, r.max_p, r.w_q, r.limit), (5.0, 15.0, 0.1, 0.002, 60));
+        let DisciplineConfig::Red(r) = &red else {
+            panic!()
+        };
+        assert_eq!(
+            (r.min_th, r.max_th, r.max_p, r.w_q, r.limit),
+            (5.0, 15.0, 0.1, 0.002, 60)
+        );
         assert!(r.gentle && !r.bytes && !r.queue_in_bytes);
         assert_eq!(r.limit_rule, FullRule::Ps);
         assert_eq!(r.mean_pkt_size, 1500);
@@ -94,7 +99,9 @@ mod tests {
                 "limit": 60}"#,
         )
         .unwrap();
-        let DisciplineConfig::Fred(f) = &fred else { panic!() };
+        let DisciplineConfig::Fred(f) = &fred else {
+            panic!()
+        };
         assert_eq!(f.min_q, 2.0);
         assert!(matches!(fred.build(1_500_000).unwrap(), AnyQueue::Fred(_)));
 
@@ -151,7 +158,9 @@ mod tests {
         .unwrap();
         let back = parse(&serde_json::to_string(&c).unwrap()).unwrap();
         assert_eq!(back, c);
-        let DisciplineConfig::Fred(f) = c.with_seed(11) else { panic!() };
+        let DisciplineConfig::Fred(f) = c.with_seed(11) else {
+            panic!()
+        };
         assert_eq!((f.seed, f.limit_rule), (11, FullRule::FbStrict));
     }
 

@@ -154,7 +154,10 @@ mod tests {
     /// Offers packets of the given sizes in order; returns the accept decisions.
     fn offer(q: &mut DropTail, sizes: &[u32]) -> Vec<bool> {
         let mut drops = Vec::new();
-        sizes.iter().map(|&l| q.enqueue(0, pkt(l), &mut drops)).collect()
+        sizes
+            .iter()
+            .map(|&l| q.enqueue(0, pkt(l), &mut drops))
+            .collect()
     }
 
     #[test]
@@ -198,15 +201,24 @@ mod tests {
     fn fb_loose_at_exactly_the_limit_still_accepts() {
         // "Over" is strict: backlog == limit is not over it.
         let mut q = DropTail::new(FullRule::FbLoose, 3000, false);
-        assert_eq!(offer(&mut q, &[1500, 1500, 1500, 1]), vec![true, true, true, false]);
+        assert_eq!(
+            offer(&mut q, &[1500, 1500, 1500, 1]),
+            vec![true, true, true, false]
+        );
     }
 
     #[test]
     fn ps_counts_packets_and_ignores_sizes() {
         let mut q = DropTail::new(FullRule::Ps, 3, false);
-        assert_eq!(offer(&mut q, &[1500, 40, 186, 1]), vec![true, true, true, false]);
+        assert_eq!(
+            offer(&mut q, &[1500, 40, 186, 1]),
+            vec![true, true, true, false]
+        );
         let mut q = DropTail::new(FullRule::Ps, 3, false);
-        assert_eq!(offer(&mut q, &[40, 40, 40, 40]), vec![true, true, true, false]);
+        assert_eq!(
+            offer(&mut q, &[40, 40, 40, 40]),
+            vec![true, true, true, false]
+        );
         assert_eq!(q.bytes(), 120);
     }
 

@@ -88,9 +88,14 @@ pub struct FredConfig {
 
 impl FredConfig {
     pub fn validate(&self, link_rate_bps: u64) -> Result<(), String> {
-        RedCurve { min_th: self.min_th, max_th: self.max_th, max_p: self.max_p, gentle: false }
-            .validate()
-            .map_err(|e| format!("fred: {e}"))?;
+        RedCurve {
+            min_th: self.min_th,
+            max_th: self.max_th,
+            max_p: self.max_p,
+            gentle: false,
+        }
+        .validate()
+        .map_err(|e| format!("fred: {e}"))?;
         check_weight(self.w_q, "fred: w_q")?;
         if self.limit == 0 {
             return Err("fred: limit must be positive".into());
@@ -209,7 +214,11 @@ impl Fred {
     /// `avgcq`: the average per-active-flow queue, at least 1 packet.
     pub fn avgcq(&self) -> f64 {
         let n = self.flows.len();
-        let a = if n > 0 { self.est.avg() / n as f64 } else { self.est.avg() };
+        let a = if n > 0 {
+            self.est.avg() / n as f64
+        } else {
+            self.est.avg()
+        };
         a.max(1.0)
     }
 

@@ -42,6 +42,16 @@ impl Packet {
     /// A packet with only the fields every source sets; the rest zero.
     #[inline]
     pub fn new(kind: PacketKind, flow: u32, len: u32, seq: u64, sent: Nanos) -> Self {
-        Packet { len, flow, kind, tag: 0, dst: 0, seq, sent, arrived: 0, echo: 0 }
+        Packet {
+            len,
+            flow,
+            kind,
+            tag: 0,
+            dst: 0,
+            seq,
+            sent,
+            arrived: 0,
+            echo: 0,
+        }
     }
 }

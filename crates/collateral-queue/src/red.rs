@@ -186,7 +186,12 @@ pub struct Ewma {
 impl Ewma {
     /// Starts idle at time 0 with average 0.
     pub fn new(w: f64, pkt_time_ns: u64) -> Self {
-        Ewma { w, avg: 0.0, pkt_time: pkt_time_ns.max(1), idle_since: Some(0) }
+        Ewma {
+            w,
+            avg: 0.0,
+            pkt_time: pkt_time_ns.max(1),
+            idle_since: Some(0),
+        }
     }
 
     pub fn avg(&self) -> f64 {
@@ -307,7 +312,13 @@ pub(crate) struct RedCore {
 
 impl RedCore {
     pub fn new(curve: RedCurve, bytes: bool, mean_pkt_size: u32, seed: u64) -> Self {
-        RedCore { curve, bytes, mean_pkt_size, count: -1, rng: SplitMix64::new(seed) }
+        RedCore {
+            curve,
+            bytes,
+            mean_pkt_size,
+            count: -1,
+            rng: SplitMix64::new(seed),
+        }
     }
 
     /// The probability an arrival of `len` bytes is dropped at `avg` given the current
@@ -576,7 +587,10 @@ mod tests {
         // 1500 B at 1.5 Mbit/s: s = 1500·8/1.5e6 s = 8 ms.
         let mut c = cfg();
         c.mean_pkt_time_ns = None;
-        assert_eq!(pkt_time_ns(c.mean_pkt_time_ns, c.mean_pkt_size, 1_500_000), Ok(8 * MS));
+        assert_eq!(
+            pkt_time_ns(c.mean_pkt_time_ns, c.mean_pkt_size, 1_500_000),
+            Ok(8 * MS)
+        );
         assert!(Red::new(&c, 0).is_err());
         c.w_q = 0.5;
         c.min_th = 100.0;
@@ -683,7 +697,12 @@ mod tests {
         // p_b = 1/16 (min 0, max 16, max_p 1/8, avg 8). After a drop, the k-th arrival
         // is dropped with p_b/(1 − k·p_b), so the gap is uniform on 1…15 (each with
         // probability p_b/(1 − p_b) = 1/15): mean 8, never more than 15.
-        let curve = RedCurve { min_th: 0.0, max_th: 16.0, max_p: 0.125, gentle: false };
+        let curve = RedCurve {
+            min_th: 0.0,
+            max_th: 16.0,
+            max_p: 0.125,
+            gentle: false,
+        };
         assert_eq!(curve.p_b(8.0), 0.0625);
         let mut core = RedCore::new(curve, false, 1500, 7);
         let mut gaps = Vec::new();
@@ -725,7 +744,14 @@ mod tests {
         // then 4 = max_th: forced, and every later arrival too (q stays 4).
         let got: Vec<bool> = (0..6).map(|i| q.enqueue(0, pkt(1500, i), &mut d)).collect();
         assert_eq!(got, [true, true, true, true, false, false]);
-        assert_eq!(q.stats(), RedStats { early: 0, forced: 2, overflow: 0 });
+        assert_eq!(
+            q.stats(),
+            RedStats {
+                early: 0,
+                forced: 2,
+                overflow: 0
+            }
+        );
         assert_eq!(q.count(), 0);
         // One departure: q = 3 is back in the band, count 0 → 1.
         q.dequeue(MS, &mut d).unwrap();
@@ -737,7 +763,12 @@ mod tests {
     fn gentle_decisions_are_random_not_forced_below_twice_max_th() {
         // min 2, max 4, max_p 0.1, gentle: between 4 and 8 the core draws, from 8 on it
         // forces. At 4.4: p_b = 0.1 + 0.9·0.4/4 = 0.19.
-        let curve = RedCurve { min_th: 2.0, max_th: 4.0, max_p: 0.1, gentle: true };
+        let curve = RedCurve {
+            min_th: 2.0,
+            max_th: 4.0,
+            max_p: 0.1,
+            gentle: true,
+        };
         assert!((curve.p_b(4.4) - 0.19).abs() < 1e-12);
         let mut core = RedCore::new(curve, false, 1500, 3);
         let (mut pass, mut early) = (0, 0);
@@ -754,7 +785,15 @@ mod tests {
         assert_eq!(core.decide(9.0, 1500), Verdict::Forced);
         assert_eq!(core.count, 0);
         // Without gentle the same averages are all forced.
-        let mut hard = RedCore::new(RedCurve { gentle: false, ..curve }, false, 1500, 3);
+        let mut hard = RedCore::new(
+            RedCurve {
+                gentle: false,
+                ..curve
+            },
+            false,
+            1500,
+            3,
+        );
         assert_eq!(hard.decide(4.0, 1500), Verdict::Forced);
         assert_eq!(hard.decide(7.99, 1500), Verdict::Forced);
     }

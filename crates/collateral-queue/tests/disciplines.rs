@@ -21,17 +21,43 @@ use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
 enum Op {
-    Arrive { kind: PacketKind, flow: u32, tag: u8, len: u32, dt: Nanos },
-    Depart { dt: Nanos },
-    Done { dt: Nanos },
+    Arrive {
+        kind: PacketKind,
+        flow: u32,
+        tag: u8,
+        len: u32,
+        dt: Nanos,
+    },
+    Depart {
+        dt: Nanos,
+    },
+    Done {
+        dt: Nanos,
+    },
 }
 
 fn ops() -> impl Strategy<Value = Vec<Op>> {
-    let kind = prop_oneof![Just(PacketKind::Data), Just(PacketKind::Ack), Just(PacketKind::Cbr)];
+    let kind = prop_oneof![
+        Just(PacketKind::Data),
+        Just(PacketKind::Ack),
+        Just(PacketKind::Cbr)
+    ];
     let len = prop_oneof![Just(1500u32), Just(186), Just(52), 1u32..=1500];
     let dt = prop_oneof![Just(0u64), 0u64..200_000, 0u64..20_000_000];
-    let arrive = (kind, 0u32..6, prop_oneof![Just(0u8), Just(46), Just(10)], len, dt.clone())
-        .prop_map(|(kind, flow, tag, len, dt)| Op::Arrive { kind, flow, tag, len, dt });
+    let arrive = (
+        kind,
+        0u32..6,
+        prop_oneof![Just(0u8), Just(46), Just(10)],
+        len,
+        dt.clone(),
+    )
+        .prop_map(|(kind, flow, tag, len, dt)| Op::Arrive {
+            kind,
+            flow,
+            tag,
+            len,
+            dt,
+        });
     let op = prop_oneof![
         5 => arrive,
         2 => dt.clone().prop_map(|dt| Op::Depart { dt }),
@@ -41,7 +67,11 @@ fn ops() -> impl Strategy<Value = Vec<Op>> {
 }
 
 fn rule() -> impl Strategy<Value = FullRule> {
-    prop_oneof![Just(FullRule::Ps), Just(FullRule::FbStrict), Just(FullRule::FbLoose)]
+    prop_oneof![
+        Just(FullRule::Ps),
+        Just(FullRule::FbStrict),
+        Just(FullRule::FbLoose)
+    ]
 }
 
 /// A limit that suits the rule: packets for PS, bytes otherwise.
@@ -78,12 +108,23 @@ fn drive<Q: Discipline>(
     fifo: bool,
     mut check: impl FnMut(&Q, &Trace) -> Result<(), TestCaseError>,
 ) -> Result<(), TestCaseError> {
-    let mut t = Trace { offered: 0, drops: Vec::new(), departed: Vec::new(), in_service: None };
+    let mut t = Trace {
+        offered: 0,
+        drops: Vec::new(),
+        departed: Vec::new(),
+        in_service: None,
+    };
     let mut now: Nanos = 0;
     let mut seq = 0u64;
     for op in ops {
         match op {
-            Op::Arrive { kind, flow, tag, len, dt } => {
+            Op::Arrive {
+                kind,
+                flow,
+                tag,
+                len,
+                dt,
+            } => {
                 now += dt;
                 let mut p = Packet::new(kind, flow, len, seq, now);
                 p.tag = tag;
@@ -133,7 +174,12 @@ fn drive<Q: Discipline>(
     }
     // Each packet exactly once: dropped, departed or waiting.
     let mut seen = BTreeSet::new();
-    let mut all = t.drops.iter().chain(t.departed.iter()).map(|p| p.seq).collect::<Vec<_>>();
+    let mut all = t
+        .drops
+        .iter()
+        .chain(t.departed.iter())
+        .map(|p| p.seq)
+        .collect::<Vec<_>>();
     q.visit(&mut |p| all.push(p.seq));
     for s in &all {
         prop_assert!(seen.insert(*s), "packet {} counted twice", s);
@@ -148,7 +194,12 @@ fn drive<Q: Discipline>(
 
 fn red_config() -> impl Strategy<Value = RedConfig> {
     (
-        (0.0f64..20.0, 0.5f64..30.0, 0.001f64..=1.0, prop_oneof![Just(0.002f64), 0.001f64..=1.0]),
+        (
+            0.0f64..20.0,
+            0.5f64..30.0,
+            0.001f64..=1.0,
+            prop_oneof![Just(0.002f64), 0.001f64..=1.0],
+        ),
         (rule(), any::<u64>()),
         (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
         (1u64..5_000_000, any::<u64>()),
@@ -178,28 +229,41 @@ fn red_config() -> impl Strategy<Value = RedConfig> {
 
 fn fred_config() -> impl Strategy<Value = FredConfig> {
     (
-        (0.5f64..20.0, 0.5f64..30.0, 0.001f64..=1.0, prop_oneof![Just(0.002f64), 0.001f64..=1.0]),
+        (
+            0.5f64..20.0,
+            0.5f64..30.0,
+            0.001f64..=1.0,
+            prop_oneof![Just(0.002f64), 0.001f64..=1.0],
+        ),
         (rule(), any::<u64>()),
         (0.0f64..5.0, any::<bool>(), 1u64..5_000_000, any::<u64>()),
     )
-        .prop_map(|((min, span, max_p, w_q), (rule, raw), (min_q, cis, s, seed))| FredConfig {
-            min_th: min,
-            max_th: min + span,
-            max_p,
-            w_q,
-            limit: limit_for(rule, raw),
-            limit_rule: rule,
-            min_q,
-            mean_pkt_size: 1500,
-            mean_pkt_time_ns: Some(s),
-            seed,
-            count_in_service: cis,
-        })
+        .prop_map(
+            |((min, span, max_p, w_q), (rule, raw), (min_q, cis, s, seed))| FredConfig {
+                min_th: min,
+                max_th: min + span,
+                max_p,
+                w_q,
+                limit: limit_for(rule, raw),
+                limit_rule: rule,
+                min_q,
+                mean_pkt_size: 1500,
+                mean_pkt_time_ns: Some(s),
+                seed,
+                count_in_service: cis,
+            },
+        )
 }
 
 fn cbt_config() -> impl Strategy<Value = CbtConfig> {
     (
-        (0.0f64..20.0, 0.5f64..30.0, 0.001f64..=1.0, 0.001f64..=1.0, any::<bool>()),
+        (
+            0.0f64..20.0,
+            0.5f64..30.0,
+            0.001f64..=1.0,
+            0.001f64..=1.0,
+            any::<bool>(),
+        ),
         (0.0f64..10.0, 0.0f64..10.0, prop::option::of(0.001f64..=1.0)),
         (rule(), any::<u64>()),
         (any::<bool>(), 1u64..5_000_000, any::<u64>(), any::<bool>()),
@@ -212,7 +276,13 @@ fn cbt_config() -> impl Strategy<Value = CbtConfig> {
                 (cis, s, seed, tags),
             )| {
                 CbtConfig {
-                    tcp: CbtTcp { min_th: min, max_th: min + span, max_p, w_q, gentle },
+                    tcp: CbtTcp {
+                        min_th: min,
+                        max_th: min + span,
+                        max_p,
+                        w_q,
+                        gentle,
+                    },
                     tagged_th: Some(tt),
                     other_th: Some(to),
                     shares: None,
@@ -236,19 +306,25 @@ fn cbq_config() -> impl Strategy<Value = CbqConfig> {
         (rule(), any::<u64>(), any::<u64>(), any::<u64>()),
         (prop::option::of(1u64..20_000), any::<bool>()),
     )
-        .prop_map(|((s0, s1, s2), (rule, a, b, c), (quantum, drop_head))| CbqConfig {
-            shares: PerClass { tcp: s0, tagged: s1, other: s2 },
-            limits: PerClass {
-                tcp: limit_for(rule, a),
-                tagged: limit_for(rule, b),
-                other: limit_for(rule, c),
+        .prop_map(
+            |((s0, s1, s2), (rule, a, b, c), (quantum, drop_head))| CbqConfig {
+                shares: PerClass {
+                    tcp: s0,
+                    tagged: s1,
+                    other: s2,
+                },
+                limits: PerClass {
+                    tcp: limit_for(rule, a),
+                    tagged: limit_for(rule, b),
+                    other: limit_for(rule, c),
+                },
+                limit_rule: rule,
+                quantum,
+                drop_head,
+                tagged_tags: None,
+                tagged_flows: vec![],
             },
-            limit_rule: rule,
-            quantum,
-            drop_head,
-            tagged_tags: None,
-            tagged_flows: vec![],
-        })
+        )
 }
 
 proptest! {

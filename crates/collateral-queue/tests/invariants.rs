@@ -20,7 +20,11 @@ fn ops() -> impl Strategy<Value = Vec<Op>> {
 }
 
 fn rule() -> impl Strategy<Value = FullRule> {
-    prop_oneof![Just(FullRule::Ps), Just(FullRule::FbStrict), Just(FullRule::FbLoose)]
+    prop_oneof![
+        Just(FullRule::Ps),
+        Just(FullRule::FbStrict),
+        Just(FullRule::FbLoose)
+    ]
 }
 
 proptest! {

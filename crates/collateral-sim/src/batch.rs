@@ -18,7 +18,8 @@ pub fn run_all(scenarios: Vec<Scenario>, threads: usize) -> Vec<Result<TrialResu
     let next = AtomicUsize::new(0);
     let slots: Vec<Mutex<Option<Result<TrialResult, String>>>> =
         (0..n).map(|_| Mutex::new(None)).collect();
-    let work: Vec<Mutex<Option<Scenario>>> = scenarios.into_iter().map(|s| Mutex::new(Some(s))).collect();
+    let work: Vec<Mutex<Option<Scenario>>> =
+        scenarios.into_iter().map(|s| Mutex::new(Some(s))).collect();
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {
@@ -33,5 +34,8 @@ pub fn run_all(scenarios: Vec<Scenario>, threads: usize) -> Vec<Result<TrialResu
             });
         }
     });
-    slots.into_iter().map(|m| m.into_inner().unwrap().unwrap()).collect()
+    slots
+        .into_iter()
+        .map(|m| m.into_inner().unwrap().unwrap())
+        .collect()
 }

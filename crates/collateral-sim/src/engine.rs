@@ -67,7 +67,11 @@ pub struct Events {
 
 impl Events {
     pub fn new() -> Self {
-        Events { heap: BinaryHeap::with_capacity(64), seq: 0, popped: 0 }
+        Events {
+            heap: BinaryHeap::with_capacity(64),
+            seq: 0,
+            popped: 0,
+        }
     }
 
     #[inline]
@@ -113,7 +117,10 @@ pub const NEVER: Nanos = Nanos::MAX;
 
 impl Default for Alarm {
     fn default() -> Self {
-        Alarm { deadline: NEVER, pending: NEVER }
+        Alarm {
+            deadline: NEVER,
+            pending: NEVER,
+        }
     }
 }
 
@@ -168,7 +175,12 @@ mod tests {
         let order: Vec<_> = std::iter::from_fn(|| ev.pop()).collect();
         assert_eq!(
             order,
-            vec![(3, Wake::Rto(1)), (3, Wake::Rto(3)), (5, Wake::Rto(0)), (5, Wake::Rto(2))]
+            vec![
+                (3, Wake::Rto(1)),
+                (3, Wake::Rto(3)),
+                (5, Wake::Rto(0)),
+                (5, Wake::Rto(2))
+            ]
         );
     }
 
@@ -182,7 +194,10 @@ mod tests {
         assert_eq!(ev.pending(), 1);
         let (t, _) = ev.pop().unwrap();
         assert_eq!(t, 10);
-        assert!(!a.fire(t, &mut ev, w), "deadline moved to 20, not due at 10");
+        assert!(
+            !a.fire(t, &mut ev, w),
+            "deadline moved to 20, not due at 10"
+        );
         let (t, _) = ev.pop().unwrap();
         assert_eq!(t, 20);
         assert!(a.fire(t, &mut ev, w));

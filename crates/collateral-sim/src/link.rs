@@ -37,7 +37,11 @@ pub struct Rate {
 
 impl Rate {
     pub fn new(bps: u64) -> Self {
-        let ns_per_byte = if bps == 0 { 0 } else { ((8_000_000_000u128) << 64) / bps as u128 };
+        let ns_per_byte = if bps == 0 {
+            0
+        } else {
+            ((8_000_000_000u128) << 64) / bps as u128
+        };
         Rate { bps, ns_per_byte }
     }
 
@@ -60,7 +64,16 @@ mod tests {
 
     #[test]
     fn fixed_point_rate_matches_exact_division() {
-        for bps in [1, 56_000, 256_000, 1_000_000, 1_500_000, 24_000_000, 1_000_000_000, 3_333_333] {
+        for bps in [
+            1,
+            56_000,
+            256_000,
+            1_000_000,
+            1_500_000,
+            24_000_000,
+            1_000_000_000,
+            3_333_333,
+        ] {
             let r = Rate::new(bps);
             for len in [1u32, 40, 52, 186, 200, 1500, 9000, 65535] {
                 let exact = ser_ns(len, bps);
@@ -83,7 +96,10 @@ pub struct Pipe {
 
 impl Pipe {
     fn new() -> Self {
-        Pipe { q: VecDeque::with_capacity(256), egress_busy: 0 }
+        Pipe {
+            q: VecDeque::with_capacity(256),
+            egress_busy: 0,
+        }
     }
 }
 
@@ -170,7 +186,11 @@ impl Link {
     /// `t`, in time order (a completion before an arrival at the same instant).
     pub fn advance(&mut self, t: Nanos) {
         loop {
-            let t_done = if self.in_tx.is_some() { self.busy_until } else { NEVER };
+            let t_done = if self.in_tx.is_some() {
+                self.busy_until
+            } else {
+                NEVER
+            };
             let t_arr = self.ingress.front().map_or(NEVER, |p| p.arrived);
             if t_done <= t_arr && t_done <= t {
                 self.complete(t_done);

@@ -75,12 +75,22 @@ pub struct TraceConfig {
 
 impl Default for TraceConfig {
     fn default() -> Self {
-        TraceConfig { cwnd: true, queue: true, cbr: true, drops: true }
+        TraceConfig {
+            cwnd: true,
+            queue: true,
+            cbr: true,
+            drops: true,
+        }
     }
 }
 
 impl TraceConfig {
-    pub const OFF: TraceConfig = TraceConfig { cwnd: false, queue: false, cbr: false, drops: false };
+    pub const OFF: TraceConfig = TraceConfig {
+        cwnd: false,
+        queue: false,
+        cbr: false,
+        drops: false,
+    };
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -155,10 +165,14 @@ impl Scenario {
         }
         for (i, t) in self.tcp.iter().enumerate() {
             if t.mss == 0 || t.data_bytes <= 40 || t.ack_bytes == 0 {
-                return Err(format!("tcp[{i}]: mss, data_bytes (> 40) and ack_bytes must be positive"));
+                return Err(format!(
+                    "tcp[{i}]: mss, data_bytes (> 40) and ack_bytes must be positive"
+                ));
             }
             if t.initial_cwnd == 0 || t.rwnd_segments == 0 || t.ack_every == 0 {
-                return Err(format!("tcp[{i}]: initial_cwnd, rwnd_segments and ack_every must be positive"));
+                return Err(format!(
+                    "tcp[{i}]: initial_cwnd, rwnd_segments and ack_every must be positive"
+                ));
             }
             if t.rto_min_ns == 0 || t.rto_min_ns > t.rto_max_ns {
                 return Err(format!("tcp[{i}]: need 0 < rto_min_ns <= rto_max_ns"));
@@ -166,7 +180,9 @@ impl Scenario {
         }
         for (i, c) in self.cbr.iter().enumerate() {
             if c.packet_bytes == 0 || c.interval_ns == 0 {
-                return Err(format!("cbr[{i}]: packet_bytes and interval_ns must be positive"));
+                return Err(format!(
+                    "cbr[{i}]: packet_bytes and interval_ns must be positive"
+                ));
             }
         }
         Ok(())

@@ -224,8 +224,7 @@ impl Simulation {
             Wake::CbrSend(i) => {
                 let c = &mut self.cbr[i as usize];
                 let seq = c.send(now, &mut self.cbr_rng);
-                let mut pkt =
-                    Packet::new(PacketKind::Cbr, c.flow, c.cfg.packet_bytes, seq, now);
+                let mut pkt = Packet::new(PacketKind::Cbr, c.flow, c.cfg.packet_bytes, seq, now);
                 pkt.dst = 1;
                 let dir = c.cfg.direction;
                 if c.active_at(c.next_send, self.sc.duration_ns) {
@@ -247,7 +246,11 @@ impl Simulation {
                 if f.extra_delay > 0 {
                     let t = now + f.extra_delay;
                     f.extra.push_back((t, pkt));
-                    f.extra_alarm.set(t.min(f.extra_alarm.deadline), &mut self.events, Wake::Extra(i as u32));
+                    f.extra_alarm.set(
+                        t.min(f.extra_alarm.deadline),
+                        &mut self.events,
+                        Wake::Extra(i as u32),
+                    );
                     return;
                 }
                 f.receiver.on_data(now, pkt.seq, pkt.sent, &mut self.out);
@@ -255,7 +258,9 @@ impl Simulation {
             }
             PacketKind::Ack => {
                 let i = pkt.flow as usize;
-                self.tcp[i].sender.on_ack(now, pkt.seq, pkt.echo, &mut self.out);
+                self.tcp[i]
+                    .sender
+                    .on_ack(now, pkt.seq, pkt.echo, &mut self.out);
                 self.after_sender(i);
             }
             PacketKind::Cbr => {
@@ -449,7 +454,11 @@ impl Simulation {
                 received,
                 lost,
                 in_flight,
-                loss_rate: if done > 0 { lost as f64 / done as f64 } else { f64::NAN },
+                loss_rate: if done > 0 {
+                    lost as f64 / done as f64
+                } else {
+                    f64::NAN
+                },
                 base_owd_s: base as f64 / 1e9,
                 delay_median_s: quantile(&delays, 0.5),
                 delay_p95_s: quantile(&delays, 0.95),
@@ -484,7 +493,10 @@ impl Simulation {
             wall_s,
             tcp,
             cbr: cbr_summaries,
-            queues: Queues { down: q(&self.links[0]), up: q(&self.links[1]) },
+            queues: Queues {
+                down: q(&self.links[0]),
+                up: q(&self.links[1]),
+            },
         };
         TrialResult { summary, traces }
     }

@@ -2,9 +2,9 @@
 //! inter-departure times, and the sink bookkeeping of every packet's fate.
 
 use collateral_queue::Nanos;
+use rand::RngExt;
 use rand_distr::{Distribution, Normal};
 use rand_pcg::Pcg64Mcg;
-use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
 use crate::scenario::Direction;
@@ -56,7 +56,9 @@ pub struct CbrFlow {
 
 impl CbrFlow {
     pub fn new(flow: u32, cfg: &CbrConfig, duration: Nanos, rng: &mut Pcg64Mcg) -> Self {
-        let start = cfg.start_ns.unwrap_or_else(|| rng.random_range(0..cfg.interval_ns.max(1)));
+        let start = cfg
+            .start_ns
+            .unwrap_or_else(|| rng.random_range(0..cfg.interval_ns.max(1)));
         let jitter = (cfg.jitter_ns > 0)
             .then(|| Normal::new(cfg.interval_ns as f64, cfg.jitter_ns as f64).unwrap());
         let expect = (duration / cfg.interval_ns.max(1)) as usize + 16;

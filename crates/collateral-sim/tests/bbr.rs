@@ -14,16 +14,34 @@ const S: u64 = 1_000_000_000;
 /// 10 Mbit/s both ways, 40 ms RTT, a packet-limited queue, the given flows down.
 /// One BDP is 10 Mbit/s × 40 ms = 50,000 B = 33 packets of 1500 B.
 fn ten_meg(flows: &[CcKind], queue_packets: u64, seed: u64) -> Scenario {
-    let q = QueueConfig { rule: FullRule::Ps, limit: queue_packets, count_in_service: false };
+    let q = QueueConfig {
+        rule: FullRule::Ps,
+        limit: queue_packets,
+        count_in_service: false,
+    };
     Scenario {
         seed,
         duration_ns: 60 * S,
         warmup_ns: 5 * S,
         rtt_ns: 40 * MS,
         access_rate_bps: 1_000_000_000,
-        down: LinkConfig { rate_bps: 10_000_000, queue: q.clone(), loss_rate: 0.0 },
-        up: LinkConfig { rate_bps: 10_000_000, queue: q, loss_rate: 0.0 },
-        tcp: flows.iter().map(|&cc| TcpConfig { cc, ..Profile::Linux6.config() }).collect(),
+        down: LinkConfig {
+            rate_bps: 10_000_000,
+            queue: q.clone(),
+            loss_rate: 0.0,
+        },
+        up: LinkConfig {
+            rate_bps: 10_000_000,
+            queue: q,
+            loss_rate: 0.0,
+        },
+        tcp: flows
+            .iter()
+            .map(|&cc| TcpConfig {
+                cc,
+                ..Profile::Linux6.config()
+            })
+            .collect(),
         cbr: vec![],
         trace: TraceConfig::default(),
     }
@@ -90,10 +108,17 @@ fn one_bbr_flow_fills_the_link_and_keeps_the_queue_far_shorter_than_newreno() {
         let t = &r.summary.tcp[0];
         assert_eq!(t.cc, "bbr");
         let capacity = 10e6 * 1448.0 / 1500.0;
-        assert!(t.goodput_bps >= 0.9 * capacity, "seed {seed}: {} bit/s", t.goodput_bps);
+        assert!(
+            t.goodput_bps >= 0.9 * capacity,
+            "seed {seed}: {} bit/s",
+            t.goodput_bps
+        );
         let m = median_queue(&r, 5 * S, 60 * S);
         assert!(m <= 33 / 8, "seed {seed}: BBR median queue {m} packets");
-        assert!(4 * m.max(1) <= reno_median, "seed {seed}: BBR {m} vs NewReno {reno_median}");
+        assert!(
+            4 * m.max(1) <= reno_median,
+            "seed {seed}: BBR {m} vs NewReno {reno_median}"
+        );
     }
 }
 
@@ -103,13 +128,21 @@ fn probe_rtt_drains_to_4_packets_for_200_ms_when_a_standing_queue_hides_the_rtt(
     // new minimum RTT and must go to PROBE_RTT: cwnd 4 for at least 200 ms (and a
     // round), and then not again for 10 s after it left.
     let r = simulate(ten_meg(&[CcKind::Bbr, CcKind::Newreno], 200, 1)).unwrap();
-    let spells: Vec<(u64, u64)> =
-        low_cwnd_spells(&r, 0).into_iter().filter(|&(a, b)| b - a >= 200 * MS).collect();
+    let spells: Vec<(u64, u64)> = low_cwnd_spells(&r, 0)
+        .into_iter()
+        .filter(|&(a, b)| b - a >= 200 * MS)
+        .collect();
     assert!(spells.len() >= 2, "{spells:?}");
     for w in spells.windows(2) {
-        assert!(w[1].0 - w[0].1 >= 10 * S, "PROBE_RTT again too soon: {spells:?}");
+        assert!(
+            w[1].0 - w[0].1 >= 10 * S,
+            "PROBE_RTT again too soon: {spells:?}"
+        );
     }
-    assert_eq!(r.summary.tcp[0].timeouts, 0, "the spells are PROBE_RTT, not RTOs");
+    assert_eq!(
+        r.summary.tcp[0].timeouts, 0,
+        "the spells are PROBE_RTT, not RTOs"
+    );
 }
 
 #[test]
@@ -129,16 +162,32 @@ fn bbr_trials_repeat_exactly_and_the_seed_moves_the_gain_cycle() {
 }
 
 fn lossy_bbr_transfer(seed: u64, loss: f64, segments: u64, profile: Profile) -> TrialResult {
-    let q = QueueConfig { rule: FullRule::Ps, limit: 50, count_in_service: false };
+    let q = QueueConfig {
+        rule: FullRule::Ps,
+        limit: 50,
+        count_in_service: false,
+    };
     let sc = Scenario {
         seed,
         duration_ns: 600 * S,
         warmup_ns: 0,
         rtt_ns: 40 * MS,
         access_rate_bps: 1_000_000_000,
-        down: LinkConfig { rate_bps: 10_000_000, queue: q.clone(), loss_rate: loss },
-        up: LinkConfig { rate_bps: 10_000_000, queue: q, loss_rate: loss },
-        tcp: vec![TcpConfig { cc: CcKind::Bbr, size_segments: Some(segments), ..profile.config() }],
+        down: LinkConfig {
+            rate_bps: 10_000_000,
+            queue: q.clone(),
+            loss_rate: loss,
+        },
+        up: LinkConfig {
+            rate_bps: 10_000_000,
+            queue: q,
+            loss_rate: loss,
+        },
+        tcp: vec![TcpConfig {
+            cc: CcKind::Bbr,
+            size_segments: Some(segments),
+            ..profile.config()
+        }],
         cbr: vec![],
         trace: TraceConfig::OFF,
     };

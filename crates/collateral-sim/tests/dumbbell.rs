@@ -12,19 +12,37 @@ const S: u64 = 1_000_000_000;
 
 /// ADSL1, 100 ms RTT, one NewReno flow down, bidirectional CBR: the demo scenario.
 fn adsl1(rule: FullRule, limit: u64, seed: u64, secs: u64) -> Scenario {
-    let q = QueueConfig { rule, limit, count_in_service: false };
+    let q = QueueConfig {
+        rule,
+        limit,
+        count_in_service: false,
+    };
     Scenario {
         seed,
         duration_ns: secs * S,
         warmup_ns: 5 * S,
         rtt_ns: 100 * MS,
         access_rate_bps: 1_000_000_000,
-        down: LinkConfig { rate_bps: 1_500_000, queue: q.clone(), loss_rate: 0.0 },
-        up: LinkConfig { rate_bps: 256_000, queue: q, loss_rate: 0.0 },
+        down: LinkConfig {
+            rate_bps: 1_500_000,
+            queue: q.clone(),
+            loss_rate: 0.0,
+        },
+        up: LinkConfig {
+            rate_bps: 256_000,
+            queue: q,
+            loss_rate: 0.0,
+        },
         tcp: vec![TcpConfig::default()],
         cbr: vec![
-            CbrConfig { direction: Direction::Down, ..Default::default() },
-            CbrConfig { direction: Direction::Up, ..Default::default() },
+            CbrConfig {
+                direction: Direction::Down,
+                ..Default::default()
+            },
+            CbrConfig {
+                direction: Direction::Up,
+                ..Default::default()
+            },
         ],
         trace: TraceConfig::default(),
     }
@@ -39,7 +57,11 @@ fn demo_delay_is_bounded_by_the_queue_and_reaches_it() {
     assert_eq!(down.direction, "down");
     let full = 20_000.0 * 8.0 / 1.5e6;
     let one_pkt = 1500.0 * 8.0 / 1.5e6;
-    assert!(down.delay_max_s <= full + one_pkt + 1e-9, "max {}", down.delay_max_s);
+    assert!(
+        down.delay_max_s <= full + one_pkt + 1e-9,
+        "max {}",
+        down.delay_max_s
+    );
     assert!(
         (down.delay_max_s - full).abs() <= one_pkt,
         "max additional delay {} s should be within one packet time of {} s",
@@ -48,9 +70,17 @@ fn demo_delay_is_bounded_by_the_queue_and_reaches_it() {
     );
     // Goodput cannot exceed the link's payload capacity: 1.5 Mbit/s · 1448/1500.
     let tcp = &r.summary.tcp[0];
-    assert!(tcp.goodput_bps <= 1.5e6 * 1448.0 / 1500.0, "{}", tcp.goodput_bps);
+    assert!(
+        tcp.goodput_bps <= 1.5e6 * 1448.0 / 1500.0,
+        "{}",
+        tcp.goodput_bps
+    );
     // … and a bulk flow over a 20 kB queue should come close to it (CBR takes 74 kbit/s).
-    assert!(tcp.goodput_bps > 0.9 * (1.5e6 - 74_400.0) * 1448.0 / 1500.0, "{}", tcp.goodput_bps);
+    assert!(
+        tcp.goodput_bps > 0.9 * (1.5e6 - 74_400.0) * 1448.0 / 1500.0,
+        "{}",
+        tcp.goodput_bps
+    );
 }
 
 #[test]
@@ -96,7 +126,13 @@ fn same_seed_same_results_other_seed_other_timings() {
 #[test]
 fn many_simulations_run_in_parallel_threads_with_identical_results() {
     let serial: Vec<_> = (0..4)
-        .map(|s| simulate(adsl1(FullRule::Ps, 20, s, 20)).unwrap().traces.cbr.owd_s)
+        .map(|s| {
+            simulate(adsl1(FullRule::Ps, 20, s, 20))
+                .unwrap()
+                .traces
+                .cbr
+                .owd_s
+        })
         .collect();
     let threads: Vec<_> = (0..4)
         .map(|s| std::thread::spawn(move || simulate(adsl1(FullRule::Ps, 20, s, 20)).unwrap()))
@@ -138,16 +174,31 @@ fn lossy_transfer(
     segments: u64,
     profile: Profile,
 ) -> collateral_sim::TrialResult {
-    let q = QueueConfig { rule: FullRule::Ps, limit: 50, count_in_service: false };
+    let q = QueueConfig {
+        rule: FullRule::Ps,
+        limit: 50,
+        count_in_service: false,
+    };
     let sc = Scenario {
         seed,
         duration_ns: 600 * S,
         warmup_ns: 0,
         rtt_ns: 40 * MS,
         access_rate_bps: 1_000_000_000,
-        down: LinkConfig { rate_bps: 10_000_000, queue: q.clone(), loss_rate: loss },
-        up: LinkConfig { rate_bps: 10_000_000, queue: q, loss_rate: loss },
-        tcp: vec![TcpConfig { size_segments: Some(segments), ..profile.config() }],
+        down: LinkConfig {
+            rate_bps: 10_000_000,
+            queue: q.clone(),
+            loss_rate: loss,
+        },
+        up: LinkConfig {
+            rate_bps: 10_000_000,
+            queue: q,
+            loss_rate: loss,
+        },
+        tcp: vec![TcpConfig {
+            size_segments: Some(segments),
+            ..profile.config()
+        }],
         cbr: vec![],
         trace: TraceConfig::OFF,
     };
@@ -233,7 +284,9 @@ proptest! {
 
 #[test]
 fn batches_give_the_same_results_on_any_number_of_threads() {
-    let scs: Vec<Scenario> = (0..12).map(|s| adsl1(FullRule::FbLoose, 30_000, s, 15)).collect();
+    let scs: Vec<Scenario> = (0..12)
+        .map(|s| adsl1(FullRule::FbLoose, 30_000, s, 15))
+        .collect();
     let key = |r: &collateral_sim::TrialResult| {
         let mut s = r.summary.clone();
         s.wall_s = 0.0;

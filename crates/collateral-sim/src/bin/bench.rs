@@ -7,39 +7,63 @@
 
 use std::time::Instant;
 
+use collateral_sim::queue::FullRule;
 use collateral_sim::scenario::{LinkConfig, QueueConfig, TraceConfig};
 use collateral_sim::tcp::TcpConfig;
 use collateral_sim::traffic::CbrConfig;
 use collateral_sim::{simulate, Direction, Scenario};
-use collateral_sim::queue::FullRule;
 
 fn scenario(name: &str, down: u64, up: u64, seed: u64) -> Scenario {
     let _ = name;
-    let q = QueueConfig { rule: FullRule::FbLoose, limit: 60_000, count_in_service: false };
+    let q = QueueConfig {
+        rule: FullRule::FbLoose,
+        limit: 60_000,
+        count_in_service: false,
+    };
     Scenario {
         seed,
         duration_ns: 180_000_000_000,
         warmup_ns: 10_000_000_000,
         rtt_ns: 100_000_000,
         access_rate_bps: 1_000_000_000,
-        down: LinkConfig { rate_bps: down, queue: q.clone(), loss_rate: 0.0 },
-        up: LinkConfig { rate_bps: up, queue: q, loss_rate: 0.0 },
+        down: LinkConfig {
+            rate_bps: down,
+            queue: q.clone(),
+            loss_rate: 0.0,
+        },
+        up: LinkConfig {
+            rate_bps: up,
+            queue: q,
+            loss_rate: 0.0,
+        },
         tcp: vec![TcpConfig::default()],
         cbr: vec![
-            CbrConfig { direction: Direction::Down, ..Default::default() },
-            CbrConfig { direction: Direction::Up, ..Default::default() },
+            CbrConfig {
+                direction: Direction::Down,
+                ..Default::default()
+            },
+            CbrConfig {
+                direction: Direction::Up,
+                ..Default::default()
+            },
         ],
         trace: TraceConfig::OFF,
     }
 }
 
 fn main() {
-    let reps: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(20);
+    let reps: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20);
     println!(
         "{:<8} {:>10} {:>10} {:>12} {:>9} {:>10} {:>12}",
         "link", "wall_ms", "events", "events/s", "packets", "ev/packet", "goodput"
     );
-    for (name, down, up) in [("ADSL1", 1_500_000, 256_000), ("ADSL2", 24_000_000, 1_000_000)] {
+    for (name, down, up) in [
+        ("ADSL1", 1_500_000, 256_000),
+        ("ADSL2", 24_000_000, 1_000_000),
+    ] {
         let mut best = f64::INFINITY;
         let mut last = None;
         for r in 0..reps {

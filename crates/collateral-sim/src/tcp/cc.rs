@@ -9,6 +9,8 @@ use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
 use super::bbr::Bbr;
+use super::cubic::Cubic;
+use super::htcp::Htcp;
 use super::rate::RateSample;
 use super::TcpConfig;
 
@@ -119,16 +121,22 @@ pub fn slow_start(w: &mut Window, acked: u32, mode: SlowStart, after_timeout: bo
 #[serde(rename_all = "snake_case")]
 pub enum CcKind {
     Newreno,
+    /// CUBIC (`tcp_cubic.c`); its variant and switches are in `TcpConfig::cubic`.
+    Cubic,
+    /// H-TCP (Linux `tcp_htcp.c`, FreeBSD `cc_htcp.c`); settings in `TcpConfig::htcp`.
+    Htcp,
     /// BBR v1 as in Linux (`tcp_bbr.c`).
     Bbr,
 }
 
 impl CcKind {
-    pub const ALL: [CcKind; 2] = [CcKind::Newreno, CcKind::Bbr];
+    pub const ALL: [CcKind; 4] = [CcKind::Newreno, CcKind::Cubic, CcKind::Htcp, CcKind::Bbr];
 
     pub fn name(self) -> &'static str {
         match self {
             CcKind::Newreno => "newreno",
+            CcKind::Cubic => "cubic",
+            CcKind::Htcp => "htcp",
             CcKind::Bbr => "bbr",
         }
     }
@@ -195,6 +203,8 @@ impl Growth {
 #[derive(Debug, Clone)]
 pub enum AnyCc {
     NewReno(NewReno),
+    Cubic(Cubic),
+    Htcp(Htcp),
     Bbr(Box<Bbr>),
 }
 
@@ -205,6 +215,8 @@ impl AnyCc {
         let g = Growth::from_config(cfg);
         match cfg.cc {
             CcKind::Newreno => AnyCc::NewReno(NewReno::new(g)),
+            CcKind::Cubic => AnyCc::Cubic(Cubic::new(cfg.cubic, g)),
+            CcKind::Htcp => AnyCc::Htcp(Htcp::new(cfg.htcp, g)),
             CcKind::Bbr => AnyCc::Bbr(Box::new(Bbr::new(cfg, rng))),
         }
     }
@@ -215,6 +227,8 @@ impl CongestionControl for AnyCc {
     fn on_ack(&mut self, w: &mut Window, ack: &Ack) {
         match self {
             AnyCc::NewReno(c) => c.on_ack(w, ack),
+            AnyCc::Cubic(c) => c.on_ack(w, ack),
+            AnyCc::Htcp(c) => c.on_ack(w, ack),
             AnyCc::Bbr(c) => c.on_ack(w, ack),
         }
     }
@@ -222,6 +236,8 @@ impl CongestionControl for AnyCc {
     fn pkts_acked(&mut self, ack: &Ack) {
         match self {
             AnyCc::NewReno(c) => c.pkts_acked(ack),
+            AnyCc::Cubic(c) => c.pkts_acked(ack),
+            AnyCc::Htcp(c) => c.pkts_acked(ack),
             AnyCc::Bbr(c) => c.pkts_acked(ack),
         }
     }
@@ -229,6 +245,8 @@ impl CongestionControl for AnyCc {
     fn ssthresh(&mut self, now: Nanos, w: &Window, flight: u32) -> u32 {
         match self {
             AnyCc::NewReno(c) => c.ssthresh(now, w, flight),
+            AnyCc::Cubic(c) => c.ssthresh(now, w, flight),
+            AnyCc::Htcp(c) => c.ssthresh(now, w, flight),
             AnyCc::Bbr(c) => c.ssthresh(now, w, flight),
         }
     }
@@ -236,6 +254,8 @@ impl CongestionControl for AnyCc {
     fn set_state(&mut self, now: Nanos, state: CaState) {
         match self {
             AnyCc::NewReno(c) => c.set_state(now, state),
+            AnyCc::Cubic(c) => c.set_state(now, state),
+            AnyCc::Htcp(c) => c.set_state(now, state),
             AnyCc::Bbr(c) => c.set_state(now, state),
         }
     }
@@ -243,6 +263,8 @@ impl CongestionControl for AnyCc {
     fn min_cwnd(&self, w: &Window) -> u32 {
         match self {
             AnyCc::NewReno(c) => c.min_cwnd(w),
+            AnyCc::Cubic(c) => c.min_cwnd(w),
+            AnyCc::Htcp(c) => c.min_cwnd(w),
             AnyCc::Bbr(c) => c.min_cwnd(w),
         }
     }
@@ -250,6 +272,8 @@ impl CongestionControl for AnyCc {
     fn has_cong_control(&self) -> bool {
         match self {
             AnyCc::NewReno(c) => c.has_cong_control(),
+            AnyCc::Cubic(c) => c.has_cong_control(),
+            AnyCc::Htcp(c) => c.has_cong_control(),
             AnyCc::Bbr(c) => c.has_cong_control(),
         }
     }
@@ -257,6 +281,8 @@ impl CongestionControl for AnyCc {
     fn cong_control(&mut self, w: &mut Window, rs: &RateSample) {
         match self {
             AnyCc::NewReno(c) => c.cong_control(w, rs),
+            AnyCc::Cubic(c) => c.cong_control(w, rs),
+            AnyCc::Htcp(c) => c.cong_control(w, rs),
             AnyCc::Bbr(c) => c.cong_control(w, rs),
         }
     }
@@ -264,6 +290,8 @@ impl CongestionControl for AnyCc {
     fn pacing_rate(&self) -> Option<u64> {
         match self {
             AnyCc::NewReno(c) => c.pacing_rate(),
+            AnyCc::Cubic(c) => c.pacing_rate(),
+            AnyCc::Htcp(c) => c.pacing_rate(),
             AnyCc::Bbr(c) => c.pacing_rate(),
         }
     }
@@ -271,6 +299,8 @@ impl CongestionControl for AnyCc {
     fn app_limited(&self) -> bool {
         match self {
             AnyCc::NewReno(c) => c.app_limited(),
+            AnyCc::Cubic(c) => c.app_limited(),
+            AnyCc::Htcp(c) => c.app_limited(),
             AnyCc::Bbr(c) => c.app_limited(),
         }
     }
@@ -291,7 +321,11 @@ pub struct NewReno {
 
 impl NewReno {
     pub fn new(g: Growth) -> Self {
-        NewReno { g, cnt: 0, after_timeout: false }
+        NewReno {
+            g,
+            cnt: 0,
+            after_timeout: false,
+        }
     }
 }
 
@@ -332,16 +366,30 @@ mod tests {
     use super::*;
 
     fn ack(acked: u32) -> Ack {
-        Ack { now: 0, acked, prior_in_flight: 100, rtt: None, state: CaState::Open }
+        Ack {
+            now: 0,
+            acked,
+            prior_in_flight: 100,
+            rtt: None,
+            state: CaState::Open,
+        }
     }
 
     fn growth(slow_start: SlowStart, abc: bool) -> Growth {
-        Growth { slow_start, ca_per_segment: abc, ss_inclusive: false, halve_cwnd: false }
+        Growth {
+            slow_start,
+            ca_per_segment: abc,
+            ss_inclusive: false,
+            halve_cwnd: false,
+        }
     }
 
     #[test]
     fn slow_start_adds_one_per_ack_without_abc_and_acked_segments_with_abc() {
-        let mut w = Window { cwnd: 2, ssthresh: 100 };
+        let mut w = Window {
+            cwnd: 2,
+            ssthresh: 100,
+        };
         let mut c = NewReno::new(growth(SlowStart::PerAck, false));
         c.on_ack(&mut w, &ack(2)); // delayed ACK covering 2 segments: +1
         assert_eq!(w.cwnd, 3);
@@ -354,7 +402,10 @@ mod tests {
         c.on_ack(&mut w, &ack(3));
         assert_eq!(w.cwnd, 8);
         // Modern Linux: every acked segment counts, but slow start stops at ssthresh.
-        let mut w = Window { cwnd: 10, ssthresh: 14 };
+        let mut w = Window {
+            cwnd: 10,
+            ssthresh: 14,
+        };
         let mut c = NewReno::new(growth(SlowStart::PerSegment, true));
         c.on_ack(&mut w, &ack(3));
         assert_eq!(w.cwnd, 13);
@@ -365,7 +416,10 @@ mod tests {
     #[test]
     fn linux_slow_start_includes_the_boundary() {
         let mut g = growth(SlowStart::PerAck, false);
-        let w = Window { cwnd: 10, ssthresh: 10 };
+        let w = Window {
+            cwnd: 10,
+            ssthresh: 10,
+        };
         assert!(!g.in_slow_start(&w));
         g.ss_inclusive = true;
         assert!(g.in_slow_start(&w));
@@ -374,7 +428,10 @@ mod tests {
     #[test]
     fn congestion_avoidance_adds_one_segment_per_window_of_acks() {
         // cwnd = ssthresh = 10: 10 ACKs make +1, the next 11 make another +1.
-        let mut w = Window { cwnd: 10, ssthresh: 10 };
+        let mut w = Window {
+            cwnd: 10,
+            ssthresh: 10,
+        };
         let mut c = NewReno::new(growth(SlowStart::PerAck, false));
         for _ in 0..9 {
             c.on_ack(&mut w, &ack(1));
@@ -401,14 +458,27 @@ mod tests {
     #[test]
     fn ssthresh_is_half_the_flight_or_the_window_at_least_two() {
         let mut c = NewReno::new(growth(SlowStart::PerAck, false));
-        let w = Window { cwnd: 40, ssthresh: 100 };
+        let w = Window {
+            cwnd: 40,
+            ssthresh: 100,
+        };
         assert_eq!(c.ssthresh(0, &w, 40), 20);
         assert_eq!(c.ssthresh(0, &w, 31), 15);
         assert_eq!(c.ssthresh(0, &w, 3), 2);
         let mut g = growth(SlowStart::PerAck, false);
         g.halve_cwnd = true;
         let mut c = NewReno::new(g);
-        assert_eq!(c.ssthresh(0, &w, 31), 20, "Linux halves cwnd, not FlightSize");
-        assert_eq!(c.min_cwnd(&Window { cwnd: 20, ssthresh: 20 }), 10);
+        assert_eq!(
+            c.ssthresh(0, &w, 31),
+            20,
+            "Linux halves cwnd, not FlightSize"
+        );
+        assert_eq!(
+            c.min_cwnd(&Window {
+                cwnd: 20,
+                ssthresh: 20
+            }),
+            10
+        );
     }
 }

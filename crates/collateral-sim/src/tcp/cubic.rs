@@ -233,7 +233,10 @@ impl Cubic {
             target: 0,
             cwnd_cnt: 0,
             after_timeout: false,
-            seen: Window { cwnd: 0, ssthresh: u32::MAX },
+            seen: Window {
+                cwnd: 0,
+                ssthresh: u32::MAX,
+            },
             clock: 0,
             hy: HyStart::default(),
         };
@@ -508,8 +511,9 @@ impl CongestionControl for Cubic {
         self.hy.flight_now = ack.prior_in_flight.saturating_sub(ack.acked);
         self.hy.round_acked = self.hy.round_acked.saturating_add(ack.acked);
         let now_j = jiffies(ack.now);
-        let young_epoch =
-            self.epoch_start.is_some_and(|e| (now_j.wrapping_sub(e) as i32) < HZ as i32);
+        let young_epoch = self
+            .epoch_start
+            .is_some_and(|e| (now_j.wrapping_sub(e) as i32) < HZ as i32);
         if !self.modern() {
             if ack.state == CaState::Open {
                 // ratio += sample − ratio/16, i.e. ratio = 15/16·ratio + sample (×16).
@@ -605,7 +609,13 @@ mod tests {
     }
 
     fn ack(now: Nanos, acked: u32, rtt: Option<Nanos>) -> Ack {
-        Ack { now, acked, prior_in_flight: 100, rtt, state: CaState::Open }
+        Ack {
+            now,
+            acked,
+            prior_in_flight: 100,
+            rtt,
+            state: CaState::Open,
+        }
     }
 
     #[test]
@@ -615,7 +625,10 @@ mod tests {
         //   β=717: 8·1741 = 13928; /3 = 4642; /307 = 15.12 → 15
         // cube_factor = 2^40/410 = 1099511627776/410 = 2681735677.5 → 2681735677
         let c = Cubic::new(CubicConfig::linux_2_6_25(), growth());
-        assert_eq!((c.beta_scale, c.cube_rtt_scale, c.cube_factor), (23, 410, 2_681_735_677));
+        assert_eq!(
+            (c.beta_scale, c.cube_rtt_scale, c.cube_factor),
+            (23, 410, 2_681_735_677)
+        );
         let c = Cubic::new(CubicConfig::modern(), growth());
         assert_eq!(c.beta_scale, 15);
     }
@@ -642,7 +655,10 @@ mod tests {
         let mut c = Cubic::new(CubicConfig::linux_2_6_25(), growth());
         // Loss at cwnd 100 (no earlier W_max): W_max = 100, ssthresh = 100·819/1024 =
         // 81900/1024 = 79.98 → 79.
-        let w = Window { cwnd: 100, ssthresh: 50 };
+        let w = Window {
+            cwnd: 100,
+            ssthresh: 50,
+        };
         assert_eq!(c.ssthresh(0, &w, 100), 79);
         assert_eq!((c.last_max_cwnd, c.loss_cwnd), (100, 100));
         // First CA ACK at 10 s: K = cubic_root(2681735677·21) = 3832 (3.742 s), origin
@@ -673,7 +689,17 @@ mod tests {
     fn modern_after_a_loss_at_100_segments() {
         let mut c = Cubic::new(CubicConfig::modern(), growth());
         // ssthresh = 100·717/1024 = 71700/1024 = 70.02 → 70.
-        assert_eq!(c.ssthresh(0, &Window { cwnd: 100, ssthresh: 50 }, 100), 70);
+        assert_eq!(
+            c.ssthresh(
+                0,
+                &Window {
+                    cwnd: 100,
+                    ssthresh: 50
+                },
+                100
+            ),
+            70
+        );
         // K = cubic_root(2681735677·30) = 4316 (4.215 s; exact ∛(30/0.4004) = 4.2153 s).
         // t = 0: offs = 4316, 4316^3 = 80397826496, ·410 >> 40 = 29.98 → 29,
         // target = 71, cnt = 70/1 = 70 (no ACK-ratio scaling, floor 2).
@@ -686,7 +712,10 @@ mod tests {
     fn cnt_and_target_over_a_sequence_of_acks() {
         // v2.1, per-ACK counting, as in the test above: cwnd 79 after the loss at 100.
         let mut c = Cubic::new(CubicConfig::linux_2_6_25(), growth());
-        let mut w = Window { cwnd: 100, ssthresh: 1000 };
+        let mut w = Window {
+            cwnd: 100,
+            ssthresh: 1000,
+        };
         w.ssthresh = c.ssthresh(0, &w, 100);
         w.cwnd = w.ssthresh;
         let t0 = 10_000 * MS;
@@ -702,7 +731,10 @@ mod tests {
         // target still 80 = cwnd → cnt = 100·80 = 8000 → ×16/32 = 4000. The Reno
         // estimate needs 80·23 >> 3 = 230 ACKs per segment and has seen ack_cnt = 41.
         c.on_ack(&mut w, &ack(t0, 1, None));
-        assert_eq!((w.cwnd, c.cnt, c.target, c.ack_cnt, c.tcp_cwnd), (80, 4000, 80, 41, 79));
+        assert_eq!(
+            (w.cwnd, c.cnt, c.target, c.ack_cnt, c.tcp_cwnd),
+            (80, 4000, 80, 41, 79)
+        );
         // 20 ms later (< HZ/32 = 31 jiffies, cwnd unchanged): cnt is kept, only counted.
         c.on_ack(&mut w, &ack(t0 + 20 * MS, 1, None));
         assert_eq!((c.cnt, c.ack_cnt, c.cwnd_cnt), (4000, 42, 2));
@@ -723,20 +755,74 @@ mod tests {
             (CubicConfig::modern(), 76, 63),
         ] {
             let mut c = Cubic::new(cfg, growth());
-            c.ssthresh(0, &Window { cwnd: 100, ssthresh: 1 }, 100);
-            assert_eq!(c.ssthresh(0, &Window { cwnd: 90, ssthresh: 1 }, 90), ss);
+            c.ssthresh(
+                0,
+                &Window {
+                    cwnd: 100,
+                    ssthresh: 1,
+                },
+                100,
+            );
+            assert_eq!(
+                c.ssthresh(
+                    0,
+                    &Window {
+                        cwnd: 90,
+                        ssthresh: 1
+                    },
+                    90
+                ),
+                ss
+            );
             assert_eq!(c.last_max_cwnd, fc_wmax);
             // A loss above the old W_max, or with fast convergence off, keeps cwnd.
-            c.ssthresh(0, &Window { cwnd: 120, ssthresh: 1 }, 120);
+            c.ssthresh(
+                0,
+                &Window {
+                    cwnd: 120,
+                    ssthresh: 1,
+                },
+                120,
+            );
             assert_eq!(c.last_max_cwnd, 120);
-            let mut c = Cubic::new(CubicConfig { fast_convergence: false, ..cfg }, growth());
-            c.ssthresh(0, &Window { cwnd: 100, ssthresh: 1 }, 100);
-            c.ssthresh(0, &Window { cwnd: 90, ssthresh: 1 }, 90);
+            let mut c = Cubic::new(
+                CubicConfig {
+                    fast_convergence: false,
+                    ..cfg
+                },
+                growth(),
+            );
+            c.ssthresh(
+                0,
+                &Window {
+                    cwnd: 100,
+                    ssthresh: 1,
+                },
+                100,
+            );
+            c.ssthresh(
+                0,
+                &Window {
+                    cwnd: 90,
+                    ssthresh: 1,
+                },
+                90,
+            );
             assert_eq!(c.last_max_cwnd, 90);
         }
         // The floor: 2·717/1024 = 1 → 2.
         let mut c = Cubic::new(CubicConfig::modern(), growth());
-        assert_eq!(c.ssthresh(0, &Window { cwnd: 2, ssthresh: 1 }, 2), 2);
+        assert_eq!(
+            c.ssthresh(
+                0,
+                &Window {
+                    cwnd: 2,
+                    ssthresh: 1
+                },
+                2
+            ),
+            2
+        );
     }
 
     #[test]
@@ -744,7 +830,14 @@ mod tests {
         // Modern, loss at 100 → cwnd 70, K = 4316 (4.2 s): for seconds the curve sits
         // near 71, but on a 1 ms path 70 segments are acked every millisecond.
         let mut c = Cubic::new(CubicConfig::modern(), growth());
-        c.ssthresh(0, &Window { cwnd: 100, ssthresh: 1 }, 100);
+        c.ssthresh(
+            0,
+            &Window {
+                cwnd: 100,
+                ssthresh: 1,
+            },
+            100,
+        );
         let t0 = 10_000 * MS;
         c.update(70, 2, t0); // epoch: ack_cnt = 2, tcp_cwnd = 70, target 71, cnt 70
         assert_eq!((c.cnt, c.ack_cnt, c.tcp_cwnd), (70, 2, 70));
@@ -764,9 +857,19 @@ mod tests {
         c.update(70, 2, t0 + 32 * MS);
         assert_eq!((c.target, c.tcp_cwnd, c.ack_cnt, c.cnt), (71, 87, 13, 4));
         // Without friendliness the curve alone says 70.
-        let cfg = CubicConfig { tcp_friendliness: false, ..CubicConfig::modern() };
+        let cfg = CubicConfig {
+            tcp_friendliness: false,
+            ..CubicConfig::modern()
+        };
         let mut c = Cubic::new(cfg, growth());
-        c.ssthresh(0, &Window { cwnd: 100, ssthresh: 1 }, 100);
+        c.ssthresh(
+            0,
+            &Window {
+                cwnd: 100,
+                ssthresh: 1,
+            },
+            100,
+        );
         c.update(70, 2, t0);
         for i in 0..1118u64 {
             c.update(70, 2, t0 + i * 31 * MS / 1118);
@@ -792,7 +895,14 @@ mod tests {
         //   K = (5696 + 2645)·341 >> 10 = 2844281 >> 10 = 2777
         //   2777^3 = 21415471433; ·410 >> 40 = 7.99 → 7; target = 40 − 7 = 33
         //   cnt = 32/1 = 32; Reno needs 32·23 >> 3 = 92 ACKs; ×16/32 = 16.
-        c.ssthresh(6000 * MS, &Window { cwnd: 40, ssthresh: 1 }, 40);
+        c.ssthresh(
+            6000 * MS,
+            &Window {
+                cwnd: 40,
+                ssthresh: 1,
+            },
+            40,
+        );
         c.update(32, 1, 6100 * MS);
         assert_eq!((c.k, c.target, c.cnt), (2777, 33, 16));
         // A timeout resets loss_cwnd, and the rule is back.
@@ -838,7 +948,10 @@ mod tests {
         c.pkts_acked(&ack(MS, 4, None));
         assert_eq!(c.delayed_ack, 36);
         // Not in Open: untouched.
-        c.pkts_acked(&Ack { state: CaState::Recovery, ..ack(MS, 9, None) });
+        c.pkts_acked(&Ack {
+            state: CaState::Recovery,
+            ..ack(MS, 9, None)
+        });
         assert_eq!(c.delayed_ack, 36);
         // RTT 40.5 ms ending at 1000.2 ms: jiffies 1000 − 959 = 41 → delay 328.
         c.pkts_acked(&ack(1_000_200_000, 2, Some(40_500_000)));
@@ -857,7 +970,10 @@ mod tests {
     /// Slow-start window for HyStart tests: cwnd 20, far from ssthresh.
     fn hystart_cubic() -> (Cubic, Window) {
         let mut c = Cubic::new(CubicConfig::modern(), growth());
-        let w = Window { cwnd: 20, ssthresh: 10_000 };
+        let w = Window {
+            cwnd: 20,
+            ssthresh: 10_000,
+        };
         c.seen = w;
         (c, w)
     }
@@ -921,8 +1037,17 @@ mod tests {
             c.pkts_acked(&ack(t0 + k * MS, 1, Some(40 * MS)));
         }
         assert!(!c.hy.found);
-        let mut c = Cubic::new(CubicConfig { hystart: false, ..CubicConfig::modern() }, growth());
-        c.seen = Window { cwnd: 20, ssthresh: 10_000 };
+        let mut c = Cubic::new(
+            CubicConfig {
+                hystart: false,
+                ..CubicConfig::modern()
+            },
+            growth(),
+        );
+        c.seen = Window {
+            cwnd: 20,
+            ssthresh: 10_000,
+        };
         for k in 0..=30u64 {
             c.pkts_acked(&ack(t0 + k * MS, 1, Some(40 * MS)));
         }
@@ -933,9 +1058,22 @@ mod tests {
     fn modern_slow_start_hands_leftover_segments_to_avoidance() {
         // PerSegment slow start from 18 to ssthresh 20 with 5 acked: +2, 3 left over go
         // to tcp_cong_avoid_ai with cnt = 20 (W_max 0 cap): counter 3.
-        let g = Growth { slow_start: SlowStart::PerSegment, ca_per_segment: true, ..growth() };
-        let mut c = Cubic::new(CubicConfig { hystart: false, ..CubicConfig::modern() }, g);
-        let mut w = Window { cwnd: 18, ssthresh: 20 };
+        let g = Growth {
+            slow_start: SlowStart::PerSegment,
+            ca_per_segment: true,
+            ..growth()
+        };
+        let mut c = Cubic::new(
+            CubicConfig {
+                hystart: false,
+                ..CubicConfig::modern()
+            },
+            g,
+        );
+        let mut w = Window {
+            cwnd: 18,
+            ssthresh: 20,
+        };
         c.on_ack(&mut w, &ack(MS, 5, None));
         assert_eq!((w.cwnd, c.cwnd_cnt, c.cnt), (20, 3, 20));
     }
@@ -949,7 +1087,13 @@ mod tests {
         let c: CubicConfig =
             serde_json::from_str(r#"{"variant": "linux_2_6_25", "fast_convergence": false}"#)
                 .unwrap();
-        assert_eq!(c, CubicConfig { fast_convergence: false, ..CubicConfig::linux_2_6_25() });
+        assert_eq!(
+            c,
+            CubicConfig {
+                fast_convergence: false,
+                ..CubicConfig::linux_2_6_25()
+            }
+        );
         let back: CubicConfig = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
         assert_eq!(back, c);
         assert!(serde_json::from_str::<CubicConfig>(r#"{"betta": 3}"#).is_err());
@@ -985,9 +1129,20 @@ mod tests {
     }
 
     fn any_cfg() -> impl Strategy<Value = CubicConfig> {
-        (any::<bool>(), 1u32..1100, any::<bool>(), any::<bool>(), any::<bool>(), 0u32..200)
+        (
+            any::<bool>(),
+            1u32..1100,
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+            0u32..200,
+        )
             .prop_map(|(m, beta, fc, tf, hy, bs)| CubicConfig {
-                variant: if m { CubicVariant::Modern } else { CubicVariant::Linux2625 },
+                variant: if m {
+                    CubicVariant::Modern
+                } else {
+                    CubicVariant::Linux2625
+                },
                 beta,
                 fast_convergence: fc,
                 tcp_friendliness: tf,

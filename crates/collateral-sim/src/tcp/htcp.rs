@@ -87,7 +87,10 @@ impl HtcpConfig {
 
     /// Linux 2.6.25 module defaults.
     pub fn linux_2_6_25() -> Self {
-        HtcpConfig { flavor: HtcpFlavor::Linux2625, ..Self::linux() }
+        HtcpConfig {
+            flavor: HtcpFlavor::Linux2625,
+            ..Self::linux()
+        }
     }
 
     /// FreeBSD sysctl defaults: `adaptive_backoff` 0, `rtt_scaling` 0.
@@ -249,7 +252,10 @@ impl Htcp {
             model,
             cwnd_cnt: 0,
             after_timeout: false,
-            seen: Window { cwnd: 0, ssthresh: u32::MAX },
+            seen: Window {
+                cwnd: 0,
+                ssthresh: u32::MAX,
+            },
             clock: 0,
             started: false,
         }
@@ -333,7 +339,11 @@ impl LinuxState {
         if diff > HZ {
             diff -= HZ;
             let half = diff / 2;
-            factor = 1 + (10u32.wrapping_mul(diff).wrapping_add(half.wrapping_mul(half) / HZ)) / HZ;
+            factor = 1
+                + (10u32
+                    .wrapping_mul(diff)
+                    .wrapping_add(half.wrapping_mul(half) / HZ))
+                    / HZ;
         }
         if cfg.use_rtt_scaling && self.min_rtt != 0 {
             // 8·(100 ms / minRTT), in [0.5, 10]·8, i.e. α × minRTT/100 ms within [0.1, 2].
@@ -559,8 +569,10 @@ impl CongestionControl for Htcp {
                 // FreeBSD's "hysteresis" reads (minrtt + (maxrtt − minrtt)·95) / 100: the
                 // whole sum is divided by 100, so maxrtt collapses to about 1 % of itself
                 // (and with adaptive backoff β then saturates at 0.8). Reproduced as written.
-                let decayed =
-                    s.minrtt.wrapping_add(s.maxrtt.wrapping_sub(s.minrtt).wrapping_mul(95)) / 100;
+                let decayed = s
+                    .minrtt
+                    .wrapping_add(s.maxrtt.wrapping_sub(s.minrtt).wrapping_mul(95))
+                    / 100;
                 s.pending_maxrtt = Some(decayed);
                 let beta = if s.had_event {
                     s.beta = s.beta_with(&self.cfg, decayed);
@@ -573,7 +585,10 @@ impl CongestionControl for Htcp {
             }
         };
         let ss = ss.max(2);
-        self.seen = Window { cwnd: w.cwnd, ssthresh: ss };
+        self.seen = Window {
+            cwnd: w.cwnd,
+            ssthresh: ss,
+        };
         ss
     }
 
@@ -640,7 +655,13 @@ mod tests {
     }
 
     fn ack(now: Nanos, acked: u32, rtt: Option<Nanos>, state: CaState) -> Ack {
-        Ack { now, acked, prior_in_flight: 100, rtt, state }
+        Ack {
+            now,
+            acked,
+            prior_in_flight: 100,
+            rtt,
+            state,
+        }
     }
 
     fn linux(cfg: HtcpConfig) -> Htcp {
@@ -665,7 +686,10 @@ mod tests {
 
     /// Linux α (×128) at Δ ms after the last congestion event, without RTT scaling.
     fn linux_alpha_at(delta_ms: u32, beta: u32) -> u32 {
-        let cfg = HtcpConfig { use_rtt_scaling: false, ..HtcpConfig::linux() };
+        let cfg = HtcpConfig {
+            use_rtt_scaling: false,
+            ..HtcpConfig::linux()
+        };
         let mut h = linux(cfg);
         lin(&mut h).beta = beta;
         lin(&mut h).alpha_update(delta_ms, &cfg);
@@ -718,7 +742,10 @@ mod tests {
 
     #[test]
     fn linux_beta_from_rtts_clamped() {
-        let cfg = HtcpConfig { use_bandwidth_switch: false, ..HtcpConfig::linux() };
+        let cfg = HtcpConfig {
+            use_bandwidth_switch: false,
+            ..HtcpConfig::linux()
+        };
         let mut h = linux(cfg);
         let s = lin(&mut h);
         // The first event always gives 0.5 and arms the adaptive mode.
@@ -743,7 +770,10 @@ mod tests {
         s.beta_update(&cfg);
         assert_eq!(s.beta, 64);
         // Without adaptive backoff β stays 0.5.
-        let cfg = HtcpConfig { adaptive_backoff: false, ..cfg };
+        let cfg = HtcpConfig {
+            adaptive_backoff: false,
+            ..cfg
+        };
         s.min_rtt = 90;
         s.max_rtt = 100;
         s.beta_update(&cfg);
@@ -753,11 +783,17 @@ mod tests {
 
     #[test]
     fn linux_ssthresh_and_max_rtt_decay() {
-        let cfg = HtcpConfig { use_bandwidth_switch: false, ..HtcpConfig::linux() };
+        let cfg = HtcpConfig {
+            use_bandwidth_switch: false,
+            ..HtcpConfig::linux()
+        };
         let mut h = linux(cfg);
         lin(&mut h).min_rtt = 70;
         lin(&mut h).max_rtt = 100;
-        let w = Window { cwnd: 100, ssthresh: 1000 };
+        let w = Window {
+            cwnd: 100,
+            ssthresh: 1000,
+        };
         // First event: β 0.5 → 100·64 >> 7 = 50; maxRTT → 70 + 30·95/100 = 70 + 28 = 98.
         assert_eq!(h.ssthresh(5000 * MS, &w, 100), 50);
         assert_eq!(lin(&mut h).max_rtt, 98);
@@ -766,7 +802,17 @@ mod tests {
         assert_eq!(h.ssthresh(9000 * MS, &w, 100), 71);
         assert_eq!(lin(&mut h).max_rtt, 96);
         // Floor of 2: β = (70 << 7)/96 = 93, 1·93 >> 7 = 0 → 2.
-        assert_eq!(h.ssthresh(9000 * MS, &Window { cwnd: 1, ssthresh: 2 }, 1), 2);
+        assert_eq!(
+            h.ssthresh(
+                9000 * MS,
+                &Window {
+                    cwnd: 1,
+                    ssthresh: 2
+                },
+                1
+            ),
+            2
+        );
     }
 
     #[test]
@@ -802,7 +848,10 @@ mod tests {
     #[test]
     fn linux_throughput_sampler() {
         let mut h = linux(HtcpConfig::linux());
-        h.seen = Window { cwnd: 20, ssthresh: 10 };
+        h.seen = Window {
+            cwnd: 20,
+            ssthresh: 10,
+        };
         let s = lin(&mut h);
         s.min_rtt = 50;
         s.last_cong = 0;
@@ -813,7 +862,10 @@ mod tests {
         h.pkts_acked(&ack(10_040 * MS, 10, Some(50 * MS), CaState::Open));
         h.pkts_acked(&ack(10_060 * MS, 9, Some(50 * MS), CaState::Open));
         let s = lin(&mut h);
-        assert_eq!((s.bi, s.max_b, s.packetcount, s.lasttime), (79, 79, 0, 10_060));
+        assert_eq!(
+            (s.bi, s.max_b, s.packetcount, s.lasttime),
+            (79, 79, 0, 10_060)
+        );
         // Within 3 min-RTTs of an event the estimate restarts at the sample:
         // last_cong = 10.02 s; at 10.13 s (Δ 110 ms / 50 = 2 ≤ 3), 20 segments over
         // 70 ms: 20000/70 = 285.
@@ -831,7 +883,10 @@ mod tests {
         // cwnd 10 in CA, α = 2.0 (256): a segment once cnt·256 >> 7 ≥ 10, i.e. cnt ≥ 5.
         let mut h = linux(HtcpConfig::linux());
         lin(&mut h).alpha = 256;
-        let mut w = Window { cwnd: 10, ssthresh: 5 };
+        let mut w = Window {
+            cwnd: 10,
+            ssthresh: 5,
+        };
         // Δ < 1 s, so the α recomputed at the increase is 1.0 (β 0.5, no minRTT).
         let now = 500 * MS;
         // Open-state ACKs of 2 segments: the counter is tested before it counts, so
@@ -852,7 +907,10 @@ mod tests {
 
     #[test]
     fn linux_open_restarts_delta_in_2_6_25_only() {
-        for (cfg, reset) in [(HtcpConfig::linux_2_6_25(), true), (HtcpConfig::linux(), false)] {
+        for (cfg, reset) in [
+            (HtcpConfig::linux_2_6_25(), true),
+            (HtcpConfig::linux(), false),
+        ] {
             let mut h = linux(cfg);
             h.set_state(3000 * MS, CaState::Disorder);
             h.set_state(3001 * MS, CaState::Open);
@@ -888,7 +946,10 @@ mod tests {
         assert_eq!(s.alpha, 22);
         // Adaptive backoff with β = 204 (0.8): max(1, 2·52·α >> 8): Δ = 3 s →
         // 104·22 = 2288 >> 8 = 8; Δ = 2 s → 1144 >> 8 = 4; with β = 128 α is unchanged.
-        let ab = HtcpConfig { adaptive_backoff: true, ..cfg };
+        let ab = HtcpConfig {
+            adaptive_backoff: true,
+            ..cfg
+        };
         s.beta = 204;
         s.recalc_alpha(3000, &ab);
         assert_eq!(s.alpha, 8);
@@ -900,7 +961,10 @@ mod tests {
         // RTT scaling, SRTT 50 ms = 1600 ticks×32: ratio = (1600 << 8)/3200 = 128 (×0.5):
         // Δ = 3 s → 22·128 >> 8 = 11. SRTT 1 ms = 32: (32 << 8)/3200 = 2 → clamped 26:
         // 22·26 >> 8 = 572 >> 8 = 2.
-        let rs = HtcpConfig { use_rtt_scaling: true, ..cfg };
+        let rs = HtcpConfig {
+            use_rtt_scaling: true,
+            ..cfg
+        };
         s.srtt_ns = Some(50 * MS);
         s.recalc_alpha(3000, &rs);
         assert_eq!(s.alpha, 11);
@@ -911,7 +975,10 @@ mod tests {
 
     #[test]
     fn freebsd_beta_and_ssthresh() {
-        let cfg = HtcpConfig { adaptive_backoff: true, ..HtcpConfig::freebsd() };
+        let cfg = HtcpConfig {
+            adaptive_backoff: true,
+            ..HtcpConfig::freebsd()
+        };
         let mut h = Htcp::new(cfg, growth(true));
         h.tick(0);
         // minrtt/maxrtt in ticks ×32: 40 ms = 1280, 70 ms = 2240, 90 ms = 2880, 100 ms = 3200.
@@ -926,7 +993,10 @@ mod tests {
         assert_eq!(s.beta_with(&HtcpConfig::freebsd(), s.maxrtt), 128);
         // First event halves: 100·128 >> 8 = 50. The decay as written:
         // (2240 + 960·95)/100 = (2240 + 91200)/100 = 934.
-        let w = Window { cwnd: 100, ssthresh: 1000 };
+        let w = Window {
+            cwnd: 100,
+            ssthresh: 1000,
+        };
         assert_eq!(h.ssthresh(1000 * MS, &w, 100), 50);
         h.set_state(1000 * MS, CaState::Recovery);
         assert_eq!((bsd(&mut h).maxrtt, bsd(&mut h).t_last_cong), (934, 1000));
@@ -948,7 +1018,10 @@ mod tests {
         let cfg = HtcpConfig::freebsd();
         let mut h = Htcp::new(cfg, growth(true));
         h.tick(0);
-        let mut w = Window { cwnd: 10, ssthresh: 5 };
+        let mut w = Window {
+            cwnd: 10,
+            ssthresh: 5,
+        };
         let now = 3000 * MS; // Δ = 3 s → α = 22
         for _ in 0..4 {
             h.on_ack(&mut w, &ack(now, 3, None, CaState::Open)); // counts 2 each
@@ -965,7 +1038,10 @@ mod tests {
         assert_eq!((w.cwnd, bsd(&mut h).frac), (33, 96));
         // α = 1 (Δ < 1 s after an event): NewReno, one segment per cwnd ACKs.
         let mut h = Htcp::new(cfg, growth(false));
-        let mut w = Window { cwnd: 4, ssthresh: 2 };
+        let mut w = Window {
+            cwnd: 4,
+            ssthresh: 2,
+        };
         for _ in 0..3 {
             h.on_ack(&mut w, &ack(100 * MS, 1, None, CaState::Open));
         }
@@ -995,7 +1071,13 @@ mod tests {
         assert_eq!(c, HtcpConfig::linux());
         let c: HtcpConfig =
             serde_json::from_str(r#"{"flavor": "freebsd", "adaptive_backoff": true}"#).unwrap();
-        assert_eq!(c, HtcpConfig { adaptive_backoff: true, ..HtcpConfig::freebsd() });
+        assert_eq!(
+            c,
+            HtcpConfig {
+                adaptive_backoff: true,
+                ..HtcpConfig::freebsd()
+            }
+        );
         let c: HtcpConfig = serde_json::from_str(r#"{"flavor": "linux_2_6_25"}"#).unwrap();
         assert_eq!(c, HtcpConfig::linux_2_6_25());
         let back: HtcpConfig = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
@@ -1026,7 +1108,11 @@ mod tests {
     fn any_cfg() -> impl Strategy<Value = HtcpConfig> {
         (0usize..3, any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(f, r, b, a)| {
             HtcpConfig {
-                flavor: [HtcpFlavor::Linux, HtcpFlavor::Linux2625, HtcpFlavor::FreeBsd][f],
+                flavor: [
+                    HtcpFlavor::Linux,
+                    HtcpFlavor::Linux2625,
+                    HtcpFlavor::FreeBsd,
+                ][f],
                 use_rtt_scaling: r,
                 use_bandwidth_switch: b,
                 adaptive_backoff: a,

@@ -6,6 +6,8 @@
 
 pub mod bbr;
 pub mod cc;
+pub mod cubic;
+pub mod htcp;
 pub mod profile;
 pub mod rate;
 pub mod receiver;
@@ -35,6 +37,10 @@ pub struct TcpConfig {
     /// dummynet did), so its RTT grows by this much.
     pub extra_delay_ns: Nanos,
     pub cc: CcKind,
+    /// CUBIC's variant and switches (used when `cc` is cubic).
+    pub cubic: cubic::CubicConfig,
+    /// H-TCP's flavour and switches (used when `cc` is htcp).
+    pub htcp: htcp::HtcpConfig,
     /// Payload bytes per segment (1448 = 1500 − 20 IP − 20 TCP − 12 timestamp option).
     pub mss: u32,
     /// IP length of a full data segment.
@@ -89,6 +95,8 @@ impl Default for TcpConfig {
             start_ns: 0,
             extra_delay_ns: 0,
             cc: CcKind::Newreno,
+            cubic: cubic::CubicConfig::modern(),
+            htcp: htcp::HtcpConfig::linux(),
             mss: 1448,
             data_bytes: 1500,
             ack_bytes: 52,

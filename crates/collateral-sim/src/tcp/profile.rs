@@ -9,6 +9,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::cubic::CubicConfig;
+use super::htcp::HtcpConfig;
 use super::{CcKind, RecoveryStyle, RtoEstimator, SlowStart, TcpConfig};
 
 const MS: u64 = 1_000_000;
@@ -35,7 +37,12 @@ pub enum Profile {
 }
 
 impl Profile {
-    pub const ALL: [Profile; 4] = [Profile::Rfc, Profile::Linux2625, Profile::Freebsd7, Profile::Linux6];
+    pub const ALL: [Profile; 4] = [
+        Profile::Rfc,
+        Profile::Linux2625,
+        Profile::Freebsd7,
+        Profile::Linux6,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -53,6 +60,8 @@ impl Profile {
             Profile::Rfc => rfc,
             Profile::Linux2625 => TcpConfig {
                 cc: CcKind::Newreno,
+                cubic: CubicConfig::linux_2_6_25(),
+                htcp: HtcpConfig::linux_2_6_25(),
                 // tcp_init_cwnd: 3 segments for an MSS of 1096–1460 bytes.
                 initial_cwnd: 3,
                 slow_start: SlowStart::PerAck,
@@ -75,6 +84,9 @@ impl Profile {
             },
             Profile::Freebsd7 => TcpConfig {
                 cc: CcKind::Newreno,
+                // FreeBSD 7 shipped no CUBIC; the modern one stands in if asked for.
+                cubic: CubicConfig::modern(),
+                htcp: HtcpConfig::freebsd(),
                 // RFC 3390: min(4·MSS, max(2·MSS, 4380 B)) = 4380 B = 3 segments.
                 initial_cwnd: 3,
                 slow_start: SlowStart::PerAck,
@@ -98,6 +110,8 @@ impl Profile {
             },
             Profile::Linux6 => TcpConfig {
                 cc: CcKind::Newreno,
+                cubic: CubicConfig::modern(),
+                htcp: HtcpConfig::linux(),
                 initial_cwnd: 10,
                 slow_start: SlowStart::PerSegment,
                 abc: true,
@@ -122,8 +136,8 @@ impl Profile {
 }
 
 /// Builds a flow's settings from JSON: `{"profile": "linux-2.6.25", ...overrides}`. The
-/// profile's fields are the defaults; every other key overrides one of them, and an
-/// unknown key is an error naming it.
+/// profile's fields are the defaults; every other key overrides one of them (inside the
+/// `cubic` and `htcp` objects, key by key), and an unknown key is an error naming it.
 pub fn config_from_json(v: &serde_json::Value) -> Result<TcpConfig, String> {
     let obj = v.as_object().ok_or("a TCP flow must be an object")?;
     let profile = match obj.get("profile") {
@@ -139,10 +153,24 @@ pub fn config_from_json(v: &serde_json::Value) -> Result<TcpConfig, String> {
         if k == "profile" {
             continue;
         }
-        if !m.contains_key(k) {
-            return Err(format!("unknown field `{k}`"));
+        match (m.get_mut(k), val) {
+            (None, _) => return Err(format!("unknown field `{k}`")),
+            // Naming another variant/flavour starts from that one's defaults instead.
+            (Some(slot), serde_json::Value::Object(over))
+                if over.contains_key("variant") || over.contains_key("flavor") =>
+            {
+                *slot = val.clone()
+            }
+            (Some(serde_json::Value::Object(base)), serde_json::Value::Object(over)) => {
+                for (ik, iv) in over {
+                    if !base.contains_key(ik) {
+                        return Err(format!("unknown field `{k}.{ik}`"));
+                    }
+                    base.insert(ik.clone(), iv.clone());
+                }
+            }
+            (Some(slot), _) => *slot = val.clone(),
         }
-        m.insert(k.clone(), val.clone());
     }
     serde_json::from_value(merged).map_err(|e| e.to_string())
 }
@@ -166,9 +194,40 @@ mod tests {
     }
 
     #[test]
+    fn nested_algorithm_settings_merge_key_by_key() {
+        let c = config_from_json(&json!({
+            "profile": "linux-2.6.25", "cc": "cubic", "cubic": {"fast_convergence": false}
+        }))
+        .unwrap();
+        assert_eq!(c.cc, CcKind::Cubic);
+        assert!(!c.cubic.fast_convergence);
+        assert_eq!(c.cubic.beta, 819, "the profile's CUBIC v2.1 beta stays");
+        assert_eq!(
+            config_from_json(&json!({"profile": "linux-6"}))
+                .unwrap()
+                .cubic
+                .beta,
+            717
+        );
+        // Naming a variant takes that variant's defaults, not the profile's values.
+        let c =
+            config_from_json(&json!({"profile": "linux-2.6.25", "cubic": {"variant": "modern"}}))
+                .unwrap();
+        assert_eq!((c.cubic.beta, c.cubic.hystart), (717, true));
+        let c = config_from_json(&json!({"profile": "linux-6", "htcp": {"flavor": "freebsd"}}))
+            .unwrap();
+        assert!(!c.htcp.adaptive_backoff);
+        let e = config_from_json(&json!({"cubic": {"bogus": 1}})).unwrap_err();
+        assert!(e.contains("cubic.bogus"), "{e}");
+    }
+
+    #[test]
     fn unknown_profiles_and_fields_are_named() {
         let e = config_from_json(&json!({"profile": "windows-xp"})).unwrap_err();
-        assert!(e.contains("windows-xp") && e.contains("linux-2.6.25"), "{e}");
+        assert!(
+            e.contains("windows-xp") && e.contains("linux-2.6.25"),
+            "{e}"
+        );
         let e = config_from_json(&json!({"profile": "rfc", "cwnd_bogus": 3})).unwrap_err();
         assert!(e.contains("cwnd_bogus"), "{e}");
     }

@@ -466,7 +466,10 @@ mod tests {
         r.delivered(1);
         let rs = finish(&mut r, 150 * MS, Some(100 * MS));
         assert!(rs.is_retrans);
-        assert_eq!((rs.delivered, rs.interval, rs.rtt), (1, None, Some(100 * MS)));
+        assert_eq!(
+            (rs.delivered, rs.interval, rs.rtt),
+            (1, None, Some(100 * MS))
+        );
     }
 
     #[test]
@@ -557,6 +560,13 @@ mod tests {
         };
         // 5 segments in 10 ms = 500 segments/s.
         assert_eq!(rs.rate(), Some(500 * BW_UNIT));
-        assert_eq!(RateSample { interval: None, ..rs }.rate(), None);
+        assert_eq!(
+            RateSample {
+                interval: None,
+                ..rs
+            }
+            .rate(),
+            None
+        );
     }
 }

@@ -23,6 +23,8 @@ pub struct Receiver {
     pub rcv_nxt: u64,
     /// Out-of-order segments above `rcv_nxt`, as a bitmap ring indexed by segment number.
     ooo: Vec<u64>,
+    /// Of those, the ones that arrived at or after `count_from` (see `delivered`).
+    ooo_late: Vec<u64>,
     ooo_count: u32,
     /// In-order segments received since the last ACK was sent.
     unacked: u32,
@@ -30,7 +32,10 @@ pub struct Receiver {
     ts_recent: Nanos,
     /// When the delayed-ACK timer expires (`None` = not running).
     pub delack_deadline: Option<Nanos>,
-    /// In-order segments delivered to the application at or after `count_from`.
+    /// Segments that arrived at or after `count_from` and have been delivered to the
+    /// application in order. Counting by arrival, not by release, keeps data that waited
+    /// out of order across the warm-up boundary out of the goodput, which therefore
+    /// cannot exceed what crossed the bottleneck in the measured window.
     pub delivered: u64,
     pub count_from: Nanos,
 }
@@ -38,7 +43,11 @@ pub struct Receiver {
 impl Receiver {
     pub fn new(flow: u32, cfg: &TcpConfig, count_from: Nanos) -> Self {
         // The ring must cover the largest window a sender can have outstanding.
-        let words = (cfg.rwnd_segments as usize).div_ceil(64).next_power_of_two().max(4) * 2;
+        let words = (cfg.rwnd_segments as usize)
+            .div_ceil(64)
+            .next_power_of_two()
+            .max(4)
+            * 2;
         Receiver {
             flow,
             ack_bytes: cfg.ack_bytes,
@@ -52,6 +61,7 @@ impl Receiver {
             last_rcv: None,
             rcv_nxt: 0,
             ooo: vec![0; words],
+            ooo_late: vec![0; words],
             ooo_count: 0,
             unacked: 0,
             ts_recent: 0,
@@ -92,7 +102,13 @@ impl Receiver {
         self.quick = self.quick.saturating_sub(self.unacked.max(1));
         self.unacked = 0;
         self.delack_deadline = None;
-        let mut p = Packet::new(PacketKind::Ack, self.flow, self.ack_bytes, self.rcv_nxt, now);
+        let mut p = Packet::new(
+            PacketKind::Ack,
+            self.flow,
+            self.ack_bytes,
+            self.rcv_nxt,
+            now,
+        );
         p.echo = self.ts_recent;
         out.push(p);
     }
@@ -105,7 +121,7 @@ impl Receiver {
                 self.ts_recent = sent;
             }
             self.rcv_nxt += 1;
-            let mut n = 1;
+            let mut n = (now >= self.count_from) as u64;
             let filled_hole = self.ooo_count > 0;
             while self.ooo_count > 0 {
                 let (w, m) = self.bit(self.rcv_nxt);
@@ -113,22 +129,26 @@ impl Receiver {
                     break;
                 }
                 self.ooo[w] &= !m;
+                n += (self.ooo_late[w] & m != 0) as u64;
+                self.ooo_late[w] &= !m;
                 self.ooo_count -= 1;
                 self.rcv_nxt += 1;
-                n += 1;
             }
-            if now >= self.count_from {
-                self.delivered += n;
-            }
+            self.delivered += n;
             if self.linux_ato {
                 self.adapt_ato(now);
             }
             self.unacked += 1;
             // RFC 5681 §4.2: ACK at once when a segment fills (part of) a gap.
-            if filled_hole || !self.delayed_ack || self.quick > 0 || self.unacked >= self.ack_every {
+            if filled_hole || !self.delayed_ack || self.quick > 0 || self.unacked >= self.ack_every
+            {
                 self.ack(now, out);
             } else if self.delack_deadline.is_none() {
-                let ato = if self.linux_ato { self.ato } else { self.delack_ns };
+                let ato = if self.linux_ato {
+                    self.ato
+                } else {
+                    self.delack_ns
+                };
                 self.delack_deadline = Some(now + ato);
             }
         } else {
@@ -146,6 +166,9 @@ impl Receiver {
                         "segment beyond the receiver window"
                     );
                     self.ooo[w] |= m;
+                    if now >= self.count_from {
+                        self.ooo_late[w] |= m;
+                    }
                     self.ooo_count += 1;
                 }
             }
@@ -202,8 +225,26 @@ mod tests {
     }
 
     #[test]
+    fn goodput_counts_segments_by_arrival_not_by_release() {
+        // Counting starts at t = 10. Segment 1 arrives at 5 (out of order: 0 is lost),
+        // segment 0's retransmission at 12 releases both: only 0 arrived in the window.
+        let mut r = Receiver::new(0, &TcpConfig::default(), 10);
+        let mut out = Vec::new();
+        r.on_data(5, 1, 5, &mut out);
+        r.on_data(12, 0, 12, &mut out);
+        assert_eq!((r.rcv_nxt, r.delivered), (2, 1));
+        // Segment 3 arrives (late) out of order, then 2: both count.
+        r.on_data(13, 3, 13, &mut out);
+        r.on_data(14, 2, 14, &mut out);
+        assert_eq!((r.rcv_nxt, r.delivered), (4, 3));
+    }
+
+    #[test]
     fn quick_acks_at_the_start_then_delayed() {
-        let cfg = TcpConfig { quickacks: 3, ..TcpConfig::default() };
+        let cfg = TcpConfig {
+            quickacks: 3,
+            ..TcpConfig::default()
+        };
         let mut r = recv(cfg);
         let acks = feed(&mut r, &[0, 1, 2, 3, 4, 5]);
         assert_eq!(acks, vec![Some(1), Some(2), Some(3), None, Some(5), None]);
@@ -211,7 +252,11 @@ mod tests {
 
     #[test]
     fn linux_ato_adapts_and_out_of_order_data_refills_quick_acks() {
-        let cfg = TcpConfig { linux_ato: true, quickacks: 2, ..TcpConfig::default() };
+        let cfg = TcpConfig {
+            linux_ato: true,
+            quickacks: 2,
+            ..TcpConfig::default()
+        };
         let mut r = recv(cfg);
         // Quick ACKs for segments 0 and 1 (at 10 ms: m = 10 ≤ 40/2, ato = 20 + 20 =
         // 40 ms). Segment 2 at 35 ms: 20 < m = 25 < 40 → ato = 40/2 + 25 = 45 ms, so

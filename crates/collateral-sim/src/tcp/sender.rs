@@ -29,7 +29,9 @@ const SEC: Nanos = 1_000_000_000;
 /// Time a `len`-byte packet takes at `bps`, rounded up so the rate is never exceeded.
 #[inline(never)]
 fn pace_gap(len: u32, bps: u64) -> Nanos {
-    (len as u128 * 8 * SEC as u128).div_ceil(bps.max(1) as u128).min(Nanos::MAX as u128) as Nanos
+    (len as u128 * 8 * SEC as u128)
+        .div_ceil(bps.max(1) as u128)
+        .min(Nanos::MAX as u128) as Nanos
 }
 
 #[derive(Debug, Clone)]
@@ -96,15 +98,19 @@ impl Sender {
     pub fn new(flow: u32, cfg: &TcpConfig, rng: Pcg64Mcg) -> Self {
         let cc = AnyCc::new(cfg, rng);
         // Room for a few initial windows; the ring doubles as the window grows.
-        let rate =
-            cc.has_cong_control().then(|| Box::new(RateSampler::new(4 * cfg.initial_cwnd as usize)));
+        let rate = cc
+            .has_cong_control()
+            .then(|| Box::new(RateSampler::new(4 * cfg.initial_cwnd as usize)));
         let pacing_bps = cc.pacing_rate();
         let extras = rate.is_some() || pacing_bps.is_some();
         let linux_acct = cfg.recovery != RecoveryStyle::Newreno || rate.is_some();
         Sender {
             flow,
             cc,
-            w: Window { cwnd: cfg.initial_cwnd.max(1), ssthresh: u32::MAX },
+            w: Window {
+                cwnd: cfg.initial_cwnd.max(1),
+                ssthresh: u32::MAX,
+            },
             state: CaState::Open,
             snd_una: 0,
             snd_nxt: 0,
@@ -221,7 +227,13 @@ impl Sender {
         if self.state == CaState::Recovery {
             self.prr_out += 1;
         }
-        out.push(Packet::new(PacketKind::Data, self.flow, self.cfg.data_bytes, seq, now));
+        out.push(Packet::new(
+            PacketKind::Data,
+            self.flow,
+            self.cfg.data_bytes,
+            seq,
+            now,
+        ));
     }
 
     /// Pacing holds the next segment until `pace_next`; then the sender asks to be woken.
@@ -277,7 +289,8 @@ impl Sender {
             }
         } else {
             let mut wnd = self.w.cwnd as u64;
-            if self.cfg.limited_transmit && matches!(self.state, CaState::Open | CaState::Disorder) {
+            if self.cfg.limited_transmit && matches!(self.state, CaState::Open | CaState::Disorder)
+            {
                 // RFC 3042: the first two duplicate ACKs each release one new segment.
                 wnd += self.dupacks.min(2) as u64;
             }
@@ -383,7 +396,13 @@ impl Sender {
     }
 
     #[inline]
-    fn on_ack_as<const X: bool>(&mut self, now: Nanos, ack: u64, echo: Nanos, out: &mut Vec<Packet>) {
+    fn on_ack_as<const X: bool>(
+        &mut self,
+        now: Nanos,
+        ack: u64,
+        echo: Nanos,
+        out: &mut Vec<Packet>,
+    ) {
         let prior_unsacked = self.flight() - self.sacked_out;
         // Before anything changes: packets in flight when the ACK arrived (for the rate
         // sample; the window growth below takes the same count where it needs it).
@@ -419,7 +438,13 @@ impl Sender {
                 self.rtt_sample(r);
             }
             echo_rtt = rtt;
-            let a = Ack { now, acked, prior_in_flight, rtt, state: self.state };
+            let a = Ack {
+                now,
+                acked,
+                prior_in_flight,
+                rtt,
+                state: self.state,
+            };
             self.cc.pkts_acked(&a);
             match self.state {
                 CaState::Recovery if ack > self.recover.unwrap_or(0) => {
@@ -504,7 +529,14 @@ impl Sender {
     fn cong_control(&mut self, now: Nanos, echo_rtt: Option<Nanos>, prior_in_flight: u32) {
         let in_flight = self.in_flight();
         let Some(r) = &mut self.rate else { return };
-        let rs = r.finish_ack(now, echo_rtt, prior_in_flight, in_flight, self.state, self.srtt);
+        let rs = r.finish_ack(
+            now,
+            echo_rtt,
+            prior_in_flight,
+            in_flight,
+            self.state,
+            self.srtt,
+        );
         self.cc.cong_control(&mut self.w, &rs);
         if self.cc.app_limited() {
             r.mark_app_limited(in_flight);
@@ -694,7 +726,11 @@ mod tests {
     }
 
     fn bbr_sender(initial_cwnd: u32) -> Sender {
-        let cfg = TcpConfig { cc: CcKind::Bbr, initial_cwnd, ..TcpConfig::default() };
+        let cfg = TcpConfig {
+            cc: CcKind::Bbr,
+            initial_cwnd,
+            ..TcpConfig::default()
+        };
         Sender::new(0, &cfg, rng())
     }
 
@@ -721,7 +757,10 @@ mod tests {
         let sent: Vec<(Nanos, u64)> = out.iter().map(|p| (p.sent, p.seq)).collect();
         let want: Vec<(Nanos, u64)> = (0..10).map(|k| (k * gap, k)).collect();
         assert_eq!(sent, want);
-        assert_eq!(s.pace_deadline, None, "the window, not pacing, holds the 11th");
+        assert_eq!(
+            s.pace_deadline, None,
+            "the window, not pacing, holds the 11th"
+        );
         // An unpaced (NewReno) sender sends its whole window at once.
         let mut r = sender(10);
         out.clear();
@@ -847,7 +886,11 @@ mod tests {
         s.on_timeout(400 * MS, &mut out);
         assert_eq!(s.w.cwnd, 1);
         assert_eq!(s.w.ssthresh, flight / 2);
-        assert_eq!(seqs(&mut out), vec![1], "go back to the first unacked segment");
+        assert_eq!(
+            seqs(&mut out),
+            vec![1],
+            "go back to the first unacked segment"
+        );
         assert_eq!(s.rto, 600 * MS);
         assert_eq!(s.rto_deadline, Some(1000 * MS));
         // A second timeout doubles again and leaves ssthresh alone.
@@ -875,14 +918,22 @@ mod tests {
         assert_eq!(s.rto, 285 * MS);
         // Many 10 ms samples drive SRTT + 4·RTTVAR below the 200 ms minimum.
         for k in 3..200u64 {
-            s.on_ack(1000 * MS + k * MS, k, 1000 * MS + k * MS - 10 * MS, &mut out);
+            s.on_ack(
+                1000 * MS + k * MS,
+                k,
+                1000 * MS + k * MS - 10 * MS,
+                &mut out,
+            );
         }
         assert_eq!(s.rto, 200 * MS);
     }
 
     #[test]
     fn linux_rto_keeps_rto_min_above_srtt() {
-        let cfg = TcpConfig { initial_cwnd: 10, ..TcpConfig::default() };
+        let cfg = TcpConfig {
+            initial_cwnd: 10,
+            ..TcpConfig::default()
+        };
         assert_eq!(cfg.rto_estimator, RtoEstimator::Linux);
         let mut s = Sender::new(0, &cfg, rng());
         let mut out = Vec::new();
@@ -898,7 +949,12 @@ mod tests {
         // Steady 10 ms samples: RTTVAR → 0, RTO → SRTT + 200 ms = 210 ms (to within
         // the estimator's integer decay), never the bare 200 ms minimum.
         for k in 2..400u64 {
-            s.on_ack(1000 * MS + k * MS, k, 1000 * MS + k * MS - 10 * MS, &mut out);
+            s.on_ack(
+                1000 * MS + k * MS,
+                k,
+                1000 * MS + k * MS - 10 * MS,
+                &mut out,
+            );
         }
         assert!(s.rto >= 210 * MS && s.rto < 211 * MS, "{}", s.rto);
     }
@@ -921,7 +977,12 @@ mod tests {
     }
 
     fn linux_cfg(recovery: RecoveryStyle) -> TcpConfig {
-        TcpConfig { initial_cwnd: 10, recovery, ssthresh_from_cwnd: true, ..TcpConfig::default() }
+        TcpConfig {
+            initial_cwnd: 10,
+            recovery,
+            ssthresh_from_cwnd: true,
+            ..TcpConfig::default()
+        }
     }
 
     // Window of 10 (segments 0–9), segment 0 lost. The receiver answers 1–9 with
@@ -945,8 +1006,18 @@ mod tests {
         let (cwnd, sent) = episode(linux_cfg(RecoveryStyle::RateHalving), &ONE_LOSS_LINUX);
         assert_eq!(cwnd, vec![10, 10, 9, 8, 8, 7, 7, 6, 6, 5, 5, 5]);
         let want: Vec<Vec<u64>> = vec![
-            vec![10], vec![11], vec![0], vec![], vec![12], vec![], vec![13], vec![],
-            vec![14], vec![], vec![15], vec![16],
+            vec![10],
+            vec![11],
+            vec![0],
+            vec![],
+            vec![12],
+            vec![],
+            vec![13],
+            vec![],
+            vec![14],
+            vec![],
+            vec![15],
+            vec![16],
         ];
         assert_eq!(sent, want);
     }
@@ -985,8 +1056,18 @@ mod tests {
         let (cwnd, sent) = episode(linux_cfg(RecoveryStyle::Prr), &ONE_LOSS_LINUX);
         assert_eq!(cwnd, vec![10, 10, 9, 8, 8, 7, 7, 6, 5, 5, 5, 5]);
         let want: Vec<Vec<u64>> = vec![
-            vec![10], vec![11], vec![0], vec![], vec![12], vec![], vec![13], vec![],
-            vec![], vec![14], vec![15], vec![16],
+            vec![10],
+            vec![11],
+            vec![0],
+            vec![],
+            vec![12],
+            vec![],
+            vec![13],
+            vec![],
+            vec![],
+            vec![14],
+            vec![15],
+            vec![16],
         ];
         assert_eq!(sent, want);
     }
@@ -1010,7 +1091,10 @@ mod tests {
 
     #[test]
     fn newreno_inflation_one_and_two_loss_worked_episodes() {
-        let cfg = TcpConfig { initial_cwnd: 10, ..TcpConfig::default() };
+        let cfg = TcpConfig {
+            initial_cwnd: 10,
+            ..TcpConfig::default()
+        };
         // One loss (0): dupACKs 1–9, no limited transmit. 3rd: ssthresh = FlightSize/2
         //   = 5, cwnd 5+3 = 8; then +1 per dupACK: 9, 10, 11 (send 10), 12 (11), 13 (12),
         //   14 (13). Retransmission acked with 1–9: ACK 10 > recover 9: cwnd =
@@ -1037,7 +1121,11 @@ mod tests {
     fn freebsd_limited_transmit_reduces_the_inflation() {
         // RFC 3042: dupACKs 1 and 2 each send a new segment (10, 11); on the 3rd,
         // cwnd = ssthresh + 3 − 2 = 6 (FreeBSD: ssthresh + mss·(dupacks − snd_limited)).
-        let cfg = TcpConfig { initial_cwnd: 10, limited_transmit: true, ..TcpConfig::default() };
+        let cfg = TcpConfig {
+            initial_cwnd: 10,
+            limited_transmit: true,
+            ..TcpConfig::default()
+        };
         let (cwnd, sent) = episode(cfg, &[0, 0, 0]);
         assert_eq!(sent, vec![vec![10], vec![11], vec![0]]);
         // FlightSize at the 3rd dupACK is 12: ssthresh 6, cwnd 6 + 3 − 2 = 7.

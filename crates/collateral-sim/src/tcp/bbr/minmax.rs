@@ -139,7 +139,10 @@ mod tests {
         f.running_max(100, 10, 40); // 40 ≥ second (50)? no; ≥ third (50)? no; dt 10
         assert_eq!(f.s[1], Sample { t: 0, v: 50 });
         f.running_max(100, 30, 20); // dt 30 > 25, second == best: second = third = (30, 20)
-        assert_eq!((f.s[1], f.s[2]), (Sample { t: 30, v: 20 }, Sample { t: 30, v: 20 }));
+        assert_eq!(
+            (f.s[1], f.s[2]),
+            (Sample { t: 30, v: 20 }, Sample { t: 30, v: 20 })
+        );
         f.running_max(100, 40, 10); // dt 40 ≤ 50: nothing
         assert_eq!(f.s[2], Sample { t: 30, v: 20 });
         // ...and a third choice once half the window (t > 50) has passed.
@@ -156,7 +159,11 @@ mod tests {
         let mut f = WindowedFilter::new(0, u64::MAX);
         assert_eq!(f.running_min(10 * s, 0, 40), 40);
         assert_eq!(f.running_min(10 * s, s, 60), 40);
-        assert_eq!(f.running_min(10 * s, 2 * s, 30), 30, "a lower RTT wins at once");
+        assert_eq!(
+            f.running_min(10 * s, 2 * s, 30),
+            30,
+            "a lower RTT wins at once"
+        );
         // Expired after 10 s; by then (8 s, 45) had been taken as a later choice
         // (8 s − 2 s = 6 s > 2.5 s with no distinct second).
         assert_eq!(f.running_min(10 * s, 8 * s, 45), 30);

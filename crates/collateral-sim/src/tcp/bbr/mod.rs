@@ -73,8 +73,16 @@ const CWND_GAIN: u32 = UNIT * 2;
 /// PROBE_BW's pacing gains, one phase per min-RTT: probe, drain what probing queued,
 /// then cruise (`bbr_pacing_gain`).
 const CYCLE_LEN: usize = 8;
-const PACING_GAIN: [u32; CYCLE_LEN] =
-    [UNIT * 5 / 4, UNIT * 3 / 4, UNIT, UNIT, UNIT, UNIT, UNIT, UNIT];
+const PACING_GAIN: [u32; CYCLE_LEN] = [
+    UNIT * 5 / 4,
+    UNIT * 3 / 4,
+    UNIT,
+    UNIT,
+    UNIT,
+    UNIT,
+    UNIT,
+    UNIT,
+];
 /// The random start phase is drawn from this many phases, which excludes the 0.75 one
 /// (`bbr_cycle_rand`).
 const CYCLE_RAND: u32 = 7;

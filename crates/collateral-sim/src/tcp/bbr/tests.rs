@@ -20,10 +20,16 @@ struct Flow {
 
 impl Flow {
     fn new(seed: u64) -> Self {
-        let cfg = TcpConfig { initial_cwnd: 10, ..TcpConfig::default() };
+        let cfg = TcpConfig {
+            initial_cwnd: 10,
+            ..TcpConfig::default()
+        };
         Flow {
             b: Bbr::new(&cfg, Pcg64Mcg::seed_from_u64(seed)),
-            w: Window { cwnd: 10, ssthresh: u32::MAX },
+            w: Window {
+                cwnd: 10,
+                ssthresh: u32::MAX,
+            },
             now: 0,
             delivered: 0,
             step: 101 * MS,
@@ -178,7 +184,9 @@ fn probe_bw_cycles_its_gains_in_order_one_min_rtt_each() {
         f.round(800);
         seen.push(f.b.gains().0);
     }
-    let want: Vec<u32> = (1..=16).map(|k| PACING_GAIN[(start + k) % CYCLE_LEN]).collect();
+    let want: Vec<u32> = (1..=16)
+        .map(|k| PACING_GAIN[(start + k) % CYCLE_LEN])
+        .collect();
     assert_eq!(seen, want);
     // The order itself: 1.25, 0.75, then six of 1.
     let p = seen.iter().position(|&g| g == 320).unwrap();
@@ -218,7 +226,10 @@ fn the_random_start_phase_is_never_the_draining_one_and_comes_from_the_seed() {
         assert_eq!(f.b.cycle_idx, g.b.cycle_idx, "same seed, same phase");
     }
     assert_eq!(phases[1], 0, "never start in the 0.75 phase");
-    assert!(phases.iter().enumerate().all(|(i, &n)| i == 1 || n > 0), "{phases:?}");
+    assert!(
+        phases.iter().enumerate().all(|(i, &n)| i == 1 || n > 0),
+        "{phases:?}"
+    );
 }
 
 #[test]
@@ -239,7 +250,10 @@ fn probe_rtt_after_10_s_without_a_new_min_rtt_holds_4_packets_200_ms_and_a_round
     assert_eq!(f.w.cwnd, 4);
     assert_eq!(f.b.min_rtt(), Some(120 * MS));
     assert_eq!(f.b.prior_cwnd, cwnd_before);
-    assert!(f.b.app_limited(), "PROBE_RTT marks its samples application-limited");
+    assert!(
+        f.b.app_limited(),
+        "PROBE_RTT marks its samples application-limited"
+    );
     assert_eq!(f.b.gains(), (256, 256));
     // Still 10 in flight: the 200 ms have not started.
     f.in_flight = 10;
@@ -264,7 +278,11 @@ fn probe_rtt_after_10_s_without_a_new_min_rtt_holds_4_packets_200_ms_and_a_round
     assert_eq!(f.b.mode(), Mode::ProbeBw);
     let want = if f.b.cycle_idx == 0 { 198 } else { 196 };
     assert_eq!(f.w.cwnd, want);
-    assert_eq!(f.b.min_rtt_stamp, Some(t1 + 250 * MS), "the 10 s start again");
+    assert_eq!(
+        f.b.min_rtt_stamp,
+        Some(t1 + 250 * MS),
+        "the 10 s start again"
+    );
 }
 
 #[test]
