@@ -588,7 +588,8 @@ def _cmd_query(args: argparse.Namespace) -> int:
                     for v in row
                 )
             )
-        console = Console()
+        # In a pipe or a log, do not squeeze the columns into 80 characters.
+        console = Console() if sys.stdout.isatty() else Console(width=100_000)
         console.print(t)
         if len(shown) < len(df):
             console.print(f"({len(df) - len(shown)} more rows; --max-rows 0 shows all)")
