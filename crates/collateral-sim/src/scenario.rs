@@ -2,7 +2,7 @@
 //! crosses from Python once, as JSON, and is validated here too so the Rust API is safe
 //! on its own.
 
-use collateral_queue::{AnyQueue, DropTail, FullRule, Nanos};
+use collateral_queue::{AnyQueue, DisciplineConfig, DropTail, FullRule, Nanos};
 use serde::{Deserialize, Serialize};
 
 use crate::tcp::TcpConfig;
@@ -53,11 +53,62 @@ impl QueueConfig {
     }
 }
 
+/// A direction's queue discipline: drop-tail with one of the three rules (`{"rule":
+/// "fb_strict", "limit": 20000}`), or an AQM/scheduler of the queue crate tagged by
+/// `kind` (`{"kind": "red", ...}`, see `collateral_queue::DisciplineConfig`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Queue {
+    DropTail(QueueConfig),
+    Aqm(DisciplineConfig),
+}
+
+impl From<QueueConfig> for Queue {
+    fn from(q: QueueConfig) -> Self {
+        Queue::DropTail(q)
+    }
+}
+
+impl<'de> Deserialize<'de> for Queue {
+    /// Dispatches on `kind` so errors speak of the form the user meant, not of both.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        if v.get("kind").is_some() {
+            serde_json::from_value(v)
+                .map(Queue::Aqm)
+                .map_err(serde::de::Error::custom)
+        } else {
+            serde_json::from_value(v)
+                .map(Queue::DropTail)
+                .map_err(serde::de::Error::custom)
+        }
+    }
+}
+
+impl Queue {
+    pub fn validate(&self, rate_bps: u64) -> Result<(), String> {
+        match self {
+            Queue::DropTail(q) if q.limit == 0 => Err("limit: must be positive".into()),
+            Queue::DropTail(_) => Ok(()),
+            Queue::Aqm(c) => c.validate(rate_bps),
+        }
+    }
+
+    /// The discipline for a link of `rate_bps`; `seed` feeds the random drops of RED-like
+    /// disciplines (drop-tail has none).
+    pub fn build(&self, rate_bps: u64, seed: u64) -> Result<AnyQueue, String> {
+        match self {
+            Queue::DropTail(q) => Ok(q.build()),
+            Queue::Aqm(c) => c.with_seed(seed).build(rate_bps),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkConfig {
     pub rate_bps: u64,
-    pub queue: QueueConfig,
+    pub queue: Queue,
     /// Random loss on the wire after the queue (for tests of TCP's recovery).
     #[serde(default)]
     pub loss_rate: f64,
@@ -156,9 +207,9 @@ impl Scenario {
             if l.rate_bps == 0 {
                 return Err(format!("{name}.rate_bps: must be positive"));
             }
-            if l.queue.limit == 0 {
-                return Err(format!("{name}.queue.limit: must be positive"));
-            }
+            l.queue
+                .validate(l.rate_bps)
+                .map_err(|e| format!("{name}.queue: {e}"))?;
             if !(0.0..1.0).contains(&l.loss_rate) {
                 return Err(format!("{name}.loss_rate: must be in [0, 1)"));
             }

@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use collateral_queue::{Nanos, Packet, PacketKind};
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use crate::engine::{Alarm, Events, Wake, NEVER};
@@ -74,19 +74,23 @@ impl Simulation {
     pub fn new(sc: Scenario) -> Result<Self, String> {
         sc.validate()?;
         let prop = sc.rtt_ns / 2;
-        let mk = |d: Direction, k: u64| {
+        let mk = |d: Direction, k: u64| -> Result<Link, String> {
             let l = sc.link(d);
-            Link::new(
+            // The discipline's own random stream (RED's drops), apart from the link's.
+            let qseed = stream(sc.seed, 16 + k).next_u64();
+            Ok(Link::new(
                 l.rate_bps,
                 prop,
                 sc.access_rate_bps,
-                l.queue.build(),
+                l.queue
+                    .build(l.rate_bps, qseed)
+                    .map_err(|e| format!("{}.queue: {e}", d.name()))?,
                 l.loss_rate,
                 stream(sc.seed, k),
                 sc.trace.queue,
-            )
+            ))
         };
-        let links = [mk(Direction::Down, 1), mk(Direction::Up, 2)];
+        let links = [mk(Direction::Down, 1)?, mk(Direction::Up, 2)?];
         let mut events = Events::new();
         let n_tcp = sc.tcp.len() as u32;
         let tcp = sc

@@ -25,12 +25,12 @@ fn adsl1(rule: FullRule, limit: u64, seed: u64, secs: u64) -> Scenario {
         access_rate_bps: 1_000_000_000,
         down: LinkConfig {
             rate_bps: 1_500_000,
-            queue: q.clone(),
+            queue: q.clone().into(),
             loss_rate: 0.0,
         },
         up: LinkConfig {
             rate_bps: 256_000,
-            queue: q,
+            queue: q.into(),
             loss_rate: 0.0,
         },
         tcp: vec![TcpConfig::default()],
@@ -187,12 +187,12 @@ fn lossy_transfer(
         access_rate_bps: 1_000_000_000,
         down: LinkConfig {
             rate_bps: 10_000_000,
-            queue: q.clone(),
+            queue: q.clone().into(),
             loss_rate: loss,
         },
         up: LinkConfig {
             rate_bps: 10_000_000,
-            queue: q,
+            queue: q.into(),
             loss_rate: loss,
         },
         tcp: vec![TcpConfig {
@@ -246,8 +246,8 @@ proptest! {
             warmup_ns: 2 * S,
             rtt_ns: rtt * MS,
             access_rate_bps: 1_000_000_000,
-            down: LinkConfig { rate_bps: down, queue: q.clone(), loss_rate: loss },
-            up: LinkConfig { rate_bps: up, queue: q, loss_rate: loss },
+            down: LinkConfig { rate_bps: down, queue: q.clone().into(), loss_rate: loss },
+            up: LinkConfig { rate_bps: up, queue: q.into(), loss_rate: loss },
             tcp: (0..flows).map(|i| TcpConfig {
                 direction: if i % 2 == 0 { Direction::Down } else { Direction::Up },
                 start_ns: i as u64 * 300 * MS,

@@ -28,12 +28,12 @@ fn scenario(name: &str, down: u64, up: u64, seed: u64) -> Scenario {
         access_rate_bps: 1_000_000_000,
         down: LinkConfig {
             rate_bps: down,
-            queue: q.clone(),
+            queue: q.clone().into(),
             loss_rate: 0.0,
         },
         up: LinkConfig {
             rate_bps: up,
-            queue: q,
+            queue: q.into(),
             loss_rate: 0.0,
         },
         tcp: vec![TcpConfig::default()],

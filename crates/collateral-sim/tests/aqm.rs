@@ -1,0 +1,149 @@
+//! Whole trials with active queue management and scheduling on the bottleneck.
+
+use collateral_sim::queue::{DisciplineConfig, FullRule};
+use collateral_sim::scenario::{LinkConfig, Queue, QueueConfig, TraceConfig};
+use collateral_sim::tcp::{Profile, TcpConfig};
+use collateral_sim::traffic::CbrConfig;
+use collateral_sim::{simulate, Direction, Scenario};
+use proptest::prelude::*;
+
+const MS: u64 = 1_000_000;
+const S: u64 = 1_000_000_000;
+
+fn scenario(down: Queue, seed: u64, flows: usize) -> Scenario {
+    let up = QueueConfig {
+        rule: FullRule::Ps,
+        limit: 100,
+        count_in_service: false,
+    };
+    Scenario {
+        seed,
+        duration_ns: 40 * S,
+        warmup_ns: 5 * S,
+        rtt_ns: 60 * MS,
+        access_rate_bps: 1_000_000_000,
+        down: LinkConfig {
+            rate_bps: 10_000_000,
+            queue: down,
+            loss_rate: 0.0,
+        },
+        up: LinkConfig {
+            rate_bps: 10_000_000,
+            queue: up.into(),
+            loss_rate: 0.0,
+        },
+        tcp: (0..flows)
+            .map(|i| TcpConfig {
+                start_ns: i as u64 * 100 * MS,
+                ..Profile::Linux6.config()
+            })
+            .collect(),
+        cbr: vec![CbrConfig {
+            direction: Direction::Down,
+            ..Default::default()
+        }],
+        trace: TraceConfig::default(),
+    }
+}
+
+fn aqm(json: &str) -> Queue {
+    Queue::Aqm(serde_json::from_str::<DisciplineConfig>(json).unwrap())
+}
+
+fn median_queue(r: &collateral_sim::TrialResult) -> u32 {
+    let mut q: Vec<u32> = (0..r.traces.queue.time.len())
+        .filter(|&i| r.traces.queue.direction[i] == 0 && r.traces.queue.time[i] > 5 * S)
+        .map(|i| r.traces.queue.packets[i])
+        .collect();
+    q.sort_unstable();
+    q[q.len() / 2]
+}
+
+#[test]
+fn red_keeps_the_queue_shorter_than_drop_tail_of_the_same_size() {
+    // Four NewReno flows into a 60-packet queue: drop-tail fills it before each loss;
+    // RED (min 5, max 15) drops early and keeps the occupancy near its thresholds.
+    let dt = simulate(scenario(
+        QueueConfig {
+            rule: FullRule::Ps,
+            limit: 60,
+            count_in_service: false,
+        }
+        .into(),
+        1,
+        4,
+    ))
+    .unwrap();
+    let red = simulate(scenario(
+        aqm(r#"{"kind":"red","min_th":5,"max_th":15,"max_p":0.1,"w_q":0.002,"limit":60,"gentle":true}"#),
+        1,
+        4,
+    ))
+    .unwrap();
+    let (q_dt, q_red) = (median_queue(&dt), median_queue(&red));
+    assert!(
+        q_red < 20 && q_dt > 2 * q_red,
+        "median queue: drop-tail {q_dt}, RED {q_red}"
+    );
+    assert!(red.summary.cbr[0].delay_median_s < dt.summary.cbr[0].delay_median_s);
+    // The price of a short queue against a 50-packet BDP: some goodput, not most of it.
+    let goodput =
+        |r: &collateral_sim::TrialResult| r.summary.tcp.iter().map(|t| t.goodput_bps).sum::<f64>();
+    let (g_dt, g_red) = (goodput(&dt), goodput(&red));
+    assert!(
+        g_red < g_dt && g_red > 0.7 * g_dt,
+        "goodput: drop-tail {g_dt}, RED {g_red}"
+    );
+}
+
+#[test]
+fn a_bad_discipline_is_refused_with_its_field_named() {
+    let sc = scenario(
+        aqm(r#"{"kind":"red","min_th":15,"max_th":5,"max_p":0.1,"w_q":0.002,"limit":60}"#),
+        1,
+        1,
+    );
+    let e = simulate(sc).err().unwrap();
+    assert!(e.starts_with("down.queue:"), "{e}");
+    let bad = serde_json::from_str::<Scenario>(
+        r#"{"seed":1,"duration_ns":1,"down":{"rate_bps":1,"queue":{"kind":"red","bogus":1}},
+            "up":{"rate_bps":1,"queue":{"rule":"ps","limit":1}}}"#,
+    );
+    assert!(bad.unwrap_err().to_string().contains("bogus"));
+}
+
+fn disciplines() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (1u32..10, 10u32..40, 0.01f64..0.5, any::<bool>(), 20u32..120).prop_map(|(lo, hi, p, g, lim)| format!(
+            r#"{{"kind":"red","min_th":{lo},"max_th":{hi},"max_p":{p},"w_q":0.002,"limit":{lim},"gentle":{g}}}"#
+        )),
+        (1u32..10, 10u32..40, 20u32..120).prop_map(|(lo, hi, lim)| format!(
+            r#"{{"kind":"fred","min_th":{lo},"max_th":{hi},"max_p":0.02,"w_q":0.002,"limit":{lim}}}"#
+        )),
+        (1u32..10, 10u32..40, 1u32..10, 1u32..10, 20u32..120).prop_map(|(lo, hi, t, o, lim)| format!(
+            r#"{{"kind":"cbt","tcp":{{"min_th":{lo},"max_th":{hi},"max_p":0.1,"w_q":0.002}},"tagged_th":{t},"other_th":{o},"limit":{lim}}}"#
+        )),
+        (5u32..60, 2u32..30, 2u32..30).prop_map(|(a, b, c)| format!(
+            r#"{{"kind":"cbq","shares":{{"tcp":0.74,"tagged":0.14,"other":0.12}},"limits":{{"tcp":{a},"tagged":{b},"other":{c}}}}}"#
+        )),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+
+    /// Every packet offered to the bottleneck is delivered, dropped or still inside, and
+    /// every CBR packet is accounted for, whatever the discipline.
+    #[test]
+    fn packets_are_conserved_under_every_discipline(json in disciplines(), seed in 0u64..1000, flows in 0usize..4) {
+        let r = simulate(scenario(aqm(&json), seed, flows)).unwrap();
+        let q = &r.summary.queues.down;
+        prop_assert_eq!(q.arrivals, q.delivered + q.drops + q.wire_losses + q.in_flight);
+        for c in &r.summary.cbr {
+            prop_assert_eq!(c.sent, c.received + c.lost + c.in_flight);
+        }
+        for t in &r.summary.tcp {
+            prop_assert!(t.goodput_bps <= 10e6 * 1448.0 / 1500.0 * 1.0001);
+        }
+    }
+}
