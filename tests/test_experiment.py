@@ -363,3 +363,21 @@ def test_overrides_replace_keys_and_axes(tmp_path):
     assert [p.scenario.rtt for p in exp.points] == [50_000_000, 60_000_000, 70_000_000]
     with pytest.raises(ExperimentError, match=r"scenario\.rtt = 'soon'"):
         load_experiment(path, [("scenario.rtt", "soon")])
+
+
+RED = {"kind": "red", "min_th": 5, "max_th": 15, "max_p": 0.1, "w_q": 0.002, "limit": 60}
+
+
+def test_aqm_parameters_are_sweep_axes_and_their_errors_name_the_axis():
+    base = {"experiment": {"name": "aqm"}, "scenario": {"link": "adsl1", "tcp": [{}]}}
+    exp = Experiment.from_dict(
+        {**base, "sweep": {"down.queue": [RED], "down.queue.max_p": [0.05, 0.1]}}
+    )
+    assert [p.columns()["down_queue_max_p"] for p in exp.points] == [0.05, 0.1]
+    assert exp.points[0].columns()["down_queue_kind"] == "red"
+    with pytest.raises(ExperimentError, match=r"sweep\.down\.queue\.max_p\[1\] = 2\.0: max_p"):
+        Experiment.from_dict(
+            {**base, "sweep": {"down.queue": [RED], "down.queue.max_p": [0.1, 2.0]}}
+        )
+    with pytest.raises(ExperimentError, match=r"sweep\.down\.queue\.limt\[0\] = 1: unknown key"):
+        Experiment.from_dict({**base, "sweep": {"down.queue.limt": [1]}})

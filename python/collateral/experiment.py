@@ -45,6 +45,7 @@ import hashlib
 import itertools
 import json
 import math
+import re
 import tomllib
 import typing
 from collections.abc import Iterator, Mapping, Sequence
@@ -145,6 +146,16 @@ def _submodel(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
+def _submodels(annotation: Any) -> list[type[BaseModel]]:
+    """Every pydantic model inside an annotation: a queue is drop-tail or an AQM."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    out: list[type[BaseModel]] = []
+    for arg in typing.get_args(annotation):
+        out += [m for m in _submodels(arg) if m not in out]
+    return out
+
+
 def _is_list(annotation: Any) -> bool:
     return typing.get_origin(annotation) is list
 
@@ -196,16 +207,15 @@ def _parse_axis_key(source: str, where: str, segs: Sequence[str]) -> tuple[tuple
     heads: list[tuple[object, ...]] = [()]
     first = segs[0]
     rest = list(segs)
+    models: list[type[BaseModel]] = [Scenario]
     if first == "queue":  # both directions
         heads = [("down", "queue"), ("up", "queue")]
         rest = rest[1:]
-        model: type[BaseModel] | None = _submodel(
-            _submodel(Scenario.model_fields["down"].annotation).model_fields["queue"].annotation  # type: ignore[union-attr]
-        )
-    else:
-        model = Scenario
+        link = Scenario.model_fields["down"].annotation
+        models = _submodels(_submodels(link)[0].model_fields["queue"].annotation)
     path: list[object] = []
     listish = False  # the previous segment was a list field: an index may follow
+    free = False  # inside a model that takes any key (an AQM's parameters)
     for seg in rest:
         done = _fmt_path([*(("queue",) if first == "queue" else ()), *path])
         if listish:
@@ -214,23 +224,34 @@ def _parse_axis_key(source: str, where: str, segs: Sequence[str]) -> tuple[tuple
                 path.append(int(seg))
                 continue
             path.append(_WILDCARD)  # no index: every element
-        if model is None:
+        if free:
+            path.append(seg)
+            continue
+        if not models:
             raise ExperimentError(
                 source, key, f"{done or 'this'} has no keys; sweep its whole value instead"
             )
-        if seg not in model.model_fields or (model is Scenario and seg in ("seed", "trace")):
-            allowed = _scenario_keys() if model is Scenario else list(model.model_fields)
+        owners = [m for m in models if seg in m.model_fields]
+        if (not owners and not any(m.model_config.get("extra") == "allow" for m in models)) or (
+            Scenario in models and seg in ("seed", "trace")
+        ):
+            allowed = [
+                k for m in models for k in (_scenario_keys() if m is Scenario else m.model_fields)
+            ]
             raise ExperimentError(
                 source,
                 key,
                 f"unknown key {seg!r}"
                 + (f" in {done}" if done else "")
-                + f"; allowed: {', '.join(allowed)}",
+                + f"; allowed: {', '.join(dict.fromkeys(allowed))}",
             )
-        ann = model.model_fields[seg].annotation
         path.append(seg)
-        listish = _is_list(ann)
-        model = _submodel(ann)
+        if not owners:  # a free-form key of an AQM
+            free = True
+            continue
+        anns = [m.model_fields[seg].annotation for m in owners]
+        listish = any(_is_list(a) for a in anns)
+        models = [sub for a in anns for sub in _submodels(a)]
     return tuple((*h, *path) for h in heads)
 
 
@@ -774,6 +795,21 @@ def _point_error(
     loc = tuple(x for x in e["loc"] if x not in ("droptail", "aqm"))
     msg = _validation_message(e, loc)
     value = e.get("input", ...)
+    if not loc:  # the core's own check of a whole part, e.g. "down.queue: max_p must ..."
+        head, sep, rest = msg.partition(": ")
+        if sep and re.fullmatch(r"[a-z_]+(\.[a-z_0-9]+)*", head):
+            loc = tuple(int(x) if x.isdigit() else x for x in head.split("."))
+            msg, value = rest, ...
+            for axis, i in combo:  # a swept parameter of that part that the message names
+                for p in axis.paths:
+                    if (
+                        p[: len(loc)] == loc
+                        and len(p) > len(loc)
+                        and re.search(rf"\b{re.escape(str(p[-1]))}\b", rest)
+                    ):
+                        return ExperimentError(
+                            source, f"{grid.where}.{axis.key}[{i}]", rest, axis.values[i]
+                        )
     for axis, i in combo:
         for p in axis.paths:
             if p[0] == "tags":
