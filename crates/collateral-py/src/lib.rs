@@ -132,10 +132,11 @@ fn congestion_controls() -> Vec<&'static str> {
         .collect()
 }
 
-/// The version of the native core (the model version that trial keys include).
+/// The model version that trial keys include: the crate version and a hash of the
+/// simulator's and queue disciplines' sources, so any change to the model changes it.
 #[pyfunction]
 fn version() -> &'static str {
-    env!("CARGO_PKG_VERSION")
+    concat!(env!("CARGO_PKG_VERSION"), "+", env!("COLLATERAL_MODEL_HASH"))
 }
 
 #[pymodule]
