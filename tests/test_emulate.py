@@ -115,9 +115,41 @@ def test_a_congestion_control_the_kernel_lacks_is_named():
     missing = [c for c in CC_ALGORITHMS if emu.KERNEL_CC.get(c) not in avail]
     if not missing:
         pytest.skip(f"the kernel offers every CC the simulator has ({avail})")
-    p = _cli("emulate", "--link", "adsl1", "--cc", missing[0], "--duration", "5s")
+    p = _cli("emulate", "--link", "adsl1", "--cc", missing[0], "--duration", "5s", "--warmup", "1s")
     _, err = p.communicate(timeout=60)
     assert p.returncode == 2
     assert err.strip().count("\n") == 0
     assert missing[0] in err and "offers" in err
+    assert _ours() == []
+
+
+@needs_root
+def test_an_experiment_runs_on_the_testbed_into_the_store_and_compares(tmp_path):
+    from pathlib import Path
+
+    from collateral.compare import compare_stores
+    from collateral.experiment import load_experiment
+    from collateral.runner import run_experiment
+    from collateral.store import open_store
+
+    example = Path(__file__).parents[1] / "examples" / "sim-vs-emu.toml"
+    short = [
+        ("experiment.trials", 1),
+        ("scenario.duration", "12s"),
+        ("scenario.warmup", "3s"),
+        ("sweep.tcp.cc", ["newreno"]),
+    ]
+    exp = load_experiment(example, short)
+    ran, total = emu.emulate_experiment(exp, tmp_path / "emu")
+    assert (ran, total) == (1, 1)
+    assert emu.emulate_experiment(exp, tmp_path / "emu") == (0, 1), "resumes: nothing to do"
+    run_experiment(exp, tmp_path / "sim", progress=False)
+    e = open_store(tmp_path / "emu").summary()
+    assert list(e["mode"]) == ["emulation"]
+    rows = {
+        r["metric"]: r
+        for r in compare_stores(open_store(tmp_path / "sim"), open_store(tmp_path / "emu"))
+    }
+    # Same trial (key), two implementations: both fill the 1.5 Mbit/s link.
+    assert abs(rows["TCP goodput"]["diff"]) < 10, rows["TCP goodput"]
     assert _ours() == []

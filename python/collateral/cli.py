@@ -241,6 +241,19 @@ def build_parser() -> argparse.ArgumentParser:
         "real kernel TCP, and a userspace bottleneck running the simulator's queue code. "
         "Needs root, iproute2 and ethtool; takes the scenario's duration in wall time.",
     )
+    e.add_argument(
+        "experiment",
+        metavar="EXPERIMENT.toml",
+        nargs="?",
+        help="an experiment file: run its trials on the testbed into a results directory"
+        " (-o), in the same schema as 'collateral run', tagged mode=emulation",
+    )
+    e.add_argument(
+        "-o",
+        "--out",
+        metavar="DIR",
+        help="results directory for an experiment file (default: results/<name>-emu)",
+    )
     _add_scenario_options(e)
     _add_output_options(e, None)
     e.add_argument(
@@ -352,7 +365,11 @@ def _main(argv: list[str] | None) -> int:
     if args.command == "demo":
         return _run(demo_scenario(), args)
     if args.command == "emulate":
+        if args.experiment:
+            return _cmd_emulate_experiment(args)
         return _run(_scenario_from_args(args), args, emulated=True)
+    if args.command == "compare":
+        return _cmd_compare(args)
     if args.command == "run":
         return _cmd_run(args)
     if args.command == "query":
@@ -656,6 +673,16 @@ def _add_reproduce_commands(sub: Any) -> None:
         default=0,
         help="worker threads (default: all cores)",
     )
+    c = sub.add_parser(
+        "compare",
+        help="simulation vs emulation of the same experiment, side by side",
+        description="Match the trials of a simulated and an emulated results directory of "
+        "the same experiment (same trial keys) and print goodput, CBR loss and delay side "
+        "by side with the differences; draw delay CDFs and windows when traces were kept.",
+    )
+    c.add_argument("sim", metavar="SIM_DIR", help="results of 'collateral run'")
+    c.add_argument("emu", metavar="EMU_DIR", help="results of 'collateral emulate FILE'")
+    c.add_argument("--plot", metavar="PATH", help="write the comparison figure here")
     r = sub.add_parser(
         "report",
         help="write a self-contained HTML report of results directories",
@@ -718,4 +745,59 @@ def _cmd_report(args: argparse.Namespace) -> int:
     except ReportError as e:
         _fail(f"report: {e}")
     print(f"wrote {path}")
+    return 0
+
+
+def _cmd_emulate_experiment(args: argparse.Namespace) -> int:
+    from .emulate import EmulationError, _check_ready, emulate_experiment
+    from .experiment import ExperimentError, load_experiment
+    from .store import StoreError
+
+    try:
+        exp = load_experiment(args.experiment)
+    except ExperimentError as e:
+        _fail(str(e))
+    for t in exp.trials()[:1]:
+        try:
+            _check_ready(t.scenario())
+        except EmulationError as e:
+            _fail(f"emulate: {e}")
+    out = args.out or str(Path("results") / f"{exp.name}-emu")
+
+    def progress(n: int, total: int, trial: Any) -> None:
+        print(f"  trial {n}/{total} done ({trial.key})", file=sys.stderr)
+
+    try:
+        ran, total = emulate_experiment(exp, out, progress)
+    except (EmulationError, StoreError) as e:
+        _fail(f"emulate: {e}")
+    except KeyboardInterrupt:
+        print("collateral: interrupted; finished trials are kept, rerun to resume", file=sys.stderr)
+        return 130
+    print(f"{ran} trials emulated ({total} in the experiment); results in {out}")
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from .compare import compare_stores, fig_compare_stores
+    from .store import StoreError, open_store
+
+    try:
+        sim, emu = open_store(args.sim), open_store(args.emu)
+        rows = compare_stores(sim, emu)
+    except (StoreError, ValueError) as e:
+        _fail(f"compare: {e}")
+    t = Table(title=f"simulation ({args.sim}) vs emulation ({args.emu})", title_justify="left")
+    for col in ("metric", "simulation", "emulation", "difference"):
+        t.add_column(col, justify="left" if col == "metric" else "right")
+    for r in rows:
+        diff = f"{r['diff']:+.2f} {r['diff_unit']}" if r["diff"] == r["diff"] else "n/a"
+        t.add_row(f"{r['metric']} ({r['unit']})", f"{r['sim']:.4g}", f"{r['emu']:.4g}", diff)
+    Console().print(t)
+    if args.plot:
+        for p in fig_compare_stores(sim, emu, args.plot):
+            print(f"wrote {p}")
     return 0

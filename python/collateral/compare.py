@@ -17,7 +17,7 @@ from .plots import _STYLE, plt
 if TYPE_CHECKING:
     from .result import Result
 
-__all__ = ["METRICS", "compare_rows", "fig_compare"]
+__all__ = ["METRICS", "compare_rows", "compare_stores", "fig_compare", "fig_compare_stores"]
 
 #: (label, unit, how to read it from a Result, scale for display)
 METRICS: list[tuple[str, str, Any, float]] = [
@@ -101,6 +101,79 @@ def fig_compare(sim: Sequence[Result], emu: Sequence[Result], path: str | Path) 
         win.legend(loc="upper right")
         sc = (sim or emu)[0].scenario if (sim or emu) else None
         fig.suptitle("Simulation vs emulation" + (f"\n{sc.describe()}" if sc else ""))
+        written = [path.with_suffix(".png")]
+        fig.savefig(written[0], dpi=150)
+        if path.suffix.lower() == ".svg":
+            fig.savefig(path)
+            written.append(path)
+        plt.close(fig)
+    return written
+
+
+#: Summary columns behind METRICS, for stored results.
+_COLUMNS = [
+    ("TCP goodput", "Mbit/s", "tcp0_goodput_bps", 1e-6),
+    ("CBR loss down", "%", "cbr0_loss_rate", 100.0),
+    ("CBR delay p50 down", "ms", "cbr0_delay_median_s", 1e3),
+    ("CBR delay p95 down", "ms", "cbr0_delay_p95_s", 1e3),
+]
+
+
+def compare_stores(sim: Any, emu: Any) -> list[dict[str, Any]]:
+    """Like :func:`compare_rows` over two results directories of the same experiment,
+    using only the trials both hold (matched by trial key)."""
+    s, e = sim.summary(), emu.summary()
+    common = sorted(set(s["key"]) & set(e["key"]))
+    if not common:
+        raise ValueError("the two directories share no trial: run the same experiment file")
+    s = s.set_index("key").loc[common]
+    e = e.set_index("key").loc[common]
+    rows = []
+    for label, unit, col, scale in _COLUMNS:
+        if col not in s or col not in e:
+            continue
+        sm = float(np.nanmean(s[col].astype(float))) * scale
+        em = float(np.nanmean(e[col].astype(float))) * scale
+        if unit == "%":
+            diff, du = em - sm, "pp"
+        else:
+            diff, du = ((em - sm) / sm * 100 if sm else math.nan), "%"
+        rows.append(
+            {
+                "metric": label,
+                "unit": unit,
+                "sim": sm,
+                "emu": em,
+                "diff": diff,
+                "diff_unit": du,
+                "trials": len(common),
+            }
+        )
+    return rows
+
+
+def fig_compare_stores(sim: Any, emu: Any, path: str | Path) -> list[Path]:
+    """Per-trial points (simulation vs emulation) of each metric, on the diagonal when
+    they agree; and the downstream delay CDFs when both kept the ``cbr`` trace."""
+    s, e = sim.summary().set_index("key"), emu.summary().set_index("key")
+    common = sorted(set(s.index) & set(e.index))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with plt.rc_context(_STYLE):
+        fig, axes = plt.subplots(
+            1, len(_COLUMNS), figsize=(4 * len(_COLUMNS), 4.2), layout="constrained"
+        )
+        for ax, (label, unit, col, scale) in zip(axes, _COLUMNS, strict=False):
+            x = s.loc[common, col].astype(float) * scale
+            y = e.loc[common, col].astype(float) * scale
+            ax.scatter(x, y, s=18)
+            lo = float(np.nanmin([x.min(), y.min(), 0]))
+            hi = float(np.nanmax([x.max(), y.max()])) * 1.05 or 1.0
+            ax.plot([lo, hi], [lo, hi], color="k", lw=0.8, ls=":")
+            ax.set_xlabel(f"simulation ({unit})")
+            ax.set_ylabel(f"emulation ({unit})")
+            ax.set_title(label)
+        fig.suptitle(f"Simulation vs emulation, {len(common)} matched trials")
         written = [path.with_suffix(".png")]
         fig.savefig(written[0], dpi=150)
         if path.suffix.lower() == ".svg":

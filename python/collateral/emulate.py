@@ -488,7 +488,7 @@ def emulate(scenario: Scenario, workdir: str | Path | None = None, keep: bool = 
                         "--jitter-ns",
                         str(c.jitter),
                         "--seed",
-                        str(scenario.seed * 1000 + j),
+                        str((scenario.seed * 1000 + j) % 2**64),
                         "--start-delay-ns",
                         str(start),
                         "--duration-ns",
@@ -650,3 +650,44 @@ def _collect(sc: Scenario, wd: Path, t0: int) -> Result:
         },
     }
     return Result(raw, sc)
+
+
+def emulate_experiment(
+    experiment: Any,
+    store_path: str | Path,
+    progress: Any = None,
+) -> tuple[int, int]:
+    """Runs an experiment's trials on the testbed, one after the other in real time, into
+    a results store with the simulator's schema (plus ``mode = "emulation"``). Trials
+    already stored are skipped, so an interrupted run resumes. Returns (run, total)."""
+    from . import _native
+    from .runner import code_version, summary_columns
+    from .store import Store, rows_to_table
+
+    st = Store.create(store_path, experiment.name, experiment.text)
+    st.lock()
+    try:
+        done = st.done_keys(refresh=True)
+        trials = experiment.trials()
+        todo = [t for t in trials if t.key not in done]
+        cv = code_version()
+        for n, t in enumerate(todo, 1):
+            r = emulate(t.scenario())
+            row = {
+                "key": t.key,
+                "point": t.point.key,
+                "rep": t.rep,
+                "seed": t.seed,
+                **t.point.columns(),
+                **summary_columns(r.summary),
+                "scenario": t.point.scenario.model_dump_json(exclude={"seed", "trace"}),
+                "model_version": _native.version(),
+                "code_version": cv,
+            }
+            st.write_part(rows_to_table([row]))
+            if progress:
+                progress(n, len(todo), t)
+        st.write_views_sql()
+        return len(todo), len(trials)
+    finally:
+        st.unlock()
