@@ -122,8 +122,7 @@ def mmsys_fig1(store: Store, stem: Path, label: str) -> list[Path]:
                 )
             ax.set_title(f"{row['tcp0_cc']} (Linux 2.6.25)")
             ax.set_ylabel("window (packets)")
-            ax.set_ylim(bottom=0)
-            ax.legend(loc="upper left")
+            ax.set_ylim(0, max(float(np.nanmax(cwnd)) * 1.15, 1))
             pk = r.cbr_packets("down")
             sel = (pk["sent_s"] >= t0) & (pk["sent_s"] <= t1)
             d = pk["extra_delay_s"][sel] * 1e3
@@ -134,7 +133,9 @@ def mmsys_fig1(store: Store, stem: Path, label: str) -> list[Path]:
             ax.set_ylim(0, bound * 1.2)
             ax.set_ylabel("additional delay (ms)")
             ax.set_xlabel(f"time (s) from {t0:.0f} s")
-            ax.legend(loc="upper left")
+        h0, l0 = axes[0, 0].get_legend_handles_labels()
+        h1, l1 = axes[1, 0].get_legend_handles_labels()
+        fig.legend(h0 + h1, l0 + l1, loc="outside lower center", ncols=4)
         fig.suptitle(
             f"{label}\nADSL1 1.5 Mbit/s / 256 kbit/s, RTT 100 ms, 20 kB FB-strict queue,"
             " CBR 186 B / 20 ms both ways, 1 trial each"
@@ -205,7 +206,8 @@ def goodput_vs_slots(link: str):
     return draw
 
 
-def _fills(a: pd.DataFrame, cc: str, cap: float, frac: float = 0.95) -> float:
+def _fills(a: pd.DataFrame, cc: str, cap: float, frac: float = 0.99) -> float:
+    """Smallest queue at which the median goodput is within 1 % of the capacity."""
     d = a[a.tcp0_cc == cc].sort_values("slots")
     ok = d[d.med >= frac * cap]
     return float(ok.slots.iloc[0]) if len(ok) else math.inf
@@ -227,7 +229,7 @@ def fig3_claims(link: str):
         if link == "adsl1":
             return [
                 Claim(
-                    "smallest PS queue at which CUBIC fills ADSL1 (≥ 95 % of capacity)",
+                    "smallest PS queue at which CUBIC fills ADSL1 (median ≥ 99 % of capacity)",
                     "7 packets",
                     fmt(c),
                     c <= 7,
@@ -446,7 +448,7 @@ def mmsys_fig7(store: Store, stem: Path, label: str) -> list[Path]:
         store,
         "SELECT s.link, s.tcp0_cc AS cc, s.rtt_s, c.extra_delay_s AS d FROM cbr c "
         "JOIN summary s USING (key) WHERE c.flow = 1 AND c.sent_s >= s.warmup_s "
-        "AND NOT isnan(c.extra_delay_s)",
+        "AND c.extra_delay_s IS NOT NULL AND NOT isnan(c.extra_delay_s)",
     )
     links = [lk for lk in ("adsl1", "adsl2") if lk in set(df.link)]
     with plt.rc_context(_STYLE):
@@ -460,6 +462,7 @@ def mmsys_fig7(store: Store, stem: Path, label: str) -> list[Path]:
             w = 0.8 / max(1, len(ccs))
             for k, cc in enumerate(ccs):
                 data = [d[(d.cc == cc) & (d.rtt_s == r)].d.to_numpy() * 1e3 for r in rtts]
+                data = [x[np.isfinite(x)] for x in data]  # lost packets have no delay
                 pos = np.arange(len(rtts)) + (k - (len(ccs) - 1) / 2) * w
                 bp = ax.boxplot(
                     data,
@@ -481,7 +484,10 @@ def mmsys_fig7(store: Store, stem: Path, label: str) -> list[Path]:
             ax.axhline(bound, color="k", ls=":", lw=0.8, label=f"full 40 kB queue ({bound:.1f} ms)")
             ax.set_title(link.upper())
             ax.set_ylim(bottom=0)
-            ax.legend(loc="upper left")
+            handles, labels = ax.get_legend_handles_labels()
+            ax.legend(handles[-1:], labels[-1:], loc="upper right")  # this panel's bound
+        handles, labels = axes[0, 0].get_legend_handles_labels()
+        fig.legend(handles[:-1], labels[:-1], loc="outside lower center", ncols=4)
         fig.suptitle(
             f"{label}\n40 kB FB-loose queue, CBR both ways; boxes: quartiles, whiskers: 5-95 %,"
             " all packets of all trials"
@@ -624,7 +630,8 @@ def _delay_df(store: Store) -> pd.DataFrame:
         store,
         "SELECT s.tcp0_cc AS cc, s.tcp0_profile AS p, s.down_rate_bps AS rate, s.rtt_s, "
         "s.tag_bdp_bytes AS bdp, s.tag_bdp_fraction AS frac, c.owd_s FROM cbr c "
-        "JOIN summary s USING (key) WHERE c.sent_s >= s.warmup_s AND NOT isnan(c.owd_s)",
+        "JOIN summary s USING (key) WHERE c.sent_s >= s.warmup_s AND c.owd_s IS NOT NULL "
+        "AND NOT isnan(c.owd_s)",
     )
 
 
@@ -658,17 +665,27 @@ def huebner_cdf(store: Store, stem: Path, label: str) -> list[Path]:
 
 
 def huebner_median_bdp(store: Store, stem: Path, label: str) -> list[Path]:
-    df = _delay_df(store)
-    a = df.groupby(["cc", "p", "bdp", "frac"]).owd_s.median().reset_index()
+    """Median VoIP queueing delay against the BDP, as a fraction of what a full queue of
+    that size adds (f·RTT for a queue of f BDP): different (rate, RTT) pairs with the same
+    BDP then compare, and the curves show how full each algorithm keeps the queue."""
+    df = _df(
+        store,
+        "SELECT tcp0_cc AS cc, tcp0_profile AS p, tag_bdp_bytes AS bdp, "
+        "tag_bdp_fraction AS frac, rtt_s, down_queue_limit AS slots, "
+        "down_rate_bps AS rate, cbr0_delay_median_s AS d FROM summary",
+    )
+    # The queue's real size in seconds (slots are whole packets: ceil(f·BDP / 1500)).
+    df["full"] = df.slots * 1500 * 8 / df.rate
+    df["fill"] = df.d / df.full
     with plt.rc_context(_STYLE):
         fig, axes = plt.subplots(1, 2, sharey=True, figsize=(12, 5), layout="constrained")
         for ax, frac in zip(axes, (1.0, 0.25), strict=False):
-            d = a[np.isclose(a.frac, frac)]
+            d = df[np.isclose(df.frac, frac)]
             for (cc, p), g in d.groupby(["cc", "p"]):
-                g = g.groupby("bdp").owd_s.mean().reset_index()  # several (rate, RTT) share a BDP
+                g = g.groupby("bdp").fill.median().reset_index()
                 ax.plot(
                     g.bdp / 1e3,
-                    g.owd_s * 1e3,
+                    g.fill,
                     marker=CC_STYLE.get(cc, ("k", "o"))[1],
                     ls="-" if p.startswith("linux") else "--",
                     color=CC_STYLE.get(cc, ("k",))[0],
@@ -677,9 +694,14 @@ def huebner_median_bdp(store: Store, stem: Path, label: str) -> list[Path]:
             ax.set_xscale("log")
             ax.set_xlabel("bandwidth-delay product (kB)")
             ax.set_title(f"queue = {frac:g} BDP")
-        axes[0].set_ylabel("median VoIP one-way delay (ms)")
-        axes[1].legend(fontsize=9)
-        fig.suptitle(f"{label}\n1, 10, 100 Mbit/s x RTT 16, 80, 160 ms; 200 B / 20 ms one way")
+            ax.set_ylim(0, 1.05)
+        axes[0].set_ylabel("median VoIP queueing delay / full-queue delay")
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=5, fontsize=9)
+        fig.suptitle(
+            f"{label}\n1, 10, 100 Mbit/s x RTT 16, 80, 160 ms (same BDP: medians"
+            " pooled); 200 B / 20 ms one way; 1 = the queue always full"
+        )
         return _save(fig, stem)
 
 

@@ -1,20 +1,22 @@
 //! `collateral-bench`: speed of the simulator on the MMSys 2011 scenarios.
 //!
 //! Prints events/s, events per delivered packet and wall time for a 180 s trial on ADSL1
-//! (1.5 Mbit/s / 256 kbit/s) and ADSL2 (24 / 1 Mbit/s), 100 ms RTT, one NewReno bulk
-//! flow down, bidirectional CBR (186 B / 20 ms, σ 1 ms), 60 000-byte FB-loose queues,
+//! (1.5 Mbit/s / 256 kbit/s) and ADSL2 (24 / 1 Mbit/s), 100 ms RTT, one bulk flow down
+//! (NewReno on the default stack, then NewReno, CUBIC and H-TCP on Linux 2.6.25 and BBR
+//! on Linux 6), bidirectional CBR (186 B / 20 ms, σ 1 ms), 60 000-byte FB-loose queues,
 //! traces off. Each trial is repeated and the best (least disturbed) run reported.
+//!
+//!     cargo run --release -p collateral-sim --bin collateral-bench [REPS]
 
 use std::time::Instant;
 
 use collateral_sim::queue::FullRule;
 use collateral_sim::scenario::{LinkConfig, QueueConfig, TraceConfig};
-use collateral_sim::tcp::TcpConfig;
+use collateral_sim::tcp::{CcKind, Profile, TcpConfig};
 use collateral_sim::traffic::CbrConfig;
 use collateral_sim::{simulate, Direction, Scenario};
 
-fn scenario(name: &str, down: u64, up: u64, seed: u64) -> Scenario {
-    let _ = name;
+fn scenario(tcp: TcpConfig, down: u64, up: u64, seed: u64) -> Scenario {
     let q = QueueConfig {
         rule: FullRule::FbLoose,
         limit: 60_000,
@@ -36,7 +38,7 @@ fn scenario(name: &str, down: u64, up: u64, seed: u64) -> Scenario {
             queue: q.into(),
             loss_rate: 0.0,
         },
-        tcp: vec![TcpConfig::default()],
+        tcp: vec![tcp],
         cbr: vec![
             CbrConfig {
                 direction: Direction::Down,
@@ -57,17 +59,47 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(20);
     println!(
-        "{:<8} {:>10} {:>10} {:>12} {:>9} {:>10} {:>12}",
-        "link", "wall_ms", "events", "events/s", "packets", "ev/packet", "goodput"
+        "{:<8} {:<22} {:>8} {:>9} {:>12} {:>9} {:>9} {:>12}",
+        "link", "tcp", "wall_ms", "events", "events/s", "packets", "ev/pkt", "goodput"
     );
+    let stacks = [
+        ("newreno (rfc)", TcpConfig::default()),
+        ("newreno (linux-2.6.25)", Profile::Linux2625.config()),
+        (
+            "cubic (linux-2.6.25)",
+            TcpConfig {
+                cc: CcKind::Cubic,
+                ..Profile::Linux2625.config()
+            },
+        ),
+        (
+            "htcp (linux-2.6.25)",
+            TcpConfig {
+                cc: CcKind::Htcp,
+                ..Profile::Linux2625.config()
+            },
+        ),
+        (
+            "bbr (linux-6)",
+            TcpConfig {
+                cc: CcKind::Bbr,
+                ..Profile::Linux6.config()
+            },
+        ),
+    ];
     for (name, down, up) in [
         ("ADSL1", 1_500_000, 256_000),
         ("ADSL2", 24_000_000, 1_000_000),
-    ] {
+    ]
+    .into_iter()
+    .flat_map(|l| std::iter::repeat(l).zip(stacks.iter()))
+    .map(|((n, d, u), (label, tcp))| ((n, label, tcp.clone()), d, u))
+    {
+        let (name, label, tcp) = name;
         let mut best = f64::INFINITY;
         let mut last = None;
         for r in 0..reps {
-            let sc = scenario(name, down, up, 1 + r as u64);
+            let sc = scenario(tcp.clone(), down, up, 1 + r as u64);
             let t = Instant::now();
             let res = simulate(sc).expect("valid scenario");
             best = best.min(t.elapsed().as_secs_f64());
@@ -75,8 +107,9 @@ fn main() {
         }
         let s = last.unwrap().summary;
         println!(
-            "{:<8} {:>10.2} {:>10} {:>12.3e} {:>9} {:>10.2} {:>9.3} Mb/s",
+            "{:<8} {:<22} {:>8.2} {:>9} {:>12.3e} {:>9} {:>9.2} {:>7.3} Mb/s",
             name,
+            label,
             best * 1e3,
             s.events,
             s.events as f64 / best,

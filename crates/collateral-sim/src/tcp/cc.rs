@@ -481,4 +481,82 @@ mod tests {
             10
         );
     }
+
+    mod fuzz {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            Ack { acked: u32, limited: bool },
+            Loss,
+            Timeout,
+        }
+
+        fn ops() -> impl Strategy<Value = Vec<Op>> {
+            let op = prop_oneof![
+                8 => (1u32..64, any::<bool>()).prop_map(|(acked, limited)| Op::Ack { acked, limited }),
+                1 => Just(Op::Loss),
+                1 => Just(Op::Timeout),
+            ];
+            prop::collection::vec(op, 0..3000)
+        }
+
+        fn growth() -> impl Strategy<Value = Growth> {
+            (
+                prop_oneof![
+                    Just(SlowStart::PerAck),
+                    Just(SlowStart::Abc),
+                    Just(SlowStart::PerSegment)
+                ],
+                any::<bool>(),
+                any::<bool>(),
+                any::<bool>(),
+            )
+                .prop_map(|(slow_start, ca_per_segment, ss_inclusive, halve_cwnd)| {
+                    Growth {
+                        slow_start,
+                        ca_per_segment,
+                        ss_inclusive,
+                        halve_cwnd,
+                    }
+                })
+        }
+
+        proptest! {
+            /// NewReno driven the way the sender drives it: cwnd ≥ 1, ssthresh ≥ 2 after
+            /// any loss, no overflow (debug builds panic on it).
+            #[test]
+            fn newreno_stays_in_bounds(g in growth(), ops in ops()) {
+                let mut c = NewReno::new(g);
+                let mut w = Window { cwnd: 3, ssthresh: u32::MAX };
+                for (i, op) in ops.into_iter().enumerate() {
+                    let now = i as u64 * 1_000_000;
+                    match op {
+                        Op::Ack { acked, limited } => {
+                            let a = Ack { now, acked, prior_in_flight: w.cwnd, rtt: Some(50_000_000), state: CaState::Open };
+                            c.pkts_acked(&a);
+                            if limited {
+                                c.on_ack(&mut w, &a);
+                            }
+                        }
+                        Op::Loss => {
+                            w.ssthresh = c.ssthresh(now, &w, w.cwnd);
+                            w.cwnd = w.ssthresh;
+                            c.set_state(now, CaState::Recovery);
+                            c.set_state(now, CaState::Open);
+                        }
+                        Op::Timeout => {
+                            w.ssthresh = c.ssthresh(now, &w, w.cwnd);
+                            w.cwnd = 1;
+                            c.set_state(now, CaState::Loss);
+                        }
+                    }
+                    prop_assert!(w.cwnd >= 1);
+                    prop_assert!(w.ssthresh >= 2);
+                    prop_assert!(w.cwnd < 1 << 30, "runaway window {}", w.cwnd);
+                }
+            }
+        }
+    }
 }
