@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .plots import _STYLE, plt
+from .plots import _STYLE, plt, save
 
 if TYPE_CHECKING:
     from .result import Result
@@ -35,6 +35,13 @@ def _cbr(r: Result, direction: str, key: str) -> float:
     return float(vals[0]) if vals else math.nan
 
 
+def _difference(sim: float, emu: float, unit: str) -> tuple[float, str]:
+    """Percentage points for rates in %, else relative difference in %."""
+    if unit == "%":
+        return emu - sim, "pp"
+    return ((emu - sim) / sim * 100 if sim else math.nan), "%"
+
+
 def compare_rows(sim: Sequence[Result], emu: Sequence[Result]) -> list[dict[str, Any]]:
     """Per metric: the mean (and min to max) over the simulated and the emulated trials, and
     the difference, relative for rates and delays, absolute (percentage points) for loss."""
@@ -46,10 +53,7 @@ def compare_rows(sim: Sequence[Result], emu: Sequence[Result]) -> list[dict[str,
             float(np.nanmean(s)) if len(s) else math.nan,
             float(np.nanmean(e)) if len(e) else math.nan,
         )
-        if unit == "%":
-            diff, diff_unit = em - sm, "pp"
-        else:
-            diff, diff_unit = ((em - sm) / sm * 100 if sm else math.nan), "%"
+        diff, diff_unit = _difference(sm, em, unit)
         rows.append(
             {
                 "metric": label,
@@ -101,13 +105,7 @@ def fig_compare(sim: Sequence[Result], emu: Sequence[Result], path: str | Path) 
         win.legend(loc="upper right")
         sc = (sim or emu)[0].scenario if (sim or emu) else None
         fig.suptitle("Simulation vs emulation" + (f"\n{sc.describe()}" if sc else ""))
-        written = [path.with_suffix(".png")]
-        fig.savefig(written[0], dpi=150)
-        if path.suffix.lower() == ".svg":
-            fig.savefig(path)
-            written.append(path)
-        plt.close(fig)
-    return written
+        return save(fig, path)
 
 
 #: Summary columns behind METRICS, for stored results.
@@ -134,10 +132,7 @@ def compare_stores(sim: Any, emu: Any) -> list[dict[str, Any]]:
             continue
         sm = float(np.nanmean(s[col].astype(float))) * scale
         em = float(np.nanmean(e[col].astype(float))) * scale
-        if unit == "%":
-            diff, du = em - sm, "pp"
-        else:
-            diff, du = ((em - sm) / sm * 100 if sm else math.nan), "%"
+        diff, du = _difference(sm, em, unit)
         rows.append(
             {
                 "metric": label,
@@ -174,10 +169,4 @@ def fig_compare_stores(sim: Any, emu: Any, path: str | Path) -> list[Path]:
             ax.set_ylabel(f"emulation ({unit})")
             ax.set_title(label)
         fig.suptitle(f"Simulation vs emulation, {len(common)} matched trials")
-        written = [path.with_suffix(".png")]
-        fig.savefig(written[0], dpi=150)
-        if path.suffix.lower() == ".svg":
-            fig.savefig(path)
-            written.append(path)
-        plt.close(fig)
-    return written
+        return save(fig, path)

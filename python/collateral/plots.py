@@ -15,7 +15,7 @@ import numpy as np
 if TYPE_CHECKING:
     from .result import Result
 
-__all__ = ["fig_cwnd_delay", "fig_cwnd_queue", "three_epochs"]
+__all__ = ["fig_cwnd_delay", "fig_cwnd_queue", "save", "three_epochs"]
 
 _STYLE = {
     "font.size": 11,
@@ -25,6 +25,20 @@ _STYLE = {
     "axes.grid": True,
     "grid.alpha": 0.3,
 }
+
+
+def save(fig: plt.Figure, path: str | Path, svg: bool | None = None) -> list[Path]:
+    """Writes ``fig`` as a 150 dpi PNG at ``path`` (suffix replaced) and, when ``path``
+    ends in .svg (or ``svg`` is true), as SVG too; closes it; returns the files."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    written = [path.with_suffix(".png")]
+    fig.savefig(written[0], dpi=150)
+    if svg or (svg is None and path.suffix.lower() == ".svg"):
+        written.append(path.with_suffix(".svg"))
+        fig.savefig(written[1])
+    plt.close(fig)
+    return written
 
 
 def fig_cwnd_delay(
@@ -58,15 +72,7 @@ def fig_cwnd_delay(
             title += "\n" + result.scenario.describe()
         fig.suptitle(title)
 
-        written = []
-        png = path.with_suffix(".png")
-        fig.savefig(png, dpi=150)
-        written.append(png)
-        if path.suffix.lower() == ".svg":
-            fig.savefig(path)
-            written.append(path)
-        plt.close(fig)
-    return written
+        return save(fig, path)
 
 
 def three_epochs(result: Result, flow: int = 0) -> tuple[float, float]:
@@ -118,13 +124,7 @@ def fig_cwnd_queue(
         if result.scenario is not None:
             title += "\n" + result.scenario.describe()
         fig.suptitle(title)
-        written = [path.with_suffix(".png")]
-        fig.savefig(written[0], dpi=150)
-        if path.suffix.lower() == ".svg":
-            fig.savefig(path)
-            written.append(path)
-        plt.close(fig)
-    return written
+        return save(fig, path)
 
 
 def _cwnd_panel(ax: plt.Axes, result: Result, t0: float, t1: float) -> None:

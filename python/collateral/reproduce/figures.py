@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..plots import _STYLE, fig_cwnd_queue, plt
+from ..plots import _STYLE, fig_cwnd_queue, plt, save
 from ..result import Result
 
 if TYPE_CHECKING:
@@ -35,12 +35,7 @@ RULE_STYLE = {
 
 
 def _save(fig: Any, stem: Path) -> list[Path]:
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    png, svg = stem.with_suffix(".png"), stem.with_suffix(".svg")
-    fig.savefig(png, dpi=150)
-    fig.savefig(svg)
-    plt.close(fig)
-    return [png, svg]
+    return save(fig, stem, svg=True)
 
 
 def _df(store: Store, sql: str) -> pd.DataFrame:
