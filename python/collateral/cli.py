@@ -230,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
         "demo",
         help="the MMSys 2011 Fig. 1 set-up on ADSL1, with a plot",
         description="ADSL1 (1.5Mbit/256kbit), 100 ms RTT, 20 kB FB-strict "
-        "queue, one NewReno flow down, CBR both ways (186 B / 20 ms, 1 ms "
+        "queue, one NewReno flow down (Linux 2.6.25 stack), CBR both ways (186 B / 20 ms, 1 ms "
         "jitter), 60 s with 10 s warm-up, seed 1.",
     )
     _add_output_options(d, "out/demo.png")

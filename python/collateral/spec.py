@@ -585,7 +585,13 @@ def build_scenario(
 
 def demo_scenario(duration: str = "60s", warmup: str = "10s") -> Scenario:
     """MMSys 2011 Fig. 1 set-up: ADSL1, 100 ms RTT, 20 kB FB-strict, one NewReno flow
-    down, CBR both ways (186 B every 20 ms, 1 ms jitter), seed 1."""
+    down on the Linux 2.6.25 stack the study ran, CBR both ways (186 B every 20 ms, 1 ms
+    jitter), seed 1."""
     return build_scenario(
-        link="adsl1", queue="20kB", rule="fb-strict", duration=duration, warmup=warmup
+        link="adsl1",
+        queue="20kB",
+        rule="fb-strict",
+        profile="linux-2.6.25",
+        duration=duration,
+        warmup=warmup,
     )
