@@ -26,6 +26,11 @@ pub struct Packet {
     pub tag: u8,
     /// Which of the two hosts on the far side of the dumbbell it is for (0 or 1).
     pub dst: u8,
+    /// On a simulated TCP ACK with a SACK option: the handle under which the flow's
+    /// receiver keeps the option's blocks (they travel beside the packet, not in it; `len`
+    /// counts the option's bytes). Zero otherwise. Fits in padding: `Packet` stays 48
+    /// bytes.
+    pub sack: u32,
     /// Flow-specific number: the TCP segment number, the cumulative ACK, the CBR
     /// sequence number, or (in the emulator) a buffer handle.
     pub seq: u64,
@@ -48,6 +53,7 @@ impl Packet {
             kind,
             tag: 0,
             dst: 0,
+            sack: 0,
             seq,
             sent,
             arrived: 0,
@@ -55,3 +61,6 @@ impl Packet {
         }
     }
 }
+
+// Every queue copies packets: the SACK handle must not make them bigger.
+const _: () = assert!(std::mem::size_of::<Packet>() == 48);
