@@ -11,6 +11,7 @@ pub mod htcp;
 pub mod profile;
 pub mod rate;
 pub mod receiver;
+pub mod sack;
 pub mod sender;
 
 use collateral_queue::Nanos;
@@ -22,6 +23,7 @@ pub use cc::{AnyCc, CaState, CcKind, CongestionControl, Growth, NewReno, SlowSta
 pub use profile::Profile;
 pub use rate::RateSample;
 pub use receiver::Receiver;
+pub use sack::SackBlock;
 pub use sender::Sender;
 
 const MS: Nanos = 1_000_000;
