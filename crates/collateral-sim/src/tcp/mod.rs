@@ -80,6 +80,13 @@ pub struct TcpConfig {
     /// RFC 3042 limited transmit: a new segment on each of the first two duplicate ACKs
     /// (FreeBSD; Linux's non-SACK accounting has the same effect by itself).
     pub limited_transmit: bool,
+    /// Selective acknowledgments (RFC 2018) with SACK-based loss recovery (RFC 6675):
+    /// the receiver reports up to three blocks of out-of-order data per ACK, and the sender
+    /// keeps a scoreboard, retransmits only what is missing and counts SACKed segments out
+    /// of the pipe. Loss detection and the window in recovery follow `recovery`: Linux
+    /// 2.6.25's FACK with rate-halving, FreeBSD 7's SACK recovery for `newreno`, RFC 6675
+    /// with PRR for `prr`. On in every real stack profile; off in `rfc`.
+    pub sack: bool,
     /// Receiver window, in segments.
     pub rwnd_segments: u32,
     /// How the RTO is derived from SRTT and RTTVAR.
@@ -116,6 +123,7 @@ impl Default for TcpConfig {
             recovery: RecoveryStyle::Newreno,
             slow_but_steady: false,
             limited_transmit: false,
+            sack: false,
             rwnd_segments: 10_000,
             rto_estimator: RtoEstimator::Linux,
             rto_min_ns: 200 * MS,

@@ -1,9 +1,48 @@
 //! A TCP receiver: cumulative ACKs, delayed ACKs (RFC 1122 §4.2.3.2, RFC 5681 §4.2),
-//! immediate duplicate ACKs for out-of-order data, and timestamp echoes (RFC 7323).
+//! immediate duplicate ACKs for out-of-order data, timestamp echoes (RFC 7323) and, when
+//! the flow has SACK, selective acknowledgment blocks (RFC 2018 §4).
 
 use collateral_queue::{Nanos, Packet, PacketKind};
 
+use super::sack::{ack_len, AckRing, SackBlock, MAX_SACK_BLOCKS};
 use super::TcpConfig;
+
+/// First blocks of recent ACKs remembered to repeat in later ones (Linux keeps four
+/// blocks, `TCP_NUM_SACKS`).
+const ANCHORS: usize = 4;
+
+/// The receiver's SACK state: which islands of out-of-order data it reported first most
+/// recently, and the blocks of its ACKs in flight.
+#[derive(Debug, Clone, Default)]
+struct SackState {
+    /// A segment of each recently reported first block, newest first. The island holding
+    /// it is found again from the bitmap, so an anchor follows its block as it grows and
+    /// merges.
+    anchors: [u64; ANCHORS],
+    n_anchors: usize,
+    ring: AckRing,
+}
+
+impl SackState {
+    fn retain(&mut self, mut keep: impl FnMut(u64) -> bool) {
+        let mut k = 0;
+        for i in 0..self.n_anchors {
+            let a = self.anchors[i];
+            if keep(a) {
+                self.anchors[k] = a;
+                k += 1;
+            }
+        }
+        self.n_anchors = k;
+    }
+
+    fn push_front(&mut self, a: u64) {
+        let n = self.n_anchors.min(ANCHORS - 1);
+        self.anchors.copy_within(0..n, 1);
+        self.anchors[0] = a;
+        self.n_anchors = n + 1;
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct Receiver {
@@ -38,6 +77,9 @@ pub struct Receiver {
     /// cannot exceed what crossed the bottleneck in the measured window.
     pub delivered: u64,
     pub count_from: Nanos,
+    /// SACK blocks and the records of ACKs carrying them (`None` without SACK); boxed so
+    /// that SACK-less receivers stay small.
+    sack: Option<Box<SackState>>,
 }
 
 impl Receiver {
@@ -68,6 +110,7 @@ impl Receiver {
             delack_deadline: None,
             delivered: 0,
             count_from,
+            sack: cfg.sack.then(Box::default),
         }
     }
 
@@ -96,8 +139,9 @@ impl Receiver {
         self.last_rcv = Some(now);
     }
 
+    /// Sends an ACK; `trigger` is the out-of-order segment that caused it, if any.
     #[inline]
-    fn ack(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+    fn ack(&mut self, now: Nanos, trigger: Option<u64>, out: &mut Vec<Packet>) {
         // Linux `tcp_dec_quickack_mode`: an ACK spends the quick ACKs of what it covers.
         self.quick = self.quick.saturating_sub(self.unacked.max(1));
         self.unacked = 0;
@@ -110,7 +154,90 @@ impl Receiver {
             now,
         );
         p.echo = self.ts_recent;
+        if self.sack.is_some() && self.ooo_count > 0 {
+            self.attach_sack(&mut p, trigger);
+        }
         out.push(p);
+    }
+
+    /// Chooses the ACK's SACK blocks by RFC 2018 §4: first the contiguous block holding
+    /// the segment that triggered it (unless that segment advanced the cumulative ACK),
+    /// then the blocks reported first most recently that are not already included, up to
+    /// [`MAX_SACK_BLOCKS`]. The blocks go to the flow's record ring; the packet carries
+    /// the handle and the option's bytes.
+    #[cold]
+    fn attach_sack(&mut self, p: &mut Packet, trigger: Option<u64>) {
+        let rcv_nxt = self.rcv_nxt;
+        let mut st = self.sack.take().expect("SACK receiver");
+        if let Some(seq) = trigger.filter(|&s| s > rcv_nxt) {
+            let first = self.island(seq);
+            st.retain(|a| !first.contains(a));
+            st.push_front(seq);
+        }
+        st.retain(|a| a > rcv_nxt);
+        let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
+        let mut n = 0;
+        for &a in &st.anchors[..st.n_anchors] {
+            if n == MAX_SACK_BLOCKS {
+                break;
+            }
+            let b = self.island(a);
+            if !blocks[..n].contains(&b) {
+                blocks[n] = b;
+                n += 1;
+            }
+        }
+        if n > 0 {
+            p.sack = st.ring.push(&blocks[..n]);
+            p.len = ack_len(self.ack_bytes, n);
+        }
+        self.sack = Some(st);
+    }
+
+    /// The SACK blocks an ACK carrying handle `id` reported (none for 0), read when it
+    /// reaches the sender.
+    #[inline]
+    pub fn sack_blocks(&mut self, id: u32) -> &[SackBlock] {
+        match &mut self.sack {
+            Some(st) if id != 0 => st.ring.read(id),
+            _ => &[],
+        }
+    }
+
+    /// The run of held out-of-order segments around `seq` (which must be held).
+    fn island(&self, seq: u64) -> SackBlock {
+        debug_assert!(seq > self.rcv_nxt && self.holds(seq));
+        let bits = self.ooo.len() as u64 * 64;
+        // Upwards: the segment at rcv_nxt + bits (same slot as rcv_nxt) is never held.
+        let mut end = seq;
+        loop {
+            let i = end % bits;
+            let b = i % 64;
+            let run = (!(self.ooo[(i / 64) as usize] >> b)).trailing_zeros() as u64;
+            end += run;
+            if run < 64 - b {
+                break;
+            }
+        }
+        // Downwards: rcv_nxt itself is never held.
+        let mut start = seq;
+        loop {
+            let i = start % bits;
+            let b = i % 64;
+            let run = (!(self.ooo[(i / 64) as usize] << (63 - b))).leading_zeros() as u64;
+            if run <= b {
+                start = start + 1 - run;
+                break;
+            }
+            start -= b + 1;
+        }
+        SackBlock { start, end }
+    }
+
+    #[inline]
+    fn holds(&self, seq: u64) -> bool {
+        let (w, m) = self.bit(seq);
+        self.ooo[w] & m != 0
     }
 
     /// A data segment `seq`, sent at `sent`, arrives at `now`.
@@ -142,7 +269,7 @@ impl Receiver {
             // RFC 5681 §4.2: ACK at once when a segment fills (part of) a gap.
             if filled_hole || !self.delayed_ack || self.quick > 0 || self.unacked >= self.ack_every
             {
-                self.ack(now, out);
+                self.ack(now, None, out);
             } else if self.delack_deadline.is_none() {
                 let ato = if self.linux_ato {
                     self.ato
@@ -178,14 +305,14 @@ impl Receiver {
                 self.ato = self.delack_ns;
             }
             // Out-of-order or duplicate data: an immediate (duplicate) ACK.
-            self.ack(now, out);
+            self.ack(now, Some(seq), out);
         }
     }
 
     /// The delayed-ACK timer expired.
     pub fn on_delack_timer(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         if self.unacked > 0 {
-            self.ack(now, out);
+            self.ack(now, None, out);
         }
         self.delack_deadline = None;
     }
@@ -248,6 +375,55 @@ mod tests {
         let mut r = recv(cfg);
         let acks = feed(&mut r, &[0, 1, 2, 3, 4, 5]);
         assert_eq!(acks, vec![Some(1), Some(2), Some(3), None, Some(5), None]);
+    }
+
+    #[test]
+    fn sack_blocks_follow_rfc_2018_order() {
+        // ACK every segment; the blocks an ACK carries, as (start, end) with end exclusive.
+        let cfg = TcpConfig {
+            sack: true,
+            delayed_ack: false,
+            ..TcpConfig::default()
+        };
+        let mut r = recv(cfg);
+        let mut step = |seq: u64| {
+            let mut out = Vec::new();
+            r.on_data(0, seq, 0, &mut out);
+            let p = out[0];
+            let blocks: Vec<(u64, u64)> = r
+                .sack_blocks(p.sack)
+                .iter()
+                .map(|b| (b.start, b.end))
+                .collect();
+            (p.seq, blocks, p.len)
+        };
+        // In order: no option, the plain 52-byte ACK.
+        assert_eq!(step(0), (1, vec![], 52));
+        // 2 arrives above the hole at 1: one block, 52 + 12 bytes.
+        assert_eq!(step(2), (1, vec![(2, 3)], 64));
+        // 3 extends that block.
+        assert_eq!(step(3), (1, vec![(2, 4)], 64));
+        // 6: the newest block first, then the one reported before (52 + 20).
+        assert_eq!(step(6), (1, vec![(6, 7), (2, 4)], 72));
+        assert_eq!(step(8), (1, vec![(8, 9), (6, 7), (2, 4)], 80));
+        // 10: three blocks fit; the oldest, 2–3, drops out of the option.
+        assert_eq!(step(10), (1, vec![(10, 11), (8, 9), (6, 7)], 80));
+        // A duplicate of 8: its block is reported first again.
+        assert_eq!(step(8), (1, vec![(8, 9), (10, 11), (6, 7)], 80));
+        // 7 joins 6 and 8 into 6–8: that block first; the earlier reports of 6 and 8 are
+        // subsets of it, so 10 and then the remembered 2–3 follow.
+        assert_eq!(step(7), (1, vec![(6, 9), (10, 11), (2, 4)], 80));
+        // 1 fills the first hole: the ACK moves to 4; a segment that advanced the ACK
+        // puts no block first, so the most recent reports still above it follow.
+        assert_eq!(step(1), (4, vec![(6, 9), (10, 11)], 72));
+        assert_eq!(step(4), (5, vec![(6, 9), (10, 11)], 72));
+        assert_eq!(step(5), (9, vec![(10, 11)], 64));
+        assert_eq!(step(9), (11, vec![], 52));
+        // A receiver without SACK sends none.
+        let mut r = recv(TcpConfig::default());
+        let mut out = Vec::new();
+        r.on_data(0, 3, 0, &mut out);
+        assert_eq!((out[0].sack, out[0].len), (0, 52));
     }
 
     #[test]
