@@ -262,9 +262,11 @@ impl Simulation {
             }
             PacketKind::Ack => {
                 let i = pkt.flow as usize;
-                self.tcp[i]
-                    .sender
-                    .on_ack(now, pkt.seq, pkt.echo, &mut self.out);
+                let f = &mut self.tcp[i];
+                // The SACK blocks travel beside the packet, kept by the receiver.
+                let sack = f.receiver.sack_blocks(pkt.sack);
+                f.sender
+                    .on_ack_sack(now, pkt.seq, pkt.echo, sack, &mut self.out);
                 self.after_sender(i);
             }
             PacketKind::Cbr => {

@@ -9,13 +9,22 @@
 //! (`tcp_rate_gen`): the ACK phase alone would overestimate when ACKs are compressed, the
 //! send phase alone when the sender was slow.
 //!
-//! Without SACK (this simulator's receiver), a duplicate ACK stands for one segment that
-//! reached the receiver out of order, and a cumulative ACK that ends a series of them
-//! counts only what they did not already count: one for the hole, the rest having come
-//! with the duplicate ACKs (`tcp_add_reno_sack`, `tcp_remove_reno_sacks`). The sender
-//! reports both ([`RateSampler::dup_delivered`], [`RateSampler::cum_delivered`]).
+//! With SACK the sender knows exactly what arrived, as Linux does: every newly SACKed
+//! segment is delivered when its SACK arrives and is a candidate for the sample
+//! ([`RateSampler::on_acked`] from `tcp_sacktag_one`'s `tcp_rate_skb_delivered`), so a
+//! duplicate ACK carrying new SACK blocks gives a rate sample; a cumulative ACK then
+//! delivers only the segments it covers that were not SACKed before, and a SACKed
+//! segment's record is not used twice (Linux clears its `delivered_mstamp`). The sender
+//! passes the exact count to [`RateSampler::delivered`].
 //!
-//! One deliberate difference: Linux keeps that credit in `sacked_out`, which it resets
+//! Without SACK, a duplicate ACK stands for one segment that reached the receiver out of
+//! order, and a cumulative ACK that ends a series of them counts only what they did not
+//! already count: one for the hole, the rest having come with the duplicate ACKs
+//! (`tcp_add_reno_sack`, `tcp_remove_reno_sacks`). The sender reports both
+//! ([`RateSampler::dup_delivered`], [`RateSampler::cum_delivered`]); such duplicate ACKs
+//! acknowledge no particular segment and give no rate sample.
+//!
+//! One deliberate difference in the SACK-less case: Linux keeps that credit in `sacked_out`, which it resets
 //! when recovery ends or an RTO strikes (`tcp_reset_reno_sack`), although the receiver
 //! still holds the segments; they are then counted again when finally acknowledged,
 //! and one ACK closing a long recovery reports hundreds of segments "delivered" within
@@ -217,8 +226,9 @@ impl RateSampler {
         };
     }
 
-    /// The ACK being processed cumulatively acknowledges segment `seq` (called in
-    /// ascending order; Linux `tcp_rate_skb_delivered`). The sample follows the most
+    /// The ACK being processed delivers segment `seq`, by a new SACK block or by the
+    /// cumulative ACK (called in ascending order, SACKed segments first as in Linux's
+    /// `tcp_ack`; `tcp_rate_skb_delivered`). The sample follows the most
     /// recently sent of them: the one with the highest send-time `delivered`.
     #[inline]
     pub fn on_acked(&mut self, seq: u64) {

@@ -12,12 +12,20 @@
 //! delivery-rate samples for it ([`RateSampler`]), always uses the Linux scoreboard
 //! (BBR's rules are written in terms of `tcp_packets_in_flight`), applies none of the
 //! recovery styles' window changes, and paces its departures at the algorithm's rate.
+//!
+//! With SACK (`TcpConfig::sack`) the sender keeps a real scoreboard instead
+//! ([`Scoreboard`]) and runs the SACK half of this module ([`sack`](self::sack)): the
+//! ACK path, loss marking, `NextSeg()` and the timeout differ; the RTO estimator, the
+//! congestion-control hooks and the recovery styles' window rules are shared.
+
+mod sack;
 
 use collateral_queue::{Nanos, Packet, PacketKind};
 use rand_pcg::Pcg64Mcg;
 
 use super::cc::{Ack, AnyCc, CaState, CongestionControl, Window};
 use super::rate::RateSampler;
+use super::sack::{SackBlock, Scoreboard};
 use super::{Congestion, RecoveryStyle, RtoEstimator, SenderStats, TcpConfig};
 
 /// RFC 5681 §3.2 (and Linux's `tcp_reordering` default): fast retransmit on the third
@@ -88,6 +96,15 @@ pub struct Sender {
     /// Linux's non-SACK scoreboard is in use (Linux recovery styles, or an algorithm
     /// that owns the window).
     linux_acct: bool,
+    /// The SACK scoreboard (`None` without SACK; boxed so SACK-less senders stay small).
+    sb: Option<Box<Scoreboard>>,
+    /// `snd_nxt` when SACK recovery began (FreeBSD `sack_newdata`): new data sent since
+    /// counts against cwnd in FreeBSD's SACK recovery.
+    sack_newdata: u64,
+    /// With SACK: the last attempt to send stopped because the window was full (Linux's
+    /// `is_cwnd_limited`). FreeBSD's window is not Linux's in-flight count, so this is
+    /// how a SACK sender knows it was cwnd-limited.
+    window_full: bool,
     pub stats: SenderStats,
     /// Congestion events since the owner last drained them.
     pub events: Vec<(Nanos, Congestion)>,
@@ -137,6 +154,11 @@ impl Sender {
             pace_deadline: None,
             extras,
             linux_acct,
+            sb: cfg
+                .sack
+                .then(|| Box::new(Scoreboard::new(4 * cfg.initial_cwnd as usize))),
+            sack_newdata: 0,
+            window_full: false,
             stats: SenderStats::default(),
             events: Vec::new(),
             cfg: cfg.clone(),
@@ -151,9 +173,13 @@ impl Sender {
     }
 
     /// Packets believed to be in the network (Linux `tcp_packets_in_flight`); equal to
-    /// FlightSize for NewReno, which accounts for duplicate ACKs by inflating cwnd.
+    /// FlightSize for NewReno, which accounts for duplicate ACKs by inflating cwnd. With
+    /// SACK, from the scoreboard (RFC 6675 `SetPipe()`).
     #[inline]
     pub fn in_flight(&self) -> u32 {
+        if let Some(sb) = &self.sb {
+            return sb.in_flight(self.flight());
+        }
         (self.flight() + self.head_retx as u32)
             .saturating_sub(self.sacked_out + self.head_lost as u32)
     }
@@ -253,6 +279,9 @@ impl Sender {
 
     #[inline]
     fn send_allowed(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        if self.sb.is_some() {
+            return self.sack_send(now, out);
+        }
         if self.extras {
             self.send_allowed_as::<true>(now, out);
         } else {
@@ -342,7 +371,10 @@ impl Sender {
     #[cold]
     fn check_app_limited(&mut self) {
         let in_flight = self.in_flight();
-        let lost_waiting = self.head_lost && !self.head_retx;
+        let lost_waiting = match self.sb.as_deref_mut() {
+            Some(sb) => sb.next_lost(self.snd_una).is_some(),
+            None => self.head_lost && !self.head_retx,
+        };
         if in_flight < self.w.cwnd && !lost_waiting {
             if let Some(r) = &mut self.rate {
                 r.mark_app_limited(in_flight);
@@ -388,6 +420,9 @@ impl Sender {
     /// Processes an ACK (`ack` = next segment the receiver expects) at `now`, queueing
     /// any segments it releases into `out`.
     pub fn on_ack(&mut self, now: Nanos, ack: u64, echo: Nanos, out: &mut Vec<Packet>) {
+        if self.sb.is_some() {
+            return self.on_ack_sack(now, ack, echo, &[], out);
+        }
         if self.extras {
             self.on_ack_as::<true>(now, ack, echo, out);
         } else {
@@ -684,15 +719,25 @@ impl Sender {
         self.set_state(now, CaState::Loss);
         self.w.cwnd = 1;
         self.dupacks = 0;
-        self.sacked_out = 0;
-        self.head_lost = false;
-        self.head_retx = false;
         self.limited_sent = 0;
         // Duplicate ACKs for data sent before the timeout must not start a fast
         // retransmit (RFC 6582 §4.2).
         self.recover = Some(self.snd_nxt - 1);
-        // Go back N: resend from the first unacknowledged segment.
-        self.snd_nxt = self.snd_una;
+        if let Some(sb) = self.sb.as_deref_mut() {
+            // Everything not SACKed is lost and goes again, lowest first, as the window
+            // allows; SACKed segments are skipped (Linux `tcp_enter_loss`, FreeBSD
+            // `tcp_sack_adjust`). snd_nxt stays.
+            let n = sb.timeout(self.snd_una, self.snd_nxt);
+            if let Some(r) = &mut self.rate {
+                r.lost(n as u64);
+            }
+        } else {
+            self.sacked_out = 0;
+            self.head_lost = false;
+            self.head_retx = false;
+            // Go back N: resend from the first unacknowledged segment.
+            self.snd_nxt = self.snd_una;
+        }
         self.backoffs += 1;
         self.rto = (self.rto * 2).min(self.cfg.rto_max_ns);
         self.rto_deadline = None;
