@@ -23,14 +23,17 @@ pub enum Profile {
     #[serde(rename = "rfc")]
     Rfc,
     /// The stack of the MMSys 2011 and Huebner 2008 studies: CUBIC v2.1 by default,
-    /// rate-halving, no ABC, quick-ack start, RTO ≥ SRTT + 200 ms, initial RTO 3 s.
+    /// SACK with FACK loss detection and rate-halving, no ABC, quick-ack start,
+    /// RTO ≥ SRTT + 200 ms, initial RTO 3 s.
     #[serde(rename = "linux-2.6.25")]
     Linux2625,
-    /// FreeBSD 7: inline NewReno with window inflation and limited transmit, no ABC, ACK
-    /// every second segment with a 100 ms timer, RTO minimum 30 ms + 200 ms slop.
+    /// FreeBSD 7: inline NewReno with SACK recovery (`tcp_sack.c`) and limited transmit,
+    /// no ABC, ACK every second segment with a 100 ms timer, RTO minimum 30 ms + 200 ms
+    /// slop.
     #[serde(rename = "freebsd-7")]
     Freebsd7,
-    /// Linux 6.x: CUBIC with HyStart, PRR, per-segment slow start and AIMD counting
+    /// Linux 6.x: CUBIC with HyStart, SACK (RFC 6675 loss detection standing in for
+    /// RACK) with PRR, per-segment slow start and AIMD counting
     /// (`tcp_slow_start(tp, acked)`, `tcp_cong_avoid_ai`), initial window 10, RTO 1 s.
     #[serde(rename = "linux-6")]
     Linux6,
@@ -71,6 +74,8 @@ impl Profile {
                 recovery: RecoveryStyle::RateHalving,
                 slow_but_steady: true,
                 limited_transmit: false,
+                // sysctl tcp_sack = 1 and tcp_fack = 1 (tcp_input.c).
+                sack: true,
                 delayed_ack: true,
                 ack_every: 2,
                 delack_ns: 40 * MS,
@@ -97,6 +102,8 @@ impl Profile {
                 recovery: RecoveryStyle::Newreno,
                 slow_but_steady: true,
                 limited_transmit: true,
+                // net.inet.tcp.sack.enable = 1 (tcp_sack.c).
+                sack: true,
                 delayed_ack: true,
                 ack_every: 2,
                 delack_ns: 100 * MS,
@@ -120,6 +127,7 @@ impl Profile {
                 recovery: RecoveryStyle::Prr,
                 slow_but_steady: true,
                 limited_transmit: false,
+                sack: true,
                 delayed_ack: true,
                 ack_every: 2,
                 delack_ns: 40 * MS,
@@ -191,6 +199,16 @@ mod tests {
         assert_eq!(c.direction, crate::scenario::Direction::Up);
         let c = config_from_json(&json!({})).unwrap();
         assert_eq!(c.recovery, TcpConfig::default().recovery);
+    }
+
+    #[test]
+    fn every_real_stack_has_sack_and_a_flow_may_turn_it_off() {
+        let on: Vec<bool> = Profile::ALL.iter().map(|p| p.config().sack).collect();
+        assert_eq!(on, vec![false, true, true, true]);
+        assert!(!TcpConfig::default().sack, "rfc, the default, is unchanged");
+        let c = config_from_json(&json!({"profile": "linux-2.6.25", "sack": false})).unwrap();
+        assert!(!c.sack);
+        assert_eq!(c.recovery, RecoveryStyle::RateHalving);
     }
 
     #[test]
