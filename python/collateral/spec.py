@@ -257,6 +257,8 @@ class TcpSpec(_Model):
     #: Appropriate Byte Counting (RFC 3465) in congestion avoidance.
     abc: bool | None = None
     recovery: Recovery | None = None
+    #: Selective acknowledgements (RFC 2018/6675); on in the real stacks' profiles.
+    sack: bool | None = None
     rto_min: OptionalDuration = None
     initial_cwnd: int | None = Field(default=None, gt=0)
     rwnd_segments: int | None = Field(default=None, gt=0)
@@ -292,6 +294,7 @@ class TcpSpec(_Model):
             "delack_ns": self.delack,
             "abc": self.abc,
             "recovery": self.recovery,
+            "sack": self.sack,
             "rto_min_ns": self.rto_min,
             "initial_cwnd": self.initial_cwnd,
             "rwnd_segments": self.rwnd_segments,
