@@ -539,14 +539,19 @@ def adsl2_loss(store: Store, stem: Path, label: str) -> list[Path]:
 def adsl2_claims(store: Store):
     from . import Claim
 
-    df = _df(store, "SELECT max(cbr0_loss_rate) AS mx, median(cbr0_loss_rate) AS med FROM summary")
-    mx, med = float(df.mx[0]), float(df.med[0])
+    # The paper plots medians over trials; compare those, and show the worst trial too.
+    df = _df(
+        store,
+        "SELECT tcp0_cc, down_queue_limit, median(cbr0_loss_rate) AS med, "
+        "max(cbr0_loss_rate) AS mx FROM summary GROUP BY ALL",
+    )
+    lo, hi, worst = float(df.med.min()), float(df.med.max()), float(df.mx.max())
     return [
         Claim(
-            "ADSL2 downstream CBR loss with FB-loose",
+            "ADSL2 downstream CBR loss with FB-loose (medians per point)",
             "order of 1 % or less",
-            f"median {med * 100:.2f} %, max {mx * 100:.2f} %",
-            mx <= 0.02,
+            f"medians {lo * 100:.2f}-{hi * 100:.2f} %, worst trial {worst * 100:.2f} %",
+            hi <= 0.02,
         )
     ]
 
