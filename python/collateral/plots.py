@@ -92,6 +92,7 @@ def fig_cwnd_queue(
     t1: float | None = None,
     path: str | Path = "out.png",
     direction: str = "down",
+    title: str | None = None,
 ) -> list[Path]:
     """cwnd above the bottleneck queue's occupancy (packets) on a shared time axis, as
     Huebner 2008 plotted them: each epoch the queue fills with the window and drains after
@@ -120,9 +121,10 @@ def fig_cwnd_queue(
         bottom.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
         bottom.set_xlim(t0, t1)
         bottom.set_xlabel("time (s)")
-        title = "TCP congestion window and bottleneck queue occupancy"
-        if result.scenario is not None:
-            title += "\n" + result.scenario.describe()
+        if title is None:
+            title = "TCP congestion window and bottleneck queue occupancy"
+            if result.scenario is not None:
+                title += "\n" + result.scenario.describe()
         fig.suptitle(title)
         return save(fig, path)
 
