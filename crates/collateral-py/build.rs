@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -28,7 +30,11 @@ fn main() {
     // FNV-1a over relative paths and contents: stable across toolchains and machines.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for p in &all {
-        let rel = p.strip_prefix(&root).unwrap_or(p).to_string_lossy().replace('\\', "/");
+        let rel = p
+            .strip_prefix(&root)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .replace('\\', "/");
         for b in rel.bytes().chain(std::fs::read(p).unwrap_or_default()) {
             h ^= b as u64;
             h = h.wrapping_mul(0x0000_0100_0000_01b3);

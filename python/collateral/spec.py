@@ -324,6 +324,8 @@ class CbrSpec(_Model):
     jitter: Duration = 1_000_000
     #: First departure; None = a random phase in [0, interval) drawn from the seed.
     start: OptionalDuration = None
+    #: DiffServ/tag byte (0 = untagged): CBT and CBQ treat tagged UDP as multimedia.
+    tag: int = Field(default=0, ge=0, le=255)
 
     @field_validator("size")
     @classmethod
@@ -346,6 +348,7 @@ class CbrSpec(_Model):
             "interval_ns": self.interval,
             "jitter_ns": self.jitter,
             "start_ns": self.start,
+            "tag": self.tag,
         }
 
 

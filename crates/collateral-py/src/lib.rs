@@ -136,7 +136,11 @@ fn congestion_controls() -> Vec<&'static str> {
 /// simulator's and queue disciplines' sources, so any change to the model changes it.
 #[pyfunction]
 fn version() -> &'static str {
-    concat!(env!("CARGO_PKG_VERSION"), "+", env!("COLLATERAL_MODEL_HASH"))
+    concat!(
+        env!("CARGO_PKG_VERSION"),
+        "+",
+        env!("COLLATERAL_MODEL_HASH")
+    )
 }
 
 #[pymodule]

@@ -230,6 +230,7 @@ impl Simulation {
                 let seq = c.send(now, &mut self.cbr_rng);
                 let mut pkt = Packet::new(PacketKind::Cbr, c.flow, c.cfg.packet_bytes, seq, now);
                 pkt.dst = 1;
+                pkt.tag = c.cfg.tag;
                 let dir = c.cfg.direction;
                 if c.active_at(c.next_send, self.sc.duration_ns) {
                     self.events.schedule(c.next_send, wake);

@@ -22,6 +22,9 @@ pub struct CbrConfig {
     /// First departure; `None` = a random phase in `[0, interval)` drawn from the seed.
     pub start_ns: Option<Nanos>,
     pub stop_ns: Option<Nanos>,
+    /// DiffServ/tag byte the packets carry (0 = untagged); class-based disciplines (CBT,
+    /// CBQ) treat a tagged UDP flow as multimedia.
+    pub tag: u8,
 }
 
 impl Default for CbrConfig {
@@ -33,6 +36,7 @@ impl Default for CbrConfig {
             jitter_ns: 1_000_000,
             start_ns: None,
             stop_ns: None,
+            tag: 0,
         }
     }
 }

@@ -147,3 +147,31 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn cbt_tells_tagged_multimedia_from_other_udp() {
+    // Two identical 4 Mbit/s UDP streams (1000 B every 2 ms) beside bulk TCP, one tagged.
+    // CBT gives the tagged class a threshold of 8 packets on its average and "other" only
+    // 1: the untagged stream loses far more than the tagged one.
+    let cbt = aqm(
+        r#"{"kind":"cbt","tcp":{"min_th":5,"max_th":15,"max_p":0.1,"w_q":0.002},"tagged_th":8,"other_th":1,"limit":60}"#,
+    );
+    let mut sc = scenario(cbt, 3, 3);
+    let stream = |tag| CbrConfig {
+        direction: Direction::Down,
+        packet_bytes: 1000,
+        interval_ns: 2 * MS,
+        jitter_ns: 0,
+        tag,
+        ..Default::default()
+    };
+    sc.cbr = vec![stream(1), stream(0)];
+    let r = simulate(sc).unwrap();
+    let (tagged, other) = (&r.summary.cbr[0], &r.summary.cbr[1]);
+    assert!(
+        other.loss_rate > 2.0 * tagged.loss_rate.max(0.001),
+        "tagged {} vs other {}",
+        tagged.loss_rate,
+        other.loss_rate
+    );
+}
