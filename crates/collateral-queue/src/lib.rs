@@ -7,6 +7,28 @@
 //! The shape follows Mahimahi's `AbstractPacketQueue`: a queue decides *which* packet
 //! leaves and *which* is dropped; *when* a packet may leave is the link's business.
 
+/// The occupancy methods of a discipline that keeps its packets in an inner drop-tail
+/// FIFO named `fifo` (RED, FRED, CBT): one definition instead of a copy per discipline.
+macro_rules! occupancy_of_inner_fifo {
+    () => {
+        fn bytes(&self) -> u64 {
+            self.fifo.bytes()
+        }
+
+        fn packets(&self) -> u32 {
+            self.fifo.packets()
+        }
+
+        fn waiting(&self) -> usize {
+            self.fifo.waiting()
+        }
+
+        fn visit(&self, f: &mut dyn FnMut(&Packet)) {
+            self.fifo.visit(f)
+        }
+    };
+}
+
 pub mod cbq;
 pub mod cbt;
 pub mod class;

@@ -474,21 +474,7 @@ impl Discipline for Red {
         }
     }
 
-    fn bytes(&self) -> u64 {
-        self.fifo.bytes()
-    }
-
-    fn packets(&self) -> u32 {
-        self.fifo.packets()
-    }
-
-    fn waiting(&self) -> usize {
-        self.fifo.waiting()
-    }
-
-    fn visit(&self, f: &mut dyn FnMut(&Packet)) {
-        self.fifo.visit(f)
-    }
+    occupancy_of_inner_fifo!();
 }
 
 #[cfg(test)]
