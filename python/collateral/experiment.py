@@ -6,7 +6,7 @@ An experiment file has four tables (only ``[scenario]`` is required)::
     name = "fb-rules"           # default: the file's name without .toml
     trials = 5                  # repetitions per point of the sweep
     seed = 1                    # root seed; each trial's seed is derived from it
-    traces = []                 # any of cwnd, queue, cbr, drops, congestion (large!)
+    traces = []                 # any of cwnd, queue, cbr, drops, congestion, classes
 
     [scenario]                  # the base scenario: the keys of collateral.spec.Scenario
     link = "adsl1"              # (human units), plus `queue` for both directions at once
@@ -70,8 +70,8 @@ __all__ = [
 ]
 
 #: Trace tables an experiment may keep (``congestion`` is always recorded by the core).
-TRACE_NAMES: tuple[str, ...] = ("cwnd", "queue", "cbr", "drops", "congestion")
-_SWITCHED_TRACES = ("cwnd", "queue", "cbr", "drops")  # the core's trace switches
+TRACE_NAMES: tuple[str, ...] = ("cwnd", "queue", "cbr", "drops", "congestion", "classes")
+_SWITCHED_TRACES = ("cwnd", "queue", "cbr", "drops", "classes")  # the core's trace switches
 _MAX_POINTS = 1_000_000
 _MAX_RANGE = 1_000_000
 
@@ -126,7 +126,7 @@ class ExperimentSettings(BaseModel):
     seed: int = Field(default=1, ge=0, lt=2**63)
     #: "independent": seeds differ per point; "common": the same seeds at every point.
     seeds: Literal["independent", "common"] = "independent"
-    traces: list[Literal["cwnd", "queue", "cbr", "drops", "congestion"]] = []
+    traces: list[Literal["cwnd", "queue", "cbr", "drops", "congestion", "classes"]] = []
 
 
 # ---------------------------------------------------------------------------------------

@@ -60,7 +60,7 @@ __all__ = [
 
 EXECUTORS = ("threads", "processes")
 _SKIP_TOP = {"duration_s", "warmup_s", "wall_s"}  # parameters already, or not reproducible
-_SKIP_FLOW = {"flow", "direction", "cc"}
+_SKIP_FLOW = {"flow", "direction", "cc", "users"}
 
 
 # ---------------------------------------------------------------------------------------
@@ -96,7 +96,7 @@ def summary_columns(summary: dict[str, Any]) -> dict[str, Any]:
     for k, v in summary.items():
         if k in _SKIP_TOP:
             continue
-        if k in ("tcp", "cbr") and isinstance(v, list):
+        if k in ("tcp", "cbr", "web") and isinstance(v, list):
             for i, flow in enumerate(v):
                 for fk, fv in flow.items():
                     if fk not in _SKIP_FLOW:

@@ -50,11 +50,13 @@ __all__ = [
     "CubicSpec",
     "HtcpSpec",
     "LinkSpec",
+    "PhaseSpec",
     "QueueSpec",
     "Scenario",
     "SpecError",
     "TcpSpec",
     "TraceSpec",
+    "WebSpec",
     "build_scenario",
 ]
 
@@ -245,6 +247,8 @@ class TcpSpec(_Model):
     cc: CongestionControl = "newreno"
     profile: Profile = "rfc"
     start: Duration = 0
+    #: When the application stops writing (None = never); data already sent is delivered.
+    stop: OptionalDuration = None
     #: Added at the receiver, so this flow's RTT is the base RTT plus this.
     extra_delay: Duration = 0
     mss: int | None = Field(default=None, gt=0)
@@ -309,6 +313,7 @@ class TcpSpec(_Model):
             "direction": self.direction,
             "cc": self.cc,
             "start_ns": self.start,
+            "stop_ns": self.stop,
             "extra_delay_ns": self.extra_delay,
             **self._overrides(),
         }
@@ -324,6 +329,8 @@ class CbrSpec(_Model):
     jitter: Duration = 1_000_000
     #: First departure; None = a random phase in [0, interval) drawn from the seed.
     start: OptionalDuration = None
+    #: No departures from then on (None = to the end of the run).
+    stop: OptionalDuration = None
     #: DiffServ/tag byte (0 = untagged): CBT and CBQ treat tagged UDP as multimedia.
     tag: int = Field(default=0, ge=0, le=255)
 
@@ -348,8 +355,75 @@ class CbrSpec(_Model):
             "interval_ns": self.interval,
             "jitter_ns": self.jitter,
             "start_ns": self.start,
+            "stop_ns": self.stop,
             "tag": self.tag,
         }
+
+
+#: Mah 1997's empirical HTTP model as the core spells it (request/reply bytes, objects
+#: per page, think time in seconds).
+HTTP_MODEL: dict[str, Any] = _native.http_model()
+
+
+class WebSpec(_Model):
+    """A group of web users browsing by Mah's empirical HTTP/1.0 model: pages of several
+    objects, each over a new TCP connection (SYN, request, reply in slow start), think
+    times between pages. Replies go ``direction`` (down: servers on the Internet side).
+
+    ``extra_delay_min``/``extra_delay_max`` give each connection an extra one-way delay,
+    uniform between them, towards the browser (spreads the RTTs, as the CBT study's
+    dummynet delays did). ``think_max`` truncates Mah's think times (whose tail runs to
+    24 hours: users who left) so the population browses steadily. ``model`` replaces
+    any of the distributions (``{reply_bytes = {kind = "pareto", scale = 1000, shape =
+    1.2}}``; kinds constant, uniform, exponential, lognormal, pareto, empirical).
+    """
+
+    users: int = Field(gt=0)
+    direction: Direction = "down"
+    start: Duration = 0
+    stop: OptionalDuration = None
+    #: Connections a user opens at once for a page's embedded objects.
+    parallel: int = Field(default=4, gt=0)
+    extra_delay_min: Duration = 0
+    extra_delay_max: Duration = 0
+    think_max: OptionalDuration = None
+    model: dict[str, Any] | None = None
+    #: The servers' and browsers' stack (profile and overrides, as for a bulk flow).
+    tcp: TcpSpec = TcpSpec()
+
+    @model_validator(mode="after")
+    def _delays_ordered(self) -> WebSpec:
+        if self.extra_delay_max < self.extra_delay_min:
+            raise ValueError("extra_delay_max must not be below extra_delay_min")
+        if self.stop is not None and self.stop <= self.start:
+            raise ValueError("stop must be after start")
+        return self
+
+    def to_native(self) -> dict[str, Any]:
+        model = dict(self.model or {})
+        if self.think_max is not None:
+            think = model.get("think_s", HTTP_MODEL["think_s"])
+            if think.get("kind") != "empirical":
+                raise ValueError("think_max truncates an empirical think-time distribution")
+            model["think_s"] = {**think, "max": self.think_max / 1e9}
+        lo, hi = self.extra_delay_min / 1e6, self.extra_delay_max / 1e6
+        return {
+            "users": self.users,
+            "direction": self.direction,
+            "start_ns": self.start,
+            "stop_ns": self.stop,
+            "parallel": self.parallel,
+            "extra_delay_ms": {"kind": "uniform", "low": lo, "high": hi},
+            "model": model,
+            "tcp": {k: v for k, v in self.tcp.to_native().items() if k not in ("stop_ns",)},
+        }
+
+
+class PhaseSpec(_Model):
+    """A named stretch of a phased experiment, from ``start`` to the next phase's."""
+
+    name: str = Field(min_length=1)
+    start: Duration
 
 
 class TraceSpec(_Model):
@@ -359,6 +433,8 @@ class TraceSpec(_Model):
     queue: bool = True
     cbr: bool = True
     drops: bool = True
+    #: Per-class arrivals, drops, bytes and latency at each bottleneck per time bin.
+    classes: bool = True
 
 
 class Scenario(_Model):
@@ -378,6 +454,11 @@ class Scenario(_Model):
     up: LinkSpec = Field(default=LinkSpec(), validate_default=True)
     tcp: list[TcpSpec] = []
     cbr: list[CbrSpec] = []
+    web: list[WebSpec] = []
+    #: Named phases for per-phase, per-class summaries (none: one phase after warm-up).
+    phases: list[PhaseSpec] = []
+    #: Width of the per-class time bins (throughput over time).
+    bin: Duration = 1_000_000_000
     trace: TraceSpec = TraceSpec()
 
     @field_validator("link")
@@ -388,7 +469,7 @@ class Scenario(_Model):
             raise ValueError(f"unknown link preset {v!r}; known: {known}")
         return v
 
-    @field_validator("duration", "rtt")
+    @field_validator("duration", "rtt", "bin")
     @classmethod
     def _positive(cls, v: int) -> int:
         if v <= 0:
@@ -436,6 +517,15 @@ class Scenario(_Model):
                     raise ValueError(f"{name}.queue: {e}") from None
         return self
 
+    @model_validator(mode="after")
+    def _phases_in_order(self) -> Scenario:
+        for i, p in enumerate(self.phases):
+            if p.start >= self.duration:
+                raise ValueError(f"phases[{i}] ({p.name}) starts after the end of the run")
+            if i and p.start <= self.phases[i - 1].start:
+                raise ValueError(f"phases[{i}] ({p.name}) must start after phases[{i - 1}]")
+        return self
+
     def to_native(self) -> dict[str, Any]:
         """The scenario as the core takes it: integer ns and bit/s (see `_native.pyi`)."""
         return {
@@ -448,6 +538,9 @@ class Scenario(_Model):
             "up": self.up.to_native(),
             "tcp": [t.to_native() for t in self.tcp],
             "cbr": [c.to_native() for c in self.cbr],
+            "web": [w.to_native() for w in self.web],
+            "phases": [{"name": p.name, "start_ns": p.start} for p in self.phases],
+            "bin_ns": self.bin,
             "trace": self.trace.model_dump(),
         }
 
@@ -470,6 +563,7 @@ class Scenario(_Model):
                 f"RTT {fmt_duration(self.rtt)}",
                 queue,
                 f"TCP {len(self.tcp)} x {ccs}",
+                *([f"web {sum(w.users for w in self.web)} users"] if self.web else []),
                 f"seed {self.seed}",
             ]
         )

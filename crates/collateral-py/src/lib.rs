@@ -45,6 +45,15 @@ fn traces_to_py<'py>(py: Python<'py>, t: Traces) -> PyResult<Bound<'py, PyDict>>
     d.set_item("flow", t.congestion.flow.into_pyarray(py))?;
     d.set_item("kind", t.congestion.kind.into_pyarray(py))?;
     out.set_item("congestion", d)?;
+    let d = PyDict::new(py);
+    d.set_item("time_s", seconds(t.classes.time).into_pyarray(py))?;
+    d.set_item("direction", t.classes.direction.into_pyarray(py))?;
+    d.set_item("class", t.classes.class.into_pyarray(py))?;
+    d.set_item("arrivals", t.classes.arrivals.into_pyarray(py))?;
+    d.set_item("drops", t.classes.drops.into_pyarray(py))?;
+    d.set_item("bytes", t.classes.bytes.into_pyarray(py))?;
+    d.set_item("latency_s", t.classes.latency_s.into_pyarray(py))?;
+    out.set_item("classes", d)?;
     Ok(out)
 }
 
@@ -114,6 +123,15 @@ fn profiles<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     Ok(out)
 }
 
+/// The default HTTP model of web users (Mah 1997's empirical distributions), as the
+/// scenario JSON spells it.
+#[pyfunction]
+fn http_model<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    let js = serde_json::to_string(&collateral_sim::web::HttpModel::mah1997())
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    py.import("json")?.call_method1("loads", (js,))
+}
+
 /// Checks an AQM/scheduler queue description (`{"kind": "red", ...}`) for a link of
 /// `rate_bps`; raises ValueError saying what is wrong.
 #[pyfunction]
@@ -150,6 +168,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
     m.add_function(wrap_pyfunction!(validate_queue, m)?)?;
+    m.add_function(wrap_pyfunction!(http_model, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

@@ -3,7 +3,7 @@
 //!
 //! Following Parris, Jeffay & Smith (MMCN '99): responsive traffic (TCP), *tagged*
 //! UDP — necessarily unresponsive multimedia that has been marked (DSCP) or configured —
-//! and all *other* UDP. Here TCP is `PacketKind::Data`/`Ack`; a `Cbr` packet is tagged
+//! and all *other* UDP. Here TCP is `PacketKind::Data`/`Ack`/`Setup`; a `Cbr` packet is tagged
 //! when its flow is listed in `tagged_flows`, or when its tag byte is in `tagged_tags`
 //! (any non-zero tag when no list is given).
 
@@ -91,7 +91,7 @@ impl Classifier {
     #[inline]
     pub fn classify(&self, pkt: &Packet) -> TrafficClass {
         match pkt.kind {
-            PacketKind::Data | PacketKind::Ack => TrafficClass::Tcp,
+            PacketKind::Data | PacketKind::Ack | PacketKind::Setup => TrafficClass::Tcp,
             PacketKind::Cbr => {
                 let t = pkt.tag as usize;
                 if self.tag_set[t >> 6] >> (t & 63) & 1 == 1

@@ -12,6 +12,9 @@ pub enum PacketKind {
     Ack = 1,
     /// UDP datagram of a constant-bit-rate / real-time flow.
     Cbr = 2,
+    /// TCP connection set-up and application requests of short (web) connections: SYN,
+    /// SYN-ACK and the request segment; `seq` says which (see the simulator's `web`).
+    Setup = 3,
 }
 
 /// A packet in flight. Sizes are IP lengths: what queues count and links serialise.
@@ -26,6 +29,11 @@ pub struct Packet {
     pub tag: u8,
     /// Which of the two hosts on the far side of the dumbbell it is for (0 or 1).
     pub dst: u8,
+    /// Generation of the connection that sent it, for flows whose slot is reused by
+    /// successive short connections: a late packet of an earlier connection is
+    /// recognised and discarded. Zero for long-lived flows. Fills the byte of padding
+    /// after `dst`.
+    pub conn: u8,
     /// On a simulated TCP ACK with a SACK option: the handle under which the flow's
     /// receiver keeps the option's blocks (they travel beside the packet, not in it; `len`
     /// counts the option's bytes). Zero otherwise. Fits in padding: `Packet` stays 48
@@ -53,6 +61,7 @@ impl Packet {
             kind,
             tag: 0,
             dst: 0,
+            conn: 0,
             sack: 0,
             seq,
             sent,

@@ -28,6 +28,12 @@ pub enum Wake {
     TcpStart(u32),
     /// A CBR flow sends its next packet.
     CbrSend(u32),
+    /// A bulk TCP flow's application stops writing.
+    TcpStop(u32),
+    /// A web user's think time is over: the next page.
+    Think(u32),
+    /// A web connection's set-up timer (SYN or request retransmission).
+    Setup(u32),
 }
 
 #[derive(Debug, Clone, Copy)]

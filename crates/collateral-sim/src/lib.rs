@@ -6,6 +6,7 @@
 //! results on any machine and any number of threads.
 
 pub mod batch;
+pub mod dist;
 pub mod engine;
 pub mod link;
 pub mod metrics;
@@ -13,6 +14,7 @@ pub mod scenario;
 pub mod sim;
 pub mod tcp;
 pub mod traffic;
+pub mod web;
 
 pub use collateral_queue as queue;
 pub use metrics::TrialResult;

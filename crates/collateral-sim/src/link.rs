@@ -15,6 +15,7 @@ use rand::RngExt;
 use rand_pcg::Pcg64Mcg;
 
 use crate::engine::NEVER;
+use crate::metrics::Meter;
 
 /// Serialisation time of `len` bytes at `rate_bps`, rounded up to a whole nanosecond so
 /// the link never exceeds its rate.
@@ -135,6 +136,8 @@ pub struct Link {
     /// Occupancy trace `(time, bytes, packets)` on every change, when enabled.
     pub trace: Option<Vec<(Nanos, u64, u32)>>,
     pub stats: LinkStats,
+    /// Per-class arrivals, drops, throughput and latency, per time bin and phase.
+    pub meter: Meter,
 }
 
 impl Link {
@@ -146,6 +149,7 @@ impl Link {
         loss_rate: f64,
         rng: Pcg64Mcg,
         trace: bool,
+        meter: Meter,
     ) -> Self {
         Link {
             rate: Rate::new(rate_bps),
@@ -162,6 +166,7 @@ impl Link {
             dropped: Vec::with_capacity(8),
             trace: trace.then(Vec::new),
             stats: LinkStats::default(),
+            meter,
         }
     }
 
@@ -205,6 +210,7 @@ impl Link {
 
     #[inline]
     fn enqueue(&mut self, now: Nanos, pkt: Packet) {
+        self.meter.on_arrival(now, &pkt);
         self.queue.enqueue(now, pkt, &mut self.scratch);
         self.note_drops(now);
         self.note_occupancy(now);
@@ -217,6 +223,7 @@ impl Link {
     fn complete(&mut self, now: Nanos) {
         let pkt = self.in_tx.take().unwrap();
         self.queue.transmit_done(now);
+        self.meter.on_departure(now, &pkt);
         if self.loss_rate > 0.0 && self.rng.random::<f64>() < self.loss_rate {
             self.stats.wire_losses += 1;
             self.dropped.push((now, pkt, true));
@@ -256,6 +263,7 @@ impl Link {
     #[inline]
     fn note_drops(&mut self, now: Nanos) {
         for pkt in self.scratch.drain(..) {
+            self.meter.on_drop(now, &pkt);
             self.stats.drops += 1;
             self.dropped.push((now, pkt, false));
         }

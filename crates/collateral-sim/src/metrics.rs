@@ -2,8 +2,130 @@
 //! series kept as columns (struct of arrays) so they cross to numpy/Arrow without copies
 //! of rows.
 
-use collateral_queue::Nanos;
+use collateral_queue::{Nanos, Packet, PacketKind, TrafficClass};
 use serde::Serialize;
+
+/// The class a packet is *measured* in: TCP (data, ACKs, set-up), tagged UDP (a
+/// non-zero tag byte) or other UDP. Independent of how a class-based discipline is
+/// configured to classify, so every discipline is measured alike.
+#[inline]
+pub fn measured_class(pkt: &Packet) -> TrafficClass {
+    match pkt.kind {
+        PacketKind::Cbr if pkt.tag != 0 => TrafficClass::Tagged,
+        PacketKind::Cbr => TrafficClass::Other,
+        _ => TrafficClass::Tcp,
+    }
+}
+
+/// What a bottleneck direction counts for one class over a stretch of time.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClassCount {
+    /// Packets offered to the queue, and of those dropped (counted at arrival time).
+    pub arrivals: u64,
+    pub drops: u64,
+    /// Packets that finished transmission, their bytes (IP lengths) and their summed
+    /// latency through the bottleneck: queueing plus serialisation (counted at the end
+    /// of transmission).
+    pub departures: u64,
+    pub bytes: u64,
+    pub latency_ns: u128,
+}
+
+/// Per-class counters of one bottleneck direction, in fixed time bins and per phase.
+/// Every method takes `now`; the link calls them in time order.
+#[derive(Debug, Clone)]
+pub struct Meter {
+    bin_ns: Nanos,
+    pub bins: Vec<[ClassCount; 3]>,
+    /// Phase start times (increasing) and their counters.
+    phase_starts: Vec<Nanos>,
+    pub phases: Vec<[ClassCount; 3]>,
+}
+
+impl Meter {
+    pub fn new(duration: Nanos, bin_ns: Nanos, phase_starts: Vec<Nanos>) -> Self {
+        let n = (duration / bin_ns) as usize + 1;
+        Meter {
+            bin_ns,
+            bins: vec![[ClassCount::default(); 3]; n],
+            phases: vec![[ClassCount::default(); 3]; phase_starts.len()],
+            phase_starts,
+        }
+    }
+
+    /// Applies `f` to the counters of `pkt`'s class in the bin and the phase of `now`.
+    #[inline]
+    fn count(&mut self, now: Nanos, pkt: &Packet, f: impl Fn(&mut ClassCount)) {
+        let c = measured_class(pkt).index();
+        let b = ((now / self.bin_ns) as usize).min(self.bins.len() - 1);
+        f(&mut self.bins[b][c]);
+        let p = self.phase_starts.partition_point(|&s| s <= now);
+        if p > 0 {
+            f(&mut self.phases[p - 1][c]);
+        }
+    }
+
+    #[inline]
+    pub fn on_arrival(&mut self, now: Nanos, pkt: &Packet) {
+        self.count(now, pkt, |c| c.arrivals += 1);
+    }
+
+    #[inline]
+    pub fn on_drop(&mut self, now: Nanos, pkt: &Packet) {
+        self.count(now, pkt, |c| c.drops += 1);
+    }
+
+    #[inline]
+    pub fn on_departure(&mut self, now: Nanos, pkt: &Packet) {
+        let lat = now.saturating_sub(pkt.arrived) as u128;
+        let len = pkt.len as u64;
+        self.count(now, pkt, |c| {
+            c.departures += 1;
+            c.bytes += len;
+            c.latency_ns += lat;
+        });
+    }
+}
+
+/// One class of one direction over one phase.
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseSummary {
+    pub phase: String,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub direction: &'static str,
+    pub class: &'static str,
+    pub arrivals: u64,
+    pub drops: u64,
+    /// drops / arrivals (NaN without arrivals).
+    pub drop_rate: f64,
+    /// Bytes (IP lengths) through the bottleneck per second of the phase, as bit/s.
+    pub throughput_bps: f64,
+    /// Mean time from arrival at the bottleneck queue to the end of transmission.
+    pub latency_mean_s: f64,
+}
+
+/// A group of web users over the measured part of the run (after the warm-up).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct WebSummary {
+    pub users: u32,
+    pub pages_started: u64,
+    pub pages_completed: u64,
+    pub objects_completed: u64,
+    /// Connections opened (one per object).
+    pub connections: u64,
+    /// SYNs and requests sent again after the set-up timer expired.
+    pub setup_retries: u64,
+    /// Reply bytes of the completed objects.
+    pub reply_bytes: u64,
+    pub segments_sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    /// Object response time, from the first SYN to the last byte at the browser.
+    pub response_mean_s: f64,
+    pub response_median_s: f64,
+    pub response_p95_s: f64,
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct TcpSummary {
@@ -75,7 +197,10 @@ pub struct Summary {
     pub wall_s: f64,
     pub tcp: Vec<TcpSummary>,
     pub cbr: Vec<CbrSummary>,
+    pub web: Vec<WebSummary>,
     pub queues: Queues,
+    /// Per phase, direction and class (see [`PhaseSummary`]).
+    pub phases: Vec<PhaseSummary>,
 }
 
 /// cwnd and ssthresh (segments) of each TCP flow, a row per change.
@@ -123,6 +248,20 @@ pub struct CongestionTrace {
     pub kind: Vec<u8>,
 }
 
+/// Per-class counters of each bottleneck direction per time bin: a row per bin,
+/// direction and class (0 TCP, 1 tagged, 2 other).
+#[derive(Debug, Clone, Default)]
+pub struct ClassTrace {
+    pub time: Vec<Nanos>,
+    pub direction: Vec<u8>,
+    pub class: Vec<u8>,
+    pub arrivals: Vec<u64>,
+    pub drops: Vec<u64>,
+    pub bytes: Vec<u64>,
+    /// Mean bottleneck latency of the bin's departures (NaN without departures).
+    pub latency_s: Vec<f64>,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Traces {
     pub cwnd: CwndTrace,
@@ -130,6 +269,7 @@ pub struct Traces {
     pub cbr: CbrTrace,
     pub drops: DropTrace,
     pub congestion: CongestionTrace,
+    pub classes: ClassTrace,
 }
 
 #[derive(Debug, Clone)]

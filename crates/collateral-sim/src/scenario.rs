@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::tcp::TcpConfig;
 use crate::traffic::CbrConfig;
+use crate::web::WebConfig;
 
 /// Which way a flow's data goes across the dumbbell.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -122,6 +123,8 @@ pub struct TraceConfig {
     pub queue: bool,
     pub cbr: bool,
     pub drops: bool,
+    /// Per-class counters of each bottleneck direction in bins of `bin_ns`.
+    pub classes: bool,
 }
 
 impl Default for TraceConfig {
@@ -131,6 +134,7 @@ impl Default for TraceConfig {
             queue: true,
             cbr: true,
             drops: true,
+            classes: true,
         }
     }
 }
@@ -141,6 +145,7 @@ impl TraceConfig {
         queue: false,
         cbr: false,
         drops: false,
+        classes: false,
     };
 }
 
@@ -163,8 +168,36 @@ pub struct Scenario {
     pub tcp: Vec<TcpConfig>,
     #[serde(default)]
     pub cbr: Vec<CbrConfig>,
+    /// Groups of web users (short TCP connections).
+    #[serde(default)]
+    pub web: Vec<WebConfig>,
+    /// Named phases for the per-class summaries, each from its start to the next one's
+    /// (the last to the end of the run). None given: one phase, "all", from the warm-up.
+    #[serde(default)]
+    pub phases: Vec<PhaseConfig>,
+    /// Width of the per-class time bins (throughput over time).
+    #[serde(default = "default_bin")]
+    pub bin_ns: Nanos,
     #[serde(default)]
     pub trace: TraceConfig,
+}
+
+/// A named stretch of a phased experiment.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseConfig {
+    pub name: String,
+    pub start_ns: Nanos,
+}
+
+fn default_bin() -> Nanos {
+    1_000_000_000
+}
+
+/// One TCP flow's settings from a profile name and overrides.
+pub(crate) fn tcp_flow<'de, D: serde::Deserializer<'de>>(d: D) -> Result<TcpConfig, D::Error> {
+    let v = serde_json::Value::deserialize(d)?;
+    crate::tcp::profile::config_from_json(&v).map_err(serde::de::Error::custom)
 }
 
 fn tcp_flows<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<TcpConfig>, D::Error> {
@@ -235,6 +268,28 @@ impl Scenario {
                     "cbr[{i}]: packet_bytes and interval_ns must be positive"
                 ));
             }
+        }
+        for (i, w) in self.web.iter().enumerate() {
+            w.validate(self.duration_ns)
+                .map_err(|e| format!("web[{i}]: {e}"))?;
+        }
+        if self.bin_ns == 0 {
+            return Err("bin_ns: must be positive".into());
+        }
+        for (i, p) in self.phases.iter().enumerate() {
+            if p.start_ns >= self.duration_ns {
+                return Err(format!("phases[{i}]: starts after the end of the run"));
+            }
+            if i > 0 && p.start_ns <= self.phases[i - 1].start_ns {
+                return Err(format!(
+                    "phases[{i}]: phases must start in increasing order"
+                ));
+            }
+        }
+        let flows =
+            self.tcp.len() + self.web.iter().map(|w| w.slots()).sum::<usize>() + self.cbr.len();
+        if flows >= u32::MAX as usize {
+            return Err("too many flows (users × parallel connections)".into());
         }
         Ok(())
     }

@@ -9,15 +9,18 @@
 //! access link (a FIFO serialiser at `access_rate_bps`, no propagation delay), so the
 //! bottleneck queue is the only place packets wait.
 
+mod web;
+
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use collateral_queue::{Nanos, Packet, PacketKind};
+use collateral_queue::{Nanos, Packet, PacketKind, TrafficClass};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use crate::engine::{Alarm, Events, Wake, NEVER};
 use crate::link::{Link, Rate};
+use crate::metrics::Meter;
 use crate::metrics::*;
 use crate::scenario::{Direction, Scenario};
 use crate::tcp::{Receiver, Sender};
@@ -47,10 +50,33 @@ struct TcpFlow {
     delack: Alarm,
     /// The paced sender's next departure (only armed when the algorithm paces).
     pace: Alarm,
+    /// Packets held by the flow's extra delay on their way to the receiving host.
     extra: VecDeque<(Nanos, Packet)>,
     extra_alarm: Alarm,
     last_traced: (u32, u32),
     completed: Option<Nanos>,
+    /// Generation of the connection in this slot (web slots are reused; see
+    /// `Packet::conn`). Always 0 for bulk flows.
+    gen: u8,
+}
+
+impl TcpFlow {
+    fn new(i: u32, cfg: &crate::tcp::TcpConfig, rng: Pcg64Mcg, count_from: Nanos) -> Self {
+        TcpFlow {
+            dir: cfg.direction,
+            extra_delay: cfg.extra_delay_ns,
+            sender: Sender::new(i, cfg, rng),
+            receiver: Receiver::new(i, cfg, count_from),
+            rto: Alarm::default(),
+            delack: Alarm::default(),
+            pace: Alarm::default(),
+            extra: VecDeque::new(),
+            extra_alarm: Alarm::default(),
+            last_traced: (0, 0),
+            completed: None,
+            gen: 0,
+        }
+    }
 }
 
 /// A single trial of a scenario.
@@ -62,7 +88,10 @@ pub struct Simulation {
     link_pending: [Nanos; 2],
     /// When each host's access link is free: `[side][host]`, side 0 = left.
     access_busy: [[Nanos; 2]; 2],
+    /// Bulk flows first (`n_bulk` of them), then the web groups' connection slots.
     tcp: Vec<TcpFlow>,
+    n_bulk: usize,
+    web: web::WebState,
     cbr: Vec<CbrFlow>,
     cbr_rng: Pcg64Mcg,
     access: Rate,
@@ -74,6 +103,11 @@ impl Simulation {
     pub fn new(sc: Scenario) -> Result<Self, String> {
         sc.validate()?;
         let prop = sc.rtt_ns / 2;
+        let phase_starts: Vec<Nanos> = if sc.phases.is_empty() {
+            vec![sc.warmup_ns]
+        } else {
+            sc.phases.iter().map(|p| p.start_ns).collect()
+        };
         let mk = |d: Direction, k: u64| -> Result<Link, String> {
             let l = sc.link(d);
             // The discipline's own random stream (RED's drops), apart from the link's.
@@ -88,33 +122,32 @@ impl Simulation {
                 l.loss_rate,
                 stream(sc.seed, k),
                 sc.trace.queue,
+                Meter::new(sc.duration_ns, sc.bin_ns, phase_starts.clone()),
             ))
         };
         let links = [mk(Direction::Down, 1)?, mk(Direction::Up, 2)?];
         let mut events = Events::new();
-        let n_tcp = sc.tcp.len() as u32;
-        let tcp = sc
+        let n_bulk = sc.tcp.len();
+        let mut tcp: Vec<TcpFlow> = sc
             .tcp
             .iter()
             .enumerate()
             .map(|(i, cfg)| {
                 let i = i as u32;
                 events.schedule(cfg.start_ns, Wake::TcpStart(i));
-                TcpFlow {
-                    dir: cfg.direction,
-                    extra_delay: cfg.extra_delay_ns,
-                    sender: Sender::new(i, cfg, stream(sc.seed, TCP_STREAMS + i as u64)),
-                    receiver: Receiver::new(i, cfg, sc.warmup_ns),
-                    rto: Alarm::default(),
-                    delack: Alarm::default(),
-                    pace: Alarm::default(),
-                    extra: VecDeque::new(),
-                    extra_alarm: Alarm::default(),
-                    last_traced: (0, 0),
-                    completed: None,
+                if let Some(stop) = cfg.stop_ns {
+                    events.schedule(stop, Wake::TcpStop(i));
                 }
+                TcpFlow::new(
+                    i,
+                    cfg,
+                    stream(sc.seed, TCP_STREAMS + i as u64),
+                    sc.warmup_ns,
+                )
             })
             .collect();
+        let web = web::WebState::new(&sc, &mut tcp, &mut events);
+        let n_tcp = tcp.len() as u32;
         let mut cbr_rng = stream(sc.seed, 3);
         let cbr: Vec<CbrFlow> = sc
             .cbr
@@ -132,6 +165,8 @@ impl Simulation {
             link_pending: [NEVER; 2],
             access_busy: [[0; 2]; 2],
             tcp,
+            n_bulk,
+            web,
             cbr,
             cbr_rng,
             access: Rate::new(sc.access_rate_bps),
@@ -212,19 +247,25 @@ impl Simulation {
             Wake::Extra(i) => {
                 let f = &mut self.tcp[i as usize];
                 if f.extra_alarm.fire(now, &mut self.events, wake) {
-                    while let Some(&(t, pkt)) = f.extra.front() {
+                    while let Some(&(t, pkt)) = self.tcp[i as usize].extra.front() {
                         if t > now {
                             break;
                         }
-                        f.extra.pop_front();
-                        f.receiver.on_data(now, pkt.seq, pkt.sent, &mut self.out);
+                        self.tcp[i as usize].extra.pop_front();
+                        self.receive(pkt);
                     }
+                    let f = &mut self.tcp[i as usize];
                     if let Some(&(t, _)) = f.extra.front() {
                         f.extra_alarm.set(t, &mut self.events, wake);
                     }
-                    self.after_receiver(i as usize);
                 }
             }
+            Wake::TcpStop(i) => {
+                self.tcp[i as usize].sender.stop_new_data();
+                self.after_sender(i as usize);
+            }
+            Wake::Think(u) => self.web_think(u as usize),
+            Wake::Setup(s) => self.web_setup_timer(s as usize, wake),
             Wake::CbrSend(i) => {
                 let c = &mut self.cbr[i as usize];
                 let seq = c.send(now, &mut self.cbr_rng);
@@ -244,23 +285,44 @@ impl Simulation {
     #[inline]
     fn deliver(&mut self, pkt: Packet) {
         let now = self.now;
+        if pkt.kind != PacketKind::Cbr {
+            let i = pkt.flow as usize;
+            let f = &mut self.tcp[i];
+            if pkt.conn != f.gen {
+                return; // a late packet of an earlier connection in this slot
+            }
+            // The flow's extra delay sits in front of the receiving host.
+            let to_receiver = pkt.kind == PacketKind::Data
+                || (pkt.kind == PacketKind::Setup && pkt.seq == web::SYN_ACK);
+            if f.extra_delay > 0 && to_receiver {
+                let t = now + f.extra_delay;
+                f.extra.push_back((t, pkt));
+                f.extra_alarm.set(
+                    t.min(f.extra_alarm.deadline),
+                    &mut self.events,
+                    Wake::Extra(i as u32),
+                );
+                return;
+            }
+        }
+        self.receive(pkt);
+    }
+
+    /// A packet is handed to its host's TCP, web or CBR endpoint.
+    #[inline]
+    fn receive(&mut self, pkt: Packet) {
+        let now = self.now;
         match pkt.kind {
             PacketKind::Data => {
                 let i = pkt.flow as usize;
                 let f = &mut self.tcp[i];
-                if f.extra_delay > 0 {
-                    let t = now + f.extra_delay;
-                    f.extra.push_back((t, pkt));
-                    f.extra_alarm.set(
-                        t.min(f.extra_alarm.deadline),
-                        &mut self.events,
-                        Wake::Extra(i as u32),
-                    );
+                if pkt.conn != f.gen {
                     return;
                 }
                 f.receiver.on_data(now, pkt.seq, pkt.sent, &mut self.out);
                 self.after_receiver(i);
             }
+            PacketKind::Setup => self.web_setup_packet(pkt),
             PacketKind::Ack => {
                 let i = pkt.flow as usize;
                 let f = &mut self.tcp[i];
@@ -273,6 +335,17 @@ impl Simulation {
             PacketKind::Cbr => {
                 let n_tcp = self.tcp.len();
                 self.cbr[pkt.flow as usize - n_tcp].on_arrival(now, pkt.seq);
+            }
+        }
+    }
+
+    /// Stamps the packets a flow just queued with its connection generation.
+    #[inline]
+    fn stamp(&mut self, i: usize) {
+        let gen = self.tcp[i].gen;
+        if gen != 0 {
+            for p in &mut self.out {
+                p.conn = gen;
             }
         }
     }
@@ -291,6 +364,18 @@ impl Simulation {
             f.pace.clear();
         }
         let dir = f.dir;
+        if i >= self.n_bulk {
+            // A web connection: no per-connection traces; its stats go to its group.
+            f.sender.events.clear();
+            self.stamp(i);
+            self.flush(dir, 0);
+            let f = &mut self.tcp[i];
+            if f.completed.is_none() && f.sender.done() {
+                f.completed = Some(self.now);
+                self.web_server_done(i);
+            }
+            return;
+        }
         if f.completed.is_none() && f.sender.done() {
             f.completed = Some(self.now);
         }
@@ -322,6 +407,12 @@ impl Simulation {
             None => f.delack.clear(),
         }
         let dir = f.dir.reverse();
+        if i >= self.n_bulk {
+            self.stamp(i);
+            self.flush(dir, 0);
+            self.web_client_check(i);
+            return;
+        }
         self.flush(dir, 0);
     }
 
@@ -384,8 +475,7 @@ impl Simulation {
     fn finish(mut self, wall_s: f64) -> TrialResult {
         let sc = &self.sc;
         let measured = (sc.duration_ns - sc.warmup_ns) as f64 / 1e9;
-        let tcp = self
-            .tcp
+        let tcp = self.tcp[..self.n_bulk]
             .iter()
             .enumerate()
             .map(|(i, f)| {
@@ -492,6 +582,12 @@ impl Simulation {
                 }
             }
         }
+        let web = self.web_summaries();
+        let phases = self.phase_summaries();
+        if sc.trace.classes {
+            self.class_trace(&mut traces.classes);
+        }
+        let sc = &self.sc;
         let summary = Summary {
             duration_s: sc.duration_ns as f64 / 1e9,
             warmup_s: sc.warmup_ns as f64 / 1e9,
@@ -500,17 +596,88 @@ impl Simulation {
             wall_s,
             tcp,
             cbr: cbr_summaries,
+            web,
             queues: Queues {
                 down: q(&self.links[0]),
                 up: q(&self.links[1]),
             },
+            phases,
         };
         TrialResult { summary, traces }
+    }
+
+    /// Per phase, direction and class: drops, throughput and latency at the bottleneck.
+    fn phase_summaries(&self) -> Vec<PhaseSummary> {
+        let sc = &self.sc;
+        let named: Vec<(String, Nanos)> = if sc.phases.is_empty() {
+            vec![("all".into(), sc.warmup_ns)]
+        } else {
+            sc.phases
+                .iter()
+                .map(|p| (p.name.clone(), p.start_ns))
+                .collect()
+        };
+        let mut out = Vec::new();
+        for (k, (name, start)) in named.iter().enumerate() {
+            let end = named.get(k + 1).map_or(sc.duration_ns, |n| n.1);
+            let secs = (end - start) as f64 / 1e9;
+            for d in [Direction::Down, Direction::Up] {
+                let counts = &self.links[d.index()].meter.phases[k];
+                for c in TrafficClass::ALL {
+                    let n = &counts[c.index()];
+                    out.push(PhaseSummary {
+                        phase: name.clone(),
+                        start_s: *start as f64 / 1e9,
+                        end_s: end as f64 / 1e9,
+                        direction: d.name(),
+                        class: c.name(),
+                        arrivals: n.arrivals,
+                        drops: n.drops,
+                        drop_rate: ratio(n.drops as f64, n.arrivals as f64),
+                        throughput_bps: n.bytes as f64 * 8.0 / secs,
+                        latency_mean_s: ratio(n.latency_ns as f64 / 1e9, n.departures as f64),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// The per-class bins of both directions as trace rows.
+    fn class_trace(&self, tr: &mut ClassTrace) {
+        for (d, l) in self.links.iter().enumerate() {
+            for (b, counts) in l.meter.bins.iter().enumerate() {
+                let t = b as Nanos * self.sc.bin_ns;
+                if t >= self.sc.duration_ns {
+                    break;
+                }
+                for c in TrafficClass::ALL {
+                    let n = &counts[c.index()];
+                    tr.time.push(t);
+                    tr.direction.push(d as u8);
+                    tr.class.push(c.index() as u8);
+                    tr.arrivals.push(n.arrivals);
+                    tr.drops.push(n.drops);
+                    tr.bytes.push(n.bytes);
+                    tr.latency_s
+                        .push(ratio(n.latency_ns as f64 / 1e9, n.departures as f64));
+                }
+            }
+        }
     }
 
     /// Test access: the links and flows as they stand.
     pub fn links(&self) -> &[Link; 2] {
         &self.links
+    }
+}
+
+/// `a / b`, NaN when `b` is 0.
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        f64::NAN
     }
 }
 

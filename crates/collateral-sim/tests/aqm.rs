@@ -42,6 +42,9 @@ fn scenario(down: Queue, seed: u64, flows: usize) -> Scenario {
             direction: Direction::Down,
             ..Default::default()
         }],
+        web: vec![],
+        phases: vec![],
+        bin_ns: 1_000_000_000,
         trace: TraceConfig::default(),
     }
 }

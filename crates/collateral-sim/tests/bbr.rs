@@ -43,6 +43,9 @@ fn ten_meg(flows: &[CcKind], queue_packets: u64, seed: u64) -> Scenario {
             })
             .collect(),
         cbr: vec![],
+        web: vec![],
+        phases: vec![],
+        bin_ns: 1_000_000_000,
         trace: TraceConfig::default(),
     }
 }
@@ -189,6 +192,9 @@ fn lossy_bbr_transfer(seed: u64, loss: f64, segments: u64, profile: Profile) -> 
             ..profile.config()
         }],
         cbr: vec![],
+        web: vec![],
+        phases: vec![],
+        bin_ns: 1_000_000_000,
         trace: TraceConfig::OFF,
     };
     simulate(sc).unwrap()
@@ -242,6 +248,9 @@ proptest! {
                 ..Profile::Linux6.config()
             }).collect(),
             cbr: vec![CbrConfig { direction: Direction::Down, ..Default::default() }],
+            web: vec![],
+            phases: vec![],
+            bin_ns: 1_000_000_000,
             trace: TraceConfig::OFF,
         };
         let r = simulate(sc).unwrap();

@@ -44,6 +44,9 @@ fn adsl1(rule: FullRule, limit: u64, seed: u64, secs: u64) -> Scenario {
                 ..Default::default()
             },
         ],
+        web: vec![],
+        phases: vec![],
+        bin_ns: 1_000_000_000,
         trace: TraceConfig::default(),
     }
 }
@@ -200,6 +203,9 @@ fn lossy_transfer(
             ..profile.config()
         }],
         cbr: vec![],
+        web: vec![],
+        phases: vec![],
+        bin_ns: 1_000_000_000,
         trace: TraceConfig::OFF,
     };
     simulate(sc).unwrap()
@@ -257,6 +263,9 @@ proptest! {
                 CbrConfig { direction: Direction::Down, ..Default::default() },
                 CbrConfig { direction: Direction::Up, jitter_ns: 0, ..Default::default() },
             ],
+            web: vec![],
+            phases: vec![],
+            bin_ns: 1_000_000_000,
             trace: TraceConfig::default(),
         };
         let r = simulate(sc).unwrap();

@@ -37,6 +37,9 @@ fn overshoot(sack: bool) -> TrialResult {
             ..Profile::Linux2625.config()
         }],
         cbr: vec![],
+        web: vec![],
+        phases: vec![],
+        bin_ns: 1_000_000_000,
         trace: TraceConfig::default(),
     };
     simulate(sc).unwrap()

@@ -49,6 +49,9 @@ fn scenario(tcp: TcpConfig, down: u64, up: u64, seed: u64) -> Scenario {
                 ..Default::default()
             },
         ],
+        web: vec![],
+        phases: vec![],
+        bin_ns: 1_000_000_000,
         trace: TraceConfig::OFF,
     }
 }

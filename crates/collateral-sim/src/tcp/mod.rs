@@ -35,6 +35,9 @@ const MS: Nanos = 1_000_000;
 pub struct TcpConfig {
     pub direction: Direction,
     pub start_ns: Nanos,
+    /// When the application stops writing (`None` = never): data sent by then is still
+    /// delivered, nothing new is sent. For phased experiments.
+    pub stop_ns: Option<Nanos>,
     /// Added to the flow's forward path at the receiver (as the CBT study's per-receiver
     /// dummynet did), so its RTT grows by this much.
     pub extra_delay_ns: Nanos,
@@ -102,6 +105,7 @@ impl Default for TcpConfig {
         TcpConfig {
             direction: Direction::Down,
             start_ns: 0,
+            stop_ns: None,
             extra_delay_ns: 0,
             cc: CcKind::Newreno,
             cubic: cubic::CubicConfig::modern(),

@@ -108,6 +108,9 @@ pub struct Sender {
     pub stats: SenderStats,
     /// Congestion events since the owner last drained them.
     pub events: Vec<(Nanos, Congestion)>,
+    /// IP length of the last segment of a finite transfer (a web reply rarely fills
+    /// its last segment); `data_bytes` for bulk flows.
+    last_bytes: u32,
 }
 
 impl Sender {
@@ -161,8 +164,33 @@ impl Sender {
             window_full: false,
             stats: SenderStats::default(),
             events: Vec::new(),
+            last_bytes: cfg.data_bytes,
             cfg: cfg.clone(),
         }
+    }
+
+    /// Makes this a finite transfer of `bytes` application bytes: `ceil(bytes/mss)`
+    /// segments (at least one), the last one only as long as its payload needs.
+    pub fn set_transfer_bytes(&mut self, bytes: u64) {
+        let mss = self.cfg.mss as u64;
+        let segments = bytes.div_ceil(mss).max(1);
+        let tail = bytes - (segments - 1) * mss;
+        self.cfg.size_segments = Some(segments);
+        self.last_bytes = self.cfg.data_bytes - self.cfg.mss + tail.max(1) as u32;
+    }
+
+    /// The application stops writing: what has been sent is still delivered (and
+    /// retransmitted if need be), nothing new is sent. A bulk flow's stop time.
+    pub fn stop_new_data(&mut self) {
+        let sent = self.high_sent.max(self.snd_nxt);
+        if self.cfg.size_segments.is_none_or(|n| n > sent) {
+            self.cfg.size_segments = Some(sent);
+        }
+    }
+
+    /// Segments of a finite transfer (`None` for bulk).
+    pub fn size_segments(&self) -> Option<u64> {
+        self.cfg.size_segments
     }
 
     /// Segments sent and not yet cumulatively acknowledged (RFC 5681 FlightSize, Linux
@@ -253,13 +281,12 @@ impl Sender {
         if self.state == CaState::Recovery {
             self.prr_out += 1;
         }
-        out.push(Packet::new(
-            PacketKind::Data,
-            self.flow,
-            self.cfg.data_bytes,
-            seq,
-            now,
-        ));
+        let len = if Some(seq + 1) == self.cfg.size_segments {
+            self.last_bytes
+        } else {
+            self.cfg.data_bytes
+        };
+        out.push(Packet::new(PacketKind::Data, self.flow, len, seq, now));
     }
 
     /// Pacing holds the next segment until `pace_next`; then the sender asks to be woken.
