@@ -509,10 +509,12 @@ def param_columns(scenario: Scenario) -> dict[str, Any]:
             name = f"{prefix}{k}"
             if isinstance(v, dict):
                 put(f"{name}_", v)
-            elif isinstance(v, list):
+            elif isinstance(v, list) and all(isinstance(x, dict) for x in v):
                 out[f"{name}_flows"] = len(v)
                 for i, item in enumerate(v):
                     put(f"{name}{i}_", item)
+            elif isinstance(v, list):  # data such as an empirical CDF's points
+                out[name] = json.dumps(v)
             elif k.endswith(_DURATION_SUFFIX):
                 out[name[: -len(_DURATION_SUFFIX)] + "_s"] = None if v is None else v / 1e9
             elif k == "rule":

@@ -51,7 +51,7 @@ __all__ = ["TABLES", "Store", "StoreError", "open_store", "rows_to_table"]
 
 FORMAT = 1
 #: The tables a store may hold: the summary and the trace tables.
-TABLES: tuple[str, ...] = ("summary", "cwnd", "queue", "cbr", "drops", "congestion")
+TABLES: tuple[str, ...] = ("summary", "cwnd", "queue", "cbr", "drops", "congestion", "classes")
 _STRING_WHEN_EMPTY = {"link", "key", "point", "scenario", "model_version", "code_version"}
 Output = Literal["pandas", "polars", "arrow"]
 

@@ -176,6 +176,24 @@ FIGURES: list[Figure] = [
         F.huebner_bdp_claims,
         (("scenario.duration", "30s"), ("scenario.warmup", "10s")),
     ),
+    Figure(
+        "parris-throughput",
+        "Parris, Jeffay & Smith (MMCN '99)",
+        "aggregate TCP throughput over time under drop-tail, RED, FRED, CBT, CBQ",
+        "parris-cbt",
+        F.parris_throughput,
+        F.parris_tcp_claims,
+        (("experiment.trials", 1),),
+    ),
+    Figure(
+        "parris-multimedia",
+        "Parris, Jeffay & Smith (MMCN '99)",
+        "multimedia drop rate and latency during the UDP blast",
+        "parris-cbt",
+        F.parris_multimedia,
+        F.parris_multimedia_claims,
+        (("experiment.trials", 1),),
+    ),
 ]
 STUDIES: dict[str, Figure] = {f.id: f for f in FIGURES}
 

@@ -721,3 +721,211 @@ def huebner_bdp_claims(store: Store):
         Claim(f"median additional VoIP delay at 1 BDP, {r.cc} ({r.p})", "", f"{r.d * 1e3:.1f} ms")
         for r in df.itertuples()
     ]
+
+
+# ---------------------------------------------------------------------------------------
+# Parris, Jeffay & Smith (CBT, MMCN '99)
+
+DISCIPLINES = ("drop-tail", "RED", "FRED", "CBT", "CBQ")
+DISC_STYLE = {
+    "drop-tail": ("0.35", "-"),
+    "RED": ("C0", "-"),
+    "FRED": ("C2", "-"),
+    "CBT": ("C3", "-"),
+    "CBQ": ("C4", "--"),
+}
+BLAST = "+udpblast"
+
+
+def _phases(store: Store) -> pd.DataFrame:
+    """Every trial's per-phase, per-class rows (downstream), with its discipline."""
+    import json
+
+    import pandas as pd
+
+    rows = []
+    for _, r in _df(store, "SELECT tag_discipline AS d, rep, phases FROM summary").iterrows():
+        for p in json.loads(r["phases"]):
+            if p["direction"] == "down":
+                rows.append({"discipline": r["d"], "rep": r["rep"], **p})
+    df = pd.DataFrame(rows)
+    for c in ("drop_rate", "latency_mean_s", "throughput_bps"):
+        df[c] = pd.to_numeric(df[c])
+    return df
+
+
+def _order(names: Any) -> list[str]:
+    have = set(names)
+    return [d for d in DISCIPLINES if d in have] + sorted(have - set(DISCIPLINES))
+
+
+def parris_throughput(store: Store, stem: Path, label: str) -> list[Path]:
+    """Aggregate TCP throughput (1 s bins, downstream) over time per discipline, the
+    phases shaded and named."""
+    bins = _df(
+        store,
+        "SELECT s.tag_discipline AS d, c.time_s AS t, median(c.bytes * 8 / 1e6) AS mbps,"
+        " count(*) AS n FROM classes c JOIN summary s USING (key)"
+        " WHERE c.direction = 0 AND c.class = 0 GROUP BY ALL ORDER BY 1, 2",
+    )
+    ph = _phases(store)
+    spans = ph.groupby("phase", sort=False)[["start_s", "end_s"]].first().sort_values("start_s")
+    rate = 10.0
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(12, 5.2), layout="constrained")
+        for k, (name, sp) in enumerate(spans.iterrows()):
+            if k % 2:
+                ax.axvspan(sp.start_s, sp.end_s, color="0.93", zorder=0)
+            ax.text(
+                (sp.start_s + sp.end_s) / 2, rate * 1.02, name, ha="center", va="bottom", fontsize=9
+            )
+            ax.axvline(sp.start_s, color="0.6", lw=0.8, zorder=1)
+        for d in _order(bins.d.unique()):
+            b = bins[bins.d == d]
+            color, ls = DISC_STYLE.get(d, ("k", ":"))
+            ax.plot(b.t + 0.5, b.mbps, color=color, ls=ls, lw=1.6, label=d)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("aggregate TCP throughput (Mbit/s, 1 s bins)")
+        ax.set_ylim(0, rate * 1.1)
+        ax.set_xlim(0, float(bins.t.max()) + 1 if len(bins) else 1)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), title="router queue")
+        n = int(bins.n.min()) if len(bins) else 0
+        fig.suptitle(
+            f"{label}\n10 Mbit/s, web users + 6 tagged multimedia streams + UDP blast;"
+            f" median of {n} trials per 1 s bin"
+        )
+        return _save(fig, stem)
+
+
+def _blast_table(store: Store) -> pd.DataFrame:
+    """Per discipline, during the udpblast phase: median over trials of the multimedia
+    (tagged) drop rate and latency, TCP throughput, and the blast's own share."""
+    ph = _phases(store)
+    b = ph[ph.phase == BLAST]
+    piv = b.pivot_table(
+        index=["discipline", "rep"],
+        columns="class",
+        values=["drop_rate", "latency_mean_s", "throughput_bps"],
+        aggfunc="first",
+    )
+    t = (
+        piv.groupby(level="discipline")
+        .median()
+        .rename(columns={"drop_rate": "drop", "latency_mean_s": "lat", "throughput_bps": "thr"})
+    )
+    t.columns = [f"{a}_{c}" for a, c in t.columns]
+    t["trials"] = piv.groupby(level="discipline").size()
+    return t.reindex(_order(t.index))
+
+
+def parris_multimedia(store: Store, stem: Path, label: str) -> list[Path]:
+    """The study's table: multimedia drop rate and average latency during the UDP
+    blast, per discipline (as bars, and as CSV and Markdown beside the figure)."""
+    t = _blast_table(store)
+    names = list(t.index)
+    x = np.arange(len(names))
+    with plt.rc_context(_STYLE):
+        fig, axes = plt.subplots(1, 3, figsize=(13, 4.4), layout="constrained")
+        colors = [DISC_STYLE.get(d, ("k", "-"))[0] for d in names]
+        for ax, col, scale, ylabel in (
+            (axes[0], "drop_tagged", 100, "multimedia drop rate (%)"),
+            (axes[1], "lat_tagged", 1e3, "multimedia latency at the router (ms)"),
+            (axes[2], "thr_tcp", 1e-6, "TCP throughput (Mbit/s)"),
+        ):
+            v = t[col].to_numpy(dtype=float) * scale
+            ax.bar(x, v, color=colors)
+            for xi, vi in zip(x, v, strict=True):
+                ax.annotate(f"{vi:.1f}", (xi, vi), ha="center", va="bottom", fontsize=9)
+            ax.set_xticks(x, names)
+            ax.set_ylabel(ylabel)
+            ax.set_ylim(0, max(float(np.nanmax(v)) * 1.18, 1e-9) if len(v) else 1)
+        n = int(t.trials.min()) if len(t) else 0
+        fig.suptitle(
+            f"{label}\n10 Mbit/s of untagged UDP beside web traffic and 6 tagged streams;"
+            f" medians of {n} trials"
+        )
+        files = _save(fig, stem)
+    lines = [
+        "| queue | multimedia drop rate | multimedia latency | TCP throughput | UDP blast"
+        " throughput |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for d, r in t.iterrows():
+        lines.append(
+            f"| {d} | {r.drop_tagged * 100:.1f} % | {r.lat_tagged * 1e3:.1f} ms"
+            f" | {r.thr_tcp / 1e6:.2f} Mbit/s | {r.thr_other / 1e6:.2f} Mbit/s |"
+        )
+    md = stem.with_suffix(".md")
+    md.write_text("\n".join(lines) + "\n")
+    csv = stem.with_suffix(".csv")
+    t.to_csv(csv)
+    return [*files, md, csv]
+
+
+def _blast_get(store: Store) -> tuple[pd.DataFrame, Any]:
+    t = _blast_table(store)
+
+    def get(d: str, col: str) -> float:
+        return float(t[col].get(d, math.nan)) if col in t else math.nan
+
+    return t, get
+
+
+def parris_tcp_claims(store: Store):
+    from . import Claim
+
+    _, get = _blast_get(store)
+    ph = _phases(store)
+    web = ph[(ph.phase == "web") & (ph["class"] == "tcp")].groupby("discipline").throughput_bps
+    web_thr = web.median()
+
+    def kept(d: str) -> float:  # TCP throughput in the blast / before it
+        return get(d, "thr_tcp") / float(web_thr.get(d, math.nan))
+
+    return [
+        Claim(
+            "drop-tail and RED: the UDP blast starves TCP (throughput kept vs web phase)",
+            "starved",
+            f"drop-tail {kept('drop-tail'):.0%}, RED {kept('RED'):.0%}",
+            kept("drop-tail") < 0.5 and kept("RED") < 0.5,
+        ),
+        Claim(
+            "FRED, CBT, CBQ protect TCP from the blast",
+            "protected",
+            f"FRED {kept('FRED'):.0%}, CBT {kept('CBT'):.0%}, CBQ {kept('CBQ'):.0%}",
+            min(kept("FRED"), kept("CBT"), kept("CBQ")) > 0.6,
+        ),
+    ]
+
+
+def parris_multimedia_claims(store: Store):
+    from . import Claim
+
+    t, get = _blast_get(store)
+    out = [
+        Claim(
+            "FRED still drops much of the (unresponsive) multimedia",
+            "high multimedia loss",
+            f"{get('FRED', 'drop_tagged'):.1%}",
+            get("FRED", "drop_tagged") > 5 * max(get("CBT", "drop_tagged"), 0.001),
+        ),
+        Claim(
+            "CBT: tagged multimedia gets (almost) its rate, close to CBQ",
+            "CBT comparable to CBQ",
+            f"drops CBT {get('CBT', 'drop_tagged'):.1%} vs CBQ {get('CBQ', 'drop_tagged'):.1%};"
+            f" TCP CBT {get('CBT', 'thr_tcp') / 1e6:.2f} vs CBQ"
+            f" {get('CBQ', 'thr_tcp') / 1e6:.2f} Mbit/s",
+            get("CBT", "drop_tagged") < 0.02
+            and abs(get("CBT", "thr_tcp") / get("CBQ", "thr_tcp") - 1) < 0.2,
+        ),
+    ]
+    for d in t.index:
+        out.append(
+            Claim(
+                f"{d}: multimedia during the blast",
+                "(table)",
+                f"drop {get(d, 'drop_tagged'):.1%}, latency {get(d, 'lat_tagged') * 1e3:.1f} ms,"
+                f" TCP {get(d, 'thr_tcp') / 1e6:.2f} Mbit/s",
+            )
+        )
+    return out
