@@ -153,3 +153,48 @@ def test_an_experiment_runs_on_the_testbed_into_the_store_and_compares(tmp_path)
     # Same trial (key), two implementations: both fill the 1.5 Mbit/s link.
     assert abs(rows["TCP goodput"]["diff"]) < 10, rows["TCP goodput"]
     assert _ours() == []
+
+
+@needs_root
+def test_cbt_in_the_testbed_tells_a_tagged_stream_by_its_dscp(tmp_path):
+    # Two identical 4 Mbit/s UDP streams (1000 B every 2 ms) beside a TCP flow on
+    # 10 Mbit/s, one tagged (DSCP 46 in the IP TOS byte, set by the sender). CBT gives
+    # the tagged class a threshold of 8 packets on its average and "other" 1: the
+    # untagged stream loses far more than the tagged one, on real packets.
+    from collateral.spec import Scenario
+
+    cbt = {
+        "kind": "cbt",
+        "tcp": {"min_th": 5, "max_th": 15, "max_p": 0.1, "w_q": 0.002},
+        "tagged_th": 8,
+        "other_th": 1,
+        "limit": 60,
+    }
+    stream = {"size": "1000B", "interval": "2ms", "jitter": "0s", "start": "1s"}
+    sc = Scenario(
+        down={"rate": "10Mbit", "queue": cbt},
+        up={"rate": "10Mbit"},
+        rtt="20ms",
+        duration="8s",
+        warmup="2s",
+        tcp=[{"cc": "cubic", "profile": "linux-6"}],
+        cbr=[{**stream, "tag": 46}, stream],
+    )
+    r = emu.emulate(sc, workdir=tmp_path)
+    tagged, other = r.cbr[0]["loss_rate"], r.cbr[1]["loss_rate"]
+    assert tagged < 0.1 and other > 0.3 and other > 5 * tagged, (tagged, other)
+    assert _ours() == [] and _emu_processes() == []
+
+
+@needs_root
+def test_what_the_testbed_cannot_run_is_refused_before_anything_starts():
+    from collateral.spec import Scenario
+
+    base = dict(down={"rate": "10Mbit"}, up={"rate": "10Mbit"}, duration="5s", warmup="1s")
+    with pytest.raises(emu.EmulationError, match="web users are not supported"):
+        emu.emulate(Scenario(**base, web=[{"users": 10}]))
+    with pytest.raises(emu.EmulationError, match=r"tcp\[0\]: start and stop"):
+        emu.emulate(Scenario(**base, tcp=[{"stop": "3s"}]))
+    with pytest.raises(emu.EmulationError, match="not a DSCP value"):
+        emu.emulate(Scenario(**base, cbr=[{"tag": 200}]))
+    assert _ours() == []

@@ -18,17 +18,23 @@ def simulate(scenario_json: str) -> dict[str, Any]:
     direction, cc, goodput_bps, bytes_delivered, segments_sent, retransmits, timeouts,
     fast_retransmits), ``cbr`` (per flow: flow, direction, sent, received, lost,
     loss_rate, base_owd_s, delay_median_s, delay_p95_s, delay_max_s), ``queues``
-    (``down``/``up``: drops, max_bytes, max_packets).
+    (``down``/``up``: drops, max_bytes, max_packets), ``web`` (per group: users,
+    pages_started/completed, objects_completed, connections, setup_retries, reply_bytes,
+    segments_sent, retransmits, timeouts, response_mean/median/p95_s), ``phases`` (per
+    phase, direction and class tcp/tagged/other: phase, start_s, end_s, arrivals, drops,
+    drop_rate, throughput_bps, latency_mean_s).
 
     ``traces`` (equal-length arrays per trace; empty when that trace is off):
     ``cwnd`` time_s f64, flow u32, cwnd u32, ssthresh u32 (a row per change);
     ``queue`` time_s f64, direction u8 (0 down, 1 up), bytes u64, packets u32;
     ``cbr`` flow u32, seq u64, sent_s f64, owd_s f64, extra_delay_s f64 (NaN = lost);
     ``drops`` time_s f64, direction u8, flow u32, bytes u32;
-    ``congestion`` time_s f64, flow u32, kind u8 (0 fast retransmit, 1 timeout).
+    ``congestion`` time_s f64, flow u32, kind u8 (0 fast retransmit, 1 timeout);
+    ``classes`` time_s f64 (bin start), direction u8, class u8 (0 tcp, 1 tagged,
+    2 other), arrivals u64, drops u64, bytes u64, latency_s f64 (mean, NaN if none).
 
     The core may add keys (e.g. ``in_flight``); callers must ignore unknown ones.
-    Flow ids: TCP flows first, then CBR flows. Raises ValueError on a bad scenario.
+    Flow ids: bulk TCP flows, then web connection slots, then CBR flows. Raises ValueError on a bad scenario.
     """
 
 def simulate_many(scenario_jsons: list[str], threads: int = 0) -> list[dict[str, Any]]:
@@ -50,4 +56,12 @@ def congestion_controls() -> list[str]:
 
 def validate_queue(queue_json: str, rate_bps: int) -> None:
     """Checks an AQM/scheduler queue (``{"kind": "red", ...}``) for a link of ``rate_bps``;
+    raises ValueError saying what is wrong."""
+
+def http_model() -> dict[str, Any]:
+    """Mah 1997's HTTP model as the scenario JSON spells it: request_bytes, reply_bytes,
+    objects_per_page and think_s, each an empirical distribution."""
+
+def validate_dist(dist_json: str) -> None:
+    """Checks a distribution (``{"kind": "pareto", "scale": 1000, "shape": 1.2}``);
     raises ValueError saying what is wrong."""

@@ -330,6 +330,19 @@ def _check_ready(scenario: Scenario) -> dict[int, str]:
     for tool in ("ip", "ethtool"):
         if shutil.which(tool) is None:
             raise EmulationError(f"{tool} not found; ./setup.sh installs iproute2 and ethtool")
+    if scenario.web:
+        raise EmulationError(
+            "web users are not supported in the testbed yet (bulk TCP and CBR only);"
+            " simulate them instead"
+        )
+    for i, t in enumerate(scenario.tcp):
+        if t.start or t.stop is not None:
+            raise EmulationError(
+                f"tcp[{i}]: start and stop times are not supported in the testbed yet"
+            )
+    for j, c in enumerate(scenario.cbr):
+        if c.tag > 63:
+            raise EmulationError(f"cbr[{j}]: tag {c.tag} is not a DSCP value (0-63)")
     avail = available_congestion_controls()
     kernel_cc = {}
     for i, t in enumerate(scenario.tcp):
@@ -471,6 +484,9 @@ def emulate(scenario: Scenario, workdir: str | Path | None = None, keep: bool = 
                     else ("right", RIGHT_D, LEFT_B)
                 )
                 start = c.start if c.start is not None else int(rng.integers(0, c.interval))
+                # The sender stops at the earlier of its stop time and the run's end;
+                # a tag becomes the DSCP of the IP TOS byte, which the router classifies.
+                until = min(dur, c.stop) if c.stop is not None else dur
                 senders.append(
                     tb.start(
                         ns_s,
@@ -492,7 +508,9 @@ def emulate(scenario: Scenario, workdir: str | Path | None = None, keep: bool = 
                         "--start-delay-ns",
                         str(start),
                         "--duration-ns",
-                        str(dur),
+                        str(until),
+                        "--tos",
+                        str(c.tag << 2),
                         "--out",
                         str(wd / f"cbr{j}-send.csv"),
                     )

@@ -313,7 +313,7 @@ class TcpSpec(_Model):
             "direction": self.direction,
             "cc": self.cc,
             "start_ns": self.start,
-            "stop_ns": self.stop,
+            **({"stop_ns": self.stop} if self.stop is not None else {}),
             "extra_delay_ns": self.extra_delay,
             **self._overrides(),
         }
@@ -391,6 +391,18 @@ class WebSpec(_Model):
     #: The servers' and browsers' stack (profile and overrides, as for a bulk flow).
     tcp: TcpSpec = TcpSpec()
 
+    @field_validator("model")
+    @classmethod
+    def _known_distributions(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        for name, dist in (v or {}).items():
+            if name not in HTTP_MODEL:
+                raise ValueError(f"unknown distribution {name!r}; known: {', '.join(HTTP_MODEL)}")
+            try:
+                _native.validate_dist(json.dumps(dist))
+            except ValueError as e:
+                raise ValueError(f"{name}: {e}".replace("distribution: ", "")) from None
+        return v
+
     @model_validator(mode="after")
     def _delays_ordered(self) -> WebSpec:
         if self.extra_delay_max < self.extra_delay_min:
@@ -415,7 +427,7 @@ class WebSpec(_Model):
             "parallel": self.parallel,
             "extra_delay_ms": {"kind": "uniform", "low": lo, "high": hi},
             "model": model,
-            "tcp": {k: v for k, v in self.tcp.to_native().items() if k not in ("stop_ns",)},
+            "tcp": self.tcp.to_native(),
         }
 
 

@@ -56,6 +56,8 @@ pub struct CbrSend {
     pub start_delay_ns: u64,
     pub duration_ns: u64,
     pub out: String,
+    /// IP TOS byte (DSCP << 2): how a tagged flow is marked for CBT/CBQ at the router.
+    pub tos: u8,
 }
 
 /// Sends `[seq u64][send time u64, CLOCK_REALTIME ns]` padded to the packet size, on a
@@ -64,6 +66,9 @@ pub fn cbr_send(c: CbrSend) -> Result<(), String> {
     let sock = UdpSocket::bind(&c.src).map_err(|e| format!("bind {}: {e}", c.src))?;
     sock.connect(&c.dst)
         .map_err(|e| format!("connect {}: {e}", c.dst))?;
+    if c.tos != 0 {
+        set_tos(&sock, c.tos)?;
+    }
     let payload = c
         .size
         .checked_sub(28)
@@ -93,6 +98,26 @@ pub fn cbr_send(c: CbrSend) -> Result<(), String> {
         next += gap;
     }
     out.flush().map_err(|e| e.to_string())
+}
+
+/// Marks every packet the socket sends with `tos` (IP_TOS).
+fn set_tos(sock: &UdpSocket, tos: u8) -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    let v = tos as libc::c_int;
+    // SAFETY: a valid socket descriptor and a pointer to an int of the size passed.
+    let rc = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_IP,
+            libc::IP_TOS,
+            &v as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        return Err(format!("IP_TOS {tos}: {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
 }
 
 /// Receives CBR packets until `duration` ends; logs `seq,send_ns,recv_ns` with the

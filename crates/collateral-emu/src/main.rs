@@ -6,6 +6,7 @@
 //!                       [--l2-overhead B] [--log FILE] [--duration-ns N]
 //! collateral-emu cbr-send --src IP:PORT --dst IP:PORT --size B --interval-ns N
 //!                         --jitter-ns N --seed S --start-delay-ns N --duration-ns N --out F
+//!                         [--tos N]
 //! collateral-emu cbr-recv --bind IP:PORT --duration-ns N --out F
 //! collateral-emu tcp-send --src IP --dst IP:PORT --cc NAME --duration-ns N --poll-ns N --out F
 //! collateral-emu tcp-recv --bind IP:PORT --duration-ns N --out F
@@ -105,6 +106,7 @@ fn main() -> ExitCode {
                     start_delay_ns: a.n("start-delay-ns")?,
                     duration_ns: a.n("duration-ns")?,
                     out: a.s("out")?,
+                    tos: a.opt_n("tos")?.unwrap_or(0).min(255) as u8,
                 })
             }
             "cbr-recv" => {

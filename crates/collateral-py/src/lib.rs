@@ -132,6 +132,15 @@ fn http_model<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
     py.import("json")?.call_method1("loads", (js,))
 }
 
+/// Checks a distribution (`{"kind": "pareto", "scale": 1000, "shape": 1.2}`); raises
+/// ValueError saying what is wrong.
+#[pyfunction]
+fn validate_dist(dist_json: &str) -> PyResult<()> {
+    let d: collateral_sim::dist::Dist =
+        serde_json::from_str(dist_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    d.validate("distribution").map_err(PyValueError::new_err)
+}
+
 /// Checks an AQM/scheduler queue description (`{"kind": "red", ...}`) for a link of
 /// `rate_bps`; raises ValueError saying what is wrong.
 #[pyfunction]
@@ -169,6 +178,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
     m.add_function(wrap_pyfunction!(validate_queue, m)?)?;
     m.add_function(wrap_pyfunction!(http_model, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_dist, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

@@ -18,7 +18,11 @@
 //!   queued (the "queue" a class average measures is the class's own share of the FIFO);
 //! * **TCP**: RED between its thresholds on the **TCP class's own average** (not the
 //!   whole queue's): TCP is then judged only on the backlog it builds itself, so UDP
-//!   arrivals cannot push TCP into early drops — the isolation CBT is after;
+//!   arrivals cannot push TCP into early drops — the isolation CBT is after. The other
+//!   reading of the design — RED on the whole queue's average, as plain RED does, with
+//!   the UDP classes' thresholds on top — is `tcp_average = "queue"`: it keeps the
+//!   FIFO (and so every class's latency) shorter, at the price of TCP drops caused by
+//!   UDP backlog;
 //! * **tagged** and **other** UDP: one threshold each on the class average; an arrival
 //!   whose class average (after the update) is over the threshold is dropped. UDP
 //!   packets that pass are not subjected to RED;
@@ -48,6 +52,17 @@ fn default_rule() -> FullRule {
 }
 fn default_mean_pkt_size() -> u32 {
     1500
+}
+
+/// Which average TCP's RED compares with its thresholds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TcpAverage {
+    /// The TCP class's own average occupancy.
+    #[default]
+    Class,
+    /// The whole FIFO's average occupancy (all classes), as plain RED.
+    Queue,
 }
 
 /// RED for the TCP class, on the TCP class's average (packets).
@@ -132,6 +147,9 @@ pub struct CbtConfig {
     pub seed: u64,
     #[serde(default)]
     pub count_in_service: bool,
+    /// Which average TCP's RED uses (default: the TCP class's own).
+    #[serde(default)]
+    pub tcp_average: TcpAverage,
 }
 
 impl CbtConfig {
@@ -189,6 +207,9 @@ pub struct Cbt {
     fifo: DropTail,
     classifier: Classifier,
     est: [Ewma; 3],
+    /// The whole FIFO's average, for `TcpAverage::Queue`.
+    est_all: Ewma,
+    tcp_average: TcpAverage,
     tcp: RedCore,
     /// Thresholds of the tagged and other classes (index 0 unused).
     th: [f64; 3],
@@ -220,6 +241,8 @@ impl Cbt {
                 Ewma::new(w_class, s),
                 Ewma::new(w_class, s),
             ],
+            est_all: Ewma::new(t.w_q, s),
+            tcp_average: cfg.tcp_average,
             tcp: RedCore::new(curve, false, cfg.mean_pkt_size, cfg.seed),
             th: [f64::INFINITY, tt, to],
             n: [0; 3],
@@ -298,8 +321,13 @@ impl Discipline for Cbt {
         let c = self.classifier.classify(&pkt);
         let i = c.index();
         let avg = self.est[i].arrival(now, self.class_packets(c) as f64);
+        let all = self.est_all.arrival(now, self.fifo.packets() as f64);
+        let tcp_avg = match self.tcp_average {
+            TcpAverage::Class => avg,
+            TcpAverage::Queue => all,
+        };
         match c {
-            TrafficClass::Tcp => match self.tcp.decide(avg, pkt.len) {
+            TrafficClass::Tcp => match self.tcp.decide(tcp_avg, pkt.len) {
                 Verdict::Pass => {}
                 Verdict::Early => {
                     self.stats.early += 1;
@@ -336,6 +364,9 @@ impl Discipline for Cbt {
         let Some(pkt) = self.fifo.dequeue(now, drops) else {
             for c in TrafficClass::ALL {
                 self.maybe_idle(c, now);
+            }
+            if self.fifo.packets() == 0 {
+                self.est_all.set_idle(now);
             }
             return None;
         };
@@ -391,6 +422,7 @@ mod tests {
             mean_pkt_time_ns: Some(MS),
             seed: 1,
             count_in_service: false,
+            tcp_average: TcpAverage::Class,
         }
     }
 
@@ -404,6 +436,28 @@ mod tests {
     }
     fn other(seq: u64) -> Packet {
         Packet::new(PacketKind::Cbr, 3, 1000, seq, 0)
+    }
+
+    #[test]
+    fn tcp_red_on_the_queue_average_counts_udp_backlog() {
+        // TCP RED min 3, max 4 with max_p ~0: no early drops, a forced drop once the
+        // average reaches max_th 4. UDP thresholds out of the way.
+        let mut c = cfg();
+        c.tcp.min_th = 3.0;
+        c.tcp.max_th = 4.0;
+        c.tagged_th = Some(50.0);
+        c.other_th = Some(50.0);
+        for (mode, expect) in [(TcpAverage::Class, true), (TcpAverage::Queue, false)] {
+            c.tcp_average = mode;
+            let mut q = Cbt::new(&c, 0).unwrap();
+            let mut d = Vec::new();
+            // Five tagged packets queued (w = 1: the average is the occupancy).
+            for i in 0..5 {
+                assert!(q.enqueue(0, tagged(i), &mut d));
+            }
+            // A TCP arrival: its class holds 0 packets, the FIFO 5 >= max_th 4.
+            assert_eq!(q.enqueue(0, tcp(9), &mut d), expect, "{mode:?}");
+        }
     }
 
     #[test]

@@ -40,7 +40,7 @@ pub mod red;
 pub mod rng;
 
 pub use cbq::{Cbq, CbqConfig};
-pub use cbt::{Cbt, CbtConfig};
+pub use cbt::{Cbt, CbtConfig, TcpAverage};
 pub use class::{Classifier, PerClass, TrafficClass};
 pub use config::DisciplineConfig;
 pub use droptail::{DropTail, FullRule};

@@ -15,7 +15,7 @@ use collateral_queue::cbq::DEFAULT_QUANTUM;
 use collateral_queue::cbt::CbtTcp;
 use collateral_queue::{
     Cbq, CbqConfig, Cbt, CbtConfig, Discipline, Fred, FredConfig, FullRule, Nanos, Packet,
-    PacketKind, PerClass, Red, RedConfig, TrafficClass,
+    PacketKind, PerClass, Red, RedConfig, TcpAverage, TrafficClass,
 };
 use proptest::prelude::*;
 
@@ -295,6 +295,12 @@ fn cbt_config() -> impl Strategy<Value = CbtConfig> {
                     mean_pkt_time_ns: Some(s),
                     seed,
                     count_in_service: cis,
+                    // Both readings of TCP's RED average, by the seed's parity.
+                    tcp_average: if seed % 2 == 0 {
+                        TcpAverage::Class
+                    } else {
+                        TcpAverage::Queue
+                    },
                 }
             },
         )
