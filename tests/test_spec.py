@@ -47,6 +47,7 @@ def test_build_scenario_defaults_to_adsl1_with_native_contract_fields():
         "interval_ns": 20_000_000,
         "jitter_ns": 1_000_000,
         "start_ns": None,
+        "stop_ns": None,
         "tag": 0,
     }
     json.dumps(native)  # plain JSON types only

@@ -105,10 +105,10 @@ def test_a_web_trial_reports_groups_phases_and_class_bins():
     assert json.loads(cols["phases"]) == s["phases"]
 
 
-def test_study_experiment_loads_with_five_disciplines():
+def test_study_experiment_loads_with_every_discipline():
     exp = load_experiment(experiment_path("parris-cbt"), [("experiment.trials", 1)])
     tags = sorted(t.point.tags["discipline"] for t in exp.trials())
-    assert tags == ["CBQ", "CBT", "FRED", "RED", "drop-tail"]
+    assert tags == ["CBQ", "CBT", "CBT-queue-avg", "FRED", "RED", "drop-tail"]
     sc = next(iter(exp.trials())).scenario()
     assert [p.name for p in sc.phases] == [
         "web",
