@@ -9,6 +9,7 @@
 //!  "tagged_th": 4, "other_th": 2, "limit": 60}
 //! {"kind": "cbq",  "shares": {"tcp": 0.74, "tagged": 0.14, "other": 0.12},
 //!  "limits": {"tcp": 40, "tagged": 20, "other": 20}}
+//! {"kind": "codel", "target_ns": 5000000, "interval_ns": 100000000, "limit": 1000}
 //! ```
 //!
 //! Unknown fields are errors. Optional fields and their defaults are documented on
@@ -16,9 +17,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{AnyQueue, Cbq, CbqConfig, Cbt, CbtConfig, Fred, FredConfig, Red, RedConfig};
+use crate::{
+    AnyQueue, Cbq, CbqConfig, Cbt, CbtConfig, Codel, CodelConfig, Fred, FredConfig, Red, RedConfig,
+};
 
-/// A RED, FRED, CBT or CBQ configuration.
+/// A RED, FRED, CBT, CBQ or CoDel configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum DisciplineConfig {
@@ -26,6 +29,7 @@ pub enum DisciplineConfig {
     Fred(FredConfig),
     Cbt(CbtConfig),
     Cbq(CbqConfig),
+    Codel(CodelConfig),
 }
 
 impl DisciplineConfig {
@@ -37,6 +41,7 @@ impl DisciplineConfig {
             DisciplineConfig::Fred(c) => c.validate(link_rate_bps),
             DisciplineConfig::Cbt(c) => c.validate(link_rate_bps),
             DisciplineConfig::Cbq(c) => c.validate(),
+            DisciplineConfig::Codel(c) => c.validate(),
         }
     }
 
@@ -47,6 +52,7 @@ impl DisciplineConfig {
             DisciplineConfig::Fred(c) => AnyQueue::Fred(Fred::new(c, link_rate_bps)?),
             DisciplineConfig::Cbt(c) => AnyQueue::Cbt(Cbt::new(c, link_rate_bps)?),
             DisciplineConfig::Cbq(c) => AnyQueue::Cbq(Cbq::new(c)?),
+            DisciplineConfig::Codel(c) => AnyQueue::Codel(Codel::new(c)?),
         })
     }
 
@@ -58,7 +64,7 @@ impl DisciplineConfig {
             DisciplineConfig::Red(r) => r.seed = seed,
             DisciplineConfig::Fred(f) => f.seed = seed,
             DisciplineConfig::Cbt(t) => t.seed = seed,
-            DisciplineConfig::Cbq(_) => {}
+            DisciplineConfig::Cbq(_) | DisciplineConfig::Codel(_) => {}
         }
         c
     }

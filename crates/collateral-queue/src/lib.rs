@@ -32,6 +32,7 @@ macro_rules! occupancy_of_inner_fifo {
 pub mod cbq;
 pub mod cbt;
 pub mod class;
+pub mod codel;
 pub mod config;
 pub mod droptail;
 pub mod fred;
@@ -42,6 +43,7 @@ pub mod rng;
 pub use cbq::{Cbq, CbqConfig};
 pub use cbt::{Cbt, CbtConfig, TcpAverage};
 pub use class::{Classifier, PerClass, TrafficClass};
+pub use codel::{Codel, CodelConfig};
 pub use config::DisciplineConfig;
 pub use droptail::{DropTail, FullRule};
 pub use fred::{Fred, FredConfig};
@@ -95,6 +97,7 @@ pub enum AnyQueue {
     Fred(Fred),
     Cbt(Cbt),
     Cbq(Cbq),
+    Codel(Codel),
 }
 
 impl Discipline for AnyQueue {
@@ -106,6 +109,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Fred(q) => q.enqueue(now, pkt, drops),
             AnyQueue::Cbt(q) => q.enqueue(now, pkt, drops),
             AnyQueue::Cbq(q) => q.enqueue(now, pkt, drops),
+            AnyQueue::Codel(q) => q.enqueue(now, pkt, drops),
         }
     }
     #[inline]
@@ -116,6 +120,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Fred(q) => q.dequeue(now, drops),
             AnyQueue::Cbt(q) => q.dequeue(now, drops),
             AnyQueue::Cbq(q) => q.dequeue(now, drops),
+            AnyQueue::Codel(q) => q.dequeue(now, drops),
         }
     }
     #[inline]
@@ -126,6 +131,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Fred(q) => q.transmit_done(now),
             AnyQueue::Cbt(q) => q.transmit_done(now),
             AnyQueue::Cbq(q) => q.transmit_done(now),
+            AnyQueue::Codel(q) => q.transmit_done(now),
         }
     }
     #[inline]
@@ -136,6 +142,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Fred(q) => q.bytes(),
             AnyQueue::Cbt(q) => q.bytes(),
             AnyQueue::Cbq(q) => q.bytes(),
+            AnyQueue::Codel(q) => q.bytes(),
         }
     }
     #[inline]
@@ -146,6 +153,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Fred(q) => q.packets(),
             AnyQueue::Cbt(q) => q.packets(),
             AnyQueue::Cbq(q) => q.packets(),
+            AnyQueue::Codel(q) => q.packets(),
         }
     }
     #[inline]
@@ -156,6 +164,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Fred(q) => q.waiting(),
             AnyQueue::Cbt(q) => q.waiting(),
             AnyQueue::Cbq(q) => q.waiting(),
+            AnyQueue::Codel(q) => q.waiting(),
         }
     }
     fn visit(&self, f: &mut dyn FnMut(&Packet)) {
@@ -165,6 +174,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Fred(q) => q.visit(f),
             AnyQueue::Cbt(q) => q.visit(f),
             AnyQueue::Cbq(q) => q.visit(f),
+            AnyQueue::Codel(q) => q.visit(f),
         }
     }
 }

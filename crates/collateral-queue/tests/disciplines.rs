@@ -14,8 +14,8 @@ use std::collections::BTreeSet;
 use collateral_queue::cbq::DEFAULT_QUANTUM;
 use collateral_queue::cbt::CbtTcp;
 use collateral_queue::{
-    Cbq, CbqConfig, Cbt, CbtConfig, Discipline, Fred, FredConfig, FullRule, Nanos, Packet,
-    PacketKind, PerClass, Red, RedConfig, TcpAverage, TrafficClass,
+    Cbq, CbqConfig, Cbt, CbtConfig, Codel, CodelConfig, Discipline, Fred, FredConfig, FullRule,
+    Nanos, Packet, PacketKind, PerClass, Red, RedConfig, TcpAverage, TrafficClass,
 };
 use proptest::prelude::*;
 
@@ -333,8 +333,39 @@ fn cbq_config() -> impl Strategy<Value = CbqConfig> {
         )
 }
 
+fn codel_config() -> impl Strategy<Value = CodelConfig> {
+    (
+        (1u64..20_000_000, 1u64..200_000_000),
+        (rule(), any::<u64>()),
+        prop_oneof![Just(1500u32), 0u32..3000],
+    )
+        .prop_map(|((target, extra), (rule, raw), mtu)| CodelConfig {
+            target_ns: target,
+            interval_ns: target + extra,
+            limit: limit_for(rule, raw),
+            limit_rule: rule,
+            mtu,
+        })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn codel_invariants(cfg in codel_config(), ops in ops()) {
+        let mut q = Codel::new(&cfg).unwrap();
+        drive(&mut q, ops, false, true, |q, t| {
+            prop_assert!(within(cfg.limit_rule, cfg.limit, q.packets(), q.bytes()));
+            let v = q.vars();
+            // A dropping state always has a count and a next drop time.
+            prop_assert!(!v.dropping || (v.count >= 1 && v.drop_next > 0));
+            prop_assert_eq!(
+                q.stats().dropped + q.stats().overflow,
+                t.drops.len() as u64
+            );
+            Ok(())
+        })?;
+    }
 
     #[test]
     fn red_invariants(cfg in red_config(), ops in ops()) {
