@@ -197,7 +197,11 @@ fn codel_keeps_the_standing_queue_near_target() {
     let tail = simulate(scenario(big.into(), 1, 2)).unwrap();
     let cd = simulate(scenario(codel, 1, 2)).unwrap();
     let (t, c) = (&tail.summary.cbr[0], &cd.summary.cbr[0]);
-    assert!(t.delay_median_s > 0.3, "drop-tail fills the buffer: {}", t.delay_median_s);
+    assert!(
+        t.delay_median_s > 0.3,
+        "drop-tail fills the buffer: {}",
+        t.delay_median_s
+    );
     assert!(c.delay_median_s < 0.02, "CoDel median {}", c.delay_median_s);
     let goodput: f64 = cd.summary.tcp.iter().map(|f| f.goodput_bps).sum();
     assert!(goodput > 0.9 * 10e6 * 1448.0 / 1500.0, "{goodput}");
