@@ -176,7 +176,7 @@ class AqmSpec(BaseModel):
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
-    kind: Literal["red", "fred", "cbt", "cbq", "codel"]
+    kind: Literal["red", "fred", "cbt", "cbq", "codel", "fq_codel"]
 
     def to_native(self) -> dict[str, Any]:
         return self.model_dump()

@@ -10,6 +10,7 @@
 //! {"kind": "cbq",  "shares": {"tcp": 0.74, "tagged": 0.14, "other": 0.12},
 //!  "limits": {"tcp": 40, "tagged": 20, "other": 20}}
 //! {"kind": "codel", "target_ns": 5000000, "interval_ns": 100000000, "limit": 1000}
+//! {"kind": "fq_codel", "flows": 1024, "quantum": 1500, "limit": 10240}
 //! ```
 //!
 //! Unknown fields are errors. Optional fields and their defaults are documented on
@@ -18,10 +19,11 @@
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    AnyQueue, Cbq, CbqConfig, Cbt, CbtConfig, Codel, CodelConfig, Fred, FredConfig, Red, RedConfig,
+    AnyQueue, Cbq, CbqConfig, Cbt, CbtConfig, Codel, CodelConfig, FqCodel, FqCodelConfig, Fred,
+    FredConfig, Red, RedConfig,
 };
 
-/// A RED, FRED, CBT, CBQ or CoDel configuration.
+/// A RED, FRED, CBT, CBQ, CoDel or FQ-CoDel configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum DisciplineConfig {
@@ -30,6 +32,7 @@ pub enum DisciplineConfig {
     Cbt(CbtConfig),
     Cbq(CbqConfig),
     Codel(CodelConfig),
+    FqCodel(FqCodelConfig),
 }
 
 impl DisciplineConfig {
@@ -42,6 +45,7 @@ impl DisciplineConfig {
             DisciplineConfig::Cbt(c) => c.validate(link_rate_bps),
             DisciplineConfig::Cbq(c) => c.validate(),
             DisciplineConfig::Codel(c) => c.validate(),
+            DisciplineConfig::FqCodel(c) => c.validate(),
         }
     }
 
@@ -53,6 +57,7 @@ impl DisciplineConfig {
             DisciplineConfig::Cbt(c) => AnyQueue::Cbt(Cbt::new(c, link_rate_bps)?),
             DisciplineConfig::Cbq(c) => AnyQueue::Cbq(Cbq::new(c)?),
             DisciplineConfig::Codel(c) => AnyQueue::Codel(Codel::new(c)?),
+            DisciplineConfig::FqCodel(c) => AnyQueue::FqCodel(FqCodel::new(c)?),
         })
     }
 
@@ -64,6 +69,7 @@ impl DisciplineConfig {
             DisciplineConfig::Red(r) => r.seed = seed,
             DisciplineConfig::Fred(f) => f.seed = seed,
             DisciplineConfig::Cbt(t) => t.seed = seed,
+            DisciplineConfig::FqCodel(f) => f.seed = seed,
             DisciplineConfig::Cbq(_) | DisciplineConfig::Codel(_) => {}
         }
         c

@@ -35,6 +35,7 @@ pub mod class;
 pub mod codel;
 pub mod config;
 pub mod droptail;
+pub mod fq_codel;
 pub mod fred;
 pub mod packet;
 pub mod red;
@@ -46,6 +47,7 @@ pub use class::{Classifier, PerClass, TrafficClass};
 pub use codel::{Codel, CodelConfig};
 pub use config::DisciplineConfig;
 pub use droptail::{DropTail, FullRule};
+pub use fq_codel::{FqCodel, FqCodelConfig};
 pub use fred::{Fred, FredConfig};
 pub use packet::{Packet, PacketKind};
 pub use red::{Red, RedConfig};
@@ -98,6 +100,7 @@ pub enum AnyQueue {
     Cbt(Cbt),
     Cbq(Cbq),
     Codel(Codel),
+    FqCodel(FqCodel),
 }
 
 impl Discipline for AnyQueue {
@@ -110,6 +113,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Cbt(q) => q.enqueue(now, pkt, drops),
             AnyQueue::Cbq(q) => q.enqueue(now, pkt, drops),
             AnyQueue::Codel(q) => q.enqueue(now, pkt, drops),
+            AnyQueue::FqCodel(q) => q.enqueue(now, pkt, drops),
         }
     }
     #[inline]
@@ -121,6 +125,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Cbt(q) => q.dequeue(now, drops),
             AnyQueue::Cbq(q) => q.dequeue(now, drops),
             AnyQueue::Codel(q) => q.dequeue(now, drops),
+            AnyQueue::FqCodel(q) => q.dequeue(now, drops),
         }
     }
     #[inline]
@@ -132,6 +137,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Cbt(q) => q.transmit_done(now),
             AnyQueue::Cbq(q) => q.transmit_done(now),
             AnyQueue::Codel(q) => q.transmit_done(now),
+            AnyQueue::FqCodel(q) => q.transmit_done(now),
         }
     }
     #[inline]
@@ -143,6 +149,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Cbt(q) => q.bytes(),
             AnyQueue::Cbq(q) => q.bytes(),
             AnyQueue::Codel(q) => q.bytes(),
+            AnyQueue::FqCodel(q) => q.bytes(),
         }
     }
     #[inline]
@@ -154,6 +161,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Cbt(q) => q.packets(),
             AnyQueue::Cbq(q) => q.packets(),
             AnyQueue::Codel(q) => q.packets(),
+            AnyQueue::FqCodel(q) => q.packets(),
         }
     }
     #[inline]
@@ -165,6 +173,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Cbt(q) => q.waiting(),
             AnyQueue::Cbq(q) => q.waiting(),
             AnyQueue::Codel(q) => q.waiting(),
+            AnyQueue::FqCodel(q) => q.waiting(),
         }
     }
     fn visit(&self, f: &mut dyn FnMut(&Packet)) {
@@ -175,6 +184,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Cbt(q) => q.visit(f),
             AnyQueue::Cbq(q) => q.visit(f),
             AnyQueue::Codel(q) => q.visit(f),
+            AnyQueue::FqCodel(q) => q.visit(f),
         }
     }
 }

@@ -14,8 +14,9 @@ use std::collections::BTreeSet;
 use collateral_queue::cbq::DEFAULT_QUANTUM;
 use collateral_queue::cbt::CbtTcp;
 use collateral_queue::{
-    Cbq, CbqConfig, Cbt, CbtConfig, Codel, CodelConfig, Discipline, Fred, FredConfig, FullRule,
-    Nanos, Packet, PacketKind, PerClass, Red, RedConfig, TcpAverage, TrafficClass,
+    Cbq, CbqConfig, Cbt, CbtConfig, Codel, CodelConfig, Discipline, FqCodel, FqCodelConfig, Fred,
+    FredConfig, FullRule, Nanos, Packet, PacketKind, PerClass, Red, RedConfig, TcpAverage,
+    TrafficClass,
 };
 use proptest::prelude::*;
 
@@ -348,8 +349,61 @@ fn codel_config() -> impl Strategy<Value = CodelConfig> {
         })
 }
 
+fn fq_codel_config() -> impl Strategy<Value = FqCodelConfig> {
+    (
+        (1u32..64, 1u32..3000, 1u32..80),
+        (1u64..20_000_000, 1u64..200_000_000, 1u32..80, any::<u64>()),
+    )
+        .prop_map(
+            |((flows, quantum, limit), (target, extra, drop_batch, seed))| FqCodelConfig {
+                flows,
+                quantum,
+                limit,
+                target_ns: target,
+                interval_ns: target + extra,
+                mtu: 1500,
+                drop_batch,
+                seed,
+            },
+        )
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn fq_codel_invariants(cfg in fq_codel_config(), ops in ops()) {
+        let mut q = FqCodel::new(&cfg).unwrap();
+        drive(&mut q, ops, false, false, |q, t| {
+            prop_assert!(q.packets() <= cfg.limit);
+            prop_assert_eq!(q.stats().codel + q.stats().overflow, t.drops.len() as u64);
+            // FIFO within each flow; every bucket with packets is on exactly one list.
+            let mut last = std::collections::BTreeMap::<u32, u64>::new();
+            for p in &t.departed {
+                if let Some(prev) = last.insert(p.flow, p.seq) {
+                    prop_assert!(prev < p.seq);
+                }
+            }
+            let (new, old) = q.lists();
+            let mut on = new.clone();
+            on.extend(&old);
+            let n = on.len();
+            on.sort_unstable();
+            on.dedup();
+            prop_assert_eq!(on.len(), n, "a bucket on two lists");
+            for b in 0..cfg.flows {
+                if q.bucket_state(b).0 > 0 {
+                    prop_assert!(on.contains(&b), "backlogged bucket {} on no list", b);
+                }
+            }
+            // Work conservation.
+            if q.waiting() > 0 {
+                let mut probe = q.clone();
+                prop_assert!(probe.dequeue(0, &mut Vec::new()).is_some() || probe.waiting() == 0);
+            }
+            Ok(())
+        })?;
+    }
 
     #[test]
     fn codel_invariants(cfg in codel_config(), ops in ops()) {
