@@ -30,10 +30,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Discipline, DropTail, FullRule, Nanos, Packet};
 
-fn default_target() -> Nanos {
+pub(crate) fn default_target() -> Nanos {
     5_000_000
 }
-fn default_interval() -> Nanos {
+pub(crate) fn default_interval() -> Nanos {
     100_000_000
 }
 fn default_limit() -> u64 {
@@ -42,7 +42,7 @@ fn default_limit() -> u64 {
 fn default_rule() -> FullRule {
     FullRule::Ps
 }
-fn default_mtu() -> u32 {
+pub(crate) fn default_mtu() -> u32 {
     1500
 }
 

@@ -27,7 +27,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use crate::codel::{CodelCore, CodelVars};
+use crate::codel::{default_interval, default_mtu, default_target, CodelCore, CodelVars};
 use crate::{Discipline, Nanos, Packet};
 
 fn default_flows() -> u32 {
@@ -38,15 +38,6 @@ fn default_quantum() -> u32 {
 }
 fn default_limit() -> u32 {
     10240
-}
-fn default_target() -> Nanos {
-    5_000_000
-}
-fn default_interval() -> Nanos {
-    100_000_000
-}
-fn default_mtu() -> u32 {
-    1500
 }
 fn default_batch() -> u32 {
     64
