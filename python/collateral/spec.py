@@ -169,14 +169,14 @@ class QueueSpec(_Model):
 
 
 class AqmSpec(BaseModel):
-    """An active queue manager or scheduler: ``kind`` red, fred, cbt, cbq or codel, and that
+    """An active queue manager or scheduler: ``kind`` red, fred, cbt, cbq, codel, fq_codel or pie, and that
     discipline's parameters as the core takes them, e.g. ``{kind = "red", min_th = 5,
     max_th = 15, max_p = 0.1, w_q = 0.002, limit = 60, gentle = true}`` (README lists
     each one's parameters). The core checks them against the link rate."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
-    kind: Literal["red", "fred", "cbt", "cbq", "codel", "fq_codel"]
+    kind: Literal["red", "fred", "cbt", "cbq", "codel", "fq_codel", "pie"]
 
     def to_native(self) -> dict[str, Any]:
         return self.model_dump()

@@ -11,6 +11,7 @@
 //!  "limits": {"tcp": 40, "tagged": 20, "other": 20}}
 //! {"kind": "codel", "target_ns": 5000000, "interval_ns": 100000000, "limit": 1000}
 //! {"kind": "fq_codel", "flows": 1024, "quantum": 1500, "limit": 10240}
+//! {"kind": "pie", "target_ns": 15000000, "tupdate_ns": 15000000, "limit": 1000}
 //! ```
 //!
 //! Unknown fields are errors. Optional fields and their defaults are documented on
@@ -20,10 +21,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::{
     AnyQueue, Cbq, CbqConfig, Cbt, CbtConfig, Codel, CodelConfig, FqCodel, FqCodelConfig, Fred,
-    FredConfig, Red, RedConfig,
+    FredConfig, Pie, PieConfig, Red, RedConfig,
 };
 
-/// A RED, FRED, CBT, CBQ, CoDel or FQ-CoDel configuration.
+/// A RED, FRED, CBT, CBQ, CoDel, FQ-CoDel or PIE configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum DisciplineConfig {
@@ -33,6 +34,7 @@ pub enum DisciplineConfig {
     Cbq(CbqConfig),
     Codel(CodelConfig),
     FqCodel(FqCodelConfig),
+    Pie(PieConfig),
 }
 
 impl DisciplineConfig {
@@ -46,6 +48,7 @@ impl DisciplineConfig {
             DisciplineConfig::Cbq(c) => c.validate(),
             DisciplineConfig::Codel(c) => c.validate(),
             DisciplineConfig::FqCodel(c) => c.validate(),
+            DisciplineConfig::Pie(c) => c.validate(),
         }
     }
 
@@ -58,6 +61,7 @@ impl DisciplineConfig {
             DisciplineConfig::Cbq(c) => AnyQueue::Cbq(Cbq::new(c)?),
             DisciplineConfig::Codel(c) => AnyQueue::Codel(Codel::new(c)?),
             DisciplineConfig::FqCodel(c) => AnyQueue::FqCodel(FqCodel::new(c)?),
+            DisciplineConfig::Pie(c) => AnyQueue::Pie(Pie::new(c)?),
         })
     }
 
@@ -70,6 +74,7 @@ impl DisciplineConfig {
             DisciplineConfig::Fred(f) => f.seed = seed,
             DisciplineConfig::Cbt(t) => t.seed = seed,
             DisciplineConfig::FqCodel(f) => f.seed = seed,
+            DisciplineConfig::Pie(p) => p.seed = seed,
             DisciplineConfig::Cbq(_) | DisciplineConfig::Codel(_) => {}
         }
         c

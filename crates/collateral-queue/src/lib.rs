@@ -38,6 +38,7 @@ pub mod droptail;
 pub mod fq_codel;
 pub mod fred;
 pub mod packet;
+pub mod pie;
 pub mod red;
 pub mod rng;
 
@@ -50,6 +51,7 @@ pub use droptail::{DropTail, FullRule};
 pub use fq_codel::{FqCodel, FqCodelConfig};
 pub use fred::{Fred, FredConfig};
 pub use packet::{Packet, PacketKind};
+pub use pie::{Pie, PieConfig};
 pub use red::{Red, RedConfig};
 
 /// Nanoseconds: instants since the start of a run, and durations.
@@ -101,6 +103,7 @@ pub enum AnyQueue {
     Cbq(Cbq),
     Codel(Codel),
     FqCodel(FqCodel),
+    Pie(Pie),
 }
 
 impl Discipline for AnyQueue {
@@ -114,6 +117,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Cbq(q) => q.enqueue(now, pkt, drops),
             AnyQueue::Codel(q) => q.enqueue(now, pkt, drops),
             AnyQueue::FqCodel(q) => q.enqueue(now, pkt, drops),
+            AnyQueue::Pie(q) => q.enqueue(now, pkt, drops),
         }
     }
     #[inline]
@@ -126,6 +130,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Cbq(q) => q.dequeue(now, drops),
             AnyQueue::Codel(q) => q.dequeue(now, drops),
             AnyQueue::FqCodel(q) => q.dequeue(now, drops),
+            AnyQueue::Pie(q) => q.dequeue(now, drops),
         }
     }
     #[inline]
@@ -138,6 +143,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Cbq(q) => q.transmit_done(now),
             AnyQueue::Codel(q) => q.transmit_done(now),
             AnyQueue::FqCodel(q) => q.transmit_done(now),
+            AnyQueue::Pie(q) => q.transmit_done(now),
         }
     }
     #[inline]
@@ -150,6 +156,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Cbq(q) => q.bytes(),
             AnyQueue::Codel(q) => q.bytes(),
             AnyQueue::FqCodel(q) => q.bytes(),
+            AnyQueue::Pie(q) => q.bytes(),
         }
     }
     #[inline]
@@ -162,6 +169,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Cbq(q) => q.packets(),
             AnyQueue::Codel(q) => q.packets(),
             AnyQueue::FqCodel(q) => q.packets(),
+            AnyQueue::Pie(q) => q.packets(),
         }
     }
     #[inline]
@@ -174,6 +182,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Cbq(q) => q.waiting(),
             AnyQueue::Codel(q) => q.waiting(),
             AnyQueue::FqCodel(q) => q.waiting(),
+            AnyQueue::Pie(q) => q.waiting(),
         }
     }
     fn visit(&self, f: &mut dyn FnMut(&Packet)) {
@@ -185,6 +194,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Cbq(q) => q.visit(f),
             AnyQueue::Codel(q) => q.visit(f),
             AnyQueue::FqCodel(q) => q.visit(f),
+            AnyQueue::Pie(q) => q.visit(f),
         }
     }
 }

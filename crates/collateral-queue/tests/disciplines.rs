@@ -15,8 +15,8 @@ use collateral_queue::cbq::DEFAULT_QUANTUM;
 use collateral_queue::cbt::CbtTcp;
 use collateral_queue::{
     Cbq, CbqConfig, Cbt, CbtConfig, Codel, CodelConfig, Discipline, FqCodel, FqCodelConfig, Fred,
-    FredConfig, FullRule, Nanos, Packet, PacketKind, PerClass, Red, RedConfig, TcpAverage,
-    TrafficClass,
+    FredConfig, FullRule, Nanos, Packet, PacketKind, PerClass, Pie, PieConfig, Red, RedConfig,
+    TcpAverage, TrafficClass,
 };
 use proptest::prelude::*;
 
@@ -368,8 +368,41 @@ fn fq_codel_config() -> impl Strategy<Value = FqCodelConfig> {
         )
 }
 
+fn pie_config() -> impl Strategy<Value = PieConfig> {
+    (
+        (1u64..40_000_000, 1u64..40_000_000, 0.0f64..1.0, 0.0f64..4.0),
+        (0u64..300_000_000, 1u64..200, any::<bool>(), any::<u64>()),
+    )
+        .prop_map(
+            |((target, tupdate, alpha, beta), (burst, limit, bytemode, seed))| PieConfig {
+                target_ns: target,
+                tupdate_ns: tupdate,
+                alpha,
+                beta,
+                max_burst_ns: burst,
+                limit,
+                mtu: 1500,
+                bytemode,
+                seed,
+            },
+        )
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn pie_invariants(cfg in pie_config(), ops in ops()) {
+        let mut q = Pie::new(&cfg).unwrap();
+        drive(&mut q, ops, false, true, |q, t| {
+            prop_assert!(q.packets() as u64 <= cfg.limit);
+            let v = q.vars();
+            prop_assert!((0.0..=1.0).contains(&v.prob), "p = {}", v.prob);
+            prop_assert!(v.accu_prob >= 0.0 && v.burst_time <= cfg.max_burst_ns);
+            prop_assert_eq!(q.stats().early + q.stats().overflow, t.drops.len() as u64);
+            Ok(())
+        })?;
+    }
 
     #[test]
     fn fq_codel_invariants(cfg in fq_codel_config(), ops in ops()) {

@@ -136,6 +136,10 @@ fn disciplines() -> impl Strategy<Value = String> {
         (1u32..256, 100u32..3000, 10u32..1000).prop_map(|(f, qu, lim)| format!(
             r#"{{"kind":"fq_codel","flows":{f},"quantum":{qu},"limit":{lim}}}"#
         )),
+        (5u64..30, 5u64..30, 10u32..1000).prop_map(|(t, u, lim)| format!(
+            r#"{{"kind":"pie","target_ns":{},"tupdate_ns":{},"limit":{lim}}}"#,
+            t * 1_000_000, u * 1_000_000
+        )),
     ]
 }
 
@@ -228,5 +232,21 @@ fn fq_codel_isolates_voip_from_bulk_tcp() {
     );
     assert_eq!(df.lost, 0);
     let goodput: f64 = f.summary.tcp.iter().map(|t| t.goodput_bps).sum();
+    assert!(goodput > 0.9 * 10e6 * 1448.0 / 1500.0, "{goodput}");
+}
+
+/// PIE on a 1000-packet buffer drives the queueing delay towards its 15 ms target:
+/// the VoIP median sits near it, far below drop-tail's full buffer.
+#[test]
+fn pie_holds_the_delay_near_its_target() {
+    let pie = aqm(r#"{"kind":"pie","limit":1000}"#);
+    let r = simulate(scenario(pie, 1, 4)).unwrap();
+    let c = &r.summary.cbr[0];
+    assert!(
+        (0.005..0.030).contains(&c.delay_median_s),
+        "PIE median {}",
+        c.delay_median_s
+    );
+    let goodput: f64 = r.summary.tcp.iter().map(|t| t.goodput_bps).sum();
     assert!(goodput > 0.9 * 10e6 * 1448.0 / 1500.0, "{goodput}");
 }
