@@ -173,3 +173,17 @@ def test_profiles_change_what_the_core_does():
     }
     # Different stacks, same seed: different retransmission behaviour.
     assert len({(r["retransmits"], r["segments_sent"]) for r in res.values()}) == 3
+
+
+def test_framing_goes_to_the_core_only_when_set():
+    sc = Scenario(
+        link="adsl1",
+        down={"framing": {"overhead": "10B", "atm": True}},
+        up={"framing": {"overhead": 32, "atm": True}},
+    )
+    native = sc.to_native()
+    assert native["down"]["framing"] == {"overhead_bytes": 10, "atm": True}
+    assert native["up"]["framing"] == {"overhead_bytes": 32, "atm": True}
+    assert "framing" not in build_scenario().to_native()["down"]
+    with pytest.raises(ValidationError, match="framing"):
+        Scenario(link="adsl1", down={"framing": {"overhead": "10B", "cells": True}})

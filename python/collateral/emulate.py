@@ -356,6 +356,16 @@ def _check_ready(scenario: Scenario) -> dict[int, str]:
     return kernel_cc
 
 
+def _framing_args(scenario: Scenario) -> list[str]:
+    """The router's ``--framing-down/-up BYTES[:atm]`` for links with framing."""
+    out = []
+    for d in ("down", "up"):
+        f = getattr(scenario, d).framing
+        if f is not None:
+            out += [f"--framing-{d}", f"{f.overhead}{':atm' if f.atm else ''}"]
+    return out
+
+
 def _queue_arg(q: Any) -> str:
     """The router's queue argument: ``RULE:LIMIT[:count]`` or an AQM's JSON."""
     from .spec import AqmSpec
@@ -406,6 +416,7 @@ def emulate(scenario: Scenario, workdir: str | Path | None = None, keep: bool = 
                 f"{scenario.down.rate},{prop},{qs['down']}",
                 "--up",
                 f"{scenario.up.rate},{prop},{qs['up']}",
+                *_framing_args(scenario),
                 "--log",
                 str(wd / "router.csv"),
                 "--duration-ns",

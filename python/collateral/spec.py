@@ -48,6 +48,7 @@ __all__ = [
     "AqmSpec",
     "CbrSpec",
     "CubicSpec",
+    "FramingSpec",
     "HtcpSpec",
     "LinkSpec",
     "PhaseSpec",
@@ -189,6 +190,19 @@ def _queue_kind(v: Any) -> str:
     return "aqm" if isinstance(v, AqmSpec) else "droptail"
 
 
+class FramingSpec(_Model):
+    """Link-layer framing on the wire: ``overhead`` bytes added to every packet and, with
+    ``atm``, ATM cells (padded to 48-byte payloads, 53 bytes each) — e.g. ADSL with
+    PPPoA VC-MUX is ``{ overhead = "10B", atm = true }``, PPPoE over LLC/SNAP
+    ``{ overhead = "32B", atm = true }``. Serialisation only: queues count IP lengths."""
+
+    overhead: PacketSize = 0
+    atm: bool = False
+
+    def to_native(self) -> dict[str, Any]:
+        return {"overhead_bytes": self.overhead, "atm": self.atm}
+
+
 class LinkSpec(_Model):
     """One direction of the bottleneck. ``rate`` may come from the scenario's ``link``."""
 
@@ -199,9 +213,14 @@ class LinkSpec(_Model):
     ] = QueueSpec()
     #: Random loss on the wire after the queue.
     loss_rate: float = Field(default=0.0, ge=0.0, lt=1.0)
+    #: Link-layer overhead and ATM cells (none by default).
+    framing: FramingSpec | None = None
 
     def to_native(self) -> dict[str, Any]:
-        return {"rate_bps": self.rate, "queue": self.queue.to_native(), "loss_rate": self.loss_rate}
+        out = {"rate_bps": self.rate, "queue": self.queue.to_native(), "loss_rate": self.loss_rate}
+        if self.framing is not None:
+            out["framing"] = self.framing.to_native()
+        return out
 
 
 class _Overrides(_Model):

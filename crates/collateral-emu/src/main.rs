@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! collateral-emu router --left IF --right IF --down RATE,DELAY,QUEUE --up RATE,DELAY,QUEUE
-//!                       [--l2-overhead B] [--log FILE] [--duration-ns N]
+//!                       [--l2-overhead B] [--framing-down B[:atm]] [--framing-up B[:atm]]
+//!                       [--log FILE] [--duration-ns N]
 //! collateral-emu cbr-send --src IP:PORT --dst IP:PORT --size B --interval-ns N
 //!                         --jitter-ns N --seed S --start-delay-ns N --duration-ns N --out F
 //!                         [--tos N]
@@ -57,7 +58,26 @@ impl Args {
     }
 }
 
-fn dir(spec: &str) -> Result<router::DirConfig, String> {
+/// `OVERHEAD` or `OVERHEAD:atm` (bytes added per packet, ATM cells).
+fn framing(spec: Option<&String>) -> Result<collateral_queue::Framing, String> {
+    let Some(spec) = spec else {
+        return Ok(Default::default());
+    };
+    let (n, atm) = match spec.split_once(':') {
+        None => (spec.as_str(), false),
+        Some((n, "atm")) => (n, true),
+        Some(_) => return Err(format!("--framing {spec:?}: expected BYTES or BYTES:atm")),
+    };
+    let overhead_bytes = n
+        .parse()
+        .map_err(|_| format!("--framing {spec:?}: bad byte count"))?;
+    Ok(collateral_queue::Framing {
+        overhead_bytes,
+        atm,
+    })
+}
+
+fn dir(spec: &str, framing_spec: Option<&String>) -> Result<router::DirConfig, String> {
     let p: Vec<&str> = spec.splitn(3, ',').collect();
     let [rate, delay, queue] = p[..] else {
         return Err(format!("{spec:?}: expected RATE,DELAY,QUEUE"));
@@ -72,6 +92,7 @@ fn dir(spec: &str) -> Result<router::DirConfig, String> {
         rate_bps,
         delay_ns,
         queue: router::parse_queue_spec(queue)?,
+        framing: framing(framing_spec)?,
     })
 }
 
@@ -89,7 +110,10 @@ fn main() -> ExitCode {
             "router" => router::run(router::RouterConfig {
                 left: a.s("left")?,
                 right: a.s("right")?,
-                dirs: [dir(&a.s("down")?)?, dir(&a.s("up")?)?],
+                dirs: [
+                    dir(&a.s("down")?, a.0.get("framing-down"))?,
+                    dir(&a.s("up")?, a.0.get("framing-up"))?,
+                ],
                 l2_overhead: a.opt_n("l2-overhead")?.unwrap_or(0) as u32,
                 log: a.0.get("log").cloned(),
                 duration_ns: a.opt_n("duration-ns")?,

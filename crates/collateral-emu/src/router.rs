@@ -13,7 +13,7 @@ use std::io::{BufWriter, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use collateral_queue::{
-    AnyQueue, Discipline, DisciplineConfig, DropTail, FullRule, Packet, PacketKind,
+    AnyQueue, Discipline, DisciplineConfig, DropTail, Framing, FullRule, Packet, PacketKind,
 };
 
 use crate::net::{mono_ns, ppoll, real_ns, tight_timers, PacketSocket};
@@ -39,6 +39,8 @@ pub struct DirConfig {
     pub rate_bps: u64,
     pub delay_ns: u64,
     pub queue: QueueSpec,
+    /// Link-layer overhead and ATM cells: serialisation only, as in the simulator.
+    pub framing: Framing,
 }
 
 /// The queue discipline: drop-tail with one of the three rules, or an AQM/scheduler
@@ -161,7 +163,8 @@ struct Direction {
 
 impl Direction {
     fn ser(&self, len: u32) -> u64 {
-        (len as u64 * 8_000_000_000).div_ceil(self.cfg.rate_bps)
+        let wire = self.cfg.framing.wire_bytes(len) as u64;
+        (wire * 8_000_000_000).div_ceil(self.cfg.rate_bps)
     }
 
     /// Completes every transmission due by `t`, each next one starting exactly when the

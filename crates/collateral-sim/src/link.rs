@@ -10,7 +10,7 @@
 
 use std::collections::VecDeque;
 
-use collateral_queue::{AnyQueue, Discipline, Nanos, Packet};
+use collateral_queue::{AnyQueue, Discipline, Framing, Nanos, Packet};
 use rand::RngExt;
 use rand_pcg::Pcg64Mcg;
 
@@ -120,6 +120,8 @@ pub struct LinkStats {
 #[derive(Debug)]
 pub struct Link {
     pub rate: Rate,
+    /// What each packet adds on the wire (serialisation only; queues count IP lengths).
+    pub framing: Framing,
     pub prop_ns: Nanos,
     pub access: Rate,
     pub queue: AnyQueue,
@@ -150,9 +152,11 @@ impl Link {
         rng: Pcg64Mcg,
         trace: bool,
         meter: Meter,
+        framing: Framing,
     ) -> Self {
         Link {
             rate: Rate::new(rate_bps),
+            framing,
             prop_ns,
             access: Rate::new(access_bps),
             queue,
@@ -240,10 +244,16 @@ impl Link {
     #[inline]
     fn start_next(&mut self, now: Nanos) {
         if let Some(pkt) = self.queue.dequeue(now, &mut self.scratch) {
-            self.busy_until = now + self.rate.ser(pkt.len);
+            self.busy_until = now + self.wire_time(pkt.len);
             self.in_tx = Some(pkt);
         }
         self.note_drops(now);
+    }
+
+    /// Serialisation time at the bottleneck of an IP packet of `len` bytes.
+    #[inline]
+    pub fn wire_time(&self, len: u32) -> Nanos {
+        self.rate.ser(self.framing.wire_bytes(len))
     }
 
     /// Which far-side host a packet goes to (the dumbbell has two per side).
@@ -295,7 +305,7 @@ impl Link {
             t = t.min(self.delivery_time(pkt, self.busy_until));
         } else if let Some(pkt) = self.ingress.front() {
             let start = pkt.arrived.max(self.busy_until);
-            t = t.min(self.delivery_time(pkt, start + self.rate.ser(pkt.len)));
+            t = t.min(self.delivery_time(pkt, start + self.wire_time(pkt.len)));
         }
         t
     }

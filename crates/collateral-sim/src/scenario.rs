@@ -2,7 +2,7 @@
 //! crosses from Python once, as JSON, and is validated here too so the Rust API is safe
 //! on its own.
 
-use collateral_queue::{AnyQueue, DisciplineConfig, DropTail, FullRule, Nanos};
+use collateral_queue::{AnyQueue, DisciplineConfig, DropTail, Framing, FullRule, Nanos};
 use serde::{Deserialize, Serialize};
 
 use crate::tcp::TcpConfig;
@@ -113,6 +113,9 @@ pub struct LinkConfig {
     /// Random loss on the wire after the queue (for tests of TCP's recovery).
     #[serde(default)]
     pub loss_rate: f64,
+    /// Link-layer overhead and ATM cells on the wire (off by default).
+    #[serde(default)]
+    pub framing: Framing,
 }
 
 /// Which time series to record.

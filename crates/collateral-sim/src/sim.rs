@@ -123,6 +123,7 @@ impl Simulation {
                 stream(sc.seed, k),
                 sc.trace.queue,
                 Meter::new(sc.duration_ns, sc.bin_ns, phase_starts.clone()),
+                l.framing,
             ))
         };
         let links = [mk(Direction::Down, 1)?, mk(Direction::Up, 2)?];
@@ -469,7 +470,7 @@ impl Simulation {
     /// One-way delay of a `len`-byte packet through empty queues in direction `d`.
     fn base_owd(&self, d: Direction, len: u32) -> Nanos {
         let a = self.access.ser(len);
-        a + self.links[d.index()].rate.ser(len) + self.sc.rtt_ns / 2 + a
+        a + self.links[d.index()].wire_time(len) + self.sc.rtt_ns / 2 + a
     }
 
     fn finish(mut self, wall_s: f64) -> TrialResult {

@@ -26,11 +26,13 @@ fn scenario(down: Queue, seed: u64, flows: usize) -> Scenario {
             rate_bps: 10_000_000,
             queue: down,
             loss_rate: 0.0,
+            framing: Default::default(),
         },
         up: LinkConfig {
             rate_bps: 10_000_000,
             queue: up.into(),
             loss_rate: 0.0,
+            framing: Default::default(),
         },
         tcp: (0..flows)
             .map(|i| TcpConfig {

@@ -29,11 +29,13 @@ fn ten_meg(flows: &[CcKind], queue_packets: u64, seed: u64) -> Scenario {
             rate_bps: 10_000_000,
             queue: q.clone().into(),
             loss_rate: 0.0,
+            framing: Default::default(),
         },
         up: LinkConfig {
             rate_bps: 10_000_000,
             queue: q.into(),
             loss_rate: 0.0,
+            framing: Default::default(),
         },
         tcp: flows
             .iter()
@@ -180,11 +182,13 @@ fn lossy_bbr_transfer(seed: u64, loss: f64, segments: u64, profile: Profile) -> 
             rate_bps: 10_000_000,
             queue: q.clone().into(),
             loss_rate: loss,
+            framing: Default::default(),
         },
         up: LinkConfig {
             rate_bps: 10_000_000,
             queue: q.into(),
             loss_rate: loss,
+            framing: Default::default(),
         },
         tcp: vec![TcpConfig {
             cc: CcKind::Bbr,
@@ -239,8 +243,8 @@ proptest! {
             warmup_ns: 0,
             rtt_ns: rtt * MS,
             access_rate_bps: 1_000_000_000,
-            down: LinkConfig { rate_bps: down, queue: q.clone().into(), loss_rate: loss },
-            up: LinkConfig { rate_bps: up, queue: q.into(), loss_rate: loss },
+            down: LinkConfig { rate_bps: down, queue: q.clone().into(), loss_rate: loss, framing: Default::default() },
+            up: LinkConfig { rate_bps: up, queue: q.into(), loss_rate: loss, framing: Default::default() },
             tcp: flows.iter().enumerate().map(|(i, &bbr)| TcpConfig {
                 cc: if bbr || i == 0 { CcKind::Bbr } else { CcKind::Newreno },
                 direction: if i % 2 == 0 { Direction::Down } else { Direction::Up },

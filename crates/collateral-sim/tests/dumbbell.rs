@@ -27,11 +27,13 @@ fn adsl1(rule: FullRule, limit: u64, seed: u64, secs: u64) -> Scenario {
             rate_bps: 1_500_000,
             queue: q.clone().into(),
             loss_rate: 0.0,
+            framing: Default::default(),
         },
         up: LinkConfig {
             rate_bps: 256_000,
             queue: q.into(),
             loss_rate: 0.0,
+            framing: Default::default(),
         },
         tcp: vec![TcpConfig::default()],
         cbr: vec![
@@ -192,11 +194,13 @@ fn lossy_transfer(
             rate_bps: 10_000_000,
             queue: q.clone().into(),
             loss_rate: loss,
+            framing: Default::default(),
         },
         up: LinkConfig {
             rate_bps: 10_000_000,
             queue: q.into(),
             loss_rate: loss,
+            framing: Default::default(),
         },
         tcp: vec![TcpConfig {
             size_segments: Some(segments),
@@ -252,8 +256,8 @@ proptest! {
             warmup_ns: 2 * S,
             rtt_ns: rtt * MS,
             access_rate_bps: 1_000_000_000,
-            down: LinkConfig { rate_bps: down, queue: q.clone().into(), loss_rate: loss },
-            up: LinkConfig { rate_bps: up, queue: q.into(), loss_rate: loss },
+            down: LinkConfig { rate_bps: down, queue: q.clone().into(), loss_rate: loss, framing: Default::default() },
+            up: LinkConfig { rate_bps: up, queue: q.into(), loss_rate: loss, framing: Default::default() },
             tcp: (0..flows).map(|i| TcpConfig {
                 direction: if i % 2 == 0 { Direction::Down } else { Direction::Up },
                 start_ns: i as u64 * 300 * MS,

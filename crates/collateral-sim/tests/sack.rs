@@ -26,11 +26,13 @@ fn overshoot(sack: bool) -> TrialResult {
             rate_bps: 10_000_000,
             queue: q.clone().into(),
             loss_rate: 0.0,
+            framing: Default::default(),
         },
         up: LinkConfig {
             rate_bps: 10_000_000,
             queue: q.into(),
             loss_rate: 0.0,
+            framing: Default::default(),
         },
         tcp: vec![TcpConfig {
             sack,

@@ -32,11 +32,13 @@ fn scenario(tcp: TcpConfig, down: u64, up: u64, seed: u64) -> Scenario {
             rate_bps: down,
             queue: q.clone().into(),
             loss_rate: 0.0,
+            framing: Default::default(),
         },
         up: LinkConfig {
             rate_bps: up,
             queue: q.into(),
             loss_rate: 0.0,
+            framing: Default::default(),
         },
         tcp: vec![tcp],
         cbr: vec![
