@@ -17,7 +17,8 @@ def simulate(scenario_json: str) -> dict[str, Any]:
     ``summary``: duration_s, warmup_s, events, wall_s, ``tcp`` (per flow: flow,
     direction, cc, goodput_bps, bytes_delivered, segments_sent, retransmits, timeouts,
     fast_retransmits), ``cbr`` (per flow: flow, direction, sent, received, lost,
-    loss_rate, base_owd_s, delay_median_s, delay_p95_s, delay_max_s), ``queues``
+    loss_rate, base_owd_s, delay_median_s, delay_p95_s, delay_max_s, owd_mean_s,
+    r_factor, mos, over_100ms, over_500ms, over_1000ms), ``queues``
     (``down``/``up``: drops, max_bytes, max_packets), ``web`` (per group: users,
     pages_started/completed, objects_completed, connections, setup_retries, reply_bytes,
     segments_sent, retransmits, timeouts, response_mean/median/p95_s), ``phases`` (per
@@ -65,3 +66,7 @@ def http_model() -> dict[str, Any]:
 def validate_dist(dist_json: str) -> None:
     """Checks a distribution (``{"kind": "pareto", "scale": 1000, "shape": 1.2}``);
     raises ValueError saying what is wrong."""
+
+def voip_quality(owd_s: float, loss: float) -> tuple[float, float]:
+    """ITU-T G.107 (R, MOS) of a G.711 call with packet-loss concealment, mean one-way
+    (mouth-to-ear) delay ``owd_s`` seconds and loss rate ``loss`` (a fraction)."""

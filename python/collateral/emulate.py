@@ -356,6 +356,19 @@ def _check_ready(scenario: Scenario) -> dict[int, str]:
     return kernel_cc
 
 
+def _quality(owd: Any, lost: int, n: int) -> dict[str, float]:
+    """The simulator's real-time quality columns from received one-way delays (s)."""
+    from . import _native
+
+    mean = float(owd.mean()) if len(owd) else math.nan
+    loss = lost / n if n else math.nan
+    r, mos = _native.voip_quality(mean, loss)
+    out = {"owd_mean_s": mean, "r_factor": r, "mos": mos}
+    for ms in (100, 500, 1000):
+        out[f"over_{ms}ms"] = (int((owd > ms / 1e3).sum()) + lost) / n if n else math.nan
+    return out
+
+
 def _framing_args(scenario: Scenario) -> list[str]:
     """The router's ``--framing-down/-up BYTES[:atm]`` for links with framing."""
     out = []
@@ -620,6 +633,7 @@ def _collect(sc: Scenario, wd: Path, t0: int) -> Result:
                 "delay_median_s": float(np.quantile(delays, 0.5)) if len(delays) else math.nan,
                 "delay_p95_s": float(np.quantile(delays, 0.95)) if len(delays) else math.nan,
                 "delay_max_s": float(delays[-1]) if len(delays) else math.nan,
+                **_quality(delays + base / 1e9, lost, len(seqs)),
             }
         )
         cbr_tr["flow"].append(np.full(len(sent), n_tcp + j, dtype=np.uint32))

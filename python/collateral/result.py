@@ -165,34 +165,34 @@ class Result:
         t = Table(
             title=title,
             caption=f"after {self.warmup_s:g} s warm-up, of {self.duration_s:g} s;"
-            " p50/p95/max of CBR one-way delay minus base",
+            " p50/p95/max of CBR one-way delay minus base;\nMOS: ITU-T G.107 E-model, G.711"
+            " with concealment, mean one-way delay and loss",
             box=box.SIMPLE_HEAD,  # narrow enough for an 80-column terminal
             show_edge=False,
             pad_edge=False,
             collapse_padding=True,
         )
-        t.add_column("#", justify="right")
         t.add_column("traffic", no_wrap=True)
-        for col in ("goodput", "loss", "p50", "p95", "max"):
+        for col in ("goodput", "loss", "p50", "p95", "max", "MOS"):
             t.add_column(col, justify="right", no_wrap=True)
         for f in self.tcp:
             t.add_row(
-                str(f["flow"]),
-                f"TCP {f['cc']} {f['direction']}",
+                f"{f['flow']} TCP {f['cc']} {f['direction']}",
                 _bps(f["goodput_bps"]),
                 f"{f['retransmits']} rtx"
                 + (f" {f['timeouts']} RTO" if f.get("timeouts") is not None else ""),
                 "",
                 "",
                 "",
+                "",
             )
         for c in self.cbr:
             t.add_row(
-                str(c["flow"]),
-                f"CBR {c['direction']}",
+                f"{c['flow']} CBR {c['direction']}",
                 "",
                 f"{100 * c['loss_rate']:.2f} %",
                 *(_ms(c[k]) for k in ("delay_median_s", "delay_p95_s", "delay_max_s")),
+                _mos(c.get("mos")),
             )
         return t
 
@@ -206,6 +206,10 @@ def _bps(x: float) -> str:
         if x >= scale:
             return f"{x / scale:.4g} {unit}"
     return f"{x:.0f} bit/s"
+
+
+def _mos(m: float | None) -> str:
+    return "-" if m is None or math.isnan(m) else f"{m:.2f}"
 
 
 def _ms(seconds: float) -> str:

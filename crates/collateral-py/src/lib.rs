@@ -132,6 +132,14 @@ fn http_model<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
     py.import("json")?.call_method1("loads", (js,))
 }
 
+/// ITU-T G.107 rating and MOS of a G.711 (PLC) call with mean one-way (mouth-to-ear)
+/// delay `owd_s` seconds and loss rate `loss` (a fraction).
+#[pyfunction]
+fn voip_quality(owd_s: f64, loss: f64) -> (f64, f64) {
+    let q = collateral_sim::quality::voip_quality(owd_s, loss);
+    (q.r_factor, q.mos)
+}
+
 /// Checks a distribution (`{"kind": "pareto", "scale": 1000, "shape": 1.2}`); raises
 /// ValueError saying what is wrong.
 #[pyfunction]
@@ -179,6 +187,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_queue, m)?)?;
     m.add_function(wrap_pyfunction!(http_model, m)?)?;
     m.add_function(wrap_pyfunction!(validate_dist, m)?)?;
+    m.add_function(wrap_pyfunction!(voip_quality, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

@@ -10,6 +10,7 @@ pub mod dist;
 pub mod engine;
 pub mod link;
 pub mod metrics;
+pub mod quality;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;

@@ -166,6 +166,17 @@ pub struct CbrSummary {
     pub delay_median_s: f64,
     pub delay_p95_s: f64,
     pub delay_max_s: f64,
+    /// Mean one-way delay of the received packets (base + queueing).
+    pub owd_mean_s: f64,
+    /// ITU-T G.107 rating and MOS of a G.711 (PLC) call with this mean one-way delay
+    /// and loss (network only; see `quality`).
+    pub r_factor: f64,
+    pub mos: f64,
+    /// Share of packets (lost ones included) whose one-way delay exceeded the games'
+    /// budgets: 100 ms (first-person shooters), 500 ms (MMOs), 1000 ms (strategy).
+    pub over_100ms: f64,
+    pub over_500ms: f64,
+    pub over_1000ms: f64,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]

@@ -545,6 +545,27 @@ impl Simulation {
             }
             delays.sort_unstable_by(f64::total_cmp);
             let done = sent - in_flight;
+            let base_s = base as f64 / 1e9;
+            let owd_mean = if delays.is_empty() {
+                f64::NAN
+            } else {
+                base_s + delays.iter().sum::<f64>() / delays.len() as f64
+            };
+            let loss_rate = if done > 0 {
+                lost as f64 / done as f64
+            } else {
+                f64::NAN
+            };
+            let q = crate::quality::voip_quality(owd_mean, loss_rate);
+            let over = |budget: f64| {
+                let late = delays.len() - delays.partition_point(|&d| base_s + d <= budget);
+                if done > 0 {
+                    (late as u64 + lost) as f64 / done as f64
+                } else {
+                    f64::NAN
+                }
+            };
+            let [b100, b500, b1000] = crate::quality::GAME_BUDGETS_S;
             cbr_summaries.push(CbrSummary {
                 flow: c.flow,
                 direction: c.cfg.direction.name(),
@@ -552,15 +573,17 @@ impl Simulation {
                 received,
                 lost,
                 in_flight,
-                loss_rate: if done > 0 {
-                    lost as f64 / done as f64
-                } else {
-                    f64::NAN
-                },
-                base_owd_s: base as f64 / 1e9,
+                loss_rate,
+                base_owd_s: base_s,
                 delay_median_s: quantile(&delays, 0.5),
                 delay_p95_s: quantile(&delays, 0.95),
                 delay_max_s: delays.last().copied().unwrap_or(f64::NAN),
+                owd_mean_s: owd_mean,
+                r_factor: q.r_factor,
+                mos: q.mos,
+                over_100ms: over(b100),
+                over_500ms: over(b500),
+                over_1000ms: over(b1000),
             });
         }
         let q = |l: &Link| QueueSummary {
