@@ -43,7 +43,10 @@ fn game_budgets_and_mos_follow_from_the_packets() {
     assert_eq!(lost, c.lost);
     let n = n - c.in_flight;
     let (late100, late1000) = (late100 + lost, late1000 + lost);
-    assert!(late100 > 0 && late1000 == lost, "{late100} {late1000} {lost}");
+    assert!(
+        late100 > 0 && late1000 == lost,
+        "{late100} {late1000} {lost}"
+    );
     assert_eq!(c.over_100ms, late100 as f64 / n as f64);
     assert_eq!(c.over_1000ms, late1000 as f64 / n as f64);
     let mean = sum / (n - lost) as f64;
