@@ -341,6 +341,10 @@ def _check_ready(scenario: Scenario) -> dict[int, str]:
                 f"tcp[{i}]: start and stop times are not supported in the testbed yet"
             )
     for j, c in enumerate(scenario.cbr):
+        if c.app:
+            raise EmulationError(
+                f"cbr[{j}]: application profiles ({c.app}) are not supported in the testbed yet"
+            )
         if c.tag > 63:
             raise EmulationError(f"cbr[{j}]: tag {c.tag} is not a DSCP value (0-63)")
     avail = available_congestion_controls()

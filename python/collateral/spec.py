@@ -352,6 +352,9 @@ class CbrSpec(_Model):
     stop: OptionalDuration = None
     #: DiffServ/tag byte (0 = untagged): CBT and CBQ treat tagged UDP as multimedia.
     tag: int = Field(default=0, ge=0, le=255)
+    #: A thin-stream application whose packet sizes and gaps replace size, interval and
+    #: jitter: rdp, vnc, g711, skype_udp, wow, quake3 (SPEC §5; fits in the core's docs).
+    app: Literal["rdp", "vnc", "g711", "skype_udp", "wow", "quake3"] | None = None
 
     @field_validator("size")
     @classmethod
@@ -376,6 +379,7 @@ class CbrSpec(_Model):
             "start_ns": self.start,
             "stop_ns": self.stop,
             "tag": self.tag,
+            **({"app": self.app} if self.app else {}),
         }
 
 

@@ -7,7 +7,7 @@
 //! published his HTTP measurements).
 
 use rand::RngExt;
-use rand_distr::{Distribution, Exp, LogNormal, Pareto};
+use rand_distr::{Distribution, Exp, LogNormal, Normal, Pareto};
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
@@ -22,8 +22,20 @@ pub enum Dist {
         low: f64,
         high: f64,
     },
+    /// `shift + Exp(mean)`, clamped at `max`.
     Exponential {
         mean: f64,
+        #[serde(default)]
+        shift: Option<f64>,
+        #[serde(default)]
+        max: Option<f64>,
+    },
+    /// `N(mean, sd²)` clamped to `[min, max]` (and at 0).
+    Normal {
+        mean: f64,
+        sd: f64,
+        #[serde(default)]
+        min: Option<f64>,
         #[serde(default)]
         max: Option<f64>,
     },
@@ -67,7 +79,14 @@ impl Dist {
             Dist::Uniform { low, high } if !(low >= 0.0 && high >= low && high.is_finite()) => {
                 bad("need 0 <= low <= high")
             }
-            Dist::Exponential { mean, .. } if !finite_pos(mean) => bad("mean must be positive"),
+            Dist::Exponential { mean, shift, .. }
+                if !finite_pos(mean) || shift.is_some_and(|s| !(s >= 0.0 && s.is_finite())) =>
+            {
+                bad("need mean > 0 and shift >= 0")
+            }
+            Dist::Normal { mean, sd, .. } if !(mean.is_finite() && sd.is_finite() && sd >= 0.0) => {
+                bad("need a finite mean and sd >= 0")
+            }
             Dist::Lognormal { median, sigma, .. } if !finite_pos(median) || !(sigma >= 0.0) => {
                 bad("need median > 0 and sigma >= 0")
             }
@@ -117,8 +136,14 @@ impl Dist {
                     low
                 }
             }
-            Dist::Exponential { mean, max } => {
-                clamp(Exp::new(1.0 / mean).unwrap().sample(rng), None, max)
+            Dist::Exponential { mean, shift, max } => clamp(
+                shift.unwrap_or(0.0) + Exp::new(1.0 / mean).unwrap().sample(rng),
+                None,
+                max,
+            ),
+            Dist::Normal { mean, sd, min, max } => {
+                let x = Normal::new(mean, sd).unwrap().sample(rng);
+                clamp(x, Some(min.unwrap_or(0.0).max(0.0)), max)
             }
             Dist::Lognormal {
                 median,
@@ -240,6 +265,7 @@ mod tests {
         let m = median(
             &Dist::Exponential {
                 mean: 10.0,
+                shift: None,
                 max: None,
             },
             &mut rng,

@@ -269,8 +269,8 @@ impl Simulation {
             Wake::Setup(s) => self.web_setup_timer(s as usize, wake),
             Wake::CbrSend(i) => {
                 let c = &mut self.cbr[i as usize];
-                let seq = c.send(now, &mut self.cbr_rng);
-                let mut pkt = Packet::new(PacketKind::Cbr, c.flow, c.cfg.packet_bytes, seq, now);
+                let (seq, len) = c.send(now, &mut self.cbr_rng);
+                let mut pkt = Packet::new(PacketKind::Cbr, c.flow, len, seq, now);
                 pkt.dst = 1;
                 pkt.tag = c.cfg.tag;
                 let dir = c.cfg.direction;
@@ -513,11 +513,20 @@ impl Simulation {
             .collect();
         let mut cbr_summaries = Vec::new();
         let mut delays = Vec::new();
+        let mut owds = Vec::new();
         for c in &self.cbr {
             let base = self.base_owd(c.cfg.direction, c.cfg.packet_bytes);
             let (mut sent, mut received, mut lost, mut in_flight) = (0u64, 0u64, 0u64, 0u64);
+            let mut base_sum = 0u128;
             delays.clear();
+            owds.clear();
             for (seq, (&s, &a)) in c.sent.iter().zip(&c.arrived).enumerate() {
+                // Applications' packets differ in size, and so in their base delay.
+                let base = if c.lens.is_empty() {
+                    base
+                } else {
+                    self.base_owd(c.cfg.direction, c.len_of(seq))
+                };
                 if self.sc.trace.cbr {
                     let tr = &mut self.traces.cbr;
                     let (owd, extra) = match a {
@@ -539,17 +548,25 @@ impl Simulation {
                     DROPPED => lost += 1,
                     a => {
                         received += 1;
+                        base_sum += base as u128;
                         delays.push((a - s - base) as f64 / 1e9);
+                        owds.push((a - s) as f64 / 1e9);
                     }
                 }
             }
             delays.sort_unstable_by(f64::total_cmp);
+            owds.sort_unstable_by(f64::total_cmp);
             let done = sent - in_flight;
-            let base_s = base as f64 / 1e9;
-            let owd_mean = if delays.is_empty() {
+            // The base delay of the packets' (mean) size.
+            let base_s = if received > 0 && !c.lens.is_empty() {
+                base_sum as f64 / received as f64 / 1e9
+            } else {
+                base as f64 / 1e9
+            };
+            let owd_mean = if owds.is_empty() {
                 f64::NAN
             } else {
-                base_s + delays.iter().sum::<f64>() / delays.len() as f64
+                owds.iter().sum::<f64>() / owds.len() as f64
             };
             let loss_rate = if done > 0 {
                 lost as f64 / done as f64
@@ -558,7 +575,7 @@ impl Simulation {
             };
             let q = crate::quality::voip_quality(owd_mean, loss_rate);
             let over = |budget: f64| {
-                let late = delays.len() - delays.partition_point(|&d| base_s + d <= budget);
+                let late = owds.len() - owds.partition_point(|&d| d <= budget);
                 if done > 0 {
                     (late as u64 + lost) as f64 / done as f64
                 } else {
