@@ -263,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_experiment_commands(sub)
     _add_reproduce_commands(sub)
+    _add_advise_command(sub)
     return p
 
 
@@ -370,6 +371,8 @@ def _main(argv: list[str] | None) -> int:
         return _run(_scenario_from_args(args), args, emulated=True)
     if args.command == "compare":
         return _cmd_compare(args)
+    if args.command == "advise":
+        return _cmd_advise(args)
     if args.command == "run":
         return _cmd_run(args)
     if args.command == "query":
@@ -799,5 +802,76 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     Console().print(t)
     if args.plot:
         for p in fig_compare_stores(sim, emu, args.plot):
+            print(f"wrote {p}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+# The advisor
+
+
+def _add_advise_command(sub: Any) -> None:
+    from .advise import APPS
+
+    a = sub.add_parser(
+        "advise",
+        help="which queue and congestion control keep an application within its budget",
+        description="Simulate the link with bulk downloads beside a real-time application "
+        "for drop-tail queues of 1/4 to 4 BDP, CoDel, FQ-CoDel and PIE under each congestion "
+        "control, and recommend the one that meets the application's target (VoIP: MOS; "
+        "games: share of packets over the genre's delay budget) with the most goodput.",
+    )
+    a.add_argument("--link", metavar="PRESET", default=None, help="adsl1 (default) or adsl2")
+    a.add_argument("--down", metavar="RATE", help="downlink rate (with --up, instead of --link)")
+    a.add_argument("--up", metavar="RATE", help="uplink rate")
+    a.add_argument("--rtt", metavar="TIME", default="100ms", help="base RTT (default: 100ms)")
+    a.add_argument("--app", choices=list(APPS), default="voip", help="the real-time application")
+    a.add_argument("--tcp-flows", metavar="N", type=int, default=1, help="bulk downloads (default: 1)")
+    a.add_argument(
+        "--cc", metavar="CC", action="append", help="congestion controls to try (repeatable; "
+        "default: newreno and cubic)"
+    )
+    a.add_argument("--profile", default="linux-6", help="stack profile (default: linux-6)")
+    a.add_argument("--trials", metavar="N", type=int, default=3, help="trials per candidate (default: 3)")
+    a.add_argument("--duration", metavar="TIME", default="60s", help="per trial (default: 60s)")
+    a.add_argument("--target", metavar="X", type=float, help="MOS at least X (voip, default 4.0) "
+                   "or at most this share late (games, default 0.01)")
+    a.add_argument("--seed", type=int, default=1)
+    a.add_argument("--plot", metavar="PATH", help="write the goodput-vs-quality figure here")
+
+
+def _cmd_advise(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+    from rich.console import Console
+
+    from .advise import advise, plot, table
+
+    link = args.link if args.link or args.down or args.up else "adsl1"
+    try:
+        adv = advise(
+            link=link,
+            down=args.down,
+            up=args.up,
+            rtt=args.rtt,
+            app=args.app,
+            tcp_flows=args.tcp_flows,
+            ccs=tuple(args.cc) if args.cc else ("newreno", "cubic"),
+            profile=args.profile,
+            trials=args.trials,
+            duration=args.duration,
+            target=args.target,
+            seed=args.seed,
+        )
+    except ValidationError as e:
+        err = e.errors()[0]
+        _fail(f"advise: {'.'.join(map(str, err['loc']))}: {err['msg']}")
+    except ValueError as e:
+        _fail(f"advise: {e}")
+    Console().print(table(adv))
+    b = adv.best
+    verdict = "meets the target" if b.meets else "comes closest (none meets the target)"
+    print(f"recommended: {b.candidate.label} — {verdict}")
+    if args.plot:
+        for p in plot(adv, args.plot):
             print(f"wrote {p}")
     return 0

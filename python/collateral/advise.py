@@ -1,0 +1,230 @@
+"""The advisor (SPEC §9): which queue and congestion control keep a real-time
+application within its budget on a given link, at the least cost in download goodput?
+
+It simulates the link with bulk downloads beside the application for every candidate —
+drop-tail queues of ¼ to 4 bandwidth-delay products, CoDel, FQ-CoDel and PIE — under
+each congestion control, a few seeded trials each, and ranks them:
+
+* ``voip``: a G.711-like call both ways (186 B every 20 ms); the target is the E-model
+  MOS of the worse direction (default 4.0, "satisfied");
+* ``fps``, ``mmo``, ``rts``: a game's downstream traffic (Quake 3's profile for shooters,
+  World of Warcraft's for the others); the target is the share of packets later than
+  the genre's one-way budget (100, 500, 1000 ms), lost ones included (default ≤ 1 %).
+
+The recommendation is the candidate that meets the target with the most goodput (the
+median over trials of every download together); if none does, the one closest to it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+from . import _native
+from .spec import Scenario
+from .units import parse_duration, parse_rate
+
+APPS: dict[str, dict[str, Any]] = {
+    "voip": {"cbr": [{"direction": "down"}, {"direction": "up"}], "budget": None},
+    "fps": {"cbr": [{"direction": "down", "app": "quake3"}], "budget": "over_100ms"},
+    "mmo": {"cbr": [{"direction": "down", "app": "wow"}], "budget": "over_500ms"},
+    "rts": {"cbr": [{"direction": "down", "app": "wow"}], "budget": "over_1000ms"},
+}
+BDP_MULTIPLES = (0.25, 0.5, 1.0, 2.0, 4.0)
+AQMS: dict[str, dict[str, Any]] = {
+    "CoDel": {"kind": "codel", "limit": 1000},
+    "FQ-CoDel": {"kind": "fq_codel", "limit": 1000},
+    "PIE": {"kind": "pie", "limit": 1000},
+}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    queue_label: str
+    queue: dict[str, Any]
+    cc: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.queue_label}, {self.cc}"
+
+
+@dataclass
+class Outcome:
+    candidate: Candidate
+    quality: float  # median over trials: worst-direction MOS, or share over budget
+    goodput_bps: float  # median over trials of all downloads together
+    meets: bool
+
+
+@dataclass
+class Advice:
+    app: str
+    target: float
+    metric: str  # "MOS" or the budget column
+    setup: str
+    trials: int
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    @property
+    def best(self) -> Outcome:
+        ok = [o for o in self.outcomes if o.meets]
+        if ok:
+            return max(ok, key=lambda o: o.goodput_bps)
+        if self.metric == "MOS":
+            return max(self.outcomes, key=lambda o: o.quality)
+        return min(self.outcomes, key=lambda o: o.quality)
+
+
+def candidates(down_bps: int, rtt_ns: int, ccs: tuple[str, ...]) -> list[Candidate]:
+    """Drop-tail at multiples of the downlink's bandwidth-delay product (in 1500-byte
+    packets, at least 2), and the AQMs, under each congestion control."""
+    bdp = down_bps * rtt_ns / 1e9 / 8 / 1500
+    out = []
+    for cc in ccs:
+        seen = set()
+        for k in BDP_MULTIPLES:
+            n = max(2, round(k * bdp))
+            if n in seen:
+                continue
+            seen.add(n)
+            out.append(Candidate(f"drop-tail {n}p ({k:g} BDP)", {"limit": f"{n}p", "rule": "ps"}, cc))
+        for name, q in AQMS.items():
+            out.append(Candidate(name, q, cc))
+    return out
+
+
+def advise(
+    *,
+    link: str | None = "adsl1",
+    down: str | None = None,
+    up: str | None = None,
+    rtt: str = "100ms",
+    app: str = "voip",
+    tcp_flows: int = 1,
+    ccs: tuple[str, ...] = ("newreno", "cubic"),
+    profile: str = "linux-6",
+    trials: int = 3,
+    duration: str = "60s",
+    warmup: str = "10s",
+    target: float | None = None,
+    seed: int = 1,
+    threads: int = 0,
+) -> Advice:
+    """Simulates every candidate and returns the ranked outcomes (see the module doc)."""
+    if app not in APPS:
+        raise ValueError(f"app: {app!r} is not one of {', '.join(APPS)}")
+    if trials < 1 or tcp_flows < 1:
+        raise ValueError("trials and tcp_flows must be at least 1")
+    spec = APPS[app]
+    metric = "MOS" if spec["budget"] is None else spec["budget"]
+    if target is None:
+        target = 4.0 if metric == "MOS" else 0.01
+    rates = {"down": {"rate": down}, "up": {"rate": up}} if link is None else {}
+    down_bps = parse_rate(down) if link is None else None
+    base = dict(link=link, rtt=rtt, duration=duration, warmup=warmup, cbr=spec["cbr"], **rates)
+    probe = Scenario(**base)
+    down_bps = probe.down.rate or down_bps or 0
+    cands = candidates(down_bps, parse_duration(rtt), ccs)
+    jobs, owners = [], []
+    for ci, c in enumerate(cands):
+        for t in range(trials):
+            tcp = [
+                {"cc": c.cc, "profile": profile, "start": f"{k * 100}ms"} for k in range(tcp_flows)
+            ]
+            q = {"down": {**base.get("down", {}), "queue": c.queue}}
+            sc = Scenario(**{**base, **q, "tcp": tcp, "seed": seed + t})
+            sc = sc.model_copy(update={"trace": sc.trace.model_copy(update=_NO_TRACES)})
+            jobs.append(sc.to_native_json())
+            owners.append(ci)
+    results = _native.simulate_many(jobs, threads)
+    per: dict[int, list[tuple[float, float]]] = {i: [] for i in range(len(cands))}
+    for ci, r in zip(owners, results, strict=True):
+        s = r["summary"]
+        if metric == "MOS":
+            q = min(_nan(c["mos"]) for c in s["cbr"])
+        else:
+            q = max(_nan(c[metric], 1.0) for c in s["cbr"])
+        per[ci].append((q, sum(t["goodput_bps"] for t in s["tcp"])))
+    where = probe.describe(sep="\n").split("\n")[:2]
+    setup = " · ".join([*where, f"{tcp_flows} bulk download(s) on {profile}", f"{duration} trials"])
+    advice = Advice(app, target, metric, setup, trials)
+    for ci, c in enumerate(cands):
+        qs = median(q for q, _ in per[ci])
+        g = median(g for _, g in per[ci])
+        meets = qs >= target if metric == "MOS" else qs <= target
+        advice.outcomes.append(Outcome(c, qs, g, meets))
+    advice.outcomes.sort(key=lambda o: -o.goodput_bps)
+    return advice
+
+
+_NO_TRACES = {"cwnd": False, "queue": False, "cbr": False, "drops": False, "classes": False}
+
+
+def _nan(x: float | None, default: float = float("nan")) -> float:
+    return default if x is None or (isinstance(x, float) and math.isnan(x)) else x
+
+
+def table(advice: Advice) -> Any:
+    """The outcomes as a rich table, the recommendation marked."""
+    from rich import box
+    from rich.table import Table
+
+    want = f"MOS ≥ {advice.target:g}" if advice.metric == "MOS" else (
+        f"≤ {advice.target:.0%} of packets {advice.metric.replace('over_', 'over ')}"
+    )
+    t = Table(
+        title=f"{advice.app}: {want}\n{advice.setup}",
+        caption=f"medians of {advice.trials} trials; ★ the recommendation",
+        box=box.SIMPLE_HEAD,
+    )
+    t.add_column("queue, congestion control")
+    t.add_column(advice.metric if advice.metric == "MOS" else "late", justify="right")
+    t.add_column("goodput", justify="right")
+    t.add_column("meets", justify="center")
+    best = advice.best
+    for o in advice.outcomes:
+        q = f"{o.quality:.2f}" if advice.metric == "MOS" else f"{o.quality:.1%}"
+        mark = "★ " if o is best else ""
+        t.add_row(mark + o.candidate.label, q, f"{o.goodput_bps / 1e6:.3f} Mbit/s", "✓" if o.meets else "✗")
+    return t
+
+
+def plot(advice: Advice, path: str | Path) -> list[Path]:
+    """Goodput against the quality metric, the target shaded and the choice marked."""
+    from .plots import _STYLE, plt, save
+
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(8.5, 5.2), layout="constrained")
+        scale = 1.0 if advice.metric == "MOS" else 100.0
+        for o in advice.outcomes:
+            c = o.candidate
+            marker = "o" if c.queue_label.startswith("drop-tail") else "D"
+            color = "C0" if c.cc == "newreno" else ("C3" if c.cc == "cubic" else "C2")
+            ax.scatter(o.quality * scale, o.goodput_bps / 1e6, marker=marker, color=color, s=40)
+            ax.annotate(
+                c.queue_label.split(" (")[0], (o.quality * scale, o.goodput_bps / 1e6),
+                fontsize=7, xytext=(4, 3), textcoords="offset points",
+            )
+        b = advice.best
+        ax.scatter(
+            b.quality * scale, b.goodput_bps / 1e6, s=260, facecolors="none",
+            edgecolors="k", linewidths=1.5, label=f"recommended: {b.candidate.label}",
+        )
+        lo, hi = ax.get_xlim()
+        if advice.metric == "MOS":
+            ax.axvspan(advice.target, max(hi, advice.target + 0.1), color="C2", alpha=0.08)
+            ax.set_xlabel("MOS of the worse direction (ITU-T G.107, G.711)")
+        else:
+            ax.axvspan(min(lo, 0), advice.target * 100, color="C2", alpha=0.08)
+            ax.set_xlabel(f"packets {advice.metric.replace('over_', 'over ')} (%, lost included)")
+        ax.set_ylabel("download goodput (Mbit/s)")
+        for cc, color in (("newreno", "C0"), ("cubic", "C3")):
+            ax.scatter([], [], color=color, label=cc)
+        ax.legend(loc="lower left", fontsize=8)
+        ax.set_title(f"{advice.app}: {advice.setup}\nmedians of {advice.trials} trials; shaded:"
+                     " within the target", fontsize=9)
+        return save(fig, Path(path))
