@@ -91,7 +91,9 @@ def test_a_web_trial_reports_groups_phases_and_class_bins():
     assert len(mm) == 2  # down and up
     down = next(p for p in mm if p["direction"] == "down")
     assert down["arrivals"] == 1500  # 15 s at 100 packets/s
-    assert [p["arrivals"] for p in s["phases"] if p["phase"] == "web" and p["class"] == "tagged"] == [
+    assert [
+        p["arrivals"] for p in s["phases"] if p["phase"] == "web" and p["class"] == "tagged"
+    ] == [
         0,
         0,
     ]

@@ -35,7 +35,8 @@ def simulate(scenario_json: str) -> dict[str, Any]:
     2 other), arrivals u64, drops u64, bytes u64, latency_s f64 (mean, NaN if none).
 
     The core may add keys (e.g. ``in_flight``); callers must ignore unknown ones.
-    Flow ids: bulk TCP flows, then web connection slots, then CBR flows. Raises ValueError on a bad scenario.
+    Flow ids: bulk TCP flows, then web connection slots, then CBR flows. Raises
+    ValueError on a bad scenario.
     """
 
 def simulate_many(scenario_jsons: list[str], threads: int = 0) -> list[dict[str, Any]]:

@@ -91,7 +91,9 @@ def candidates(down_bps: int, rtt_ns: int, ccs: tuple[str, ...]) -> list[Candida
             if n in seen:
                 continue
             seen.add(n)
-            out.append(Candidate(f"drop-tail {n}p ({k:g} BDP)", {"limit": f"{n}p", "rule": "ps"}, cc))
+            out.append(
+                Candidate(f"drop-tail {n}p ({k:g} BDP)", {"limit": f"{n}p", "rule": "ps"}, cc)
+            )
         for name, q in AQMS.items():
             out.append(Candidate(name, q, cc))
     return out
@@ -173,8 +175,10 @@ def table(advice: Advice) -> Any:
     from rich import box
     from rich.table import Table
 
-    want = f"MOS ≥ {advice.target:g}" if advice.metric == "MOS" else (
-        f"≤ {advice.target:.0%} of packets {advice.metric.replace('over_', 'over ')}"
+    want = (
+        f"MOS ≥ {advice.target:g}"
+        if advice.metric == "MOS"
+        else (f"≤ {advice.target:.0%} of packets {advice.metric.replace('over_', 'over ')}")
     )
     t = Table(
         title=f"{advice.app}: {want}\n{advice.setup}",
@@ -189,7 +193,12 @@ def table(advice: Advice) -> Any:
     for o in advice.outcomes:
         q = f"{o.quality:.2f}" if advice.metric == "MOS" else f"{o.quality:.1%}"
         mark = "★ " if o is best else ""
-        t.add_row(mark + o.candidate.label, q, f"{o.goodput_bps / 1e6:.3f} Mbit/s", "✓" if o.meets else "✗")
+        t.add_row(
+            mark + o.candidate.label,
+            q,
+            f"{o.goodput_bps / 1e6:.3f} Mbit/s",
+            "✓" if o.meets else "✗",
+        )
     return t
 
 
@@ -206,13 +215,21 @@ def plot(advice: Advice, path: str | Path) -> list[Path]:
             color = "C0" if c.cc == "newreno" else ("C3" if c.cc == "cubic" else "C2")
             ax.scatter(o.quality * scale, o.goodput_bps / 1e6, marker=marker, color=color, s=40)
             ax.annotate(
-                c.queue_label.split(" (")[0], (o.quality * scale, o.goodput_bps / 1e6),
-                fontsize=7, xytext=(4, 3), textcoords="offset points",
+                c.queue_label.split(" (")[0],
+                (o.quality * scale, o.goodput_bps / 1e6),
+                fontsize=7,
+                xytext=(4, 3),
+                textcoords="offset points",
             )
         b = advice.best
         ax.scatter(
-            b.quality * scale, b.goodput_bps / 1e6, s=260, facecolors="none",
-            edgecolors="k", linewidths=1.5, label=f"recommended: {b.candidate.label}",
+            b.quality * scale,
+            b.goodput_bps / 1e6,
+            s=260,
+            facecolors="none",
+            edgecolors="k",
+            linewidths=1.5,
+            label=f"recommended: {b.candidate.label}",
         )
         lo, hi = ax.get_xlim()
         if advice.metric == "MOS":
@@ -225,6 +242,9 @@ def plot(advice: Advice, path: str | Path) -> list[Path]:
         for cc, color in (("newreno", "C0"), ("cubic", "C3")):
             ax.scatter([], [], color=color, label=cc)
         ax.legend(loc="lower left", fontsize=8)
-        ax.set_title(f"{advice.app}: {advice.setup}\nmedians of {advice.trials} trials; shaded:"
-                     " within the target", fontsize=9)
+        ax.set_title(
+            f"{advice.app}: {advice.setup}\nmedians of {advice.trials} trials; shaded:"
+            " within the target",
+            fontsize=9,
+        )
         return save(fig, Path(path))

@@ -826,16 +826,26 @@ def _add_advise_command(sub: Any) -> None:
     a.add_argument("--up", metavar="RATE", help="uplink rate")
     a.add_argument("--rtt", metavar="TIME", default="100ms", help="base RTT (default: 100ms)")
     a.add_argument("--app", choices=list(APPS), default="voip", help="the real-time application")
-    a.add_argument("--tcp-flows", metavar="N", type=int, default=1, help="bulk downloads (default: 1)")
     a.add_argument(
-        "--cc", metavar="CC", action="append", help="congestion controls to try (repeatable; "
-        "default: newreno and cubic)"
+        "--tcp-flows", metavar="N", type=int, default=1, help="bulk downloads (default: 1)"
+    )
+    a.add_argument(
+        "--cc",
+        metavar="CC",
+        action="append",
+        help="congestion controls to try (repeatable; default: newreno and cubic)",
     )
     a.add_argument("--profile", default="linux-6", help="stack profile (default: linux-6)")
-    a.add_argument("--trials", metavar="N", type=int, default=3, help="trials per candidate (default: 3)")
+    a.add_argument(
+        "--trials", metavar="N", type=int, default=3, help="trials per candidate (default: 3)"
+    )
     a.add_argument("--duration", metavar="TIME", default="60s", help="per trial (default: 60s)")
-    a.add_argument("--target", metavar="X", type=float, help="MOS at least X (voip, default 4.0) "
-                   "or at most this share late (games, default 0.01)")
+    a.add_argument(
+        "--target",
+        metavar="X",
+        type=float,
+        help="MOS at least X (voip, default 4.0) or at most this share late (games, default 0.01)",
+    )
     a.add_argument("--seed", type=int, default=1)
     a.add_argument("--plot", metavar="PATH", help="write the goodput-vs-quality figure here")
 

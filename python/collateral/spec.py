@@ -170,10 +170,11 @@ class QueueSpec(_Model):
 
 
 class AqmSpec(BaseModel):
-    """An active queue manager or scheduler: ``kind`` red, fred, cbt, cbq, codel, fq_codel or pie, and that
-    discipline's parameters as the core takes them, e.g. ``{kind = "red", min_th = 5,
-    max_th = 15, max_p = 0.1, w_q = 0.002, limit = 60, gentle = true}`` (README lists
-    each one's parameters). The core checks them against the link rate."""
+    """An active queue manager or scheduler: ``kind`` red, fred, cbt, cbq, codel,
+    fq_codel or pie, and that discipline's parameters as the core takes them, e.g.
+    ``{kind = "red", min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, limit = 60,
+    gentle = true}`` (README lists each one's parameters). The core checks them against
+    the link rate."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
