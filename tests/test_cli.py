@@ -98,3 +98,28 @@ def test_demo_prints_table_and_writes_png(tmp_path):
     assert "wrote out/demo.png" in p.stdout
     for text in ("TCP newreno down", "CBR down", "CBR up", "Mbit/s", "ms"):
         assert text in p.stdout
+
+
+def test_simulate_takes_an_aqm_an_app_and_web_users():
+    p = subprocess.run(
+        [
+            sys.executable, "-m", "collateral", "simulate", "--link", "adsl1", "--aqm",
+            "fq_codel", "--app", "quake3", "--cbr", "down", "--web-users", "20",
+            "--duration", "20s", "--json",
+        ],
+        capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    s = json.loads(p.stdout)["summary"]
+    assert s["web"][0]["users"] == 20 and s["web"][0]["connections"] > 0
+    assert len(s["cbr"]) == 1 and s["cbr"][0]["sent"] > 200  # Quake 3: 20 packets/s
+    for bad, msg in [
+        (["--aqm", "bogus"], "--aqm: 'bogus'"),
+        (["--aqm", '{"kind": "codel", "target_ns": 0}'], "--aqm: codel: target_ns"),
+        (["--app", "doom"], "--app:"),
+    ]:
+        p = subprocess.run(
+            [sys.executable, "-m", "collateral", "simulate", *bad], capture_output=True, text=True
+        )
+        assert p.returncode == 2 and p.stderr.count("\n") == 1 and msg in p.stderr, p.stderr

@@ -109,6 +109,13 @@ def _add_scenario_options(p: argparse.ArgumentParser) -> None:
         help="count the packet being transmitted as still queued "
         "(default: it leaves the queue when its transmission starts)",
     )
+    g.add_argument(
+        "--aqm",
+        metavar="KIND",
+        help="an AQM instead of drop-tail: codel, fq_codel or pie with their defaults, or a "
+        'JSON object such as \'{"kind": "red", "min_th": 5, "max_th": 15, "max_p": 0.1, '
+        '"w_q": 0.002, "limit": 60}\'',
+    )
     g = p.add_argument_group("traffic")
     g.add_argument(
         "--tcp-flows",
@@ -166,6 +173,20 @@ def _add_scenario_options(p: argparse.ArgumentParser) -> None:
         metavar="TIME",
         default="1ms",
         help="std. deviation of normal jitter on each CBR gap; 0 = none (default: 1ms)",
+    )
+    g.add_argument(
+        "--app",
+        metavar="APP",
+        help="a thin-stream application instead of the CBR flow(s): rdp, vnc, g711, "
+        "skype_udp, wow, quake3 (directions as --cbr)",
+    )
+    g.add_argument(
+        "--web-users",
+        metavar="N",
+        type=_nonneg_int,
+        default=0,
+        help="web users browsing downstream (Mah's HTTP model, think times up to 5 min, "
+        "the --profile stack; default: 0)",
     )
     g = p.add_argument_group("trial")
     g.add_argument(
@@ -289,6 +310,9 @@ def _scenario_from_args(a: argparse.Namespace) -> Scenario:
             tcp_flows=a.tcp_flows,
             delayed_ack=a.delayed_ack,
             rto_min=a.rto_min,
+            aqm=a.aqm,
+            app=a.app,
+            web_users=a.web_users,
         )
     except SpecError as e:
         option = (

@@ -165,8 +165,9 @@ class Result:
         t = Table(
             title=title,
             caption=f"after {self.warmup_s:g} s warm-up, of {self.duration_s:g} s;"
-            " p50/p95/max of CBR one-way delay minus base;\nMOS: ITU-T G.107 E-model, G.711"
-            " with concealment, mean one-way delay and loss",
+            " p50/p95/max of CBR one-way delay minus base"
+            + (" (web: object response times)" if self.summary.get("web") else "")
+            + ";\nMOS: ITU-T G.107 E-model, G.711 with concealment, mean one-way delay and loss",
             box=box.SIMPLE_HEAD,  # narrow enough for an 80-column terminal
             show_edge=False,
             pad_edge=False,
@@ -183,6 +184,17 @@ class Result:
                 + (f" {f['timeouts']} RTO" if f.get("timeouts") is not None else ""),
                 "",
                 "",
+                "",
+                "",
+            )
+        measured = self.duration_s - self.warmup_s
+        for w in self.summary.get("web", []):
+            t.add_row(
+                f"web {w['users']} users",
+                _bps(w["reply_bytes"] * 8 / measured) if measured > 0 else "-",
+                f"{w['objects_completed']} objects",
+                _ms(w["response_median_s"] if w["response_median_s"] is not None else math.nan),
+                _ms(w["response_p95_s"] if w["response_p95_s"] is not None else math.nan),
                 "",
                 "",
             )

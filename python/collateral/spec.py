@@ -625,6 +625,8 @@ _FLAT_PARAMS: list[tuple[tuple[object, ...], str]] = [
     (("cbr", "*", "size"), "cbr_size"),
     (("cbr", "*", "interval"), "cbr_interval"),
     (("cbr", "*", "jitter"), "jitter"),
+    (("cbr", "*", "app"), "app"),
+    (("web",), "web_users"),
     (("tcp", "*"), "tcp"),
 ]
 
@@ -668,6 +670,9 @@ def build_scenario(
     tcp_flows: int = 1,
     delayed_ack: bool | None = None,
     rto_min: str | float | None = None,
+    aqm: str | None = None,
+    app: str | None = None,
+    web_users: int = 0,
 ) -> Scenario:
     """The common experiment in flat form: ``tcp_flows`` bulk flows downstream and CBR
     ``cbr`` = down | up | both | none, the same queue in both directions.
@@ -686,7 +691,21 @@ def build_scenario(
         raise SpecError("cbr", f"{cbr!r} is not one of down, up, both, none")
     if isinstance(tcp_flows, bool) or not isinstance(tcp_flows, int) or tcp_flows < 0:
         raise SpecError("tcp_flows", f"{tcp_flows!r}: give a whole number >= 0")
-    q = {"limit": queue, "rule": rule, "count_in_service": count_in_service}
+    q: dict[str, Any] = {"limit": queue, "rule": rule, "count_in_service": count_in_service}
+    if aqm is not None:
+        if aqm in ("codel", "fq_codel", "pie"):
+            q = {"kind": aqm}
+        else:
+            try:
+                q = json.loads(aqm)
+            except json.JSONDecodeError:
+                raise SpecError(
+                    "aqm", f"{aqm!r}: give codel, fq_codel, pie or a JSON object"
+                ) from None
+            if not isinstance(q, dict) or "kind" not in q:
+                raise SpecError("aqm", 'a JSON object with a "kind", e.g. {"kind": "codel"}')
+    if isinstance(web_users, bool) or not isinstance(web_users, int) or web_users < 0:
+        raise SpecError("web_users", f"{web_users!r}: give a whole number >= 0")
     data = {
         "seed": seed,
         "link": link,
@@ -699,9 +718,13 @@ def build_scenario(
         * tcp_flows,
         "cbr": [
             {"direction": d, "size": cbr_size, "interval": cbr_interval, "jitter": jitter}
+            | ({"app": app} if app else {})
             for d in ("down", "up")
             if cbr in (d, "both")
         ],
+        "web": [{"users": web_users, "think_max": "300s", "tcp": {"cc": cc, "profile": profile}}]
+        if web_users
+        else [],
     }
     # Validate the per-flow parameters even when no flow uses them, so a typo never
     # passes silently.
@@ -709,14 +732,20 @@ def build_scenario(
         TcpSpec.model_validate(
             data["tcp"][0] if tcp_flows else {"cc": cc, "profile": profile, "rto_min": rto_min}
         )
-        CbrSpec.model_validate({"size": cbr_size, "interval": cbr_interval, "jitter": jitter})
+        CbrSpec.model_validate(
+            {"size": cbr_size, "interval": cbr_interval, "jitter": jitter}
+            | ({"app": app} if app else {})
+        )
         return Scenario.model_validate(data)
     except ValidationError as err:
         if err.title in ("TcpSpec", "CbrSpec"):
             e = err.errors()[0]
             loc = ("tcp" if err.title == "TcpSpec" else "cbr", 0, *e["loc"])
             raise SpecError(_flat_param(loc), e["msg"].removeprefix("Value error, ")) from None
-        raise SpecError(*_first_error(err)) from None
+        param, msg = _first_error(err)
+        if aqm is not None and param == "scenario" and msg.startswith(("down.queue: ", "up.")):
+            param, msg = "aqm", msg.split(": ", 1)[1]
+        raise SpecError(param, msg) from None
 
 
 def demo_scenario(duration: str = "60s", warmup: str = "10s") -> Scenario:
