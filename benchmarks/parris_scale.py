@@ -1,7 +1,7 @@
 """Benchmark (not a test): one trial of the Parris/Jeffay/Smith study at scale.
 
 The built-in experiment (`collateral reproduce --list`: parris-cbt) with 5 000 web users
-instead of 1 500, six tagged multimedia streams and the UDP blast on 10 Mbit/s, 180 s of
+instead of 1 800, six tagged multimedia streams and the UDP blast on 10 Mbit/s, 180 s of
 simulated time, once per discipline. Each trial runs in a fresh Python process on one
 core (the core releases the GIL; nothing else runs), which reports the core's wall time,
 events and events/s, and the process's peak resident memory above what it held before

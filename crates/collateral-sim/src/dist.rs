@@ -166,6 +166,42 @@ impl Dist {
     }
 }
 
+impl Dist {
+    /// The largest value a draw can take, if bounded.
+    pub fn upper_bound(&self) -> Option<f64> {
+        match *self {
+            Dist::Constant { value } => Some(value),
+            Dist::Uniform { high, .. } => Some(high),
+            Dist::Exponential { max, .. }
+            | Dist::Normal { max, .. }
+            | Dist::Lognormal { max, .. }
+            | Dist::Pareto { max, .. } => max,
+            Dist::Empirical { ref points, max } => {
+                let last = points.last().map_or(0.0, |p| p.0);
+                Some(max.map_or(last, |m| m.min(last)))
+            }
+        }
+    }
+
+    /// The *residual* of a renewal process with these intervals, seen at a random
+    /// moment: `U·T` with `T` length-biased (density `t·f(t)/E[T]`: a random moment more
+    /// likely falls in a long interval) and `U` uniform in [0, 1). `T` is drawn by
+    /// rejection against the upper bound; without one, `T` is not length-biased.
+    pub fn sample_residual(&self, rng: &mut Pcg64Mcg) -> f64 {
+        let u = rng.random::<f64>();
+        let Some(top) = self.upper_bound().filter(|&t| t > 0.0) else {
+            return u * self.sample(rng);
+        };
+        for _ in 0..100_000 {
+            let t = self.sample(rng);
+            if rng.random::<f64>() * top < t {
+                return u * t;
+            }
+        }
+        u * top
+    }
+}
+
 /// The value at cumulative probability `u` of a piecewise-linear CDF.
 pub fn empirical_quantile(points: &[(f64, f64)], u: f64) -> f64 {
     let i = points.partition_point(|&(_, p)| p < u);
@@ -284,6 +320,28 @@ mod tests {
             let x = d.sample(&mut rng);
             (1.0..=50.0).contains(&x)
         }));
+    }
+
+    #[test]
+    fn residuals_are_length_biased() {
+        // Intervals of 1 or 9 s, equally likely: a random moment falls in a 9 s interval
+        // with probability 9/10, so the residual's mean is (0.1·1 + 0.9·9)/2 = 4.1 s
+        // (not half the 5 s mean interval).
+        let d = Dist::Empirical {
+            points: vec![(1.0, 0.5), (1.0, 0.5), (9.0, 0.5), (9.0, 1.0)],
+            max: None,
+        };
+        let mut rng = Pcg64Mcg::seed_from_u64(5);
+        let n = 200_000;
+        let mean = (0..n).map(|_| d.sample_residual(&mut rng)).sum::<f64>() / n as f64;
+        assert!((mean - 4.1).abs() < 0.05, "{mean}");
+        // Uniform on [0, 10]: E[T²]/(2E[T]) = (100/3)/10 = 3.33.
+        let d = Dist::Uniform {
+            low: 0.0,
+            high: 10.0,
+        };
+        let mean = (0..n).map(|_| d.sample_residual(&mut rng)).sum::<f64>() / n as f64;
+        assert!((mean - 10.0 / 3.0).abs() < 0.05, "{mean}");
     }
 
     #[test]

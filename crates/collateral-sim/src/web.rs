@@ -219,8 +219,9 @@ pub struct WebConfig {
     /// on the right (home side).
     #[serde(default)]
     pub direction: Direction,
-    /// When the users start browsing: each user's first page comes after a fraction,
-    /// uniform in [0, 1), of a think time, as if they had been browsing before.
+    /// When the users start browsing: each user's first page comes after the residual of
+    /// a think time (`Dist::sample_residual`), as if they had been browsing before, so
+    /// the load is steady from the start rather than a burst.
     #[serde(default)]
     pub start_ns: Nanos,
     /// From when no new page is started (pages under way complete).

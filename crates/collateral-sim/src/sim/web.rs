@@ -135,10 +135,9 @@ impl WebState {
                     });
                 }
                 let mut rng = stream(sc.seed, USER_STREAMS + u as u64);
-                // Users arrive part-way through a think time, as if they had been
-                // browsing before the run began.
-                let first =
-                    cfg.model.think_s.sample(&mut rng) * rand::RngExt::random::<f64>(&mut rng);
+                // Users have been browsing before the run began: each is part-way
+                // through a think time, as a renewal process seen at a random moment.
+                let first = cfg.model.think_s.sample_residual(&mut rng);
                 events.schedule(cfg.start_ns + secs(first), Wake::Think(u));
                 w.users.push(User {
                     group: g as u32,
