@@ -25,7 +25,7 @@ from typing import Any
 
 from . import _native
 from .spec import Scenario
-from .units import parse_duration, parse_rate
+from .units import parse_duration
 
 APPS: dict[str, dict[str, Any]] = {
     "voip": {"cbr": [{"direction": "down"}, {"direction": "up"}], "budget": None},
@@ -126,10 +126,9 @@ def advise(
     if target is None:
         target = 4.0 if metric == "MOS" else 0.01
     rates = {"down": {"rate": down}, "up": {"rate": up}} if link is None else {}
-    down_bps = parse_rate(down) if link is None else None
     base = dict(link=link, rtt=rtt, duration=duration, warmup=warmup, cbr=spec["cbr"], **rates)
     probe = Scenario(**base)
-    down_bps = probe.down.rate or down_bps or 0
+    down_bps = probe.down.rate or 0  # the preset's or the given rate
     cands = candidates(down_bps, parse_duration(rtt), ccs)
     jobs, owners = [], []
     for ci, c in enumerate(cands):

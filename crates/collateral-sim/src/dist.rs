@@ -164,9 +164,7 @@ impl Dist {
             }
         }
     }
-}
 
-impl Dist {
     /// The largest value a draw can take, if bounded.
     pub fn upper_bound(&self) -> Option<f64> {
         match *self {

@@ -22,7 +22,7 @@ use super::{stream, Simulation, TcpFlow, TCP_STREAMS};
 use crate::engine::{Alarm, Events, Wake};
 use crate::metrics::{quantile, WebSummary};
 use crate::scenario::Scenario;
-use crate::tcp::{Receiver, Sender};
+use crate::tcp::{Receiver, Sender, TcpConfig};
 
 /// `Packet::seq` of the set-up packets.
 pub(super) const SYN: u64 = 0;
@@ -92,6 +92,8 @@ pub(super) struct WebState {
     slots: Vec<Slot>,
     users: Vec<User>,
     groups: Vec<GroupStats>,
+    /// Each group's TCP settings for its connections (direction set), built once.
+    conn_cfg: Vec<TcpConfig>,
     conns: u64,
 }
 
@@ -114,6 +116,7 @@ impl WebState {
             let mut conn_cfg = cfg.tcp.clone();
             conn_cfg.direction = cfg.direction;
             conn_cfg.extra_delay_ns = 0;
+            w.conn_cfg.push(conn_cfg.clone());
             for _ in 0..cfg.users {
                 let u = w.users.len() as u32;
                 let first_slot = w.slots.len() as u32;
@@ -227,15 +230,14 @@ impl Simulation {
         let request = cfg.model.request_bytes.sample(&mut user.rng).round() as u64;
         let reply = cfg.model.reply_bytes.sample(&mut user.rng).round() as u64;
         let extra = secs(cfg.extra_delay_ms.sample(&mut user.rng) / 1e3);
-        let mut tcp_cfg = cfg.tcp.clone();
-        tcp_cfg.direction = cfg.direction;
+        let tcp_cfg = &self.web.conn_cfg[g];
         let i = self.web.base + s;
         let rng = stream(self.sc.seed, CONN_STREAMS + self.web.conns);
         self.web.conns += 1;
         let f = &mut self.tcp[i];
-        f.sender = Sender::new(i as u32, &tcp_cfg, rng);
+        f.sender = Sender::new(i as u32, tcp_cfg, rng);
         f.sender.set_transfer_bytes(reply);
-        f.receiver = Receiver::new(i as u32, &tcp_cfg, self.sc.warmup_ns);
+        f.receiver = Receiver::new(i as u32, tcp_cfg, self.sc.warmup_ns);
         f.rto = Alarm::default();
         f.delack = Alarm::default();
         f.pace = Alarm::default();
@@ -319,9 +321,6 @@ impl Simulation {
     pub(super) fn web_setup_packet(&mut self, pkt: Packet) {
         let i = pkt.flow as usize;
         let s = i - self.web.base;
-        if pkt.conn != self.tcp[i].gen {
-            return;
-        }
         let g = self.web.users[self.web.slots[s].user as usize].group as usize;
         let dir = self.sc.web[g].direction;
         match pkt.seq {
