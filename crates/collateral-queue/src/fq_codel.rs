@@ -136,10 +136,7 @@ pub struct FqCodel {
 
 /// The bucket of a flow: a SplitMix64 finaliser over the flow id and the seed.
 fn bucket_of(flow: u32, seed: u64, n: u32) -> u32 {
-    let mut z = (flow as u64) ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
+    let z = crate::rng::mix64((flow as u64) ^ seed.wrapping_mul(crate::rng::GOLDEN_GAMMA));
     (z % n as u64) as u32
 }
 

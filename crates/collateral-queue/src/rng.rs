@@ -5,6 +5,20 @@
 //! It is enough for drop decisions, needs no dependency, and gives the same stream on
 //! every platform, so a trial is reproducible from its seed. Never seeded from the OS.
 
+/// The SplitMix64 finaliser (Stafford's "Mix13" variant): a bijection of 64-bit words
+/// whose every output bit depends on every input bit. The one copy in the project: the
+/// generator below, FQ-CoDel's flow hash and the simulator's per-component seed streams
+/// (`collateral_sim::rng`) all use it.
+#[inline]
+pub fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The golden-ratio increment of SplitMix64's Weyl sequence.
+pub const GOLDEN_GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
+
 /// SplitMix64 generator.
 #[derive(Debug, Clone)]
 pub struct SplitMix64 {
@@ -18,11 +32,8 @@ impl SplitMix64 {
 
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.state = self.state.wrapping_add(GOLDEN_GAMMA);
+        mix64(self.state)
     }
 
     /// Uniform in [0, 1), from the top 53 bits (every value is an exact multiple of 2⁻⁵³).

@@ -6,11 +6,13 @@
 //! results on any machine and any number of threads.
 
 pub mod batch;
+pub mod bottleneck;
 pub mod dist;
 pub mod engine;
 pub mod link;
 pub mod metrics;
 pub mod quality;
+pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod tcp;

@@ -15,31 +15,16 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use collateral_queue::{Nanos, Packet, PacketKind, TrafficClass};
-use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
+use crate::bottleneck::Rate;
 use crate::engine::{Alarm, Events, Wake, NEVER};
-use crate::link::{Link, Rate};
-use crate::metrics::Meter;
+use crate::link::Link;
 use crate::metrics::*;
+use crate::rng::{stream, TCP_STREAMS};
 use crate::scenario::{Direction, Scenario};
 use crate::tcp::{Receiver, Sender};
 use crate::traffic::{CbrFlow, DROPPED, IN_FLIGHT};
-
-/// Independent random streams per component, so adding a flow does not shift the
-/// random numbers another component sees.
-fn stream(seed: u64, component: u64) -> Pcg64Mcg {
-    // SplitMix64 finaliser to spread (seed, component) over the generator's state.
-    let mut z = seed ^ component.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
-    Pcg64Mcg::seed_from_u64(z)
-}
-
-/// Random-stream components of the TCP flows: flow `i` uses `TCP_STREAMS + i`, apart from
-/// the links' (1, 2) and the CBR sources' (3).
-const TCP_STREAMS: u64 = 1 << 32;
 
 struct TcpFlow {
     dir: Direction,
@@ -102,31 +87,10 @@ pub struct Simulation {
 impl Simulation {
     pub fn new(sc: Scenario) -> Result<Self, String> {
         sc.validate()?;
-        let prop = sc.rtt_ns / 2;
-        let phase_starts: Vec<Nanos> = if sc.phases.is_empty() {
-            vec![sc.warmup_ns]
-        } else {
-            sc.phases.iter().map(|p| p.start_ns).collect()
-        };
-        let mk = |d: Direction, k: u64| -> Result<Link, String> {
-            let l = sc.link(d);
-            // The discipline's own random stream (RED's drops), apart from the link's.
-            let qseed = stream(sc.seed, 16 + k).next_u64();
-            Ok(Link::new(
-                l.rate_bps,
-                prop,
-                sc.access_rate_bps,
-                l.queue
-                    .build(l.rate_bps, qseed)
-                    .map_err(|e| format!("{}.queue: {e}", d.name()))?,
-                l.loss_rate,
-                stream(sc.seed, k),
-                sc.trace.queue,
-                Meter::new(sc.duration_ns, sc.bin_ns, phase_starts.clone()),
-                l.framing,
-            ))
-        };
-        let links = [mk(Direction::Down, 1)?, mk(Direction::Up, 2)?];
+        let links = [
+            Link::new(&sc, Direction::Down)?,
+            Link::new(&sc, Direction::Up)?,
+        ];
         let mut events = Events::new();
         let n_bulk = sc.tcp.len();
         let mut tcp: Vec<TcpFlow> = sc
@@ -453,7 +417,7 @@ impl Simulation {
 
     fn note_drops(&mut self, d: usize) {
         let n_tcp = self.tcp.len();
-        for (t, pkt, _wire) in self.links[d].dropped.drain(..) {
+        for (t, pkt, _wire) in self.links[d].bottleneck.dropped.drain(..) {
             if pkt.kind == PacketKind::Cbr {
                 self.cbr[pkt.flow as usize - n_tcp].on_drop(pkt.seq);
             }
@@ -470,7 +434,7 @@ impl Simulation {
     /// One-way delay of a `len`-byte packet through empty queues in direction `d`.
     fn base_owd(&self, d: Direction, len: u32) -> Nanos {
         let a = self.access.ser(len);
-        a + self.links[d.index()].wire_time(len) + self.sc.rtt_ns / 2 + a
+        a + self.links[d.index()].bottleneck.wire_time(len) + self.sc.rtt_ns / 2 + a
     }
 
     fn finish(mut self, wall_s: f64) -> TrialResult {
@@ -604,17 +568,17 @@ impl Simulation {
             });
         }
         let q = |l: &Link| QueueSummary {
-            arrivals: l.stats.arrivals,
-            delivered: l.stats.delivered,
-            wire_losses: l.stats.wire_losses,
+            arrivals: l.bottleneck.stats.arrivals,
+            delivered: l.bottleneck.stats.delivered,
+            wire_losses: l.bottleneck.stats.wire_losses,
             in_flight: l.in_flight() as u64,
-            drops: l.stats.drops,
-            max_bytes: l.stats.max_bytes,
-            max_packets: l.stats.max_packets,
+            drops: l.bottleneck.stats.drops,
+            max_bytes: l.bottleneck.stats.max_bytes,
+            max_packets: l.bottleneck.stats.max_packets,
         };
         let mut traces = std::mem::take(&mut self.traces);
         for (d, l) in self.links.iter_mut().enumerate() {
-            if let Some(tr) = l.trace.take() {
+            if let Some(tr) = l.bottleneck.trace.take() {
                 for (t, b, p) in tr {
                     traces.queue.time.push(t);
                     traces.queue.direction.push(d as u8);
@@ -633,7 +597,11 @@ impl Simulation {
             duration_s: sc.duration_ns as f64 / 1e9,
             warmup_s: sc.warmup_ns as f64 / 1e9,
             events: self.events.popped,
-            packets_delivered: self.links.iter().map(|l| l.stats.delivered).sum(),
+            packets_delivered: self
+                .links
+                .iter()
+                .map(|l| l.bottleneck.stats.delivered)
+                .sum(),
             wall_s,
             tcp,
             cbr: cbr_summaries,
@@ -663,7 +631,7 @@ impl Simulation {
             let end = named.get(k + 1).map_or(sc.duration_ns, |n| n.1);
             let secs = (end - start) as f64 / 1e9;
             for d in [Direction::Down, Direction::Up] {
-                let counts = &self.links[d.index()].meter.phases[k];
+                let counts = &self.links[d.index()].bottleneck.meter.phases[k];
                 for c in TrafficClass::ALL {
                     let n = &counts[c.index()];
                     out.push(PhaseSummary {
@@ -687,7 +655,7 @@ impl Simulation {
     /// The per-class bins of both directions as trace rows.
     fn class_trace(&self, tr: &mut ClassTrace) {
         for (d, l) in self.links.iter().enumerate() {
-            for (b, counts) in l.meter.bins.iter().enumerate() {
+            for (b, counts) in l.bottleneck.meter.bins.iter().enumerate() {
                 let t = b as Nanos * self.sc.bin_ns;
                 if t >= self.sc.duration_ns {
                     break;

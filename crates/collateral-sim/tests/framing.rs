@@ -1,6 +1,6 @@
 //! ATM framing on an ADSL bottleneck, against the cell arithmetic done by hand.
 
-use collateral_sim::link::ser_ns;
+use collateral_sim::bottleneck::ser_ns;
 use collateral_sim::{simulate, Scenario};
 use serde_json::json;
 

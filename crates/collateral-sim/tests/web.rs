@@ -1,7 +1,7 @@
 //! Web users, phases and the per-class measurements, checked against values worked out
 //! by hand from the model's formulas.
 
-use collateral_sim::link::ser_ns;
+use collateral_sim::bottleneck::ser_ns;
 use collateral_sim::{simulate, Scenario};
 use serde_json::{json, Value};
 

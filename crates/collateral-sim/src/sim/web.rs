@@ -18,9 +18,10 @@
 use collateral_queue::{Nanos, Packet, PacketKind};
 use rand_pcg::Pcg64Mcg;
 
-use super::{stream, Simulation, TcpFlow, TCP_STREAMS};
+use super::{Simulation, TcpFlow};
 use crate::engine::{Alarm, Events, Wake};
 use crate::metrics::{quantile, WebSummary};
+use crate::rng::{stream, CONN_STREAMS, USER_STREAMS};
 use crate::scenario::Scenario;
 use crate::tcp::{Receiver, Sender, TcpConfig};
 
@@ -28,11 +29,6 @@ use crate::tcp::{Receiver, Sender, TcpConfig};
 pub(super) const SYN: u64 = 0;
 pub(super) const SYN_ACK: u64 = 1;
 pub(super) const REQUEST: u64 = 2;
-
-/// Random streams: users at `USER_STREAMS + user`, connections at
-/// `CONN_STREAMS + connection number` (apart from the bulk flows' `TCP_STREAMS + i`).
-const USER_STREAMS: u64 = TCP_STREAMS << 8;
-const CONN_STREAMS: u64 = TCP_STREAMS << 16;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SlotState {

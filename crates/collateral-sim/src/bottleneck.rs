@@ -1,0 +1,386 @@
+//! One direction of the bottleneck, written once for both clocks: the rate clock with
+//! its link-layer framing, the queue discipline, the propagation delay line, and what is
+//! observed of them (drops, occupancy, per-class counters). The simulator's link drives
+//! it in virtual time; the testbed's router (`collateral-emu router`) drives the same
+//! type in real time, built from the same scenario JSON.
+//!
+//! Every method takes `now`. A transmission that ends at `t` starts the next one at
+//! exactly `t`, however late the caller notices, so rate and delay are exact on average
+//! in the real-time router too; a completion is handled before an arrival at the same
+//! instant.
+
+use std::collections::VecDeque;
+
+use collateral_queue::{AnyQueue, Discipline, Framing, Nanos, Packet};
+use rand::RngExt;
+use rand_pcg::Pcg64Mcg;
+
+use crate::engine::NEVER;
+use crate::metrics::Meter;
+use crate::rng;
+use crate::scenario::{Direction, Scenario};
+
+/// Serialisation time of `len` bytes at `rate_bps`, rounded up to a whole nanosecond so
+/// the link never exceeds its rate.
+#[inline]
+pub fn ser_ns(len: u32, rate_bps: u64) -> Nanos {
+    if rate_bps == 0 {
+        return 0;
+    }
+    (len as u64 * 8_000_000_000).div_ceil(rate_bps)
+}
+
+/// A line rate with its nanoseconds-per-byte precomputed as a 64.64 fixed-point number,
+/// so the per-packet serialisation time is multiplications instead of a division. The
+/// estimate is corrected upwards to exactly [`ser_ns`]'s value.
+#[derive(Debug, Clone, Copy)]
+pub struct Rate {
+    pub bps: u64,
+    ns_per_byte: u128,
+}
+
+impl Rate {
+    pub fn new(bps: u64) -> Self {
+        let ns_per_byte = if bps == 0 {
+            0
+        } else {
+            ((8_000_000_000u128) << 64) / bps as u128
+        };
+        Rate { bps, ns_per_byte }
+    }
+
+    #[inline]
+    pub fn ser(&self, len: u32) -> Nanos {
+        // The truncated factor makes q at most 1 below the exact floor; step up to the
+        // ceiling (q·rate ≥ len·8e9), at most twice.
+        let mut q = ((len as u128 * self.ns_per_byte) >> 64) as u64;
+        let bits = len as u64 * 8_000_000_000;
+        while self.bps > 0 && q * self.bps < bits {
+            q += 1;
+        }
+        q
+    }
+}
+
+/// Propagation: a constant delay after serialisation, then, in the simulator, the
+/// access link of the host on the far side (a FIFO serialiser per host). The testbed's
+/// far side is a real veth, so its delay line has no egress serialiser.
+#[derive(Debug, Clone)]
+pub struct DelayLine {
+    pub prop_ns: Nanos,
+    egress: Option<Rate>,
+    /// One lane per far-side host (`Packet::dst`); each a FIFO of `(release, packet)`.
+    lanes: [VecDeque<(Nanos, Packet)>; 2],
+    /// When each host's egress link finishes its current packet.
+    egress_busy: [Nanos; 2],
+}
+
+impl DelayLine {
+    pub fn new(prop_ns: Nanos, egress: Option<Rate>) -> Self {
+        DelayLine {
+            prop_ns,
+            egress,
+            lanes: [VecDeque::with_capacity(256), VecDeque::with_capacity(256)],
+            egress_busy: [0; 2],
+        }
+    }
+
+    /// When a packet whose serialisation ends at `done` is released to its host.
+    #[inline]
+    pub fn release_time(&self, pkt: &Packet, done: Nanos) -> Nanos {
+        match &self.egress {
+            None => done + self.prop_ns,
+            Some(r) => {
+                (done + self.prop_ns).max(self.egress_busy[Self::lane(pkt)]) + r.ser(pkt.len)
+            }
+        }
+    }
+
+    #[inline]
+    fn lane(pkt: &Packet) -> usize {
+        (pkt.dst & 1) as usize
+    }
+
+    #[inline]
+    pub fn push(&mut self, done: Nanos, pkt: Packet) {
+        let t = self.release_time(&pkt, done);
+        let l = Self::lane(&pkt);
+        self.egress_busy[l] = t;
+        self.lanes[l].push_back((t, pkt));
+    }
+
+    /// The earliest release among the packets in the line.
+    pub fn next_release(&self) -> Nanos {
+        self.lanes
+            .iter()
+            .filter_map(|q| q.front().map(|&(t, _)| t))
+            .min()
+            .unwrap_or(NEVER)
+    }
+
+    /// One packet released by `t`, if any (lane 0 first).
+    #[inline]
+    pub fn pop_released(&mut self, t: Nanos) -> Option<(Nanos, Packet)> {
+        for q in &mut self.lanes {
+            if q.front().is_some_and(|&(r, _)| r <= t) {
+                return q.pop_front();
+            }
+        }
+        None
+    }
+
+    pub fn len(&self) -> usize {
+        self.lanes.iter().map(VecDeque::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Packet> {
+        self.lanes.iter().flat_map(|q| q.iter().map(|(_, p)| p))
+    }
+}
+
+/// Counters a bottleneck direction keeps for the summary.
+#[derive(Debug, Clone, Default)]
+pub struct LinkStats {
+    /// Packets offered to the queue.
+    pub arrivals: u64,
+    pub drops: u64,
+    pub wire_losses: u64,
+    pub max_bytes: u64,
+    pub max_packets: u32,
+    /// Packets released to the far side.
+    pub delivered: u64,
+}
+
+/// One direction of the bottleneck.
+#[derive(Debug)]
+pub struct Bottleneck {
+    pub rate: Rate,
+    /// What each packet adds on the wire (serialisation only; queues count IP lengths).
+    pub framing: Framing,
+    pub queue: AnyQueue,
+    pub delay: DelayLine,
+    /// Probability that a packet is lost on the wire after serialisation (tests).
+    loss_rate: f64,
+    rng: Pcg64Mcg,
+    in_tx: Option<Packet>,
+    busy_until: Nanos,
+    scratch: Vec<Packet>,
+    /// Drops since the owner last drained them: `(time, packet, on_wire)`.
+    pub dropped: Vec<(Nanos, Packet, bool)>,
+    /// Occupancy trace `(time, bytes, packets)` on every change, when enabled.
+    pub trace: Option<Vec<(Nanos, u64, u32)>>,
+    pub stats: LinkStats,
+    /// Per-class arrivals, drops, throughput and latency, per time bin and phase.
+    pub meter: Meter,
+}
+
+impl Bottleneck {
+    /// Direction `d` of the scenario's bottleneck: its rate, framing, queue (seeded from
+    /// the trial's seed), half the RTT of propagation and, when `egress` is given, the
+    /// far-side hosts' access links. `trace`: keep the occupancy trace.
+    pub fn new(
+        sc: &Scenario,
+        d: Direction,
+        egress: Option<Rate>,
+        trace: bool,
+    ) -> Result<Self, String> {
+        let l = sc.link(d);
+        let k = d.index();
+        let queue = l
+            .queue
+            .build(l.rate_bps, rng::queue_seed(sc.seed, k))
+            .map_err(|e| format!("{}.queue: {e}", d.name()))?;
+        let phase_starts: Vec<Nanos> = if sc.phases.is_empty() {
+            vec![sc.warmup_ns]
+        } else {
+            sc.phases.iter().map(|p| p.start_ns).collect()
+        };
+        Ok(Bottleneck {
+            rate: Rate::new(l.rate_bps),
+            framing: l.framing,
+            queue,
+            delay: DelayLine::new(sc.rtt_ns / 2, egress),
+            loss_rate: l.loss_rate,
+            rng: rng::stream(sc.seed, rng::LINK_STREAMS[k]),
+            in_tx: None,
+            busy_until: 0,
+            scratch: Vec::with_capacity(8),
+            dropped: Vec::with_capacity(8),
+            trace: trace.then(Vec::new),
+            stats: LinkStats::default(),
+            meter: Meter::new(sc.duration_ns, sc.bin_ns, phase_starts),
+        })
+    }
+
+    /// Serialisation time of an IP packet of `len` bytes, framing included.
+    #[inline]
+    pub fn wire_time(&self, len: u32) -> Nanos {
+        self.rate.ser(self.framing.wire_bytes(len))
+    }
+
+    /// When the transmission in progress ends ([`NEVER`] when idle).
+    #[inline]
+    pub fn next_completion(&self) -> Nanos {
+        if self.in_tx.is_some() {
+            self.busy_until
+        } else {
+            NEVER
+        }
+    }
+
+    /// The packet being transmitted and when it will have been serialised.
+    #[inline]
+    pub fn in_transmission(&self) -> Option<(&Packet, Nanos)> {
+        self.in_tx.as_ref().map(|p| (p, self.busy_until))
+    }
+
+    /// Completes every transmission that ends by `t`, each next one starting when the
+    /// previous ended. Call before an arrival at `t`.
+    #[inline]
+    pub fn catch_up(&mut self, t: Nanos) {
+        while self.next_completion() <= t {
+            self.complete(self.busy_until);
+        }
+    }
+
+    /// A packet arrives at the queue at `now`; every completion due by `now` must have
+    /// been handled ([`catch_up`](Self::catch_up)).
+    #[inline]
+    pub fn arrive(&mut self, now: Nanos, pkt: Packet) {
+        self.stats.arrivals += 1;
+        self.meter.on_arrival(now, &pkt);
+        self.queue.enqueue(now, pkt, &mut self.scratch);
+        self.note_drops(now);
+        self.note_occupancy(now);
+        if self.in_tx.is_none() {
+            self.start_next(now);
+        }
+    }
+
+    /// The transmission in progress ends at `now` (= its completion time): the packet
+    /// enters the delay line, or is lost on the wire, and the next one starts.
+    #[inline]
+    pub fn complete(&mut self, now: Nanos) {
+        let pkt = self
+            .in_tx
+            .take()
+            .expect("complete() without a transmission");
+        self.queue.transmit_done(now);
+        self.meter.on_departure(now, &pkt);
+        if self.loss_rate > 0.0 && self.rng.random::<f64>() < self.loss_rate {
+            self.stats.wire_losses += 1;
+            self.dropped.push((now, pkt, true));
+        } else {
+            self.delay.push(now, pkt);
+        }
+        self.start_next(now);
+        self.note_occupancy(now);
+    }
+
+    #[inline]
+    fn start_next(&mut self, now: Nanos) {
+        if let Some(pkt) = self.queue.dequeue(now, &mut self.scratch) {
+            self.busy_until = now + self.wire_time(pkt.len);
+            self.in_tx = Some(pkt);
+        }
+        self.note_drops(now);
+    }
+
+    /// One packet that has left the delay line by `t`, with its release time.
+    #[inline]
+    pub fn pop_released(&mut self, t: Nanos) -> Option<(Nanos, Packet)> {
+        let p = self.delay.pop_released(t);
+        self.stats.delivered += p.is_some() as u64;
+        p
+    }
+
+    #[inline]
+    fn note_drops(&mut self, now: Nanos) {
+        for pkt in self.scratch.drain(..) {
+            self.meter.on_drop(now, &pkt);
+            self.stats.drops += 1;
+            self.dropped.push((now, pkt, false));
+        }
+    }
+
+    #[inline]
+    fn note_occupancy(&mut self, now: Nanos) {
+        let b = self.queue.bytes();
+        let p = self.queue.packets();
+        self.stats.max_bytes = self.stats.max_bytes.max(b);
+        self.stats.max_packets = self.stats.max_packets.max(p);
+        if let Some(tr) = &mut self.trace {
+            if tr.last().is_none_or(|&(_, lb, lp)| lb != b || lp != p) {
+                tr.push((now, b, p));
+            }
+        }
+    }
+
+    /// Packets inside: queued, in transmission, propagating.
+    pub fn in_flight(&self) -> usize {
+        self.queue.waiting() + self.in_tx.is_some() as usize + self.delay.len()
+    }
+
+    /// Calls `f` on every packet still inside.
+    pub fn for_each_in_flight(&self, mut f: impl FnMut(&Packet)) {
+        self.queue.visit(&mut f);
+        if let Some(p) = &self.in_tx {
+            f(p);
+        }
+        self.delay.iter().for_each(f);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_point_rate_matches_exact_division() {
+        for bps in [
+            1,
+            56_000,
+            256_000,
+            1_000_000,
+            1_500_000,
+            24_000_000,
+            1_000_000_000,
+            3_333_333,
+        ] {
+            let r = Rate::new(bps);
+            for len in [1u32, 40, 52, 186, 200, 1500, 9000, 65535] {
+                let exact = ser_ns(len, bps);
+                let fast = r.ser(len);
+                assert_eq!(fast, exact, "{bps} bit/s, {len} B");
+            }
+        }
+        // 1500 B at 1.5 Mbit/s is exactly 8 ms.
+        assert_eq!(Rate::new(1_500_000).ser(1500), 8_000_000);
+    }
+
+    #[test]
+    fn delay_line_adds_propagation_then_the_hosts_access_link() {
+        use collateral_queue::PacketKind;
+        let mut d = DelayLine::new(50_000_000, Some(Rate::new(1_000_000_000)));
+        let mut a = Packet::new(PacketKind::Data, 0, 1500, 0, 0);
+        let mut b = a;
+        a.dst = 0;
+        b.dst = 0;
+        // 1500 B at 1 Gbit/s = 12 µs: released 50 ms + 12 µs after serialisation.
+        d.push(8_000_000, a);
+        // The second leaves serialisation 1 µs later but waits for the host's link.
+        d.push(8_001_000, b);
+        assert_eq!(d.next_release(), 58_012_000);
+        assert_eq!(d.pop_released(58_011_999), None);
+        assert_eq!(d.pop_released(58_012_000).unwrap().0, 58_012_000);
+        assert_eq!(d.pop_released(NEVER).unwrap().0, 58_024_000);
+        // Without an egress link (the testbed), only propagation.
+        let mut d = DelayLine::new(50_000_000, None);
+        d.push(8_000_000, a);
+        assert_eq!(d.next_release(), 58_000_000);
+    }
+}
