@@ -195,8 +195,6 @@ def test_what_the_testbed_cannot_run_is_refused_before_anything_starts():
         emu.emulate(Scenario(**base, web=[{"users": 10}]))
     with pytest.raises(emu.EmulationError, match=r"tcp\[0\]: start and stop"):
         emu.emulate(Scenario(**base, tcp=[{"stop": "3s"}]))
-    with pytest.raises(emu.EmulationError, match="application profiles"):
-        emu.emulate(Scenario(**base, cbr=[{"app": "wow"}]))
     with pytest.raises(emu.EmulationError, match="not a DSCP value"):
         emu.emulate(Scenario(**base, cbr=[{"tag": 200}]))
     assert _ours() == []

@@ -19,7 +19,7 @@ back in the simulator's schema (:class:`collateral.Result`), tagged ``"mode":
 from __future__ import annotations
 
 import contextlib
-import math
+import json
 import os
 import re
 import shutil
@@ -286,6 +286,40 @@ class Testbed:
         self.procs.append(proc)
         return proc
 
+    def start_router(
+        self,
+        emu: str,
+        scenario_json: Path,
+        t0: int,
+        until_ns: int,
+        log: Path | None = None,
+        report: Path | None = None,
+        l2_overhead: int = 0,
+    ) -> _Proc:
+        """``collateral-emu router`` in the router namespace, running the scenario's
+        bottleneck (the simulator's own code) from the origin ``t0`` (CLOCK_REALTIME ns)."""
+        args = [
+            emu,
+            "router",
+            "--scenario",
+            str(scenario_json),
+            "--t0",
+            str(t0),
+            "--until-ns",
+            str(until_ns),
+            "--left",
+            self.ifs["router_left"],
+            "--right",
+            self.ifs["router_right"],
+        ]
+        if l2_overhead:
+            args += ["--l2-overhead", str(l2_overhead)]
+        if log is not None:
+            args += ["--log", str(log)]
+        if report is not None:
+            args += ["--report", str(report)]
+        return self.start("router", "router", *args)
+
     def wait(self, proc: _Proc, timeout: float) -> None:
         try:
             rc = proc.popen.wait(timeout=timeout)
@@ -341,10 +375,6 @@ def _check_ready(scenario: Scenario) -> dict[int, str]:
                 f"tcp[{i}]: start and stop times are not supported in the testbed yet"
             )
     for j, c in enumerate(scenario.cbr):
-        if c.app:
-            raise EmulationError(
-                f"cbr[{j}]: application profiles ({c.app}) are not supported in the testbed yet"
-            )
         if c.tag > 63:
             raise EmulationError(f"cbr[{j}]: tag {c.tag} is not a DSCP value (0-63)")
     avail = available_congestion_controls()
@@ -360,40 +390,6 @@ def _check_ready(scenario: Scenario) -> dict[int, str]:
     return kernel_cc
 
 
-def _quality(owd: Any, lost: int, n: int) -> dict[str, float]:
-    """The simulator's real-time quality columns from received one-way delays (s)."""
-    from . import _native
-
-    mean = float(owd.mean()) if len(owd) else math.nan
-    loss = lost / n if n else math.nan
-    r, mos = _native.voip_quality(mean, loss)
-    out = {"owd_mean_s": mean, "r_factor": r, "mos": mos}
-    for ms in (100, 500, 1000):
-        out[f"over_{ms}ms"] = (int((owd > ms / 1e3).sum()) + lost) / n if n else math.nan
-    return out
-
-
-def _framing_args(scenario: Scenario) -> list[str]:
-    """The router's ``--framing-down/-up BYTES[:atm]`` for links with framing."""
-    out = []
-    for d in ("down", "up"):
-        f = getattr(scenario, d).framing
-        if f is not None:
-            out += [f"--framing-{d}", f"{f.overhead}{':atm' if f.atm else ''}"]
-    return out
-
-
-def _queue_arg(q: Any) -> str:
-    """The router's queue argument: ``RULE:LIMIT[:count]`` or an AQM's JSON."""
-    from .spec import AqmSpec
-
-    if isinstance(q, AqmSpec):
-        import json
-
-        return json.dumps(q.to_native())
-    return f"{q.rule.replace('-', '_')}:{q.limit.amount}" + (":count" if q.count_in_service else "")
-
-
 def _read_csv(path: Path) -> np.ndarray:
     """A numeric CSV with a header line (and optional '#' comment lines) as int64 rows."""
     rows = [
@@ -404,6 +400,11 @@ def _read_csv(path: Path) -> np.ndarray:
     return np.array(rows, dtype=np.int64).reshape(len(rows), -1) if rows else np.zeros((0, 1))
 
 
+#: Seconds between starting the router and receivers and the run's origin, for them to
+#: be listening when the first packet leaves.
+START_MARGIN_S = 1.0
+
+
 def emulate(scenario: Scenario, workdir: str | Path | None = None, keep: bool = False) -> Result:
     """Runs the scenario on the namespace testbed in real time; returns a Result in the
     simulator's schema. Raises :class:`EmulationError` for problems the user can fix."""
@@ -412,289 +413,154 @@ def emulate(scenario: Scenario, workdir: str | Path | None = None, keep: bool = 
     cleanup_leftovers()
     wd = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="collateral-emu-"))
     wd.mkdir(parents=True, exist_ok=True)
+    # Router and senders read the scenario the simulator takes, and follow one origin.
+    sc_json = wd / "scenario.json"
+    sc_json.write_text(scenario.to_native_json())
     tb = Testbed(wd)
     dur = scenario.duration
     try:
         with _signals_raise():
             tb.build()
-            prop = scenario.rtt // 2
-            q = {d: getattr(scenario, d).queue for d in ("down", "up")}
-            qs = {d: _queue_arg(q[d]) for d in q}
-            router = tb.start(
-                "router",
-                "router",
-                emu,
-                "router",
-                "--left",
-                tb.ifs["router_left"],
-                "--right",
-                tb.ifs["router_right"],
-                "--down",
-                f"{scenario.down.rate},{prop},{qs['down']}",
-                "--up",
-                f"{scenario.up.rate},{prop},{qs['up']}",
-                *_framing_args(scenario),
-                "--log",
-                str(wd / "router.csv"),
-                "--duration-ns",
-                str(dur + 4_000_000_000),
+            t0 = time.clock_gettime_ns(time.CLOCK_REALTIME) + int(START_MARGIN_S * 1e9)
+            t = lambda ns: str(ns)  # noqa: E731
+            router = tb.start_router(
+                emu, sc_json, t0, dur + 3_000_000_000, wd / "router.csv", wd / "router.json"
             )
-            recv_dur = str(dur + 2_000_000_000)
+            until = t(dur + 2_000_000_000)
             receivers = []
-            for i, t in enumerate(scenario.tcp):
-                ns_r = "right" if t.direction == "down" else "left"
-                ip_r = RIGHT_C if t.direction == "down" else LEFT_A
+            for i, f in enumerate(scenario.tcp):
+                ns_r, ip_r = ("right", RIGHT_C) if f.direction == "down" else ("left", LEFT_A)
                 receivers.append(
                     tb.start(
                         ns_r,
                         f"tcp{i}-recv",
-                        emu,
-                        "tcp-recv",
-                        "--bind",
-                        f"{ip_r}:{5001 + i}",
-                        "--duration-ns",
-                        recv_dur,
-                        "--out",
-                        str(wd / f"tcp{i}-recv.csv"),
+                        *(emu, "tcp-recv", "--bind", f"{ip_r}:{5001 + i}", "--t0", t(t0)),
+                        *("--until-ns", until, "--out", str(wd / f"tcp{i}-recv.csv")),
                     )
                 )
             for j, c in enumerate(scenario.cbr):
-                ns_r = "right" if c.direction == "down" else "left"
-                ip_r = RIGHT_D if c.direction == "down" else LEFT_B
+                ns_r, ip_r = ("right", RIGHT_D) if c.direction == "down" else ("left", LEFT_B)
                 receivers.append(
                     tb.start(
                         ns_r,
                         f"cbr{j}-recv",
-                        emu,
-                        "cbr-recv",
-                        "--bind",
-                        f"{ip_r}:{7001 + j}",
-                        "--duration-ns",
-                        recv_dur,
-                        "--out",
-                        str(wd / f"cbr{j}-recv.csv"),
+                        *(emu, "cbr-recv", "--bind", f"{ip_r}:{7001 + j}", "--t0", t(t0)),
+                        *("--until-ns", until, "--out", str(wd / f"cbr{j}-recv.csv")),
                     )
                 )
-            time.sleep(0.3)  # receivers listening, router reading
-            t0 = time.clock_gettime_ns(time.CLOCK_REALTIME)
             senders = []
-            for i, t in enumerate(scenario.tcp):
+            for i, f in enumerate(scenario.tcp):
                 ns_s, ip_s, ip_r = (
-                    ("left", LEFT_A, RIGHT_C)
-                    if t.direction == "down"
-                    else ("right", RIGHT_C, LEFT_A)
+                    ("left", LEFT_A, RIGHT_C) if f.direction == "down" else ("right", RIGHT_C, LEFT_A)
                 )
                 senders.append(
                     tb.start(
                         ns_s,
                         f"tcp{i}-send",
-                        emu,
-                        "tcp-send",
-                        "--src",
-                        ip_s,
-                        "--dst",
-                        f"{ip_r}:{5001 + i}",
-                        "--cc",
-                        kernel_cc[i],
-                        "--duration-ns",
-                        str(dur),
-                        "--poll-ns",
-                        "1000000",
-                        "--out",
-                        str(wd / f"tcp{i}-send.csv"),
+                        *(emu, "tcp-send", "--src", ip_s, "--dst", f"{ip_r}:{5001 + i}"),
+                        *("--cc", kernel_cc[i], "--t0", t(t0), "--duration-ns", t(dur)),
+                        *("--poll-ns", "1000000", "--out", str(wd / f"tcp{i}-send.csv")),
+                        *("--congestion-out", str(wd / f"tcp{i}-congestion.csv")),
                     )
                 )
-            rng = np.random.default_rng(scenario.seed)
             for j, c in enumerate(scenario.cbr):
                 ns_s, ip_s, ip_r = (
-                    ("left", LEFT_B, RIGHT_D)
-                    if c.direction == "down"
-                    else ("right", RIGHT_D, LEFT_B)
+                    ("left", LEFT_B, RIGHT_D) if c.direction == "down" else ("right", RIGHT_D, LEFT_B)
                 )
-                start = c.start if c.start is not None else int(rng.integers(0, c.interval))
-                # The sender stops at the earlier of its stop time and the run's end;
-                # a tag becomes the DSCP of the IP TOS byte, which the router classifies.
-                until = min(dur, c.stop) if c.stop is not None else dur
+                # The simulator's own source: same seed, same departures; a tag becomes the
+                # DSCP of the IP TOS byte, which the router classifies.
                 senders.append(
                     tb.start(
                         ns_s,
                         f"cbr{j}-send",
-                        emu,
-                        "cbr-send",
-                        "--src",
-                        f"{ip_s}:{6001 + j}",
-                        "--dst",
-                        f"{ip_r}:{7001 + j}",
-                        "--size",
-                        str(c.size),
-                        "--interval-ns",
-                        str(c.interval),
-                        "--jitter-ns",
-                        str(c.jitter),
-                        "--seed",
-                        str((scenario.seed * 1000 + j) % 2**64),
-                        "--start-delay-ns",
-                        str(start),
-                        "--duration-ns",
-                        str(until),
-                        "--tos",
-                        str(c.tag << 2),
-                        "--out",
-                        str(wd / f"cbr{j}-send.csv"),
+                        *(emu, "cbr-send", "--scenario", str(sc_json), "--flow", str(j)),
+                        *("--t0", t(t0), "--src", f"{ip_s}:{6001 + j}"),
+                        *("--dst", f"{ip_r}:{7001 + j}", "--out", str(wd / f"cbr{j}-send.csv")),
                     )
                 )
+            ahead = START_MARGIN_S + dur / 1e9
             for p in senders:
-                tb.wait(p, dur / 1e9 + 10)
+                tb.wait(p, ahead + 10)
             for p in receivers:
                 tb.wait(p, 5)
             router.popen.terminate()
             tb.wait(router, 5)
     finally:
         tb.teardown()
-    result = _collect(scenario, wd, t0)
+    result = _collect(scenario, wd)
     if not keep and workdir is None:
         shutil.rmtree(wd, ignore_errors=True)
     return result
 
 
-def _collect(sc: Scenario, wd: Path, t0: int) -> Result:
-    """Reads the endpoint and router logs into the simulator's result schema."""
-    warm = t0 + sc.warmup
-    end = t0 + sc.duration
-    measured = (sc.duration - sc.warmup) / 1e9
-    tcp_rows, cwnd = [], {"time_s": [], "flow": [], "cwnd": [], "ssthresh": []}
-    for i, t in enumerate(sc.tcp):
+#: What the core's measurement takes for a packet that never arrived (``u64::MAX - 1``:
+#: dropped by the router's queue; ``u64::MAX - 2``: lost anywhere else).
+DROPPED_IN_QUEUE = np.uint64(2**64 - 2)
+LOST_ELSEWHERE = np.uint64(2**64 - 3)
+
+
+def _collect(sc: Scenario, wd: Path) -> Result:
+    """Reads the endpoints' and the router's logs (all in trial time) and hands the
+    records to the core's measurement, which computes every metric as it does for a
+    simulated trial."""
+    from . import _native
+
+    tcp_records, cwnd = [], {"time_s": [], "flow": [], "cwnd": [], "ssthresh": []}
+    for i in range(len(sc.tcp)):
         recv = _read_csv(wd / f"tcp{i}-recv.csv")
         send = _read_csv(wd / f"tcp{i}-send.csv")
+        cong = _read_csv(wd / f"tcp{i}-congestion.csv")
 
         def bytes_at(ts: int, recv: np.ndarray = recv) -> int:
             k = np.searchsorted(recv[:, 0], ts, side="right") - 1
             return int(recv[k, 1]) if k >= 0 else 0
 
-        delivered = bytes_at(end) - bytes_at(warm)
-        retrans = int(send[-1, 4]) if len(send) else 0
-        tcp_rows.append(
+        tcp_records.append(
             {
-                "flow": i,
-                "direction": t.direction,
-                "cc": t.cc,
-                "profile": "kernel",
-                "goodput_bps": delivered * 8 / measured,
-                "bytes_delivered": delivered,
-                "segments_sent": None,
-                "retransmits": retrans,
-                "timeouts": None,
-                "fast_retransmits": None,
+                "bytes_delivered": bytes_at(sc.duration) - bytes_at(sc.warmup),
+                "congestion_times": [int(x) for x in cong[:, 0] if x >= 0],
+                "retransmits": int(send[-1, 4]) if len(send) else 0,
             }
         )
         if len(send):
-            cwnd["time_s"].append((send[:, 0] - t0) / 1e9)
+            cwnd["time_s"].append(send[:, 0] / 1e9)
             cwnd["flow"].append(np.full(len(send), i, dtype=np.uint32))
             cwnd["cwnd"].append(send[:, 1].astype(np.uint32))
             cwnd["ssthresh"].append(send[:, 2].astype(np.uint32))
-    n_tcp = len(sc.tcp)
     router = _read_csv(wd / "router.csv") if (wd / "router.csv").exists() else np.zeros((0, 8))
-    offset = 0
-    header = (
-        (wd / "router.csv").read_text().split("\n", 1)[0] if (wd / "router.csv").exists() else ""
-    )
-    if m := re.search(r"realtime_minus_monotonic_ns=(-?\d+)", header):
-        offset = int(m.group(1))
-    cbr_rows, cbr_tr = [], {"flow": [], "seq": [], "sent_s": [], "owd_s": [], "extra_delay_s": []}
-    for j, c in enumerate(sc.cbr):
-        d = 0 if c.direction == "down" else 1
-        rate = sc.down.rate if d == 0 else sc.up.rate
-        base = sc.rtt // 2 + math.ceil(c.size * 8e9 / rate)
+    cbr_records = []
+    for j in range(len(sc.cbr)):
         sent = _read_csv(wd / f"cbr{j}-send.csv")
         recv = _read_csv(wd / f"cbr{j}-recv.csv")
-        owd = np.full(len(sent), np.nan)
-        if len(recv):
-            ok = recv[:, 0] < len(sent)
-            owd[recv[ok, 0]] = (recv[ok, 2] - recv[ok, 1]) / 1e9
-        extra = owd - base / 1e9
-        dport = 7001 + j
-        dropped = set()
+        n = len(sent)
+        arrived = np.full(n, LOST_ELSEWHERE, dtype=np.uint64)
         if len(router):
-            x = router[(router[:, 1] == EV_DROP) & (router[:, 4] == 17) & (router[:, 6] == dport)]
-            dropped = {int(s) for s in x[:, 7]}
-        # Packets sent in the measured window, excluding the last second (in flight).
-        sel = (sent[:, 1] >= warm) & (sent[:, 1] < end - 1_000_000_000) if len(sent) else []
-        seqs = sent[sel, 0] if len(sent) else np.array([], dtype=np.int64)
-        got = ~np.isnan(owd[seqs]) if len(seqs) else np.array([], dtype=bool)
-        delays = np.sort(extra[seqs][got]) if len(seqs) else np.array([])
-        lost = int((~got).sum())
-        cbr_rows.append(
-            {
-                "flow": n_tcp + j,
-                "direction": c.direction,
-                "sent": len(seqs),
-                "received": int(got.sum()),
-                "lost": lost,
-                "lost_at_router": int(sum(1 for s in seqs[~got] if int(s) in dropped)),
-                "in_flight": 0,
-                "loss_rate": lost / len(seqs) if len(seqs) else math.nan,
-                "base_owd_s": base / 1e9,
-                "delay_median_s": float(np.quantile(delays, 0.5)) if len(delays) else math.nan,
-                "delay_p95_s": float(np.quantile(delays, 0.95)) if len(delays) else math.nan,
-                "delay_max_s": float(delays[-1]) if len(delays) else math.nan,
-                **_quality(delays + base / 1e9, lost, len(seqs)),
-            }
+            x = router[(router[:, 1] == EV_DROP) & (router[:, 4] == 17) & (router[:, 6] == 7001 + j)]
+            seqs = x[:, 7][x[:, 7] < n]
+            arrived[seqs] = DROPPED_IN_QUEUE
+        if len(recv):
+            ok = (recv[:, 0] >= 0) & (recv[:, 0] < n)
+            arrived[recv[ok, 0]] = np.maximum(recv[ok, 1], 0).astype(np.uint64)
+        cbr_records.append(
+            (
+                np.maximum(sent[:, 1], 0).astype(np.uint64) if n else np.zeros(0, np.uint64),
+                arrived,
+                sent[:, 2].astype(np.uint32) if n else np.zeros(0, np.uint32),
+            )
         )
-        cbr_tr["flow"].append(np.full(len(sent), n_tcp + j, dtype=np.uint32))
-        cbr_tr["seq"].append(sent[:, 0].astype(np.uint64))
-        cbr_tr["sent_s"].append((sent[:, 1] - t0) / 1e9)
-        cbr_tr["owd_s"].append(owd)
-        cbr_tr["extra_delay_s"].append(extra)
-    queues = {}
-    for d, name in enumerate(("down", "up")):
-        rows = router[router[:, 2] == d] if len(router) else router
-        queues[name] = {
-            "drops": int((rows[:, 1] == EV_DROP).sum()) if len(rows) else 0,
-            "arrivals": int((rows[:, 1] != EV_LEFT).sum()) if len(rows) else 0,
-        }
-    del offset  # router times are monotonic; only CBR/TCP logs are on the realtime clock
+    report = wd / "router.json"
+    raw = _native.measure_testbed(
+        sc.to_native_json(),
+        json.dumps(tcp_records),
+        cbr_records,
+        report.read_text() if report.exists() else None,
+    )
 
     def cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
         return np.concatenate(parts).astype(dtype) if parts else np.array([], dtype=dtype)
 
-    raw = {
-        "summary": {
-            "mode": "emulation",
-            "duration_s": sc.duration / 1e9,
-            "warmup_s": sc.warmup / 1e9,
-            "tcp": tcp_rows,
-            "cbr": cbr_rows,
-            "queues": queues,
-        },
-        "traces": {
-            "cwnd": {
-                k: cat(v, np.float64 if k == "time_s" else np.uint32) for k, v in cwnd.items()
-            },
-            "cbr": {
-                "flow": cat(cbr_tr["flow"], np.uint32),
-                "seq": cat(cbr_tr["seq"], np.uint64),
-                "sent_s": cat(cbr_tr["sent_s"], np.float64),
-                "owd_s": cat(cbr_tr["owd_s"], np.float64),
-                "extra_delay_s": cat(cbr_tr["extra_delay_s"], np.float64),
-            },
-            "queue": {
-                "time_s": np.array([]),
-                "direction": np.array([], dtype=np.uint8),
-                "bytes": np.array([], dtype=np.uint64),
-                "packets": np.array([], dtype=np.uint32),
-            },
-            "drops": {
-                "time_s": np.array([]),
-                "direction": np.array([], dtype=np.uint8),
-                "flow": np.array([], dtype=np.uint32),
-                "bytes": np.array([], dtype=np.uint32),
-            },
-            "congestion": {
-                "time_s": np.array([]),
-                "flow": np.array([], dtype=np.uint32),
-                "kind": np.array([], dtype=np.uint8),
-            },
-        },
+    raw["traces"]["cwnd"] = {
+        k: cat(v, np.float64 if k == "time_s" else np.uint32) for k, v in cwnd.items()
     }
     return Result(raw, sc)
 

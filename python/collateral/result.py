@@ -61,6 +61,8 @@ class Result:
                 if c.get(k) is None:
                     c[k] = math.nan
         self.traces: dict[str, dict[str, np.ndarray]] = raw["traces"]
+        #: Wall-clock seconds the core took (run metadata, not part of the summary).
+        self.wall_s: float = raw.get("wall_s", 0.0)
 
     @property
     def tcp(self) -> list[dict[str, Any]]:

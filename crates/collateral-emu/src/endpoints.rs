@@ -16,6 +16,8 @@ use crate::net::{
     tcp_info,
 };
 use crate::router::STOP;
+use collateral_sim::traffic::{CbrSource, UDP_HEADERS};
+use collateral_sim::Scenario;
 
 fn create(path: &str) -> Result<BufWriter<File>, String> {
     File::create(path)
@@ -23,79 +25,65 @@ fn create(path: &str) -> Result<BufWriter<File>, String> {
         .map_err(|e| format!("{path}: {e}"))
 }
 
-/// A small deterministic generator (SplitMix64 → Box–Muller) for the CBR jitter, seeded
-/// by the caller: no OS randomness.
-struct Jitter {
-    state: u64,
-}
-
-impl Jitter {
-    fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn uniform(&mut self) -> f64 {
-        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-    fn normal(&mut self) -> f64 {
-        (-2.0 * self.uniform().ln()).sqrt() * (2.0 * std::f64::consts::PI * self.uniform()).cos()
-    }
+/// Trial time: nanoseconds since the run's origin `t0` (CLOCK_REALTIME), negative
+/// before it. Every endpoint logs in trial time, as the router does.
+pub fn trial_ns(t0_real: u64) -> i64 {
+    real_ns() as i64 - t0_real as i64
 }
 
 pub struct CbrSend {
+    pub scenario: Scenario,
+    /// The flow's index among the scenario's CBR flows.
+    pub flow: usize,
     pub src: String,
     pub dst: String,
-    /// IP length of each packet (28 bytes of IP/UDP header included).
-    pub size: usize,
-    pub interval_ns: u64,
-    pub jitter_ns: u64,
-    pub seed: u64,
-    pub start_delay_ns: u64,
-    pub duration_ns: u64,
+    pub t0_real: u64,
     pub out: String,
-    /// IP TOS byte (DSCP << 2): how a tagged flow is marked for CBT/CBQ at the router.
-    pub tos: u8,
 }
 
-/// Sends `[seq u64][send time u64, CLOCK_REALTIME ns]` padded to the packet size, on a
-/// schedule of `interval ± N(0, jitter)` gaps; logs `seq,send_ns`.
+/// Bytes of UDP payload that carry the sequence number; a departure smaller than IP +
+/// UDP headers + this is padded up to it (only thin-stream applications' tiniest
+/// packets, e.g. VNC's 1-byte payloads), and the log records the length sent.
+pub const SEQ_BYTES: u32 = 8;
+
+/// The departures `(trial time, IP length)` of the scenario's CBR flow `flow`, as the
+/// sender makes them: the simulator's source, sizes padded to carry the sequence number.
+pub fn departures(sc: &Scenario, flow: usize) -> impl Iterator<Item = (u64, u32)> + '_ {
+    let mut src = CbrSource::of_scenario(sc, flow);
+    std::iter::from_fn(move || src.next_departure(sc.duration_ns))
+        .map(|(t, len)| (t, len.max(UDP_HEADERS + SEQ_BYTES)))
+}
+
+/// Sends the scenario's CBR flow `flow` on the schedule the simulator's source draws
+/// from the same seed ([`CbrSource::of_scenario`]): each packet carries its sequence
+/// number; logs `seq,send_ns,len` (trial time, IP length).
 pub fn cbr_send(c: CbrSend) -> Result<(), String> {
+    let cfg = c.scenario.cbr.get(c.flow).ok_or_else(|| {
+        format!(
+            "--flow {}: the scenario has {} CBR flows",
+            c.flow,
+            c.scenario.cbr.len()
+        )
+    })?;
     let sock = UdpSocket::bind(&c.src).map_err(|e| format!("bind {}: {e}", c.src))?;
     sock.connect(&c.dst)
         .map_err(|e| format!("connect {}: {e}", c.dst))?;
-    if c.tos != 0 {
-        set_tos(&sock, c.tos)?;
+    if cfg.tag != 0 {
+        set_tos(&sock, cfg.tag << 2)?;
     }
-    let payload = c
-        .size
-        .checked_sub(28)
-        .filter(|&p| p >= 16)
-        .ok_or("size must be at least 44 bytes")?;
-    let mut buf = vec![0u8; payload];
+    let mut buf = vec![0u8; 65536];
     let mut out = create(&c.out)?;
-    writeln!(out, "seq,send_ns").unwrap();
-    let mut rng = Jitter { state: c.seed };
-    let t0 = mono_ns() + c.start_delay_ns;
-    let end = mono_ns() + c.duration_ns;
-    let mut next = t0;
-    let mut seq = 0u64;
-    while next < end && !STOP.load(Ordering::Relaxed) {
-        sleep_until_mono(next);
-        let t = real_ns();
+    writeln!(out, "seq,send_ns,len").map_err(|e| e.to_string())?;
+    let origin = crate::router::mono_of_real(c.t0_real);
+    for (seq, (t, len)) in (0u64..).zip(departures(&c.scenario, c.flow)) {
+        if STOP.load(Ordering::Relaxed) {
+            break;
+        }
+        sleep_until_mono(origin + t);
         buf[..8].copy_from_slice(&seq.to_be_bytes());
-        buf[8..16].copy_from_slice(&t.to_be_bytes());
-        let _ = sock.send(&buf);
-        writeln!(out, "{seq},{t}").unwrap();
-        seq += 1;
-        let gap = if c.jitter_ns > 0 {
-            (c.interval_ns as f64 + c.jitter_ns as f64 * rng.normal()).max(0.0) as u64
-        } else {
-            c.interval_ns
-        };
-        next += gap;
+        let sent = trial_ns(c.t0_real);
+        let _ = sock.send(&buf[..(len - UDP_HEADERS) as usize]);
+        writeln!(out, "{seq},{sent},{len}").map_err(|e| e.to_string())?;
     }
     out.flush().map_err(|e| e.to_string())
 }
@@ -120,23 +108,22 @@ fn set_tos(sock: &UdpSocket, tos: u8) -> Result<(), String> {
     Ok(())
 }
 
-/// Receives CBR packets until `duration` ends; logs `seq,send_ns,recv_ns` with the
-/// kernel's arrival timestamp.
-pub fn cbr_recv(bind: &str, duration_ns: u64, out_path: &str) -> Result<(), String> {
+/// Receives CBR packets until trial time `until_ns`; logs `seq,recv_ns` with the
+/// kernel's arrival timestamp in trial time.
+pub fn cbr_recv(bind: &str, t0_real: u64, until_ns: u64, out_path: &str) -> Result<(), String> {
     let sock = UdpSocket::bind(bind).map_err(|e| format!("bind {bind}: {e}"))?;
     enable_rx_timestamps(sock.as_raw_fd()).map_err(|e| e.to_string())?;
     sock.set_read_timeout(Some(Duration::from_millis(50)))
         .unwrap();
     let mut out = create(out_path)?;
-    writeln!(out, "seq,send_ns,recv_ns").unwrap();
-    let end = mono_ns() + duration_ns;
+    writeln!(out, "seq,recv_ns").map_err(|e| e.to_string())?;
     let mut buf = [0u8; 65536];
-    while mono_ns() < end && !STOP.load(Ordering::Relaxed) {
+    while trial_ns(t0_real) < until_ns as i64 && !STOP.load(Ordering::Relaxed) {
         match recv_with_timestamp(sock.as_raw_fd(), &mut buf) {
-            Ok((n, t)) if n >= 16 => {
+            Ok((n, t)) if n >= SEQ_BYTES as usize => {
                 let seq = u64::from_be_bytes(buf[..8].try_into().unwrap());
-                let sent = u64::from_be_bytes(buf[8..16].try_into().unwrap());
-                writeln!(out, "{seq},{sent},{t}").unwrap();
+                let at = t as i64 - t0_real as i64;
+                writeln!(out, "{seq},{at}").map_err(|e| e.to_string())?;
             }
             _ => {}
         }
@@ -146,15 +133,45 @@ pub fn cbr_recv(bind: &str, duration_ns: u64, out_path: &str) -> Result<(), Stri
 
 /// A bulk sender: connects, selects the congestion control, writes as fast as TCP lets
 /// it for `duration`, and polls TCP_INFO every `poll_ns` from a second thread.
-pub fn tcp_send(
-    src_ip: &str,
-    dst: &str,
-    cc: &str,
-    duration_ns: u64,
-    poll_ns: u64,
-    out_path: &str,
-) -> Result<(), String> {
-    let stream = connect_from(src_ip, dst)?;
+pub struct TcpSend {
+    pub src_ip: String,
+    pub dst: String,
+    pub cc: String,
+    pub t0_real: u64,
+    pub duration_ns: u64,
+    pub poll_ns: u64,
+    /// `t_ns,cwnd,ssthresh,srtt_us,total_retrans,ca_state`, a row per poll.
+    pub out: String,
+    /// `t_ns` of each congestion event: the kernel's entry into Recovery or Loss.
+    pub congestion_out: String,
+}
+
+/// Linux's `TCP_CA_Recovery`: fast recovery; `TCP_CA_Loss` (4) after a timeout.
+const TCP_CA_RECOVERY: u8 = 3;
+
+/// The times at which the polled congestion-avoidance state enters Recovery or Loss
+/// from an open state: the kernel's congestion events, as the simulator counts fast
+/// retransmits and timeouts.
+pub fn congestion_events(rows: &[(i64, u8)]) -> Vec<i64> {
+    let mut prev = 0u8;
+    let mut out = Vec::new();
+    for &(t, st) in rows {
+        if st >= TCP_CA_RECOVERY && prev < TCP_CA_RECOVERY {
+            out.push(t);
+        }
+        prev = st;
+    }
+    out
+}
+
+/// A bulk sender: connects at the run's origin, selects the congestion control, writes
+/// as fast as TCP lets it for the run's duration, and polls TCP_INFO every `poll_ns`
+/// from a second thread.
+pub fn tcp_send(c: TcpSend) -> Result<(), String> {
+    let (cc, duration_ns, poll_ns, t0_real) = (c.cc.as_str(), c.duration_ns, c.poll_ns, c.t0_real);
+    let origin = crate::router::mono_of_real(t0_real);
+    sleep_until_mono(origin);
+    let stream = connect_from(&c.src_ip, &c.dst)?;
     set_congestion(stream.as_raw_fd(), cc).map_err(|e| format!("congestion control {cc}: {e}"))?;
     let fd = stream.as_raw_fd();
     let done = Arc::new(AtomicBool::new(false));
@@ -166,7 +183,7 @@ pub fn tcp_send(
             while !done.load(Ordering::Relaxed) {
                 if let Ok(i) = tcp_info(fd) {
                     rows.push((
-                        real_ns(),
+                        trial_ns(t0_real),
                         i.tcpi_snd_cwnd,
                         i.tcpi_snd_ssthresh,
                         i.tcpi_rtt,
@@ -182,7 +199,7 @@ pub fn tcp_send(
     };
     let mut w = &stream;
     let chunk = vec![0x5au8; 1 << 16];
-    let end = mono_ns() + duration_ns;
+    let end = origin + duration_ns;
     stream
         .set_write_timeout(Some(Duration::from_millis(100)))
         .unwrap();
@@ -199,12 +216,20 @@ pub fn tcp_send(
     done.store(true, Ordering::Relaxed);
     let rows = poller.join().map_err(|_| "TCP_INFO poller panicked")?;
     let _ = stream.shutdown(std::net::Shutdown::Both);
-    let mut out = create(out_path)?;
-    writeln!(out, "t_ns,cwnd,ssthresh,srtt_us,total_retrans,ca_state").unwrap();
-    for (t, c, s, r, x, st) in rows {
-        writeln!(out, "{t},{c},{s},{r},{x},{st}").unwrap();
+    let mut out = create(&c.out)?;
+    let io = |e: std::io::Error| e.to_string();
+    writeln!(out, "t_ns,cwnd,ssthresh,srtt_us,total_retrans,ca_state").map_err(io)?;
+    for &(t, c, s, r, x, st) in &rows {
+        writeln!(out, "{t},{c},{s},{r},{x},{st}").map_err(io)?;
     }
-    out.flush().map_err(|e| e.to_string())
+    out.flush().map_err(io)?;
+    let states: Vec<(i64, u8)> = rows.iter().map(|r| (r.0, r.5)).collect();
+    let mut ev = create(&c.congestion_out)?;
+    writeln!(ev, "t_ns").map_err(io)?;
+    for t in congestion_events(&states) {
+        writeln!(ev, "{t}").map_err(io)?;
+    }
+    ev.flush().map_err(io)
 }
 
 fn connect_from(src_ip: &str, dst: &str) -> Result<TcpStream, String> {
@@ -252,12 +277,12 @@ fn connect_from(src_ip: &str, dst: &str) -> Result<TcpStream, String> {
     }
 }
 
-/// A bulk receiver: accepts one connection and logs `t_ns,bytes` (cumulative, realtime
-/// clock) every 10 ms until the sender closes or `duration` ends.
-pub fn tcp_recv(bind: &str, duration_ns: u64, out_path: &str) -> Result<(), String> {
+/// A bulk receiver: accepts one connection and logs `t_ns,bytes` (cumulative, trial
+/// time) every 10 ms until the sender closes or trial time `until_ns`.
+pub fn tcp_recv(bind: &str, t0_real: u64, until_ns: u64, out_path: &str) -> Result<(), String> {
     let l = TcpListener::bind(bind).map_err(|e| format!("bind {bind}: {e}"))?;
     l.set_nonblocking(true).unwrap();
-    let end = mono_ns() + duration_ns;
+    let end = crate::router::mono_of_real(t0_real) + until_ns;
     let mut s = loop {
         match l.accept() {
             Ok((s, _)) => break s,
@@ -281,11 +306,11 @@ pub fn tcp_recv(bind: &str, duration_ns: u64, out_path: &str) -> Result<(), Stri
             Err(_) => {}
         }
         if mono_ns() >= next_log {
-            writeln!(out, "{},{total}", real_ns()).unwrap();
+            writeln!(out, "{},{total}", trial_ns(t0_real)).unwrap();
             next_log += 10_000_000;
         }
     }
-    writeln!(out, "{},{total}", real_ns()).unwrap();
+    writeln!(out, "{},{total}", trial_ns(t0_real)).unwrap();
     out.flush().map_err(|e| e.to_string())
 }
 
@@ -309,4 +334,57 @@ pub fn train(src: &str, dst: &str, sizes: &[usize], first_seq: u64) -> Result<()
             .map_err(|e| format!("send: {e}"))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sender_departs_exactly_as_the_simulators_source() {
+        // 10 000 packets of a jittered VoIP flow (one every 20 ms on average, 1 ms
+        // jitter) and a Quake 3 stream (50 ms), no TCP: 200 s.
+        let sc = Scenario::from_json(
+            r#"{"seed": 42, "duration_ns": 200000000000, "rtt_ns": 20000000,
+                "down": {"rate_bps": 10000000, "queue": {"rule": "ps", "limit": 100}},
+                "up": {"rate_bps": 10000000, "queue": {"rule": "ps", "limit": 100}},
+                "cbr": [{"direction": "down"}, {"direction": "up", "app": "quake3", "tag": 46}],
+                "trace": {"cwnd": false, "queue": false, "cbr": true, "drops": false,
+                          "classes": false}}"#,
+        )
+        .unwrap();
+        let sim = collateral_sim::simulate(sc.clone()).unwrap();
+        let tr = &sim.traces.cbr;
+        for (j, flow) in [(0usize, 0u32), (1, 1)] {
+            let ours: Vec<(u64, u32)> = departures(&sc, j).collect();
+            let theirs: Vec<(u64, u32)> = (0..tr.flow.len())
+                .filter(|&k| tr.flow[k] == flow)
+                .map(|k| (tr.sent[k], tr.bytes[k]))
+                .collect();
+            assert!(
+                ours.len() >= if j == 0 { 9_900 } else { 3_900 },
+                "{}",
+                ours.len()
+            );
+            assert_eq!(ours.len(), theirs.len(), "flow {j}");
+            // The same sizes and gaps, packet by packet.
+            assert_eq!(ours, theirs, "flow {j}");
+        }
+    }
+
+    #[test]
+    fn congestion_events_are_entries_into_recovery_or_loss() {
+        // Open, Disorder (1), Recovery (3) twice in a row, Open, Loss (4), CWR (2), Recovery.
+        let rows = [
+            (0, 0),
+            (1, 1),
+            (2, 3),
+            (3, 3),
+            (4, 0),
+            (5, 4),
+            (6, 2),
+            (7, 3),
+        ];
+        assert_eq!(congestion_events(&rows), vec![2, 5, 7]);
+    }
 }

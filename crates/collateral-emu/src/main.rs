@@ -1,21 +1,19 @@
 //! `collateral-emu`: the real-time half of collateral's testbed. Python's
-//! `collateral.emulate` builds the namespaces and runs these subcommands inside them:
+//! `collateral.emulate` builds the namespaces and runs these subcommands inside them.
+//! Every one that follows the scenario reads the same scenario JSON the simulator
+//! takes (`--scenario FILE`), and all share the run's origin `--t0` (CLOCK_REALTIME ns)
+//! and log in trial time (ns since it):
 //!
 //! ```text
-//! collateral-emu router --left IF --right IF --down RATE,DELAY,QUEUE --up RATE,DELAY,QUEUE
-//!                       [--l2-overhead B] [--framing-down B[:atm]] [--framing-up B[:atm]]
-//!                       [--log FILE] [--duration-ns N]
-//! collateral-emu cbr-send --src IP:PORT --dst IP:PORT --size B --interval-ns N
-//!                         --jitter-ns N --seed S --start-delay-ns N --duration-ns N --out F
-//!                         [--tos N]
-//! collateral-emu cbr-recv --bind IP:PORT --duration-ns N --out F
-//! collateral-emu tcp-send --src IP --dst IP:PORT --cc NAME --duration-ns N --poll-ns N --out F
-//! collateral-emu tcp-recv --bind IP:PORT --duration-ns N --out F
+//! collateral-emu router --scenario F --t0 NS --until-ns N --left IF --right IF
+//!                       [--l2-overhead B] [--log FILE] [--report FILE]
+//! collateral-emu cbr-send --scenario F --flow J --t0 NS --src IP:PORT --dst IP:PORT --out F
+//! collateral-emu cbr-recv --bind IP:PORT --t0 NS --until-ns N --out F
+//! collateral-emu tcp-send --src IP --dst IP:PORT --cc NAME --t0 NS --duration-ns N
+//!                         --poll-ns N --out F --congestion-out F
+//! collateral-emu tcp-recv --bind IP:PORT --t0 NS --until-ns N --out F
 //! collateral-emu train --src IP:PORT --dst IP:PORT --sizes 1500,186,... [--first-seq N]
 //! ```
-//! QUEUE is `RULE:LIMIT[:count]` with the simulator's rules (`ps`, `fb_strict`,
-//! `fb_loose`), or an AQM's JSON as the simulator takes it (`{"kind": "red", ...}`);
-//! RATE in bit/s, DELAY (one way) in ns.
 
 mod endpoints;
 mod net;
@@ -58,42 +56,10 @@ impl Args {
     }
 }
 
-/// `OVERHEAD` or `OVERHEAD:atm` (bytes added per packet, ATM cells).
-fn framing(spec: Option<&String>) -> Result<collateral_queue::Framing, String> {
-    let Some(spec) = spec else {
-        return Ok(Default::default());
-    };
-    let (n, atm) = match spec.split_once(':') {
-        None => (spec.as_str(), false),
-        Some((n, "atm")) => (n, true),
-        Some(_) => return Err(format!("--framing {spec:?}: expected BYTES or BYTES:atm")),
-    };
-    let overhead_bytes = n
-        .parse()
-        .map_err(|_| format!("--framing {spec:?}: bad byte count"))?;
-    Ok(collateral_queue::Framing {
-        overhead_bytes,
-        atm,
-    })
-}
-
-fn dir(spec: &str, framing_spec: Option<&String>) -> Result<router::DirConfig, String> {
-    let p: Vec<&str> = spec.splitn(3, ',').collect();
-    let [rate, delay, queue] = p[..] else {
-        return Err(format!("{spec:?}: expected RATE,DELAY,QUEUE"));
-    };
-    let rate_bps: u64 = rate
-        .parse()
-        .ok()
-        .filter(|&r| r > 0)
-        .ok_or(format!("{spec:?}: bad rate"))?;
-    let delay_ns: u64 = delay.parse().map_err(|_| format!("{spec:?}: bad delay"))?;
-    Ok(router::DirConfig {
-        rate_bps,
-        delay_ns,
-        queue: router::parse_queue_spec(queue)?,
-        framing: framing(framing_spec)?,
-    })
+/// The scenario JSON at `path`, validated as the simulator validates it.
+fn scenario(path: &str) -> Result<collateral_sim::Scenario, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    collateral_sim::Scenario::from_json(&text).map_err(|e| format!("{path}: {e}"))
 }
 
 fn main() -> ExitCode {
@@ -110,47 +76,44 @@ fn main() -> ExitCode {
             "router" => router::run(router::RouterConfig {
                 left: a.s("left")?,
                 right: a.s("right")?,
-                dirs: [
-                    dir(&a.s("down")?, a.0.get("framing-down"))?,
-                    dir(&a.s("up")?, a.0.get("framing-up"))?,
-                ],
+                scenario: scenario(&a.s("scenario")?)?,
                 l2_overhead: a.opt_n("l2-overhead")?.unwrap_or(0) as u32,
                 log: a.0.get("log").cloned(),
-                duration_ns: a.opt_n("duration-ns")?,
+                report: a.0.get("report").cloned(),
+                t0_real: a.n("t0")?,
+                until_ns: a.n("until-ns")?,
             }),
             "cbr-send" => {
                 router::install_signal_handlers();
                 endpoints::cbr_send(endpoints::CbrSend {
+                    scenario: scenario(&a.s("scenario")?)?,
+                    flow: a.n("flow")? as usize,
                     src: a.s("src")?,
                     dst: a.s("dst")?,
-                    size: a.n("size")? as usize,
-                    interval_ns: a.n("interval-ns")?,
-                    jitter_ns: a.n("jitter-ns")?,
-                    seed: a.n("seed")?,
-                    start_delay_ns: a.n("start-delay-ns")?,
-                    duration_ns: a.n("duration-ns")?,
+                    t0_real: a.n("t0")?,
                     out: a.s("out")?,
-                    tos: a.opt_n("tos")?.unwrap_or(0).min(255) as u8,
                 })
             }
             "cbr-recv" => {
                 router::install_signal_handlers();
-                endpoints::cbr_recv(&a.s("bind")?, a.n("duration-ns")?, &a.s("out")?)
+                endpoints::cbr_recv(&a.s("bind")?, a.n("t0")?, a.n("until-ns")?, &a.s("out")?)
             }
             "tcp-send" => {
                 router::install_signal_handlers();
-                endpoints::tcp_send(
-                    &a.s("src")?,
-                    &a.s("dst")?,
-                    &a.s("cc")?,
-                    a.n("duration-ns")?,
-                    a.n("poll-ns")?,
-                    &a.s("out")?,
-                )
+                endpoints::tcp_send(endpoints::TcpSend {
+                    src_ip: a.s("src")?,
+                    dst: a.s("dst")?,
+                    cc: a.s("cc")?,
+                    t0_real: a.n("t0")?,
+                    duration_ns: a.n("duration-ns")?,
+                    poll_ns: a.n("poll-ns")?,
+                    out: a.s("out")?,
+                    congestion_out: a.s("congestion-out")?,
+                })
             }
             "tcp-recv" => {
                 router::install_signal_handlers();
-                endpoints::tcp_recv(&a.s("bind")?, a.n("duration-ns")?, &a.s("out")?)
+                endpoints::tcp_recv(&a.s("bind")?, a.n("t0")?, a.n("until-ns")?, &a.s("out")?)
             }
             "train" => {
                 let sizes = a

@@ -1,20 +1,20 @@
-//! The bottleneck router: frames arriving on one interface wait in the same queue
-//! discipline the simulator uses, are serialised at the configured rate, held for the
-//! propagation delay and put on the other interface.
+//! The bottleneck router: frames arriving on one interface go through the same
+//! [`Bottleneck`] the simulator uses — queue discipline, rate clock with framing, delay
+//! line, drop and occupancy observation, per-class meter — built from the same scenario
+//! JSON, and are put on the other interface when the delay line releases them.
 //!
-//! Timekeeping follows the simulator's lazy link: a transmission that completes at `t`
-//! starts the next one at exactly `t` (not when the loop happens to notice), so rate and
-//! delay are exact on average however late the process wakes; only the moment a frame is
-//! written to the wire carries the wake-up jitter.
+//! The router's clock is trial time: nanoseconds since the run's origin `t0`, which the
+//! endpoints share, so time-driven disciplines (CoDel, PIE), phases and bins line up
+//! with the simulator's.
 
-use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use collateral_queue::{
-    AnyQueue, Discipline, DisciplineConfig, DropTail, Framing, FullRule, Packet, PacketKind,
-};
+use collateral_sim::bottleneck::Bottleneck;
+use collateral_sim::measure::{self, RouterReport};
+use collateral_sim::queue::{Packet, PacketKind};
+use collateral_sim::{Direction, Scenario};
 
 use crate::net::{mono_ns, ppoll, real_ns, tight_timers, PacketSocket};
 
@@ -33,80 +33,11 @@ pub fn install_signal_handlers() {
     }
 }
 
-/// One direction's settings.
-#[derive(Debug, Clone)]
-pub struct DirConfig {
-    pub rate_bps: u64,
-    pub delay_ns: u64,
-    pub queue: QueueSpec,
-    /// Link-layer overhead and ATM cells: serialisation only, as in the simulator.
-    pub framing: Framing,
-}
-
-/// The queue discipline: drop-tail with one of the three rules, or an AQM/scheduler
-/// described by the queue crate's JSON (`{"kind": "red", ...}`).
-#[derive(Debug, Clone)]
-pub enum QueueSpec {
-    DropTail {
-        rule: FullRule,
-        limit: u64,
-        count_in_service: bool,
-    },
-    Aqm(DisciplineConfig),
-}
-
-impl QueueSpec {
-    pub fn build(&self, rate_bps: u64) -> Result<AnyQueue, String> {
-        match self {
-            QueueSpec::DropTail {
-                rule,
-                limit,
-                count_in_service,
-            } => Ok(AnyQueue::DropTail(DropTail::new(
-                *rule,
-                *limit,
-                *count_in_service,
-            ))),
-            QueueSpec::Aqm(c) => c.build(rate_bps),
-        }
-    }
-}
-
-/// Parses a queue: `RULE:LIMIT[:count]` or a discipline's JSON object.
-pub fn parse_queue_spec(s: &str) -> Result<QueueSpec, String> {
-    if s.trim_start().starts_with('{') {
-        let c: DisciplineConfig =
-            serde_json::from_str(s).map_err(|e| format!("queue {s:?}: {e}"))?;
-        return Ok(QueueSpec::Aqm(c));
-    }
-    let (rule, limit, count_in_service) = parse_queue(s)?;
-    Ok(QueueSpec::DropTail {
-        rule,
-        limit,
-        count_in_service,
-    })
-}
-
-/// Parses `RULE:LIMIT[:count]`, e.g. `fb_strict:40000` or `ps:27:count`.
-pub fn parse_queue(s: &str) -> Result<(FullRule, u64, bool), String> {
-    let parts: Vec<&str> = s.split(':').collect();
-    let rule = match parts.first().copied() {
-        Some("ps") => FullRule::Ps,
-        Some("fb_strict") => FullRule::FbStrict,
-        Some("fb_loose") => FullRule::FbLoose,
-        _ => {
-            return Err(format!(
-                "queue {s:?}: rule must be ps, fb_strict or fb_loose"
-            ))
-        }
-    };
-    let limit: u64 = parts
-        .get(1)
-        .and_then(|l| l.parse().ok())
-        .filter(|&l| l > 0)
-        .ok_or_else(|| format!("queue {s:?}: limit must be a positive integer"))?;
-    let count = matches!(parts.get(2), Some(&"count"));
-    Ok((rule, limit, count))
+/// The monotonic-clock instant of the realtime instant `t0_real` (the namespaces share
+/// one clock; the endpoints stamp packets with CLOCK_REALTIME).
+pub fn mono_of_real(t0_real: u64) -> u64 {
+    let (r, m) = (real_ns(), mono_ns());
+    (t0_real as i128 - r as i128 + m as i128).max(0) as u64
 }
 
 /// What the log and the queue need to know about a frame.
@@ -153,49 +84,6 @@ pub fn parse_frame(f: &[u8]) -> Option<FrameInfo> {
     Some(info)
 }
 
-struct Direction {
-    cfg: DirConfig,
-    queue: AnyQueue,
-    in_tx: Option<(Packet, u64)>,
-    delay: VecDeque<(u64, Packet)>,
-    drops: Vec<Packet>,
-}
-
-impl Direction {
-    fn ser(&self, len: u32) -> u64 {
-        let wire = self.cfg.framing.wire_bytes(len) as u64;
-        (wire * 8_000_000_000).div_ceil(self.cfg.rate_bps)
-    }
-
-    /// Completes every transmission due by `t`, each next one starting exactly when the
-    /// previous ended.
-    fn catch_up(&mut self, t: u64) {
-        while let Some((pkt, done)) = self.in_tx {
-            if done > t {
-                break;
-            }
-            self.queue.transmit_done(done);
-            self.delay.push_back((done + self.cfg.delay_ns, pkt));
-            self.in_tx = None;
-            self.start(done);
-        }
-    }
-
-    fn start(&mut self, t: u64) {
-        if self.in_tx.is_none() {
-            if let Some(p) = self.queue.dequeue(t, &mut self.drops) {
-                self.in_tx = Some((p, t + self.ser(p.len)));
-            }
-        }
-    }
-
-    fn next_deadline(&self) -> u64 {
-        let a = self.in_tx.map_or(u64::MAX, |(_, d)| d);
-        let b = self.delay.front().map_or(u64::MAX, |&(r, _)| r);
-        a.min(b)
-    }
-}
-
 /// Frame buffers, indexed by `Packet::seq`, reused through a free list.
 struct Slab {
     frames: Vec<Vec<u8>>,
@@ -217,52 +105,63 @@ impl Slab {
 pub struct RouterConfig {
     pub left: String,
     pub right: String,
-    /// Index 0: left → right ("down"), 1: right → left ("up").
-    pub dirs: [DirConfig; 2],
+    pub scenario: Scenario,
     /// Bytes added to each IP length for queue accounting and serialisation (0 = IP
     /// lengths, as the simulator counts; 14 = Ethernet frames, as Linux qdiscs count).
     pub l2_overhead: u32,
+    /// Per-packet log (CSV): arrivals queued, drops, departures after the delay.
     pub log: Option<String>,
-    pub duration_ns: Option<u64>,
+    /// End-of-run report (JSON, [`RouterReport`]).
+    pub report: Option<String>,
+    /// The run's origin, CLOCK_REALTIME ns.
+    pub t0_real: u64,
+    /// Stop at this trial time (or on SIGINT/SIGTERM).
+    pub until_ns: u64,
+}
+
+/// The router's log and the frames' header fields, by slab index.
+struct Log {
+    w: Option<BufWriter<File>>,
+}
+
+impl Log {
+    /// ev: 0 = queued, 1 = dropped, 2 = left the router (after the delay).
+    fn ev(&mut self, t: u64, ev: u8, dir: usize, i: &FrameInfo) {
+        if let Some(w) = self.w.as_mut() {
+            let _ = writeln!(
+                w,
+                "{t},{ev},{dir},{},{},{},{},{}",
+                i.ip_len, i.proto, i.sport, i.dport, i.useq
+            );
+        }
+    }
 }
 
 pub fn run(cfg: RouterConfig) -> Result<(), String> {
     tight_timers();
     install_signal_handlers();
+    let sc = &cfg.scenario;
     let socks = [
         PacketSocket::open(&cfg.left).map_err(|e| format!("{}: {e}", cfg.left))?,
         PacketSocket::open(&cfg.right).map_err(|e| format!("{}: {e}", cfg.right))?,
     ];
-    let mut dirs: Vec<Direction> = cfg
-        .dirs
-        .iter()
-        .map(|d| -> Result<Direction, String> {
-            Ok(Direction {
-                cfg: d.clone(),
-                queue: d.queue.build(d.rate_bps)?,
-                in_tx: None,
-                delay: VecDeque::new(),
-                drops: Vec::new(),
-            })
-        })
-        .collect::<Result<_, String>>()?;
-    let mut log = match &cfg.log {
-        Some(p) => {
-            let mut w = BufWriter::with_capacity(
-                1 << 20,
-                File::create(p).map_err(|e| format!("{p}: {e}"))?,
-            );
-            let offset = real_ns() as i128 - mono_ns() as i128;
-            writeln!(
-                w,
-                "# collateral-emu router; realtime_minus_monotonic_ns={offset}"
-            )
-            .unwrap();
-            // ev: 0 = queued, 1 = dropped, 2 = left the router (after the delay).
-            writeln!(w, "t_ns,ev,dir,ip_len,proto,sport,dport,useq").unwrap();
-            Some(w)
-        }
-        None => None,
+    let mut dirs = [
+        Bottleneck::new(sc, Direction::Down, None, false)?,
+        Bottleneck::new(sc, Direction::Up, None, false)?,
+    ];
+    let mut log = Log {
+        w: match &cfg.log {
+            Some(p) => {
+                let mut w = BufWriter::with_capacity(
+                    1 << 20,
+                    File::create(p).map_err(|e| format!("{p}: {e}"))?,
+                );
+                writeln!(w, "t_ns,ev,dir,ip_len,proto,sport,dport,useq")
+                    .map_err(|e| e.to_string())?;
+                Some(w)
+            }
+            None => None,
+        },
     };
     let mut slab = Slab {
         frames: Vec::new(),
@@ -270,52 +169,63 @@ pub fn run(cfg: RouterConfig) -> Result<(), String> {
     };
     let mut infos: Vec<FrameInfo> = Vec::new();
     let mut buf = vec![0u8; 65536];
-    let t_end = cfg.duration_ns.map(|d| mono_ns() + d);
+    let origin = mono_of_real(cfg.t0_real);
+    let clock = || mono_ns().saturating_sub(origin);
     let fds = [socks[0].fd, socks[1].fd];
-    macro_rules! logev {
-        ($t:expr, $ev:expr, $d:expr, $i:expr) => {
-            if let Some(w) = log.as_mut() {
-                let i: &FrameInfo = $i;
-                let _ = writeln!(
-                    w,
-                    "{},{},{},{},{},{},{},{}",
-                    $t, $ev, $d, i.ip_len, i.proto, i.sport, i.dport, i.useq
-                );
+    // Packets the discipline dropped, or the wire lost: logged, their buffers freed.
+    let drain =
+        |b: &mut Bottleneck, d: usize, log: &mut Log, slab: &mut Slab, infos: &[FrameInfo]| {
+            for (t, p, _wire) in b.dropped.drain(..) {
+                let i = p.seq as usize;
+                log.ev(t, 1, d, &infos[i]);
+                slab.free.push(i);
             }
         };
-    }
+    // The counters as they stand at the end of the run (the router keeps forwarding
+    // after it, so that packets in flight then reach their receivers).
+    let end = sc.duration_ns;
+    let snapshot = |dirs: &[Bottleneck; 2]| RouterReport {
+        down: measure::queue_summary(&dirs[0], dirs[0].in_flight() as u64),
+        up: measure::queue_summary(&dirs[1], dirs[1].in_flight() as u64),
+        phases: measure::phase_summaries(sc, [&dirs[0].meter, &dirs[1].meter]),
+    };
+    let mut report: Option<RouterReport> = None;
     while !STOP.load(Ordering::Relaxed) {
-        let now = mono_ns();
-        if t_end.is_some_and(|e| now >= e) {
+        let now = clock();
+        if now >= cfg.until_ns {
             break;
         }
-        // Transmissions and deliveries due now.
-        for (d, dir) in dirs.iter_mut().enumerate() {
-            dir.catch_up(now);
-            while let Some(&(release, pkt)) = dir.delay.front() {
-                if release > now {
-                    break;
-                }
-                dir.delay.pop_front();
+        if report.is_none() && now >= end {
+            for b in dirs.iter_mut() {
+                b.catch_up(end);
+            }
+            report = Some(snapshot(&dirs));
+        }
+        // Transmissions and releases due now.
+        for (d, b) in dirs.iter_mut().enumerate() {
+            b.catch_up(now);
+            drain(b, d, &mut log, &mut slab, &infos);
+            while let Some((release, pkt)) = b.pop_released(now) {
                 let idx = pkt.seq as usize;
                 let _ = socks[1 - d].send(&slab.frames[idx]);
-                logev!(release, 2, d, &infos[idx]);
+                log.ev(release, 2, d, &infos[idx]);
                 slab.free.push(idx);
             }
         }
         let deadline = dirs
             .iter()
-            .map(|d| d.next_deadline())
+            .map(|b| b.next_completion().min(b.delay.next_release()))
             .min()
             .unwrap()
-            .min(now + 50_000_000);
-        let ready = ppoll(&fds, deadline.saturating_sub(mono_ns())).map_err(|e| e.to_string())?;
+            .min(now + 50_000_000)
+            .min(if report.is_none() { end } else { u64::MAX });
+        let ready = ppoll(&fds, deadline.saturating_sub(clock())).map_err(|e| e.to_string())?;
         for (d, &r) in ready.iter().enumerate() {
             if !r {
                 continue;
             }
             while let Some(n) = socks[d].recv(&mut buf).map_err(|e| e.to_string())? {
-                let t = mono_ns();
+                let t = clock();
                 let frame = &buf[..n];
                 let Some(info) = parse_frame(frame) else {
                     let _ = socks[1 - d].send(frame); // not IPv4: pass straight through
@@ -336,25 +246,22 @@ pub fn run(cfg: RouterConfig) -> Result<(), String> {
                 let mut pkt = Packet::new(kind, flow, info.ip_len + cfg.l2_overhead, idx as u64, t);
                 pkt.tag = info.tos >> 2;
                 pkt.arrived = t;
-                let dir = &mut dirs[d];
-                dir.catch_up(t);
-                let mut drops = std::mem::take(&mut dir.drops);
-                let accepted = dir.queue.enqueue(t, pkt, &mut drops);
-                if accepted {
-                    logev!(t, 0, d, &info);
+                let b = &mut dirs[d];
+                b.catch_up(t);
+                if b.arrive(t, pkt) {
+                    log.ev(t, 0, d, &info);
                 }
-                for p in drops.drain(..) {
-                    let i = p.seq as usize;
-                    logev!(t, 1, d, &infos[i]);
-                    slab.free.push(i);
-                }
-                dir.drops = drops;
-                dir.start(t);
+                drain(b, d, &mut log, &mut slab, &infos);
             }
         }
     }
-    if let Some(mut w) = log {
+    if let Some(mut w) = log.w {
         w.flush().map_err(|e| e.to_string())?;
+    }
+    if let Some(path) = &cfg.report {
+        let report = report.unwrap_or_else(|| snapshot(&dirs));
+        let js = serde_json::to_string(&report).map_err(|e| e.to_string())?;
+        std::fs::write(path, js).map_err(|e| format!("{path}: {e}"))?;
     }
     Ok(())
 }
@@ -362,28 +269,6 @@ pub fn run(cfg: RouterConfig) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_queue_specs() {
-        assert_eq!(
-            parse_queue("fb_strict:40000").unwrap(),
-            (FullRule::FbStrict, 40000, false)
-        );
-        assert_eq!(
-            parse_queue("ps:27:count").unwrap(),
-            (FullRule::Ps, 27, true)
-        );
-        assert!(parse_queue("red:10").is_err());
-        assert!(parse_queue("ps:0").is_err());
-        let red = r#"{"kind":"red","min_th":5,"max_th":15,"max_p":0.1,"w_q":0.002,"limit":60}"#;
-        assert!(matches!(parse_queue_spec(red).unwrap(), QueueSpec::Aqm(_)));
-        assert!(parse_queue_spec(red).unwrap().build(10_000_000).is_ok());
-        assert!(parse_queue_spec(r#"{"kind":"red","bogus":1}"#).is_err());
-        assert!(matches!(
-            parse_queue_spec("ps:5").unwrap(),
-            QueueSpec::DropTail { limit: 5, .. }
-        ));
-    }
 
     #[test]
     fn parses_udp_and_tcp_frames() {

@@ -2,9 +2,10 @@
 //! the boundary once as JSON; the trial runs without the GIL; traces come back as numpy
 //! arrays (moved, not copied element by element).
 
+use collateral_sim::measure;
 use collateral_sim::metrics::Traces;
 use collateral_sim::{Scenario, TrialResult};
-use numpy::IntoPyArray;
+use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -31,8 +32,10 @@ fn traces_to_py<'py>(py: Python<'py>, t: Traces) -> PyResult<Bound<'py, PyDict>>
     d.set_item("flow", t.cbr.flow.into_pyarray(py))?;
     d.set_item("seq", t.cbr.seq.into_pyarray(py))?;
     d.set_item("sent_s", seconds(t.cbr.sent).into_pyarray(py))?;
+    d.set_item("bytes", t.cbr.bytes.into_pyarray(py))?;
     d.set_item("owd_s", t.cbr.owd_s.into_pyarray(py))?;
     d.set_item("extra_delay_s", t.cbr.extra_delay_s.into_pyarray(py))?;
+    d.set_item("fate", t.cbr.fate.into_pyarray(py))?;
     out.set_item("cbr", d)?;
     let d = PyDict::new(py);
     d.set_item("time_s", seconds(t.drops.time).into_pyarray(py))?;
@@ -57,26 +60,33 @@ fn traces_to_py<'py>(py: Python<'py>, t: Traces) -> PyResult<Bound<'py, PyDict>>
     Ok(out)
 }
 
+/// `{"summary": dict, "traces": {name: {column: ndarray}}, "wall_s": float}`.
+fn result_to_py<'py>(py: Python<'py>, r: TrialResult) -> PyResult<Bound<'py, PyDict>> {
+    let summary_json =
+        serde_json::to_string(&r.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let out = PyDict::new(py);
+    out.set_item(
+        "summary",
+        py.import("json")?.call_method1("loads", (summary_json,))?,
+    )?;
+    out.set_item("traces", traces_to_py(py, r.traces)?)?;
+    out.set_item("wall_s", r.wall_s)?;
+    Ok(out)
+}
+
 /// Runs one trial of the scenario (JSON, integer ns and bit/s) and returns
-/// `{"summary": dict, "traces": {name: {column: ndarray}}}`.
+/// `{"summary": dict, "traces": {name: {column: ndarray}}, "wall_s": float}`.
 #[pyfunction]
 fn simulate<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, PyDict>> {
     let sc = Scenario::from_json(scenario_json).map_err(PyValueError::new_err)?;
     let res: TrialResult = py
         .detach(|| collateral_sim::simulate(sc))
         .map_err(PyValueError::new_err)?;
-    let summary_json =
-        serde_json::to_string(&res.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let json = py.import("json")?;
-    let summary = json.call_method1("loads", (summary_json,))?;
-    let out = PyDict::new(py);
-    out.set_item("summary", summary)?;
-    out.set_item("traces", traces_to_py(py, res.traces)?)?;
-    Ok(out)
+    result_to_py(py, res)
 }
 
 /// Runs many trials on `threads` OS threads (0 = all cores) without the GIL, returning,
-/// in input order, `{"summary": dict, "traces": ...}` per trial (traces only when each
+/// in input order, the result of each as [`simulate`] does (traces only when each
 /// scenario asks for them). A bad scenario raises ValueError naming its index before
 /// anything runs.
 #[pyfunction]
@@ -94,19 +104,50 @@ fn simulate_many<'py>(
         })
         .collect::<PyResult<Vec<_>>>()?;
     let results = py.detach(|| collateral_sim::batch::run_all(scenarios, threads));
-    let json = py.import("json")?;
     results
         .into_iter()
-        .map(|r| {
-            let r = r.map_err(PyValueError::new_err)?;
-            let summary_json = serde_json::to_string(&r.summary)
-                .map_err(|e| PyValueError::new_err(e.to_string()))?;
-            let out = PyDict::new(py);
-            out.set_item("summary", json.call_method1("loads", (summary_json,))?)?;
-            out.set_item("traces", traces_to_py(py, r.traces)?)?;
-            Ok(out)
-        })
+        .map(|r| result_to_py(py, r.map_err(PyValueError::new_err)?))
         .collect()
+}
+
+/// The testbed's collection: a trial's result in the simulator's schema from what the
+/// endpoints and the router logged. `tcp_json`: a JSON list of each bulk flow's records
+/// (`bytes_delivered`, `congestion_times`, `retransmits`, ...); `cbr`: per CBR flow,
+/// (sent, arrived, lens) arrays in trial-time ns (arrived: `u64::MAX` in flight,
+/// `u64::MAX - 1` dropped by the router's queue, `u64::MAX - 2` lost elsewhere; lens
+/// empty for fixed-size flows); `router_json`: the router's end-of-run report.
+#[pyfunction]
+#[pyo3(signature = (scenario_json, tcp_json, cbr, router_json=None))]
+fn measure_testbed<'py>(
+    py: Python<'py>,
+    scenario_json: &str,
+    tcp_json: &str,
+    cbr: Vec<(
+        PyReadonlyArray1<'py, u64>,
+        PyReadonlyArray1<'py, u64>,
+        PyReadonlyArray1<'py, u32>,
+    )>,
+    router_json: Option<&str>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let sc = Scenario::from_json(scenario_json).map_err(PyValueError::new_err)?;
+    let tcp: Vec<measure::TcpRecords> = serde_json::from_str(tcp_json)
+        .map_err(|e| PyValueError::new_err(format!("tcp records: {e}")))?;
+    let cbr = cbr
+        .iter()
+        .map(|(s, a, l)| {
+            Ok(measure::OwnedRealtimeRecords {
+                sent: s.as_slice()?.to_vec(),
+                arrived: a.as_slice()?.to_vec(),
+                lens: l.as_slice()?.to_vec(),
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let router = router_json
+        .map(serde_json::from_str::<measure::RouterReport>)
+        .transpose()
+        .map_err(|e| PyValueError::new_err(format!("router report: {e}")))?;
+    let r = measure::testbed_result(&sc, &tcp, &cbr, router).map_err(PyValueError::new_err)?;
+    result_to_py(py, r)
 }
 
 /// The stack profiles and the settings each gives a TCP flow (JSON field names).
@@ -182,6 +223,7 @@ fn version() -> &'static str {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_many, m)?)?;
+    m.add_function(wrap_pyfunction!(measure_testbed, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
     m.add_function(wrap_pyfunction!(validate_queue, m)?)?;

@@ -248,17 +248,18 @@ impl Bottleneck {
     }
 
     /// A packet arrives at the queue at `now`; every completion due by `now` must have
-    /// been handled ([`catch_up`](Self::catch_up)).
+    /// been handled ([`catch_up`](Self::catch_up)). Returns whether it was queued.
     #[inline]
-    pub fn arrive(&mut self, now: Nanos, pkt: Packet) {
+    pub fn arrive(&mut self, now: Nanos, pkt: Packet) -> bool {
         self.stats.arrivals += 1;
         self.meter.on_arrival(now, &pkt);
-        self.queue.enqueue(now, pkt, &mut self.scratch);
+        let queued = self.queue.enqueue(now, pkt, &mut self.scratch);
         self.note_drops(now);
         self.note_occupancy(now);
         if self.in_tx.is_none() {
             self.start_next(now);
         }
+        queued
     }
 
     /// The transmission in progress ends at `now` (= its completion time): the packet

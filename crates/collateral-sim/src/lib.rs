@@ -10,6 +10,7 @@ pub mod bottleneck;
 pub mod dist;
 pub mod engine;
 pub mod link;
+pub mod measure;
 pub mod metrics;
 pub mod quality;
 pub mod rng;

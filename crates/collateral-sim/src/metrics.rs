@@ -3,7 +3,7 @@
 //! of rows.
 
 use collateral_queue::{Nanos, Packet, PacketKind, TrafficClass};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The class a packet is *measured* in: TCP (data, ACKs, set-up), tagged UDP (a
 /// non-zero tag byte) or other UDP. Independent of how a class-based discipline is
@@ -36,6 +36,8 @@ pub struct ClassCount {
 #[derive(Debug, Clone)]
 pub struct Meter {
     bin_ns: Nanos,
+    /// The end of the run: the testbed's router keeps forwarding after it, uncounted.
+    end: Nanos,
     pub bins: Vec<[ClassCount; 3]>,
     /// Phase start times (increasing) and their counters.
     phase_starts: Vec<Nanos>,
@@ -47,6 +49,7 @@ impl Meter {
         let n = (duration / bin_ns) as usize + 1;
         Meter {
             bin_ns,
+            end: duration,
             bins: vec![[ClassCount::default(); 3]; n],
             phases: vec![[ClassCount::default(); 3]; phase_starts.len()],
             phase_starts,
@@ -56,6 +59,9 @@ impl Meter {
     /// Applies `f` to the counters of `pkt`'s class in the bin and the phase of `now`.
     #[inline]
     fn count(&mut self, now: Nanos, pkt: &Packet, f: impl Fn(&mut ClassCount)) {
+        if now > self.end {
+            return;
+        }
         let c = measured_class(pkt).index();
         let b = ((now / self.bin_ns) as usize).min(self.bins.len() - 1);
         f(&mut self.bins[b][c]);
@@ -87,21 +93,29 @@ impl Meter {
     }
 }
 
+/// JSON has no NaN: serde_json writes it as `null`; read `null` back as NaN.
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
 /// One class of one direction over one phase.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PhaseSummary {
     pub phase: String,
     pub start_s: f64,
     pub end_s: f64,
-    pub direction: &'static str,
-    pub class: &'static str,
+    pub direction: String,
+    pub class: String,
     pub arrivals: u64,
     pub drops: u64,
     /// drops / arrivals (NaN without arrivals).
+    #[serde(deserialize_with = "nan_if_null")]
     pub drop_rate: f64,
     /// Bytes (IP lengths) through the bottleneck per second of the phase, as bit/s.
     pub throughput_bps: f64,
     /// Mean time from arrival at the bottleneck queue to the end of transmission.
+    #[serde(deserialize_with = "nan_if_null")]
     pub latency_mean_s: f64,
 }
 
@@ -135,10 +149,12 @@ pub struct TcpSummary {
     /// Application bytes delivered in order after the warm-up, per second.
     pub goodput_bps: f64,
     pub bytes_delivered: u64,
-    pub segments_sent: u64,
+    /// Segments sent, retransmissions included (`None` where the stack does not say:
+    /// the testbed's kernel TCP).
+    pub segments_sent: Option<u64>,
     pub retransmits: u64,
-    pub timeouts: u64,
-    pub fast_retransmits: u64,
+    pub timeouts: Option<u64>,
+    pub fast_retransmits: Option<u64>,
     /// When a finite transfer was fully acknowledged (None for bulk or unfinished).
     pub completed_s: Option<f64>,
     /// Congestion events (fast retransmits and timeouts) after the warm-up.
@@ -156,6 +172,8 @@ pub struct CbrSummary {
     pub sent: u64,
     pub received: u64,
     pub lost: u64,
+    /// Of the lost packets, those a bottleneck queue dropped.
+    pub lost_in_queue: u64,
     /// Still in the network when the trial ended (neither received nor lost).
     pub in_flight: u64,
     /// lost / (sent − in_flight).
@@ -179,7 +197,8 @@ pub struct CbrSummary {
     pub over_1000ms: f64,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct QueueSummary {
     pub arrivals: u64,
     pub delivered: u64,
@@ -199,13 +218,14 @@ pub struct Queues {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
+    /// "simulation" or "emulation" (the testbed).
+    pub mode: &'static str,
     pub duration_s: f64,
     pub warmup_s: f64,
-    /// Events processed (the benchmark's unit of work).
-    pub events: u64,
-    /// Packets the links carried to a host (for events per packet).
+    /// Events processed (the benchmark's unit of work; `None` in the testbed).
+    pub events: Option<u64>,
+    /// Packets the bottleneck carried to the far side (for events per packet).
     pub packets_delivered: u64,
-    pub wall_s: f64,
     pub tcp: Vec<TcpSummary>,
     pub cbr: Vec<CbrSummary>,
     pub web: Vec<WebSummary>,
@@ -232,14 +252,17 @@ pub struct QueueTrace {
     pub packets: Vec<u32>,
 }
 
-/// Every CBR packet: when it was sent and its one-way delay (NaN if it did not arrive).
+/// Every CBR packet: when it was sent, its size, its one-way delay (NaN if it did not
+/// arrive) and its fate (see [`crate::measure::Fate`]).
 #[derive(Debug, Clone, Default)]
 pub struct CbrTrace {
     pub flow: Vec<u32>,
     pub seq: Vec<u64>,
     pub sent: Vec<Nanos>,
+    pub bytes: Vec<u32>,
     pub owd_s: Vec<f64>,
     pub extra_delay_s: Vec<f64>,
+    pub fate: Vec<u8>,
 }
 
 /// Every drop at a bottleneck queue (or on a lossy wire).
@@ -287,6 +310,9 @@ pub struct Traces {
 pub struct TrialResult {
     pub summary: Summary,
     pub traces: Traces,
+    /// Wall-clock seconds the trial took: run metadata, not a result (it is not
+    /// reproducible, so it stays out of the summary).
+    pub wall_s: f64,
 }
 
 /// The `q`-quantile of sorted data (linear interpolation between closest ranks, numpy's

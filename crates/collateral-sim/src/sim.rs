@@ -14,17 +14,18 @@ mod web;
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use collateral_queue::{Nanos, Packet, PacketKind, TrafficClass};
+use collateral_queue::{Nanos, Packet, PacketKind};
 use rand_pcg::Pcg64Mcg;
 
 use crate::bottleneck::Rate;
 use crate::engine::{Alarm, Events, Wake, NEVER};
 use crate::link::Link;
+use crate::measure::{self, RealtimeRecords, TcpRecords};
 use crate::metrics::*;
 use crate::rng::{stream, TCP_STREAMS};
 use crate::scenario::{Direction, Scenario};
 use crate::tcp::{Receiver, Sender};
-use crate::traffic::{CbrFlow, DROPPED, IN_FLIGHT};
+use crate::traffic::{CbrFlow, CbrSource};
 
 struct TcpFlow {
     dir: Direction,
@@ -78,7 +79,6 @@ pub struct Simulation {
     n_bulk: usize,
     web: web::WebState,
     cbr: Vec<CbrFlow>,
-    cbr_rng: Pcg64Mcg,
     access: Rate,
     out: Vec<Packet>,
     traces: Traces,
@@ -113,15 +113,19 @@ impl Simulation {
             .collect();
         let web = web::WebState::new(&sc, &mut tcp, &mut events);
         let n_tcp = tcp.len() as u32;
-        let mut cbr_rng = stream(sc.seed, 3);
-        let cbr: Vec<CbrFlow> = sc
-            .cbr
-            .iter()
-            .enumerate()
-            .map(|(i, cfg)| CbrFlow::new(n_tcp + i as u32, cfg, sc.duration_ns, &mut cbr_rng))
+        let cbr: Vec<CbrFlow> = (0..sc.cbr.len())
+            .map(|j| {
+                CbrFlow::new(
+                    n_tcp + j as u32,
+                    CbrSource::of_scenario(&sc, j),
+                    sc.duration_ns,
+                )
+            })
             .collect();
-        for (i, c) in cbr.iter().enumerate() {
-            events.schedule(c.next_send, Wake::CbrSend(i as u32));
+        for (j, c) in cbr.iter().enumerate() {
+            if c.source.active_at(c.source.next_send, sc.duration_ns) {
+                events.schedule(c.source.next_send, Wake::CbrSend(j as u32));
+            }
         }
         Ok(Simulation {
             now: 0,
@@ -133,7 +137,6 @@ impl Simulation {
             n_bulk,
             web,
             cbr,
-            cbr_rng,
             access: Rate::new(sc.access_rate_bps),
             out: Vec::with_capacity(64),
             traces: Traces::default(),
@@ -233,13 +236,13 @@ impl Simulation {
             Wake::Setup(s) => self.web_setup_timer(s as usize, wake),
             Wake::CbrSend(i) => {
                 let c = &mut self.cbr[i as usize];
-                let (seq, len) = c.send(now, &mut self.cbr_rng);
+                let (seq, len) = c.send(now);
                 let mut pkt = Packet::new(PacketKind::Cbr, c.flow, len, seq, now);
                 pkt.dst = 1;
-                pkt.tag = c.cfg.tag;
-                let dir = c.cfg.direction;
-                if c.active_at(c.next_send, self.sc.duration_ns) {
-                    self.events.schedule(c.next_send, wake);
+                pkt.tag = c.source.cfg.tag;
+                let dir = c.source.cfg.direction;
+                if c.source.active_at(c.source.next_send, self.sc.duration_ns) {
+                    self.events.schedule(c.source.next_send, wake);
                 }
                 self.inject(dir, 1, pkt);
             }
@@ -417,9 +420,9 @@ impl Simulation {
 
     fn note_drops(&mut self, d: usize) {
         let n_tcp = self.tcp.len();
-        for (t, pkt, _wire) in self.links[d].bottleneck.dropped.drain(..) {
+        for (t, pkt, wire) in self.links[d].bottleneck.dropped.drain(..) {
             if pkt.kind == PacketKind::Cbr {
-                self.cbr[pkt.flow as usize - n_tcp].on_drop(pkt.seq);
+                self.cbr[pkt.flow as usize - n_tcp].on_drop(pkt.seq, wire);
             }
             if self.sc.trace.drops {
                 let tr = &mut self.traces.drops;
@@ -431,152 +434,47 @@ impl Simulation {
         }
     }
 
-    /// One-way delay of a `len`-byte packet through empty queues in direction `d`.
-    fn base_owd(&self, d: Direction, len: u32) -> Nanos {
-        let a = self.access.ser(len);
-        a + self.links[d.index()].bottleneck.wire_time(len) + self.sc.rtt_ns / 2 + a
-    }
-
     fn finish(mut self, wall_s: f64) -> TrialResult {
         let sc = &self.sc;
-        let measured = (sc.duration_ns - sc.warmup_ns) as f64 / 1e9;
+        let ct = &self.traces.congestion;
         let tcp = self.tcp[..self.n_bulk]
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                let bytes = f.receiver.delivered * sc.tcp[i].mss as u64;
-                let ct = &self.traces.congestion;
-                let times: Vec<f64> = (0..ct.time.len())
-                    .filter(|&k| ct.flow[k] == i as u32 && ct.time[k] >= sc.warmup_ns)
-                    .map(|k| ct.time[k] as f64 / 1e9)
-                    .collect();
-                let mut epochs: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
-                epochs.sort_unstable_by(f64::total_cmp);
-                let epoch_mean = if epochs.is_empty() {
-                    f64::NAN
-                } else {
-                    epochs.iter().sum::<f64>() / epochs.len() as f64
-                };
                 let st = &f.sender.stats;
-                TcpSummary {
-                    flow: i as u32,
-                    direction: f.dir.name(),
-                    cc: sc.tcp[i].cc.name(),
-                    goodput_bps: bytes as f64 * 8.0 / measured,
-                    bytes_delivered: bytes,
-                    segments_sent: st.segments_sent,
+                let rec = TcpRecords {
+                    bytes_delivered: f.receiver.delivered * sc.tcp[i].mss as u64,
+                    congestion_times: (0..ct.time.len())
+                        .filter(|&k| ct.flow[k] == i as u32)
+                        .map(|k| ct.time[k])
+                        .collect(),
                     retransmits: st.retransmits,
-                    timeouts: st.timeouts,
-                    fast_retransmits: st.fast_retransmits,
-                    completed_s: f.completed.map(|t| t as f64 / 1e9),
-                    congestion_events: times.len() as u64,
-                    epoch_mean_s: epoch_mean,
-                    epoch_median_s: quantile(&epochs, 0.5),
-                }
+                    segments_sent: Some(st.segments_sent),
+                    timeouts: Some(st.timeouts),
+                    fast_retransmits: Some(st.fast_retransmits),
+                    completed: f.completed,
+                };
+                measure::tcp_summary(sc, i, &rec)
             })
             .collect();
-        let mut cbr_summaries = Vec::new();
-        let mut delays = Vec::new();
-        let mut owds = Vec::new();
-        for c in &self.cbr {
-            let base = self.base_owd(c.cfg.direction, c.cfg.packet_bytes);
-            let (mut sent, mut received, mut lost, mut in_flight) = (0u64, 0u64, 0u64, 0u64);
-            let mut base_sum = 0u128;
-            delays.clear();
-            owds.clear();
-            for (seq, (&s, &a)) in c.sent.iter().zip(&c.arrived).enumerate() {
-                // Applications' packets differ in size, and so in their base delay.
-                let base = if c.lens.is_empty() {
-                    base
-                } else {
-                    self.base_owd(c.cfg.direction, c.len_of(seq))
+        let mut cbr_trace = sc.trace.cbr.then(CbrTrace::default);
+        let cbr = self
+            .cbr
+            .iter()
+            .enumerate()
+            .map(|(j, c)| {
+                let rec = RealtimeRecords {
+                    sent: &c.sent,
+                    arrived: &c.arrived,
+                    lens: &c.lens,
                 };
-                if self.sc.trace.cbr {
-                    let tr = &mut self.traces.cbr;
-                    let (owd, extra) = match a {
-                        IN_FLIGHT | DROPPED => (f64::NAN, f64::NAN),
-                        a => ((a - s) as f64 / 1e9, (a - s - base) as f64 / 1e9),
-                    };
-                    tr.flow.push(c.flow);
-                    tr.seq.push(seq as u64);
-                    tr.sent.push(s);
-                    tr.owd_s.push(owd);
-                    tr.extra_delay_s.push(extra);
-                }
-                if s < self.sc.warmup_ns {
-                    continue;
-                }
-                sent += 1;
-                match a {
-                    IN_FLIGHT => in_flight += 1,
-                    DROPPED => lost += 1,
-                    a => {
-                        received += 1;
-                        base_sum += base as u128;
-                        delays.push((a - s - base) as f64 / 1e9);
-                        owds.push((a - s) as f64 / 1e9);
-                    }
-                }
-            }
-            delays.sort_unstable_by(f64::total_cmp);
-            owds.sort_unstable_by(f64::total_cmp);
-            let done = sent - in_flight;
-            // The base delay of the packets' (mean) size.
-            let base_s = if received > 0 && !c.lens.is_empty() {
-                base_sum as f64 / received as f64 / 1e9
-            } else {
-                base as f64 / 1e9
-            };
-            let owd_mean = if owds.is_empty() {
-                f64::NAN
-            } else {
-                owds.iter().sum::<f64>() / owds.len() as f64
-            };
-            let loss_rate = if done > 0 {
-                lost as f64 / done as f64
-            } else {
-                f64::NAN
-            };
-            let q = crate::quality::voip_quality(owd_mean, loss_rate);
-            let over = |budget: f64| {
-                let late = owds.len() - owds.partition_point(|&d| d <= budget);
-                if done > 0 {
-                    (late as u64 + lost) as f64 / done as f64
-                } else {
-                    f64::NAN
-                }
-            };
-            let [b100, b500, b1000] = crate::quality::GAME_BUDGETS_S;
-            cbr_summaries.push(CbrSummary {
-                flow: c.flow,
-                direction: c.cfg.direction.name(),
-                sent,
-                received,
-                lost,
-                in_flight,
-                loss_rate,
-                base_owd_s: base_s,
-                delay_median_s: quantile(&delays, 0.5),
-                delay_p95_s: quantile(&delays, 0.95),
-                delay_max_s: delays.last().copied().unwrap_or(f64::NAN),
-                owd_mean_s: owd_mean,
-                r_factor: q.r_factor,
-                mos: q.mos,
-                over_100ms: over(b100),
-                over_500ms: over(b500),
-                over_1000ms: over(b1000),
-            });
-        }
-        let q = |l: &Link| QueueSummary {
-            arrivals: l.bottleneck.stats.arrivals,
-            delivered: l.bottleneck.stats.delivered,
-            wire_losses: l.bottleneck.stats.wire_losses,
-            in_flight: l.in_flight() as u64,
-            drops: l.bottleneck.stats.drops,
-            max_bytes: l.bottleneck.stats.max_bytes,
-            max_packets: l.bottleneck.stats.max_packets,
-        };
+                measure::realtime_summary(sc, j, c.flow, rec, cbr_trace.as_mut())
+            })
+            .collect();
         let mut traces = std::mem::take(&mut self.traces);
+        if let Some(tr) = cbr_trace {
+            traces.cbr = tr;
+        }
         for (d, l) in self.links.iter_mut().enumerate() {
             if let Some(tr) = l.bottleneck.trace.take() {
                 for (t, b, p) in tr {
@@ -588,23 +486,28 @@ impl Simulation {
             }
         }
         let web = self.web_summaries();
-        let phases = self.phase_summaries();
-        if sc.trace.classes {
-            self.class_trace(&mut traces.classes);
-        }
         let sc = &self.sc;
+        let meters = [
+            &self.links[0].bottleneck.meter,
+            &self.links[1].bottleneck.meter,
+        ];
+        let phases = measure::phase_summaries(sc, meters);
+        if sc.trace.classes {
+            measure::class_trace(sc, meters, &mut traces.classes);
+        }
+        let q = |l: &Link| measure::queue_summary(&l.bottleneck, l.bottleneck.in_flight() as u64);
         let summary = Summary {
+            mode: "simulation",
             duration_s: sc.duration_ns as f64 / 1e9,
             warmup_s: sc.warmup_ns as f64 / 1e9,
-            events: self.events.popped,
+            events: Some(self.events.popped),
             packets_delivered: self
                 .links
                 .iter()
                 .map(|l| l.bottleneck.stats.delivered)
                 .sum(),
-            wall_s,
             tcp,
-            cbr: cbr_summaries,
+            cbr,
             web,
             queues: Queues {
                 down: q(&self.links[0]),
@@ -612,81 +515,16 @@ impl Simulation {
             },
             phases,
         };
-        TrialResult { summary, traces }
-    }
-
-    /// Per phase, direction and class: drops, throughput and latency at the bottleneck.
-    fn phase_summaries(&self) -> Vec<PhaseSummary> {
-        let sc = &self.sc;
-        let named: Vec<(String, Nanos)> = if sc.phases.is_empty() {
-            vec![("all".into(), sc.warmup_ns)]
-        } else {
-            sc.phases
-                .iter()
-                .map(|p| (p.name.clone(), p.start_ns))
-                .collect()
-        };
-        let mut out = Vec::new();
-        for (k, (name, start)) in named.iter().enumerate() {
-            let end = named.get(k + 1).map_or(sc.duration_ns, |n| n.1);
-            let secs = (end - start) as f64 / 1e9;
-            for d in [Direction::Down, Direction::Up] {
-                let counts = &self.links[d.index()].bottleneck.meter.phases[k];
-                for c in TrafficClass::ALL {
-                    let n = &counts[c.index()];
-                    out.push(PhaseSummary {
-                        phase: name.clone(),
-                        start_s: *start as f64 / 1e9,
-                        end_s: end as f64 / 1e9,
-                        direction: d.name(),
-                        class: c.name(),
-                        arrivals: n.arrivals,
-                        drops: n.drops,
-                        drop_rate: ratio(n.drops as f64, n.arrivals as f64),
-                        throughput_bps: n.bytes as f64 * 8.0 / secs,
-                        latency_mean_s: ratio(n.latency_ns as f64 / 1e9, n.departures as f64),
-                    });
-                }
-            }
-        }
-        out
-    }
-
-    /// The per-class bins of both directions as trace rows.
-    fn class_trace(&self, tr: &mut ClassTrace) {
-        for (d, l) in self.links.iter().enumerate() {
-            for (b, counts) in l.bottleneck.meter.bins.iter().enumerate() {
-                let t = b as Nanos * self.sc.bin_ns;
-                if t >= self.sc.duration_ns {
-                    break;
-                }
-                for c in TrafficClass::ALL {
-                    let n = &counts[c.index()];
-                    tr.time.push(t);
-                    tr.direction.push(d as u8);
-                    tr.class.push(c.index() as u8);
-                    tr.arrivals.push(n.arrivals);
-                    tr.drops.push(n.drops);
-                    tr.bytes.push(n.bytes);
-                    tr.latency_s
-                        .push(ratio(n.latency_ns as f64 / 1e9, n.departures as f64));
-                }
-            }
+        TrialResult {
+            summary,
+            traces,
+            wall_s,
         }
     }
 
     /// Test access: the links and flows as they stand.
     pub fn links(&self) -> &[Link; 2] {
         &self.links
-    }
-}
-
-/// `a / b`, NaN when `b` is 0.
-fn ratio(a: f64, b: f64) -> f64 {
-    if b > 0.0 {
-        a / b
-    } else {
-        f64::NAN
     }
 }
 

@@ -9,7 +9,8 @@ use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
 use crate::dist::Dist;
-use crate::scenario::Direction;
+use crate::rng;
+use crate::scenario::{Direction, Scenario};
 
 /// IP + UDP headers added to an application payload.
 pub const UDP_HEADERS: u32 = 28;
@@ -135,83 +136,134 @@ impl Default for CbrConfig {
     }
 }
 
-/// Marks in [`CbrFlow::arrived`] for packets that did not arrive.
+/// Marks in [`CbrFlow::arrived`] for packets that did not arrive: still in the network
+/// when the trial ended, dropped by a bottleneck queue, lost on the wire (or, in the
+/// testbed, anywhere but the router's queue).
 pub const IN_FLIGHT: Nanos = Nanos::MAX;
 pub const DROPPED: Nanos = Nanos::MAX - 1;
+pub const LOST_ON_WIRE: Nanos = Nanos::MAX - 2;
+
+/// The sending side of a CBR or application flow: when each packet leaves and how big
+/// it is. The simulator and the testbed's sender (`collateral-emu cbr-send`) both run
+/// this, each from the flow's own random stream, so a seed gives the same departures in
+/// both.
+#[derive(Debug, Clone)]
+pub struct CbrSource {
+    pub cfg: CbrConfig,
+    jitter: Option<Normal<f64>>,
+    /// An application's payload and gap distributions (`None`: constant size).
+    app: Option<(Dist, Dist)>,
+    rng: Pcg64Mcg,
+    /// The next departure.
+    pub next_send: Nanos,
+}
+
+impl CbrSource {
+    /// A source drawing from `rng`: the start phase first (when `cfg.start_ns` is
+    /// unset), then a gap (and a size) per packet.
+    pub fn new(cfg: &CbrConfig, mut rng: Pcg64Mcg) -> Self {
+        let start = cfg
+            .start_ns
+            .unwrap_or_else(|| rng.random_range(0..cfg.interval_ns.max(1)));
+        let jitter = (cfg.jitter_ns > 0)
+            .then(|| Normal::new(cfg.interval_ns as f64, cfg.jitter_ns as f64).unwrap());
+        CbrSource {
+            cfg: cfg.clone(),
+            jitter,
+            app: cfg.app.map(AppProfile::dists),
+            rng,
+            next_send: start,
+        }
+    }
+
+    /// The source of the scenario's CBR flow `j`, on its own stream of the trial's seed.
+    pub fn of_scenario(sc: &Scenario, j: usize) -> Self {
+        CbrSource::new(
+            &sc.cbr[j],
+            rng::stream(sc.seed, rng::CBR_STREAMS + j as u64),
+        )
+    }
+
+    /// Whether the source sends a packet at `t` in a run that ends at `end`.
+    pub fn active_at(&self, t: Nanos, end: Nanos) -> bool {
+        t < end && self.cfg.stop_ns.is_none_or(|s| t < s)
+    }
+
+    /// The packet due now (at `next_send`): its IP length; draws the next departure.
+    #[inline]
+    pub fn send(&mut self) -> u32 {
+        let (len, gap) = match &self.app {
+            Some((size, gap)) => (
+                UDP_HEADERS + size.sample(&mut self.rng).round().max(1.0) as u32,
+                (gap.sample(&mut self.rng) * 1e6).round().max(1.0) as Nanos,
+            ),
+            None => {
+                let gap = match &self.jitter {
+                    // A negative draw (more than `interval / jitter` sigmas out) is
+                    // clamped to zero: the packet leaves right after the previous one.
+                    Some(n) => n.sample(&mut self.rng).max(0.0).round() as Nanos,
+                    None => self.cfg.interval_ns,
+                };
+                (self.cfg.packet_bytes, gap)
+            }
+        };
+        self.next_send += gap;
+        len
+    }
+
+    /// The next departure `(time, IP length)` in a run that ends at `end`, or `None`
+    /// once the source has stopped: the testbed's sender follows this schedule.
+    pub fn next_departure(&mut self, end: Nanos) -> Option<(Nanos, u32)> {
+        if !self.active_at(self.next_send, end) {
+            return None;
+        }
+        let t = self.next_send;
+        Some((t, self.send()))
+    }
+}
 
 /// A CBR source and its sink's record of every packet.
 #[derive(Debug, Clone)]
 pub struct CbrFlow {
     pub flow: u32,
-    pub cfg: CbrConfig,
-    jitter: Option<Normal<f64>>,
-    /// An application's payload and gap distributions (`None`: constant size).
-    app: Option<(Dist, Dist)>,
-    pub next_send: Nanos,
+    pub source: CbrSource,
     /// Send time of packet `seq`.
     pub sent: Vec<Nanos>,
-    /// Arrival time of packet `seq`, or [`IN_FLIGHT`] / [`DROPPED`].
+    /// Arrival time of packet `seq`, or [`IN_FLIGHT`] / [`DROPPED`] / [`LOST_ON_WIRE`].
     pub arrived: Vec<Nanos>,
     /// IP length of packet `seq` (only for applications; otherwise `packet_bytes`).
     pub lens: Vec<u32>,
 }
 
 impl CbrFlow {
-    pub fn new(flow: u32, cfg: &CbrConfig, duration: Nanos, rng: &mut Pcg64Mcg) -> Self {
-        let start = cfg
-            .start_ns
-            .unwrap_or_else(|| rng.random_range(0..cfg.interval_ns.max(1)));
-        let jitter = (cfg.jitter_ns > 0)
-            .then(|| Normal::new(cfg.interval_ns as f64, cfg.jitter_ns as f64).unwrap());
-        let app = cfg.app.map(AppProfile::dists);
-        let expect = if app.is_some() {
+    pub fn new(flow: u32, source: CbrSource, duration: Nanos) -> Self {
+        let expect = if source.app.is_some() {
             64
         } else {
-            (duration / cfg.interval_ns.max(1)) as usize + 16
+            (duration / source.cfg.interval_ns.max(1)).min(1 << 20) as usize + 16
         };
         CbrFlow {
             flow,
-            cfg: cfg.clone(),
-            jitter,
-            app,
-            next_send: start,
+            source,
             sent: Vec::with_capacity(expect),
             arrived: Vec::with_capacity(expect),
             lens: Vec::new(),
         }
     }
 
-    /// Records a departure at `now` and draws the next one. Returns the packet's seq and
-    /// IP length.
+    /// Sends the packet due at `now` (the source's `next_send`). Returns its seq and IP
+    /// length.
     #[inline]
-    pub fn send(&mut self, now: Nanos, rng: &mut Pcg64Mcg) -> (u64, u32) {
+    pub fn send(&mut self, now: Nanos) -> (u64, u32) {
+        debug_assert_eq!(now, self.source.next_send);
         let seq = self.sent.len() as u64;
         self.sent.push(now);
         self.arrived.push(IN_FLIGHT);
-        let (len, gap) = match &self.app {
-            Some((size, gap)) => {
-                let len = UDP_HEADERS + size.sample(rng).round().max(1.0) as u32;
-                self.lens.push(len);
-                (len, (gap.sample(rng) * 1e6).round().max(1.0) as Nanos)
-            }
-            None => {
-                let gap = match &self.jitter {
-                    // A negative draw (more than `interval / jitter` sigmas out) is
-                    // clamped to zero: the packet leaves right after the previous one.
-                    Some(n) => n.sample(rng).max(0.0).round() as Nanos,
-                    None => self.cfg.interval_ns,
-                };
-                (self.cfg.packet_bytes, gap)
-            }
-        };
-        self.next_send = now + gap;
+        let len = self.source.send();
+        if self.source.app.is_some() {
+            self.lens.push(len);
+        }
         (seq, len)
-    }
-
-    /// IP length of packet `seq`.
-    #[inline]
-    pub fn len_of(&self, seq: usize) -> u32 {
-        self.lens.get(seq).copied().unwrap_or(self.cfg.packet_bytes)
     }
 
     #[inline]
@@ -220,13 +272,8 @@ impl CbrFlow {
     }
 
     #[inline]
-    pub fn on_drop(&mut self, seq: u64) {
-        self.arrived[seq as usize] = DROPPED;
-    }
-
-    /// Whether the source sends another packet at `t`.
-    pub fn active_at(&self, t: Nanos, end: Nanos) -> bool {
-        t < end && self.cfg.stop_ns.is_none_or(|s| t < s)
+    pub fn on_drop(&mut self, seq: u64, on_wire: bool) {
+        self.arrived[seq as usize] = if on_wire { LOST_ON_WIRE } else { DROPPED };
     }
 }
 
@@ -242,16 +289,14 @@ mod tests {
             start_ns: Some(0),
             ..Default::default()
         };
-        let mut rng = Pcg64Mcg::seed_from_u64(11);
-        let mut f = CbrFlow::new(0, &cfg, 1, &mut rng);
+        let mut f = CbrSource::new(&cfg, Pcg64Mcg::seed_from_u64(11));
         let mut gaps = Vec::with_capacity(n);
         let mut sizes = Vec::with_capacity(n);
-        let mut now = 0;
         for _ in 0..n {
-            let (_, len) = f.send(now, &mut rng);
+            let now = f.next_send;
+            let len = f.send();
             sizes.push((len - UDP_HEADERS) as f64);
             gaps.push((f.next_send - now) as f64 / 1e6);
-            now = f.next_send;
         }
         gaps.sort_by(f64::total_cmp);
         (gaps, sizes)

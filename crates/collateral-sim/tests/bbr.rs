@@ -145,7 +145,8 @@ fn probe_rtt_drains_to_4_packets_for_200_ms_when_a_standing_queue_hides_the_rtt(
         );
     }
     assert_eq!(
-        r.summary.tcp[0].timeouts, 0,
+        r.summary.tcp[0].timeouts,
+        Some(0),
         "the spells are PROBE_RTT, not RTOs"
     );
 }
@@ -155,9 +156,8 @@ fn bbr_trials_repeat_exactly_and_the_seed_moves_the_gain_cycle() {
     let run = |seed| simulate(ten_meg(&[CcKind::Bbr], 33, seed)).unwrap();
     let (a, b, c) = (run(7), run(7), run(8));
     let strip = |r: &TrialResult| {
-        let mut s = r.summary.clone();
-        s.wall_s = 0.0;
-        serde_json::to_string(&s).unwrap()
+        // The summary holds no wall-clock time: it is reproducible as it stands.
+        serde_json::to_string(&r.summary).unwrap()
     };
     assert_eq!(strip(&a), strip(&b));
     assert_eq!(a.traces.cwnd.time, b.traces.cwnd.time);
@@ -218,7 +218,7 @@ proptest! {
         let t = &r.summary.tcp[0];
         prop_assert!(t.completed_s.is_some(), "transfer did not complete: {:?}", t);
         prop_assert_eq!(t.bytes_delivered, segments * 1448);
-        prop_assert_eq!(t.segments_sent - segments, t.retransmits);
+        prop_assert_eq!(t.segments_sent.unwrap() - segments, t.retransmits);
     }
 
     /// Random dumbbells with BBR flows (and NewReno beside them): packets are conserved,

@@ -116,9 +116,8 @@ fn same_seed_same_results_other_seed_other_timings() {
     let b = simulate(adsl1(FullRule::FbLoose, 60_000, 42, 30)).unwrap();
     let c = simulate(adsl1(FullRule::FbLoose, 60_000, 43, 30)).unwrap();
     let strip = |r: &collateral_sim::TrialResult| {
-        let mut s = r.summary.clone();
-        s.wall_s = 0.0;
-        serde_json::to_string(&s).unwrap()
+        // The summary holds no wall-clock time: it is reproducible as it stands.
+        serde_json::to_string(&r.summary).unwrap()
     };
     assert_eq!(strip(&a), strip(&b));
     assert_eq!(a.traces.cbr.sent, b.traces.cbr.sent);
@@ -229,8 +228,8 @@ proptest! {
         let t = &r.summary.tcp[0];
         prop_assert!(t.completed_s.is_some(), "transfer did not complete: {:?}", t);
         prop_assert_eq!(t.bytes_delivered, segments * 1448);
-        prop_assert!(t.segments_sent >= segments);
-        prop_assert_eq!(t.segments_sent - segments, t.retransmits);
+        prop_assert!(t.segments_sent.unwrap() >= segments);
+        prop_assert_eq!(t.segments_sent.unwrap() - segments, t.retransmits);
     }
 
     /// Every packet offered to a link is delivered, dropped, lost on the wire or still
@@ -301,9 +300,8 @@ fn batches_give_the_same_results_on_any_number_of_threads() {
         .map(|s| adsl1(FullRule::FbLoose, 30_000, s, 15))
         .collect();
     let key = |r: &collateral_sim::TrialResult| {
-        let mut s = r.summary.clone();
-        s.wall_s = 0.0;
-        serde_json::to_string(&s).unwrap()
+        // The summary holds no wall-clock time: it is reproducible as it stands.
+        serde_json::to_string(&r.summary).unwrap()
     };
     let one: Vec<String> = collateral_sim::batch::run_all(scs.clone(), 1)
         .iter()

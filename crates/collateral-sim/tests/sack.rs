@@ -101,7 +101,7 @@ fn sack_repairs_a_slow_start_overshoot_within_a_few_round_trips() {
         "SACK recovery took {} ms",
         (end - fr) / MS
     );
-    assert_eq!(sack.summary.tcp[0].timeouts, 0);
+    assert_eq!(sack.summary.tcp[0].timeouts, Some(0));
 
     // Without SACK the same stack repairs one lost segment per partial ACK, and each
     // retransmission needs at least the base round trip (80 ms) before the partial ACK

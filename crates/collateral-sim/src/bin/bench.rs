@@ -111,15 +111,16 @@ fn main() {
             last = Some(res);
         }
         let s = last.unwrap().summary;
+        let events = s.events.unwrap_or(0);
         println!(
             "{:<8} {:<22} {:>8.2} {:>9} {:>12.3e} {:>9} {:>9.2} {:>7.3} Mb/s",
             name,
             label,
             best * 1e3,
-            s.events,
-            s.events as f64 / best,
+            events,
+            events as f64 / best,
             s.packets_delivered,
-            s.events as f64 / s.packets_delivered as f64,
+            events as f64 / s.packets_delivered as f64,
             s.tcp[0].goodput_bps / 1e6
         );
     }

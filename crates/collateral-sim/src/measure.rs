@@ -1,0 +1,396 @@
+//! Every summary metric, computed in one place from records: the simulator's end of a
+//! trial and the testbed's collection (through the bindings, from the endpoints' and
+//! the router's logs) both call these functions, so a number means the same in both.
+
+use collateral_queue::{Nanos, TrafficClass};
+use serde::Deserialize;
+
+use crate::bottleneck::{ser_ns, Bottleneck};
+use crate::metrics::{
+    quantile, CbrSummary, CbrTrace, ClassTrace, Meter, PhaseSummary, QueueSummary, Summary,
+    TcpSummary, Traces, TrialResult,
+};
+use crate::quality;
+use crate::scenario::{Direction, Scenario};
+use crate::traffic::{DROPPED, IN_FLIGHT, LOST_ON_WIRE};
+
+/// One-way delay of a `len`-byte packet through empty queues in direction `d`: the
+/// sender's access link, the bottleneck's serialisation (framing included), half the
+/// RTT of propagation and the receiver's access link. The base that "additional delay"
+/// is measured from, in the simulator and the testbed alike.
+pub fn base_owd(sc: &Scenario, d: Direction, len: u32) -> Nanos {
+    let access = ser_ns(len, sc.access_rate_bps);
+    let l = sc.link(d);
+    access + ser_ns(l.framing.wire_bytes(len), l.rate_bps) + sc.rtt_ns / 2 + access
+}
+
+/// The seconds measured: from the end of the warm-up to the end of the run.
+fn measured_s(sc: &Scenario) -> f64 {
+    (sc.duration_ns - sc.warmup_ns) as f64 / 1e9
+}
+
+/// `a / b`, NaN when `b` is 0.
+pub fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        f64::NAN
+    }
+}
+
+/// Additional delay in seconds of a packet sent at `s` that arrived at `a`: its one-way
+/// delay minus `base`. Signed: a testbed packet may beat the model's base by a few µs.
+#[inline]
+fn extra_s(s: Nanos, a: Nanos, base: Nanos) -> f64 {
+    (a as i64 - s as i64 - base as i64) as f64 / 1e9
+}
+
+/// What a real-time flow's sink knows of its packets, indexed by sequence number.
+#[derive(Debug, Clone, Copy)]
+pub struct RealtimeRecords<'a> {
+    /// When each packet was sent (trial time).
+    pub sent: &'a [Nanos],
+    /// When it arrived, or [`IN_FLIGHT`], [`DROPPED`] (by a bottleneck queue) or
+    /// [`LOST_ON_WIRE`] (anywhere else). An arrival after the end of the run counts as
+    /// in flight, as it would in the simulator.
+    pub arrived: &'a [Nanos],
+    /// Each packet's IP length; empty when all are the flow's `packet_bytes`.
+    pub lens: &'a [u32],
+}
+
+/// The summary of the scenario's CBR flow `j` (flow id `flow`) from its records;
+/// appends every packet to `trace` when given.
+pub fn realtime_summary(
+    sc: &Scenario,
+    j: usize,
+    flow: u32,
+    rec: RealtimeRecords,
+    mut trace: Option<&mut CbrTrace>,
+) -> CbrSummary {
+    let cfg = &sc.cbr[j];
+    let dir = cfg.direction;
+    let fixed_base = base_owd(sc, dir, cfg.packet_bytes);
+    let (mut sent, mut received, mut lost, mut in_queue, mut in_flight) = (0u64, 0, 0, 0, 0);
+    let mut base_sum = 0u128;
+    let mut delays = Vec::new();
+    let mut owds = Vec::new();
+    for (seq, (&s, &a)) in rec.sent.iter().zip(rec.arrived).enumerate() {
+        let len = rec.lens.get(seq).copied().unwrap_or(cfg.packet_bytes);
+        // Applications' packets differ in size, and so in their base delay.
+        let base = if rec.lens.is_empty() {
+            fixed_base
+        } else {
+            base_owd(sc, dir, len)
+        };
+        let a = if a > sc.duration_ns && a < LOST_ON_WIRE {
+            IN_FLIGHT
+        } else {
+            a
+        };
+        let arrived = a < LOST_ON_WIRE;
+        if let Some(tr) = trace.as_deref_mut() {
+            let (owd, extra) = if arrived {
+                ((a - s) as f64 / 1e9, extra_s(s, a, base))
+            } else {
+                (f64::NAN, f64::NAN)
+            };
+            tr.flow.push(flow);
+            tr.seq.push(seq as u64);
+            tr.sent.push(s);
+            tr.bytes.push(len);
+            tr.owd_s.push(owd);
+            tr.extra_delay_s.push(extra);
+            tr.fate.push(match a {
+                IN_FLIGHT => Fate::InFlight,
+                DROPPED => Fate::Dropped,
+                LOST_ON_WIRE => Fate::Lost,
+                _ => Fate::Arrived,
+            } as u8);
+        }
+        if s < sc.warmup_ns {
+            continue;
+        }
+        sent += 1;
+        match a {
+            IN_FLIGHT => in_flight += 1,
+            DROPPED => {
+                lost += 1;
+                in_queue += 1;
+            }
+            LOST_ON_WIRE => lost += 1,
+            a => {
+                received += 1;
+                base_sum += base as u128;
+                delays.push(extra_s(s, a, base));
+                owds.push((a - s) as f64 / 1e9);
+            }
+        }
+    }
+    delays.sort_unstable_by(f64::total_cmp);
+    owds.sort_unstable_by(f64::total_cmp);
+    let done = sent - in_flight;
+    // The base delay of the packets' (mean) size.
+    let base_s = if received > 0 && !rec.lens.is_empty() {
+        base_sum as f64 / received as f64 / 1e9
+    } else {
+        fixed_base as f64 / 1e9
+    };
+    let owd_mean = ratio(owds.iter().sum::<f64>(), owds.len() as f64);
+    let loss_rate = ratio(lost as f64, done as f64);
+    let q = quality::voip_quality(owd_mean, loss_rate);
+    let over = |budget: f64| {
+        let late = owds.len() - owds.partition_point(|&d| d <= budget);
+        ratio((late as u64 + lost) as f64, done as f64)
+    };
+    let [b100, b500, b1000] = quality::GAME_BUDGETS_S;
+    CbrSummary {
+        flow,
+        direction: dir.name(),
+        sent,
+        received,
+        lost,
+        lost_in_queue: in_queue,
+        in_flight,
+        loss_rate,
+        base_owd_s: base_s,
+        delay_median_s: quantile(&delays, 0.5),
+        delay_p95_s: quantile(&delays, 0.95),
+        delay_max_s: delays.last().copied().unwrap_or(f64::NAN),
+        owd_mean_s: owd_mean,
+        r_factor: q.r_factor,
+        mos: q.mos,
+        over_100ms: over(b100),
+        over_500ms: over(b500),
+        over_1000ms: over(b1000),
+    }
+}
+
+/// What became of a real-time packet (the `fate` column of the `cbr` trace).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Fate {
+    Arrived = 0,
+    /// Dropped by a bottleneck queue.
+    Dropped = 1,
+    /// Lost elsewhere (on a lossy wire; in the testbed, anywhere but the router's queue).
+    Lost = 2,
+    /// Still in the network when the run ended.
+    InFlight = 3,
+}
+
+/// What is known of a bulk TCP flow at the end of a run. The testbed's kernel TCP does
+/// not report every counter the simulator keeps; those are `None` there.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpRecords {
+    /// Application bytes delivered in order after the warm-up.
+    pub bytes_delivered: u64,
+    /// Times of the congestion events (fast retransmits, timeouts; in the testbed, the
+    /// kernel's entries into Recovery or Loss), the warm-up included.
+    pub congestion_times: Vec<Nanos>,
+    pub retransmits: u64,
+    pub segments_sent: Option<u64>,
+    pub timeouts: Option<u64>,
+    pub fast_retransmits: Option<u64>,
+    /// When a finite transfer was fully acknowledged.
+    pub completed: Option<Nanos>,
+}
+
+/// The summary of the scenario's bulk TCP flow `i`.
+pub fn tcp_summary(sc: &Scenario, i: usize, rec: &TcpRecords) -> TcpSummary {
+    let times: Vec<f64> = rec
+        .congestion_times
+        .iter()
+        .filter(|&&t| t >= sc.warmup_ns && t <= sc.duration_ns)
+        .map(|&t| t as f64 / 1e9)
+        .collect();
+    let mut epochs: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+    epochs.sort_unstable_by(f64::total_cmp);
+    let cfg = &sc.tcp[i];
+    TcpSummary {
+        flow: i as u32,
+        direction: cfg.direction.name(),
+        cc: cfg.cc.name(),
+        goodput_bps: rec.bytes_delivered as f64 * 8.0 / measured_s(sc),
+        bytes_delivered: rec.bytes_delivered,
+        segments_sent: rec.segments_sent,
+        retransmits: rec.retransmits,
+        timeouts: rec.timeouts,
+        fast_retransmits: rec.fast_retransmits,
+        completed_s: rec.completed.map(|t| t as f64 / 1e9),
+        congestion_events: times.len() as u64,
+        epoch_mean_s: ratio(epochs.iter().sum::<f64>(), epochs.len() as f64),
+        epoch_median_s: quantile(&epochs, 0.5),
+    }
+}
+
+/// A bottleneck direction's counters; `in_flight`: packets still inside it at the end
+/// (with the simulator's ingress).
+pub fn queue_summary(b: &Bottleneck, in_flight: u64) -> QueueSummary {
+    QueueSummary {
+        arrivals: b.stats.arrivals,
+        delivered: b.stats.delivered,
+        drops: b.stats.drops,
+        wire_losses: b.stats.wire_losses,
+        in_flight,
+        max_bytes: b.stats.max_bytes,
+        max_packets: b.stats.max_packets,
+    }
+}
+
+/// The named phases: each from its start to the next one's (the last to the end of the
+/// run); none given, one phase, "all", from the warm-up.
+fn phases(sc: &Scenario) -> Vec<(String, Nanos, Nanos)> {
+    let named: Vec<(String, Nanos)> = if sc.phases.is_empty() {
+        vec![("all".into(), sc.warmup_ns)]
+    } else {
+        sc.phases
+            .iter()
+            .map(|p| (p.name.clone(), p.start_ns))
+            .collect()
+    };
+    (0..named.len())
+        .map(|k| {
+            let end = named.get(k + 1).map_or(sc.duration_ns, |n| n.1);
+            (named[k].0.clone(), named[k].1, end)
+        })
+        .collect()
+}
+
+/// Per phase, direction and class: drops, throughput and latency at the bottleneck,
+/// from the two directions' meters (down, up).
+pub fn phase_summaries(sc: &Scenario, meters: [&Meter; 2]) -> Vec<PhaseSummary> {
+    let mut out = Vec::new();
+    for (k, (name, start, end)) in phases(sc).into_iter().enumerate() {
+        let secs = (end - start) as f64 / 1e9;
+        for d in [Direction::Down, Direction::Up] {
+            let counts = &meters[d.index()].phases[k];
+            for c in TrafficClass::ALL {
+                let n = &counts[c.index()];
+                out.push(PhaseSummary {
+                    phase: name.clone(),
+                    start_s: start as f64 / 1e9,
+                    end_s: end as f64 / 1e9,
+                    direction: d.name().into(),
+                    class: c.name().into(),
+                    arrivals: n.arrivals,
+                    drops: n.drops,
+                    drop_rate: ratio(n.drops as f64, n.arrivals as f64),
+                    throughput_bps: n.bytes as f64 * 8.0 / secs,
+                    latency_mean_s: ratio(n.latency_ns as f64 / 1e9, n.departures as f64),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The per-class bins of both directions as trace rows.
+pub fn class_trace(sc: &Scenario, meters: [&Meter; 2], tr: &mut ClassTrace) {
+    for (d, m) in meters.iter().enumerate() {
+        for (b, counts) in m.bins.iter().enumerate() {
+            let t = b as Nanos * sc.bin_ns;
+            if t >= sc.duration_ns {
+                break;
+            }
+            for c in TrafficClass::ALL {
+                let n = &counts[c.index()];
+                tr.time.push(t);
+                tr.direction.push(d as u8);
+                tr.class.push(c.index() as u8);
+                tr.arrivals.push(n.arrivals);
+                tr.drops.push(n.drops);
+                tr.bytes.push(n.bytes);
+                tr.latency_s
+                    .push(ratio(n.latency_ns as f64 / 1e9, n.departures as f64));
+            }
+        }
+    }
+}
+
+/// What the testbed's router reports at the end of a run: its two directions'
+/// counters and the per-phase figures, computed by the functions above.
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouterReport {
+    pub down: QueueSummary,
+    pub up: QueueSummary,
+    pub phases: Vec<PhaseSummary>,
+}
+
+/// One real-time flow's records as the testbed's collection reads them from the logs.
+#[derive(Debug, Clone, Default)]
+pub struct OwnedRealtimeRecords {
+    pub sent: Vec<Nanos>,
+    pub arrived: Vec<Nanos>,
+    pub lens: Vec<u32>,
+}
+
+/// The testbed's trial result, in the simulator's schema: every metric from the
+/// endpoints' records and the router's report. `cbr[j]` and `tcp[i]` follow the
+/// scenario's flows.
+pub fn testbed_result(
+    sc: &Scenario,
+    tcp: &[TcpRecords],
+    cbr: &[OwnedRealtimeRecords],
+    router: Option<RouterReport>,
+) -> Result<TrialResult, String> {
+    if tcp.len() != sc.tcp.len() || cbr.len() != sc.cbr.len() {
+        return Err(format!(
+            "records for {} TCP and {} CBR flows; the scenario has {} and {}",
+            tcp.len(),
+            cbr.len(),
+            sc.tcp.len(),
+            sc.cbr.len()
+        ));
+    }
+    for (j, r) in cbr.iter().enumerate() {
+        if r.sent.len() != r.arrived.len() || !(r.lens.is_empty() || r.lens.len() == r.sent.len()) {
+            return Err(format!("cbr[{j}]: sent, arrived and lens differ in length"));
+        }
+    }
+    let mut traces = Traces::default();
+    let n_tcp = sc.tcp.len() as u32;
+    let tcp = tcp
+        .iter()
+        .enumerate()
+        .map(|(i, r)| tcp_summary(sc, i, r))
+        .collect();
+    let cbr = cbr
+        .iter()
+        .enumerate()
+        .map(|(j, r)| {
+            let rec = RealtimeRecords {
+                sent: &r.sent,
+                arrived: &r.arrived,
+                lens: &r.lens,
+            };
+            realtime_summary(sc, j, n_tcp + j as u32, rec, Some(&mut traces.cbr))
+        })
+        .collect();
+    let router = router.unwrap_or(RouterReport {
+        down: QueueSummary::default(),
+        up: QueueSummary::default(),
+        phases: Vec::new(),
+    });
+    let summary = Summary {
+        mode: "emulation",
+        duration_s: sc.duration_ns as f64 / 1e9,
+        warmup_s: sc.warmup_ns as f64 / 1e9,
+        events: None,
+        packets_delivered: router.down.delivered + router.up.delivered,
+        tcp,
+        cbr,
+        web: Vec::new(),
+        queues: crate::metrics::Queues {
+            down: router.down,
+            up: router.up,
+        },
+        phases: router.phases,
+    };
+    Ok(TrialResult {
+        summary,
+        traces,
+        wall_s: 0.0,
+    })
+}
