@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from collateral import emulate as emu
+from collateral.spec import Scenario
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the testbed needs root")
 
@@ -57,26 +58,21 @@ def run_trains(kernel: tuple[str, int] | None, rule: str, limit: int, tmp: Path)
     binary = emu.find_emulator()
     try:
         tb.build()
+        until = int((1.5 * len(TRAINS) + 1.5) * 1e9)
+        t0 = time.clock_gettime_ns(time.CLOCK_REALTIME)
         if kernel:
             tb.kernel_bottleneck(RATE, *kernel)
         else:
-            q = f"{rule}:{limit}"
-            tb.start(
-                "router",
-                "router",
-                binary,
-                "router",
-                "--left",
-                tb.ifs["router_left"],
-                "--right",
-                tb.ifs["router_right"],
-                "--down",
-                f"{RATE},0,{q}",
-                "--up",
-                f"{RATE},0,ps:1000",
-                "--l2-overhead",
-                str(L2),
+            # The simulator's own scenario: this rule and limit downstream, no delay.
+            unit = "p" if rule == "ps" else "B"
+            sc = Scenario(
+                down={"rate": RATE, "queue": {"rule": rule.replace("_", "-"), "limit": f"{limit}{unit}"}},
+                up={"rate": RATE, "queue": {"rule": "ps", "limit": "1000p"}},
+                rtt="2ns",  # 1 ns each way: no delay to speak of
+                duration=f"{until}ns",
             )
+            (tmp / "scenario.json").write_text(sc.to_native_json())
+            tb.start_router(binary, tmp / "scenario.json", t0, until, l2_overhead=L2)
         recv = tb.start(
             "right",
             "recv",
@@ -84,8 +80,10 @@ def run_trains(kernel: tuple[str, int] | None, rule: str, limit: int, tmp: Path)
             "cbr-recv",
             "--bind",
             f"{emu.RIGHT_D}:7001",
-            "--duration-ns",
-            str(int((1.5 * len(TRAINS) + 1.5) * 1e9)),
+            "--t0",
+            str(t0),
+            "--until-ns",
+            str(until),
             "--out",
             str(tmp / "recv.csv"),
         )

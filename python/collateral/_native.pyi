@@ -12,31 +12,14 @@ import numpy.typing as npt
 Traces = dict[str, dict[str, npt.NDArray[np.generic]]]
 
 def simulate(scenario_json: str) -> dict[str, Any]:
-    """Runs one trial of the scenario and returns ``{"summary": dict, "traces": Traces}``.
+    """Runs one trial of the scenario and returns ``{"summary": dict, "traces": Traces,
+    "wall_s": float}``.
 
-    ``summary``: duration_s, warmup_s, events, wall_s, ``tcp`` (per flow: flow,
-    direction, cc, goodput_bps, bytes_delivered, segments_sent, retransmits, timeouts,
-    fast_retransmits), ``cbr`` (per flow: flow, direction, sent, received, lost,
-    loss_rate, base_owd_s, delay_median_s, delay_p95_s, delay_max_s, owd_mean_s,
-    r_factor, mos, over_100ms, over_500ms, over_1000ms), ``queues``
-    (``down``/``up``: drops, max_bytes, max_packets), ``web`` (per group: users,
-    pages_started/completed, objects_completed, connections, setup_retries, reply_bytes,
-    segments_sent, retransmits, timeouts, response_mean/median/p95_s), ``phases`` (per
-    phase, direction and class tcp/tagged/other: phase, start_s, end_s, arrivals, drops,
-    drop_rate, throughput_bps, latency_mean_s).
-
-    ``traces`` (equal-length arrays per trace; empty when that trace is off):
-    ``cwnd`` time_s f64, flow u32, cwnd u32, ssthresh u32 (a row per change);
-    ``queue`` time_s f64, direction u8 (0 down, 1 up), bytes u64, packets u32;
-    ``cbr`` flow u32, seq u64, sent_s f64, owd_s f64, extra_delay_s f64 (NaN = lost);
-    ``drops`` time_s f64, direction u8, flow u32, bytes u32;
-    ``congestion`` time_s f64, flow u32, kind u8 (0 fast retransmit, 1 timeout);
-    ``classes`` time_s f64 (bin start), direction u8, class u8 (0 tcp, 1 tagged,
-    2 other), arrivals u64, drops u64, bytes u64, latency_s f64 (mean, NaN if none).
-
-    The core may add keys (e.g. ``in_flight``); callers must ignore unknown ones.
-    Flow ids: bulk TCP flows, then web connection slots, then CBR flows. Raises
-    ValueError on a bad scenario.
+    The summary's fields and the trace tables' columns, with their types, units and
+    meanings, are declared once in the core: see :func:`schema` (``collateral schema``
+    prints it). NaN (nothing to measure) stays NaN. Flow ids: bulk TCP flows, then web
+    connection slots, then CBR flows. ``wall_s`` is the core's wall-clock time (run
+    metadata, not part of the summary). Raises ValueError on a bad scenario.
     """
 
 def simulate_many(scenario_jsons: list[str], threads: int = 0) -> list[dict[str, Any]]:
@@ -45,6 +28,22 @@ def simulate_many(scenario_jsons: list[str], threads: int = 0) -> list[dict[str,
     :func:`simulate` does. Deterministic on any number of threads. A scenario the core
     refuses raises ValueError naming its index before anything runs; a trial that fails
     while running raises ValueError for the whole batch."""
+
+def measure_testbed(
+    scenario_json: str,
+    tcp_json: str,
+    cbr: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint32]]],
+    router_json: str | None = None,
+) -> dict[str, Any]:
+    """The testbed's trial result in the simulator's schema, computed by the same code from
+    the endpoints' and router's records: ``tcp_json`` a JSON list per bulk flow
+    (bytes_delivered, congestion_times, retransmits), ``cbr`` per CBR flow (sent, arrived,
+    lens) in trial-time ns (arrived ``2**64-1`` in flight, ``2**64-2`` dropped by the
+    router's queue, ``2**64-3`` lost elsewhere), ``router_json`` the router's report."""
+
+def schema() -> dict[str, Any]:
+    """The declared result schema: ``{"version", "summary": [group], "traces": [table]}``,
+    each with its columns (name, dtype, unit, null, meaning)."""
 
 def version() -> str:
     """Version of the native core."""

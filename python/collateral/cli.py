@@ -407,6 +407,11 @@ def _main(argv: list[str] | None) -> int:
         return _cmd_report(args)
     if args.command == "merge":
         return _cmd_merge(args)
+    if args.command == "schema":
+        from .schema import render
+
+        print(render())
+        return 0
     build_parser().print_help()
     return 2
 
@@ -492,7 +497,8 @@ def _add_experiment_commands(sub: Any) -> None:
         description="Run SQL over a results directory. Views: summary (one row per trial: "
         "key, point, rep, seed, parameters such as down_queue_limit, tcp0_cc, rtt_s, and "
         "metrics such as tcp0_goodput_bps, cbr0_loss_rate, cbr0_delay_p95_s) and the trace "
-        "tables the experiment kept (cwnd, queue, cbr, drops, congestion).",
+        "tables the experiment kept (cwnd, queue, cbr, drops, congestion). "
+        "'collateral schema' lists every result column with its type, unit and meaning.",
     )
     q.add_argument("directory", metavar="DIR", help="a results directory")
     q.add_argument("sql", metavar="SQL", help='e.g. "SELECT count(*) FROM summary"')
@@ -508,6 +514,12 @@ def _add_experiment_commands(sub: Any) -> None:
         type=_nonneg_int,
         default=100,
         help="rows shown in table format (default: 100; 0 = all)",
+    )
+    sub.add_parser(
+        "schema",
+        help="every result column: name, type, unit, meaning",
+        description="Print the result schema the core declares: the summary's columns "
+        "(one row per trial) and each trace table's.",
     )
     m = sub.add_parser(
         "merge",

@@ -26,7 +26,6 @@ __all__ = ["Result", "step_resample"]
 #: ssthresh before the first loss is "infinite": u32::MAX in the trace.
 SSTHRESH_INFINITE = 2**32 - 1
 _DIRECTIONS = {"down": 0, "up": 1}
-_FLOAT_FIELDS = ("loss_rate", "delay_median_s", "delay_p95_s", "delay_max_s")
 
 
 def _seconds(step: str | float) -> float:
@@ -54,12 +53,8 @@ class Result:
 
     def __init__(self, raw: dict[str, Any], scenario: Scenario | None = None) -> None:
         self.scenario = scenario
+        # The core hands NaN over as NaN (no JSON on the way).
         self.summary: dict[str, Any] = raw["summary"]
-        # serde_json writes NaN as null; the contract (and arithmetic) wants NaN.
-        for c in self.summary.get("cbr", []):
-            for k in _FLOAT_FIELDS:
-                if c.get(k) is None:
-                    c[k] = math.nan
         self.traces: dict[str, dict[str, np.ndarray]] = raw["traces"]
         #: Wall-clock seconds the core took (run metadata, not part of the summary).
         self.wall_s: float = raw.get("wall_s", 0.0)

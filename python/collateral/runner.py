@@ -59,8 +59,6 @@ __all__ = [
 ]
 
 EXECUTORS = ("threads", "processes")
-_SKIP_TOP = {"duration_s", "warmup_s", "wall_s"}  # parameters already, or not reproducible
-_SKIP_FLOW = {"flow", "direction", "cc", "users"}
 
 
 # ---------------------------------------------------------------------------------------
@@ -91,38 +89,30 @@ class BatchResult:
 
 def summary_columns(summary: dict[str, Any]) -> dict[str, Any]:
     """A trial's summary (as the core returns it) as flat columns: ``events``,
-    ``tcp0_goodput_bps``, ``cbr1_delay_p95_s``, ``queue_down_drops``... (NaN is None)."""
-    out: dict[str, Any] = {}
-    for k, v in summary.items():
-        if k in _SKIP_TOP:
-            continue
-        if k in ("tcp", "cbr", "web") and isinstance(v, list):
-            for i, flow in enumerate(v):
-                for fk, fv in flow.items():
-                    if fk not in _SKIP_FLOW:
-                        out[f"{k}{i}_{fk}"] = fv
-        elif k == "queues" and isinstance(v, dict):
-            for d, q in v.items():
-                for qk, qv in q.items():
-                    out[f"queue_{d}_{qk}"] = qv
-        elif isinstance(v, dict | list):  # something new from the core: keep it whole
-            out[k] = json.dumps(v)
-        else:
-            out[k] = v
-    return out
+    ``tcp0_goodput_bps``, ``cbr1_delay_p95_s``, ``queue_down_drops``... (NaN is None),
+    named and checked by the declared schema (:mod:`collateral.schema`)."""
+    from .schema import flatten_summary
+
+    return flatten_summary(summary)
 
 
 def _trace_table(name: str, keys: list[str], raws: list[dict[str, Any]]) -> pa.Table:
     import numpy as np
     import pyarrow as pa
 
+    from .schema import arrow_type, trace_columns
+
     per = [r["traces"].get(name, {}) for r in raws]
     cols = list(per[0]) if per else []
     lengths = np.array([len(next(iter(p.values()))) if p else 0 for p in per], dtype=np.int64)
     idx = np.repeat(np.arange(len(keys), dtype=np.int32), lengths)
     out = {"key": pa.DictionaryArray.from_arrays(pa.array(idx), pa.array(keys, pa.string()))}
+    declared = {c["name"]: c for c in trace_columns(name)}
     for c in cols:
-        out[c] = pa.array(np.concatenate([p[c] for p in per]))
+        if c not in declared:
+            raise ValueError(f"trace {name}: column {c!r} is not in the declared schema")
+        typ = arrow_type(declared[c]["dtype"])
+        out[c] = pa.array(np.concatenate([p[c] for p in per]), type=typ)
     return pa.table(out)
 
 

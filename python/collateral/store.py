@@ -56,14 +56,37 @@ _STRING_WHEN_EMPTY = {"link", "key", "point", "scenario", "model_version", "code
 Output = Literal["pandas", "polars", "arrow"]
 
 
+def schema_version() -> int:
+    from .schema import VERSION
+
+    return VERSION
+
+
 class StoreError(ValueError):
     """A store directory that cannot be used as asked (wrong experiment, locked...)."""
 
 
+#: The store's own columns of a summary row (the metrics' types come from the core's
+#: declared schema, :mod:`collateral.schema`; the parameters' from their values).
+IDENTITY_COLUMNS = {
+    "key": "string",
+    "point": "string",
+    "rep": "uint32",
+    "seed": "uint64",
+    "scenario": "string",
+    "model_version": "string",
+    "code_version": "string",
+}
+
+
 def rows_to_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
-    """Rows (dicts) as an Arrow table: columns in first-seen order, missing values NULL,
-    a column with no value at all typed double (string for the few text columns)."""
+    """Rows (dicts) as an Arrow table: columns in first-seen order, missing values NULL.
+    Identity columns and metrics get their declared types whatever the batch holds;
+    parameter columns are typed from their values (a column with no value at all:
+    double, or string for the few text ones)."""
     import pyarrow as pa
+
+    from .schema import arrow_type, column
 
     names: dict[str, None] = {}
     for r in rows:
@@ -71,6 +94,10 @@ def rows_to_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
     cols = {}
     for name in names:
         values = [r.get(name) for r in rows]
+        declared = IDENTITY_COLUMNS.get(name) or (c["dtype"] if (c := column(name)) else None)
+        if declared is not None:
+            cols[name] = pa.array(values, type=arrow_type(declared))
+            continue
         if all(v is None for v in values):
             typ = pa.string() if name in _STRING_WHEN_EMPTY else pa.float64()
             cols[name] = pa.nulls(len(values), typ)
@@ -126,6 +153,10 @@ class Store:
         except FileNotFoundError:
             raise StoreError(f"{self.path}: not a collateral results directory") from None
 
+    def schema_version(self) -> int:
+        """The result schema the store was written with (1: before it was recorded)."""
+        return int(self.meta().get("schema", 1))
+
     @classmethod
     def create(cls, path: str | Path, experiment: str, experiment_text: str | None = None) -> Store:
         """Opens ``path`` for writing the results of ``experiment`` (by name), creating
@@ -145,6 +176,7 @@ class Store:
             st.path.mkdir(parents=True, exist_ok=True)
             meta = {
                 "format": FORMAT,
+                "schema": schema_version(),
                 "experiment": experiment,
                 "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             }
@@ -163,6 +195,11 @@ class Store:
             raise StoreError(
                 f"{st.path} holds the results of experiment {meta.get('experiment')!r},"
                 f" not {experiment!r}; choose another output directory"
+            )
+        if st.schema_version() != schema_version():
+            raise StoreError(
+                f"{st.path} holds results of schema version {st.schema_version()}; this"
+                f" collateral writes version {schema_version()}; choose another output directory"
             )
         for sub in ("parts", "tmp", "locks"):
             (st.path / sub).mkdir(exist_ok=True)
@@ -394,4 +431,13 @@ def open_store(path: str | Path) -> Store:
     """Opens an existing results directory for reading (raises StoreError if it is not)."""
     st = Store(path)
     st.meta()
+    if st.schema_version() != schema_version():
+        import warnings
+
+        warnings.warn(
+            f"{st.path}: results of schema version {st.schema_version()}, this collateral"
+            f" reads version {schema_version()}: column names and types may differ"
+            " (collateral schema prints the current one)",
+            stacklevel=2,
+        )
     return st

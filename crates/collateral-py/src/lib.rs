@@ -60,15 +60,14 @@ fn traces_to_py<'py>(py: Python<'py>, t: Traces) -> PyResult<Bound<'py, PyDict>>
     Ok(out)
 }
 
-/// `{"summary": dict, "traces": {name: {column: ndarray}}, "wall_s": float}`.
+/// `{"summary": dict, "traces": {name: {column: ndarray}}, "wall_s": float}`. The
+/// summary becomes Python objects directly (pythonize), so NaN stays NaN: JSON has no
+/// NaN and would turn it into None.
 fn result_to_py<'py>(py: Python<'py>, r: TrialResult) -> PyResult<Bound<'py, PyDict>> {
-    let summary_json =
-        serde_json::to_string(&r.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let summary =
+        pythonize::pythonize(py, &r.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let out = PyDict::new(py);
-    out.set_item(
-        "summary",
-        py.import("json")?.call_method1("loads", (summary_json,))?,
-    )?;
+    out.set_item("summary", summary)?;
     out.set_item("traces", traces_to_py(py, r.traces)?)?;
     out.set_item("wall_s", r.wall_s)?;
     Ok(out)
@@ -150,6 +149,52 @@ fn measure_testbed<'py>(
     result_to_py(py, r)
 }
 
+/// The declared result schema: `{"version": int, "summary": [group...], "traces":
+/// [table...]}`, each group/table with its columns (name, dtype, unit, null, meaning).
+#[pyfunction]
+fn schema<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    use collateral_sim::schema::{Column, SUMMARY, TRACES, VERSION};
+    let cols = |cs: &[Column]| -> PyResult<Vec<Bound<'py, PyDict>>> {
+        cs.iter()
+            .map(|c| {
+                let d = PyDict::new(py);
+                d.set_item("name", c.name)?;
+                d.set_item("dtype", c.dtype.name())?;
+                d.set_item("unit", c.unit)?;
+                d.set_item("null", c.null)?;
+                d.set_item("meaning", c.meaning)?;
+                Ok(d)
+            })
+            .collect()
+    };
+    let out = PyDict::new(py);
+    out.set_item("version", VERSION)?;
+    let groups = SUMMARY
+        .iter()
+        .map(|g| {
+            let d = PyDict::new(py);
+            d.set_item("key", g.key)?;
+            d.set_item("prefix", g.prefix)?;
+            d.set_item("meaning", g.meaning)?;
+            d.set_item("columns", cols(g.columns)?)?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    out.set_item("summary", groups)?;
+    let tables = TRACES
+        .iter()
+        .map(|t| {
+            let d = PyDict::new(py);
+            d.set_item("name", t.name)?;
+            d.set_item("row", t.row)?;
+            d.set_item("columns", cols(t.columns)?)?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    out.set_item("traces", tables)?;
+    Ok(out)
+}
+
 /// The stack profiles and the settings each gives a TCP flow (JSON field names).
 #[pyfunction]
 fn profiles<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -224,6 +269,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_many, m)?)?;
     m.add_function(wrap_pyfunction!(measure_testbed, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
     m.add_function(wrap_pyfunction!(validate_queue, m)?)?;

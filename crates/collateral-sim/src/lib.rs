@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod quality;
 pub mod rng;
 pub mod scenario;
+pub mod schema;
 pub mod sim;
 pub mod tcp;
 pub mod traffic;

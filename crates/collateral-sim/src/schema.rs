@@ -1,0 +1,471 @@
+//! The result schema, declared once: every summary field and trace column a trial
+//! produces (simulated or emulated), with its type, unit and meaning. The bindings
+//! export it (`collateral._native.schema()`); the Python store types its Parquet
+//! columns from it, `collateral schema` prints it, and tests hold the structs in
+//! [`crate::metrics`], the bindings' traces, the stub and the figures to it.
+
+/// A column's stored type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dtype {
+    F64,
+    U64,
+    U32,
+    U8,
+    Str,
+    /// A list of records kept whole, as JSON text.
+    Json,
+}
+
+impl Dtype {
+    pub fn name(self) -> &'static str {
+        match self {
+            Dtype::F64 => "float64",
+            Dtype::U64 => "uint64",
+            Dtype::U32 => "uint32",
+            Dtype::U8 => "uint8",
+            Dtype::Str => "string",
+            Dtype::Json => "json",
+        }
+    }
+}
+
+/// One declared column: name, type, unit ("" for counts and labels), meaning; `null`:
+/// may be missing (the testbed does not know it, or the trial had nothing to measure).
+#[derive(Debug, Clone, Copy)]
+pub struct Column {
+    pub name: &'static str,
+    pub dtype: Dtype,
+    pub unit: &'static str,
+    pub null: bool,
+    pub meaning: &'static str,
+}
+
+const fn c(name: &'static str, dtype: Dtype, unit: &'static str, meaning: &'static str) -> Column {
+    Column {
+        name,
+        dtype,
+        unit,
+        null: false,
+        meaning,
+    }
+}
+
+/// May be NaN/None: NULL in the store.
+const fn n(name: &'static str, dtype: Dtype, unit: &'static str, meaning: &'static str) -> Column {
+    Column {
+        name,
+        dtype,
+        unit,
+        null: true,
+        meaning,
+    }
+}
+
+use Dtype::*;
+
+/// A part of the summary: `key` is where it sits in the summary object ("" for the
+/// trial's own fields), `prefix` how its fields are named as flat store columns
+/// (`{i}` is the flow's, group's or direction's index or name).
+#[derive(Debug, Clone, Copy)]
+pub struct Group {
+    pub key: &'static str,
+    pub prefix: &'static str,
+    pub meaning: &'static str,
+    pub columns: &'static [Column],
+}
+
+/// Bumped whenever a declared column changes; stores record it.
+pub const VERSION: u32 = 2;
+
+pub const TRIAL: &[Column] = &[
+    c("mode", Str, "", "simulation or emulation (the testbed)"),
+    c("duration_s", F64, "s", "length of the run"),
+    c("warmup_s", F64, "s", "start of the measured part"),
+    n(
+        "events",
+        U64,
+        "",
+        "events the simulator processed (none in the testbed)",
+    ),
+    c(
+        "packets_delivered",
+        U64,
+        "",
+        "packets the bottleneck carried to the far side, both directions",
+    ),
+];
+
+pub const TCP: &[Column] = &[
+    c("flow", U32, "", "flow id"),
+    c("direction", Str, "", "down or up"),
+    c("cc", Str, "", "congestion control"),
+    c(
+        "goodput_bps",
+        F64,
+        "bit/s",
+        "application bytes delivered in order after the warm-up, per second",
+    ),
+    c(
+        "bytes_delivered",
+        U64,
+        "B",
+        "application bytes delivered in order after the warm-up",
+    ),
+    n(
+        "segments_sent",
+        U64,
+        "",
+        "segments sent, retransmissions included (not in the testbed)",
+    ),
+    c("retransmits", U64, "", "segments retransmitted"),
+    n(
+        "timeouts",
+        U64,
+        "",
+        "retransmission timeouts (not in the testbed)",
+    ),
+    n(
+        "fast_retransmits",
+        U64,
+        "",
+        "fast retransmits (not in the testbed)",
+    ),
+    n(
+        "completed_s",
+        F64,
+        "s",
+        "when a finite transfer was fully acknowledged",
+    ),
+    c(
+        "congestion_events",
+        U64,
+        "",
+        "fast retransmits and timeouts after the warm-up (testbed: entries into Recovery or Loss)",
+    ),
+    n(
+        "epoch_mean_s",
+        F64,
+        "s",
+        "mean time between consecutive congestion events",
+    ),
+    n(
+        "epoch_median_s",
+        F64,
+        "s",
+        "median time between consecutive congestion events",
+    ),
+];
+
+pub const CBR: &[Column] = &[
+    c("flow", U32, "", "flow id"),
+    c("direction", Str, "", "down or up"),
+    c("sent", U64, "", "packets sent after the warm-up"),
+    c("received", U64, "", "of those, received"),
+    c("lost", U64, "", "of those, lost"),
+    c("lost_in_queue", U64, "", "of the lost, dropped by a bottleneck queue"),
+    c("in_flight", U64, "", "of those, still in the network at the end"),
+    n("loss_rate", F64, "", "lost / (sent - in_flight)"),
+    c("base_owd_s", F64, "s", "one-way delay through empty queues (access links, bottleneck serialisation with framing, propagation)"),
+    n("delay_median_s", F64, "s", "median additional delay (one-way delay - base) of the received packets"),
+    n("delay_p95_s", F64, "s", "95th percentile of the additional delay"),
+    n("delay_max_s", F64, "s", "largest additional delay"),
+    n("owd_mean_s", F64, "s", "mean one-way delay of the received packets"),
+    n("r_factor", F64, "", "ITU-T G.107 rating of a G.711 call (PLC) at this mean delay and loss"),
+    n("mos", F64, "", "ITU-T G.107 mean opinion score, 1-4.5"),
+    n("over_100ms", F64, "", "share of packets (lost included) later than 100 ms one way (shooters)"),
+    n("over_500ms", F64, "", "share later than 500 ms (MMOs)"),
+    n("over_1000ms", F64, "", "share later than 1000 ms (strategy games)"),
+];
+
+pub const WEB: &[Column] = &[
+    c("users", U32, "", "web users in the group"),
+    c("pages_started", U64, "", "pages started after the warm-up"),
+    c(
+        "pages_completed",
+        U64,
+        "",
+        "pages completed after the warm-up",
+    ),
+    c("objects_completed", U64, "", "objects completed"),
+    c(
+        "connections",
+        U64,
+        "",
+        "TCP connections opened (one per object)",
+    ),
+    c("setup_retries", U64, "", "SYNs and requests sent again"),
+    c(
+        "reply_bytes",
+        U64,
+        "B",
+        "reply bytes of the completed objects",
+    ),
+    c("segments_sent", U64, "", "segments the servers sent"),
+    c("retransmits", U64, "", "segments the servers retransmitted"),
+    c("timeouts", U64, "", "the servers' retransmission timeouts"),
+    n(
+        "response_mean_s",
+        F64,
+        "s",
+        "mean object response time (first SYN to last byte)",
+    ),
+    n("response_median_s", F64, "s", "median object response time"),
+    n(
+        "response_p95_s",
+        F64,
+        "s",
+        "95th percentile of the object response time",
+    ),
+];
+
+pub const QUEUE: &[Column] = &[
+    c(
+        "arrivals",
+        U64,
+        "",
+        "packets offered to the bottleneck queue",
+    ),
+    c("delivered", U64, "", "packets carried to the far side"),
+    c("drops", U64, "", "packets the queue discipline dropped"),
+    c(
+        "wire_losses",
+        U64,
+        "",
+        "packets lost on the wire after the queue",
+    ),
+    c(
+        "in_flight",
+        U64,
+        "",
+        "packets inside the bottleneck at the end",
+    ),
+    c(
+        "max_bytes",
+        U64,
+        "B",
+        "largest occupancy, bytes as the discipline counts them",
+    ),
+    c("max_packets", U32, "", "largest occupancy, packets"),
+];
+
+pub const PHASE: &[Column] = &[
+    c("phase", Str, "", "phase name"),
+    c("start_s", F64, "s", "phase start"),
+    c("end_s", F64, "s", "phase end"),
+    c("direction", Str, "", "down or up"),
+    c("class", Str, "", "tcp, tagged or other"),
+    c(
+        "arrivals",
+        U64,
+        "",
+        "packets of the class offered to the queue",
+    ),
+    c("drops", U64, "", "of those, dropped"),
+    n("drop_rate", F64, "", "drops / arrivals"),
+    c(
+        "throughput_bps",
+        F64,
+        "bit/s",
+        "bytes through the bottleneck per second",
+    ),
+    n(
+        "latency_mean_s",
+        F64,
+        "s",
+        "mean time from arrival at the queue to the end of transmission",
+    ),
+];
+
+/// The summary, part by part. `phases` is stored whole, as JSON text.
+pub const SUMMARY: &[Group] = &[
+    Group {
+        key: "",
+        prefix: "",
+        meaning: "the trial",
+        columns: TRIAL,
+    },
+    Group {
+        key: "tcp",
+        prefix: "tcp{i}_",
+        meaning: "each bulk TCP flow",
+        columns: TCP,
+    },
+    Group {
+        key: "cbr",
+        prefix: "cbr{i}_",
+        meaning: "each CBR or application flow",
+        columns: CBR,
+    },
+    Group {
+        key: "web",
+        prefix: "web{i}_",
+        meaning: "each group of web users",
+        columns: WEB,
+    },
+    Group {
+        key: "queues",
+        prefix: "queue_{i}_",
+        meaning: "each bottleneck direction (down, up)",
+        columns: QUEUE,
+    },
+    Group {
+        key: "phases",
+        prefix: "phases",
+        meaning: "per phase, direction and class (JSON)",
+        columns: PHASE,
+    },
+];
+
+/// A trace table: its name, what a row is, its columns.
+#[derive(Debug, Clone, Copy)]
+pub struct Table {
+    pub name: &'static str,
+    pub row: &'static str,
+    pub columns: &'static [Column],
+}
+
+pub const TRACES: &[Table] = &[
+    Table {
+        name: "cwnd",
+        row: "a change of a TCP flow's window",
+        columns: &[
+            c("time_s", F64, "s", "when"),
+            c("flow", U32, "", "flow id"),
+            c("cwnd", U32, "segments", "congestion window"),
+            c(
+                "ssthresh",
+                U32,
+                "segments",
+                "slow-start threshold (4294967295: not yet set)",
+            ),
+        ],
+    },
+    Table {
+        name: "queue",
+        row: "a change of a bottleneck queue's occupancy",
+        columns: &[
+            c("time_s", F64, "s", "when"),
+            c("direction", U8, "", "0 down, 1 up"),
+            c("bytes", U64, "B", "occupancy in bytes"),
+            c("packets", U32, "", "occupancy in packets"),
+        ],
+    },
+    Table {
+        name: "cbr",
+        row: "a CBR or application packet",
+        columns: &[
+            c("flow", U32, "", "flow id"),
+            c("seq", U64, "", "sequence number"),
+            c("sent_s", F64, "s", "when it was sent"),
+            c("bytes", U32, "B", "IP length"),
+            n("owd_s", F64, "s", "one-way delay (NaN: did not arrive)"),
+            n(
+                "extra_delay_s",
+                F64,
+                "s",
+                "one-way delay minus the base delay",
+            ),
+            c(
+                "fate",
+                U8,
+                "",
+                "0 arrived, 1 dropped by a queue, 2 lost elsewhere, 3 in flight at the end",
+            ),
+        ],
+    },
+    Table {
+        name: "drops",
+        row: "a packet dropped at a bottleneck (or lost on its wire)",
+        columns: &[
+            c("time_s", F64, "s", "when"),
+            c("direction", U8, "", "0 down, 1 up"),
+            c("flow", U32, "", "flow id"),
+            c("bytes", U32, "B", "IP length"),
+        ],
+    },
+    Table {
+        name: "congestion",
+        row: "a TCP congestion event",
+        columns: &[
+            c("time_s", F64, "s", "when"),
+            c("flow", U32, "", "flow id"),
+            c("kind", U8, "", "0 fast retransmit, 1 timeout"),
+        ],
+    },
+    Table {
+        name: "classes",
+        row: "a time bin of one class at one bottleneck direction",
+        columns: &[
+            c("time_s", F64, "s", "bin start"),
+            c("direction", U8, "", "0 down, 1 up"),
+            c("class", U8, "", "0 tcp, 1 tagged, 2 other"),
+            c("arrivals", U64, "", "packets offered"),
+            c("drops", U64, "", "packets dropped"),
+            c("bytes", U64, "B", "bytes through the bottleneck"),
+            n(
+                "latency_s",
+                F64,
+                "s",
+                "mean bottleneck latency of the bin's departures",
+            ),
+        ],
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Scenario;
+
+    fn names(cols: &[Column]) -> Vec<&'static str> {
+        cols.iter().map(|c| c.name).collect()
+    }
+
+    fn keys(v: &serde_json::Value) -> Vec<String> {
+        v.as_object().unwrap().keys().cloned().collect()
+    }
+
+    /// Every field the core writes is declared, in order, and nothing else is: a trial
+    /// with TCP, CBR, web users and phases.
+    #[test]
+    fn the_summary_structs_are_the_declared_schema() {
+        let sc = Scenario::from_json(
+            r#"{"seed": 1, "duration_ns": 3000000000, "warmup_ns": 1000000000,
+                "down": {"rate_bps": 10000000, "queue": {"rule": "ps", "limit": 50}},
+                "up": {"rate_bps": 10000000, "queue": {"rule": "ps", "limit": 50}},
+                "tcp": [{}], "cbr": [{}], "web": [{"users": 5}],
+                "phases": [{"name": "a", "start_ns": 0}, {"name": "b", "start_ns": 2000000000}]}"#,
+        )
+        .unwrap();
+        let r = crate::simulate(sc).unwrap();
+        let v = serde_json::to_value(&r.summary).unwrap();
+        let mut top: Vec<String> = names(TRIAL).iter().map(|s| s.to_string()).collect();
+        top.extend(SUMMARY[1..].iter().map(|g| g.key.to_string()));
+        let mut got = keys(&v);
+        got.sort();
+        top.sort();
+        assert_eq!(got, top);
+        let obj = v.as_object().unwrap();
+        // serde_json keeps struct order only with preserve_order; compare as sets.
+        let set = |mut x: Vec<String>| {
+            x.sort();
+            x
+        };
+        for g in &SUMMARY[1..] {
+            let want = set(names(g.columns).iter().map(|s| s.to_string()).collect());
+            let items: Vec<&serde_json::Value> = match &obj[g.key] {
+                serde_json::Value::Array(a) => a.iter().collect(),
+                serde_json::Value::Object(o) => o.values().collect(),
+                _ => panic!("{}", g.key),
+            };
+            assert!(!items.is_empty(), "{}", g.key);
+            for it in items {
+                assert_eq!(set(keys(it)), want, "{}", g.key);
+            }
+        }
+        assert_eq!(
+            set(keys(&obj["queues"])),
+            set(vec!["down".into(), "up".into()])
+        );
+    }
+}

@@ -1,0 +1,175 @@
+"""The result schema, as the core declares it (``collateral._native.schema()``): every
+summary field and trace column with its type, unit and meaning. The store types its
+Parquet columns from it; ``collateral schema`` prints it.
+
+Summary fields become flat store columns named by their group's prefix: the trial's own
+fields as they are (``events``), a flow's as ``tcp0_goodput_bps``, ``cbr1_delay_p95_s``,
+``web0_pages_completed``, a bottleneck direction's as ``queue_down_drops``; ``phases``
+is kept whole as JSON text.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from . import _native
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = [
+    "VERSION",
+    "arrow_type",
+    "column",
+    "flatten_summary",
+    "metric_columns",
+    "render",
+    "trace_columns",
+]
+
+_SCHEMA: dict[str, Any] = _native.schema()
+#: The schema's version; a store records the one it was written with.
+VERSION: int = _SCHEMA["version"]
+#: Summary fields that are parameters of the trial already (the store has them as
+#: parameter columns), and flow labels that are parameters too.
+_PARAMETERS = {"duration_s", "warmup_s"}
+_FLOW_LABELS = {"flow", "direction", "cc", "users"}
+
+
+def _groups() -> list[dict[str, Any]]:
+    return _SCHEMA["summary"]
+
+
+@cache
+def _patterns() -> list[tuple[re.Pattern[str], dict[str, Any]]]:
+    """(regex of the flat store name, column) for every stored summary column."""
+    out = []
+    for g in _groups():
+        if g["key"] == "phases":
+            out.append((re.compile("^phases$"), {"name": "phases", "dtype": "json", "unit": "",
+                                                  "null": True, "meaning": g["meaning"]}))
+            continue
+        prefix = re.escape(g["prefix"]).replace(re.escape("{i}"), r"(\d+|down|up)")
+        for c in g["columns"]:
+            if g["key"] == "" and c["name"] in _PARAMETERS:
+                continue
+            if g["key"] != "" and c["name"] in _FLOW_LABELS:
+                continue
+            out.append((re.compile(f"^{prefix}{re.escape(c['name'])}$"), c))
+    return out
+
+
+def column(name: str) -> dict[str, Any] | None:
+    """The declared column a flat summary column name stands for (None: not declared)."""
+    for rx, c in _patterns():
+        if rx.match(name):
+            return c
+    return None
+
+
+def metric_columns() -> list[tuple[str, dict[str, Any]]]:
+    """(name pattern with ``{i}``, column) of every stored summary column."""
+    out = []
+    for g in _groups():
+        if g["key"] == "phases":
+            out.append(("phases", {"name": "phases", "dtype": "json", "unit": "", "null": True,
+                                   "meaning": g["meaning"]}))
+            continue
+        for c in g["columns"]:
+            if (g["key"] == "" and c["name"] in _PARAMETERS) or (
+                g["key"] != "" and c["name"] in _FLOW_LABELS
+            ):
+                continue
+            out.append((f"{g['prefix']}{c['name']}", c))
+    return out
+
+
+def trace_columns(table: str) -> list[dict[str, Any]]:
+    """The declared columns of a trace table (``cwnd``, ``queue``, ``cbr``...)."""
+    for t in _SCHEMA["traces"]:
+        if t["name"] == table:
+            return t["columns"]
+    raise KeyError(f"no trace table {table!r}; declared: {[t['name'] for t in _SCHEMA['traces']]}")
+
+
+def trace_tables() -> list[str]:
+    return [t["name"] for t in _SCHEMA["traces"]]
+
+
+def arrow_type(dtype: str) -> pa.DataType:
+    import pyarrow as pa
+
+    return {
+        "float64": pa.float64(),
+        "uint64": pa.uint64(),
+        "uint32": pa.uint32(),
+        "uint8": pa.uint8(),
+        "string": pa.string(),
+        "json": pa.string(),
+    }[dtype]
+
+
+def _null_nan(v: Any) -> Any:
+    """NaN (nothing to measure) as None: NULL in the store, which SQL aggregates skip."""
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    if isinstance(v, dict):
+        return {k: _null_nan(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_null_nan(x) for x in v]
+    return v
+
+
+def flatten_summary(summary: dict[str, Any]) -> dict[str, Any]:
+    """A trial's summary as flat store columns, every one declared (NaN is None).
+    Raises ValueError for a field the schema does not declare."""
+    import json
+
+    out: dict[str, Any] = {}
+    for g in _groups():
+        key, prefix = g["key"], g["prefix"]
+        declared = {c["name"] for c in g["columns"]}
+        if key == "":
+            for name in declared - _PARAMETERS:
+                if name in summary:
+                    out[name] = _null_nan(summary[name])
+            continue
+        v = summary.get(key)
+        if v is None:
+            continue
+        if key == "phases":
+            out["phases"] = json.dumps(_null_nan(v))
+            continue
+        items = v.items() if isinstance(v, dict) else enumerate(v)
+        for i, item in items:
+            extra = set(item) - declared
+            if extra:
+                raise ValueError(f"summary.{key}[{i}]: undeclared fields {sorted(extra)}")
+            for name, x in item.items():
+                if name not in _FLOW_LABELS:
+                    out[prefix.replace("{i}", str(i)) + name] = _null_nan(x)
+    top = set(summary) - {c["name"] for c in _groups()[0]["columns"]} - {
+        g["key"] for g in _groups()
+    }
+    if top:
+        raise ValueError(f"summary: undeclared fields {sorted(top)}")
+    return out
+
+
+def render() -> str:
+    """The schema as text, for ``collateral schema``."""
+    lines = [f"collateral result schema, version {VERSION}", "", "summary (one row per trial):"]
+    for pattern, c in metric_columns():
+        unit = f" [{c['unit']}]" if c["unit"] else ""
+        null = ", may be NULL" if c["null"] else ""
+        lines.append(f"  {pattern:28} {c['dtype']:8}{unit} {c['meaning']}{null}")
+    lines.append("  ({i}: the flow's or group's index; for queue_, down or up)")
+    for t in _SCHEMA["traces"]:
+        lines += ["", f"trace {t['name']} (a row per {t['row']}; plus key):"]
+        for c in t["columns"]:
+            unit = f" [{c['unit']}]" if c["unit"] else ""
+            lines.append(f"  {c['name']:28} {c['dtype']:8}{unit} {c['meaning']}")
+    return "\n".join(lines)

@@ -1,0 +1,113 @@
+"""One model, two clocks: the testbed's collection computes exactly what the simulator
+computes. A simulated trial's own per-packet records are written out as the testbed's
+endpoints and router write their logs, read back through the testbed's collection path
+(``emulate._collect``, which hands them to the core's measurement) and must give the
+simulator's summary, column for column. No root needed: nothing is emulated."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+import collateral
+from collateral import emulate as emu
+from collateral.spec import Scenario
+
+#: Counters the kernel's TCP does not report to the testbed (the testbed gives None),
+#: and the simulator's event count: the only summary fields that differ by design.
+NOT_IN_THE_TESTBED = {"segments_sent", "timeouts", "fast_retransmits", "completed_s"}
+
+
+def _write_testbed_logs(sc: Scenario, r: collateral.Result, wd: Path) -> None:
+    """The logs the testbed's endpoints and router would have written for this trial."""
+    end = sc.duration
+    n_tcp = len(sc.tcp)
+    cbr = r.traces["cbr"]
+    router_rows = []
+    for j in range(len(sc.cbr)):
+        k = cbr["flow"] == n_tcp + j
+        seq = cbr["seq"][k].astype(np.int64)
+        sent = np.rint(cbr["sent_s"][k] * 1e9).astype(np.int64)
+        size = cbr["bytes"][k].astype(np.int64)
+        fate = cbr["fate"][k]
+        owd = np.rint(np.nan_to_num(cbr["owd_s"][k]) * 1e9).astype(np.int64)
+        rows = "\n".join(f"{q},{s},{n}" for q, s, n in zip(seq, sent, size))
+        (wd / f"cbr{j}-send.csv").write_text(f"seq,send_ns,len\n{rows}\n")
+        # Received: when they arrived; in flight at the end: they arrive after it.
+        got = fate == 0
+        late = fate == 3
+        recv = [(q, s + d) for q, s, d in zip(seq[got], sent[got], owd[got])]
+        recv += [(q, end + 1_000_000_000) for q in seq[late]]
+        recv.sort()
+        rows = "\n".join(f"{q},{t}" for q, t in recv)
+        (wd / f"cbr{j}-recv.csv").write_text(f"seq,recv_ns\n{rows}\n")
+        # Dropped by a queue: the router logs the drop with the UDP port and sequence.
+        router_rows += [f"0,1,0,{n},17,{6001 + j},{7001 + j},{q}" for q, n in zip(seq[fate == 1], size[fate == 1])]
+    (wd / "router.csv").write_text("t_ns,ev,dir,ip_len,proto,sport,dport,useq\n" + "\n".join(router_rows) + "\n")
+    cong = r.traces["congestion"]
+    for i, t in enumerate(r.tcp):
+        # The receiver's byte counter at the warm-up and at the end; the sender's polled
+        # retransmission counter; the congestion events.
+        (wd / f"tcp{i}-recv.csv").write_text(
+            f"t_ns,bytes\n0,0\n{sc.warmup},1000\n{end},{1000 + t['bytes_delivered']}\n"
+        )
+        (wd / f"tcp{i}-send.csv").write_text(
+            f"t_ns,cwnd,ssthresh,srtt_us,total_retrans,ca_state\n{end},10,10,100,{t['retransmits']},0\n"
+        )
+        times = np.rint(cong["time_s"][cong["flow"] == i] * 1e9).astype(np.int64)
+        (wd / f"tcp{i}-congestion.csv").write_text("t_ns\n" + "".join(f"{x}\n" for x in times))
+    q = r.summary["queues"]
+    # As the router writes it: JSON, so NaN (a class with no arrivals) as null.
+    report = {"down": q["down"], "up": q["up"], "phases": r.summary["phases"]}
+    (wd / "router.json").write_text(json.dumps(_nan_as_null(report), allow_nan=False))
+
+
+def _nan_as_null(v):
+    if isinstance(v, float) and v != v:
+        return None
+    if isinstance(v, dict):
+        return {k: _nan_as_null(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_nan_as_null(x) for x in v]
+    return v
+
+
+def test_the_testbeds_collection_gives_the_simulators_summary(tmp_path):
+    sc = Scenario(
+        down={"rate": "1.5Mbit", "queue": {"limit": "20kB", "rule": "fb-loose"}},
+        up={"rate": "256kbit", "queue": {"limit": "20kB", "rule": "fb-loose"}},
+        rtt="100ms",
+        duration="30s",
+        warmup="5s",
+        tcp=[{"cc": "cubic", "profile": "linux-6"}],
+        cbr=[
+            {"direction": "down"},
+            {"direction": "up"},
+            {"direction": "down", "size": "200B", "tag": 46},
+            {"direction": "down", "app": "quake3"},
+        ],
+        seed=11,
+    )
+    r = collateral.simulate(sc)
+    fates = np.bincount(r.traces["cbr"]["fate"], minlength=4)
+    assert fates[0] > 1000 and fates[1] > 0 and fates[3] > 0, fates  # arrived, dropped, in flight
+    _write_testbed_logs(sc, r, tmp_path)
+    e = emu._collect(sc, tmp_path)
+    sim, got = r.summary, e.summary
+    assert got["mode"] == "emulation" and sim["mode"] == "simulation"
+    for key in ("duration_s", "warmup_s", "packets_delivered", "queues", "phases", "web"):
+        assert _nan_as_null(got[key]) == _nan_as_null(sim[key]), key
+    assert len(got["cbr"]) == 4
+    for s, g in zip(sim["cbr"], got["cbr"], strict=True):
+        assert _nan_as_null(g) == _nan_as_null(s)  # every column, exactly
+    for s, g in zip(sim["tcp"], got["tcp"], strict=True):
+        for col, v in s.items():
+            if col in NOT_IN_THE_TESTBED:
+                assert g[col] is None, col
+            else:
+                assert _nan_as_null(g[col]) == _nan_as_null(v), col
+    # The per-packet trace the testbed returns is the simulator's too.
+    for col in ("flow", "seq", "bytes", "fate", "extra_delay_s"):
+        np.testing.assert_array_equal(e.traces["cbr"][col], r.traces["cbr"][col], err_msg=col)

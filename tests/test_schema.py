@@ -1,0 +1,138 @@
+"""The result schema is declared once, in the core: the store, the stub, the traces the
+bindings hand over, and the column names figures, reports and comparisons use must all
+be in it."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+
+import collateral
+from collateral import _native, schema
+from collateral.runner import summary_columns
+from collateral.spec import Scenario
+
+ROOT = Path(__file__).parents[1]
+PKG = ROOT / "python" / "collateral"
+#: A flat summary column name as code spells it: tcp0_goodput_bps, cbr1_loss_rate,
+#: queue_down_drops, web0_pages_completed.
+FLAT = re.compile(r"\b(?:(?:tcp|cbr|web)\d+|queue_(?:down|up))_[a-z0-9_]+\b")
+NUMPY = {"float64": np.float64, "uint64": np.uint64, "uint32": np.uint32, "uint8": np.uint8}
+
+
+def _full_trial() -> collateral.Result:
+    return collateral.simulate(
+        Scenario(
+            down={"rate": "10Mbit"},
+            up={"rate": "10Mbit"},
+            duration="4s",
+            warmup="1s",
+            tcp=[{}],
+            cbr=[{"direction": "down"}, {"direction": "up", "app": "wow"}],
+            web=[{"users": 5}],
+        )
+    )
+
+
+def test_every_stored_summary_column_is_declared_with_its_type():
+    r = _full_trial()
+    flat = summary_columns(r.summary)
+    assert "tcp0_goodput_bps" in flat and "web0_pages_completed" in flat
+    for name, value in flat.items():
+        c = schema.column(name)
+        assert c is not None, name
+        if value is None:
+            assert c["null"], f"{name} is None but not declared nullable"
+        elif c["dtype"] == "float64":
+            assert isinstance(value, float) and not math.isnan(value), name
+        elif c["dtype"].startswith("uint"):
+            assert isinstance(value, int) and value >= 0, name
+        else:
+            assert isinstance(value, str), name
+
+
+def test_the_traces_the_bindings_hand_over_are_the_declared_tables():
+    r = _full_trial()
+    assert sorted(r.traces) == sorted(schema.trace_tables())
+    for name, cols in r.traces.items():
+        declared = schema.trace_columns(name)
+        assert list(cols) == [c["name"] for c in declared], name
+        for c in declared:
+            if c["dtype"] in NUMPY:
+                assert cols[c["name"]].dtype == NUMPY[c["dtype"]], (name, c["name"])
+
+
+def test_nan_stays_nan_in_a_result():
+    # No packet of the flow arrives before the end: its delays are NaN, not None.
+    r = collateral.simulate(
+        Scenario(down={"rate": "1Mbit"}, up={"rate": "1Mbit"}, duration="2s", warmup="1s",
+                 cbr=[{"start": "1990ms", "jitter": "0s"}], rtt="200ms")
+    )
+    assert math.isnan(r.cbr[0]["delay_median_s"]) and math.isnan(r.cbr[0]["loss_rate"])
+    assert summary_columns(r.summary)["cbr0_delay_median_s"] is None  # NULL in the store
+
+
+def test_an_undeclared_field_is_refused():
+    import pytest
+
+    s = _full_trial().summary
+    s["cbr"][0]["jitter_ms"] = 1.0
+    with pytest.raises(ValueError, match="undeclared fields"):
+        summary_columns(s)
+
+
+def _literals(path: Path) -> set[str]:
+    return set(FLAT.findall(path.read_text(encoding="utf-8")))
+
+
+def _index(name: str) -> str:
+    return re.sub(r"^(tcp|cbr|web)\d+_", r"\1{i}_", name)
+
+
+def _parameter_columns() -> set[str]:
+    """The parameter columns (the scenario's own values) of a scenario with every kind
+    of flow: the store's other columns, named by the experiment, not the schema."""
+    from collateral.experiment import param_columns
+
+    sc = Scenario(
+        down={"rate": "10Mbit", "framing": {"overhead": "10B", "atm": True}},
+        up={"rate": "1Mbit"},
+        duration="4s",
+        tcp=[{"cc": "cubic", "profile": "linux-6", "start": "1s", "stop": "3s"}],
+        cbr=[{"direction": "down", "tag": 46, "start": "1s", "stop": "2s"}, {"app": "wow"}],
+        web=[{"users": 5}],
+    )
+    return {_index(n) for n in param_columns(sc)}
+
+
+def test_code_refers_only_to_declared_columns():
+    params = _parameter_columns()
+    files = [
+        *PKG.glob("*.py"),
+        *PKG.glob("*.pyi"),
+        *(PKG / "reproduce").rglob("*.py"),
+        *(PKG / "reproduce").rglob("*.toml"),
+        *(ROOT / "examples").glob("*.toml"),
+    ]
+    seen = 0
+    for f in files:
+        for name in _literals(f):
+            seen += 1
+            ok = schema.column(name) is not None or _index(name) in params
+            assert ok, f"{f.relative_to(ROOT)}: {name} is neither a result nor a parameter"
+    assert seen > 20  # the figures and claims do refer to columns
+
+
+def test_the_stub_lists_what_the_module_exports():
+    stub = (PKG / "_native.pyi").read_text(encoding="utf-8")
+    stubbed = set(re.findall(r"^def (\w+)\(", stub, re.M))
+    exported = {n for n in dir(_native) if not n.startswith("_") and callable(getattr(_native, n))}
+    assert stubbed == exported
+
+
+def test_the_schema_prints():
+    text = schema.render()
+    assert "cbr{i}_delay_p95_s" in text and "trace cwnd" in text
