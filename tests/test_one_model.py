@@ -33,19 +33,24 @@ def _write_testbed_logs(sc: Scenario, r: collateral.Result, wd: Path) -> None:
         size = cbr["bytes"][k].astype(np.int64)
         fate = cbr["fate"][k]
         owd = np.rint(np.nan_to_num(cbr["owd_s"][k]) * 1e9).astype(np.int64)
-        rows = "\n".join(f"{q},{s},{n}" for q, s, n in zip(seq, sent, size))
+        rows = "\n".join(f"{q},{s},{n}" for q, s, n in zip(seq, sent, size, strict=True))
         (wd / f"cbr{j}-send.csv").write_text(f"seq,send_ns,len\n{rows}\n")
         # Received: when they arrived; in flight at the end: they arrive after it.
         got = fate == 0
         late = fate == 3
-        recv = [(q, s + d) for q, s, d in zip(seq[got], sent[got], owd[got])]
+        recv = [(q, s + d) for q, s, d in zip(seq[got], sent[got], owd[got], strict=True)]
         recv += [(q, end + 1_000_000_000) for q in seq[late]]
         recv.sort()
         rows = "\n".join(f"{q},{t}" for q, t in recv)
         (wd / f"cbr{j}-recv.csv").write_text(f"seq,recv_ns\n{rows}\n")
         # Dropped by a queue: the router logs the drop with the UDP port and sequence.
-        router_rows += [f"0,1,0,{n},17,{6001 + j},{7001 + j},{q}" for q, n in zip(seq[fate == 1], size[fate == 1])]
-    (wd / "router.csv").write_text("t_ns,ev,dir,ip_len,proto,sport,dport,useq\n" + "\n".join(router_rows) + "\n")
+        router_rows += [
+            f"0,1,0,{n},17,{6001 + j},{7001 + j},{q}"
+            for q, n in zip(seq[fate == 1], size[fate == 1], strict=True)
+        ]
+    (wd / "router.csv").write_text(
+        "t_ns,ev,dir,ip_len,proto,sport,dport,useq\n" + "\n".join(router_rows) + "\n"
+    )
     cong = r.traces["congestion"]
     for i, t in enumerate(r.tcp):
         # The receiver's byte counter at the warm-up and at the end; the sender's polled

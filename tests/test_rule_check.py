@@ -66,7 +66,10 @@ def run_trains(kernel: tuple[str, int] | None, rule: str, limit: int, tmp: Path)
             # The simulator's own scenario: this rule and limit downstream, no delay.
             unit = "p" if rule == "ps" else "B"
             sc = Scenario(
-                down={"rate": RATE, "queue": {"rule": rule.replace("_", "-"), "limit": f"{limit}{unit}"}},
+                down={
+                    "rate": RATE,
+                    "queue": {"rule": rule.replace("_", "-"), "limit": f"{limit}{unit}"},
+                },
                 up={"rate": RATE, "queue": {"rule": "ps", "limit": "1000p"}},
                 rtt="2ns",  # 1 ns each way: no delay to speak of
                 duration=f"{until}ns",

@@ -68,8 +68,14 @@ def test_the_traces_the_bindings_hand_over_are_the_declared_tables():
 def test_nan_stays_nan_in_a_result():
     # No packet of the flow arrives before the end: its delays are NaN, not None.
     r = collateral.simulate(
-        Scenario(down={"rate": "1Mbit"}, up={"rate": "1Mbit"}, duration="2s", warmup="1s",
-                 cbr=[{"start": "1990ms", "jitter": "0s"}], rtt="200ms")
+        Scenario(
+            down={"rate": "1Mbit"},
+            up={"rate": "1Mbit"},
+            duration="2s",
+            warmup="1s",
+            cbr=[{"start": "1990ms", "jitter": "0s"}],
+            rtt="200ms",
+        )
     )
     assert math.isnan(r.cbr[0]["delay_median_s"]) and math.isnan(r.cbr[0]["loss_rate"])
     assert summary_columns(r.summary)["cbr0_delay_median_s"] is None  # NULL in the store

@@ -6,7 +6,6 @@ ns-2 results beside its dummynet testbed.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,24 +14,9 @@ import numpy as np
 from .plots import _STYLE, plt, save
 
 if TYPE_CHECKING:
-    from .result import Result
+    pass
 
-__all__ = ["METRICS", "compare_rows", "compare_stores", "fig_compare", "fig_compare_stores"]
-
-#: (label, unit, how to read it from a Result, scale for display)
-METRICS: list[tuple[str, str, Any, float]] = [
-    ("TCP goodput", "Mbit/s", lambda r: sum(t["goodput_bps"] for t in r.tcp), 1e-6),
-    ("CBR loss down", "%", lambda r: _cbr(r, "down", "loss_rate"), 100.0),
-    ("CBR delay p50 down", "ms", lambda r: _cbr(r, "down", "delay_median_s"), 1e3),
-    ("CBR delay p95 down", "ms", lambda r: _cbr(r, "down", "delay_p95_s"), 1e3),
-    ("CBR loss up", "%", lambda r: _cbr(r, "up", "loss_rate"), 100.0),
-    ("CBR delay p50 up", "ms", lambda r: _cbr(r, "up", "delay_median_s"), 1e3),
-]
-
-
-def _cbr(r: Result, direction: str, key: str) -> float:
-    vals = [c[key] for c in r.cbr if c["direction"] == direction]
-    return float(vals[0]) if vals else math.nan
+__all__ = ["compare_stores", "fig_compare_stores"]
 
 
 def _difference(sim: float, emu: float, unit: str) -> tuple[float, str]:
@@ -42,73 +26,7 @@ def _difference(sim: float, emu: float, unit: str) -> tuple[float, str]:
     return ((emu - sim) / sim * 100 if sim else math.nan), "%"
 
 
-def compare_rows(sim: Sequence[Result], emu: Sequence[Result]) -> list[dict[str, Any]]:
-    """Per metric: the mean (and min to max) over the simulated and the emulated trials, and
-    the difference, relative for rates and delays, absolute (percentage points) for loss."""
-    rows = []
-    for label, unit, get, scale in METRICS:
-        s = np.array([get(r) for r in sim], dtype=float) * scale
-        e = np.array([get(r) for r in emu], dtype=float) * scale
-        sm, em = (
-            float(np.nanmean(s)) if len(s) else math.nan,
-            float(np.nanmean(e)) if len(e) else math.nan,
-        )
-        diff, diff_unit = _difference(sm, em, unit)
-        rows.append(
-            {
-                "metric": label,
-                "unit": unit,
-                "sim": sm,
-                "sim_range": (float(np.nanmin(s)), float(np.nanmax(s))) if len(s) else None,
-                "emu": em,
-                "emu_range": (float(np.nanmin(e)), float(np.nanmax(e))) if len(e) else None,
-                "diff": diff,
-                "diff_unit": diff_unit,
-            }
-        )
-    return rows
-
-
-def fig_compare(sim: Sequence[Result], emu: Sequence[Result], path: str | Path) -> list[Path]:
-    """Delay CDFs (downstream CBR, all trials pooled) and the first trial's cwnd from
-    each side over 10 s after the warm-up."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with plt.rc_context(_STYLE):
-        fig, (cdf, win) = plt.subplots(1, 2, figsize=(12, 4.5), layout="constrained")
-        for label, results, color in (("simulation", sim, "C0"), ("emulation", emu, "C3")):
-            d = (
-                np.concatenate([r.cbr_packets("down")["extra_delay_s"] for r in results])
-                if results
-                else np.array([])
-            )
-            d = np.sort(d[np.isfinite(d)]) * 1e3
-            if len(d):
-                cdf.plot(
-                    d,
-                    np.arange(1, len(d) + 1) / len(d),
-                    color=color,
-                    label=f"{label} ({len(results)} trials)",
-                )
-            if results:
-                r = results[0]
-                t0 = r.warmup_s
-                t, cwnd, _ = r.cwnd_series(0, step=0.001, t0=t0, t1=min(t0 + 10, r.duration_s))
-                win.plot(t - t0, cwnd, drawstyle="steps-post", color=color, label=label)
-        cdf.set_xlabel("additional one-way delay, downstream CBR (ms)")
-        cdf.set_ylabel("fraction of packets")
-        cdf.set_ylim(0, 1)
-        cdf.legend(loc="lower right")
-        win.set_xlabel("time after warm-up (s)")
-        win.set_ylabel("cwnd (packets)")
-        win.set_ylim(bottom=0)
-        win.legend(loc="upper right")
-        sc = (sim or emu)[0].scenario if (sim or emu) else None
-        fig.suptitle("Simulation vs emulation" + (f"\n{sc.describe()}" if sc else ""))
-        return save(fig, path)
-
-
-#: Summary columns behind METRICS, for stored results.
+#: (label, unit, summary column, scale for display) of each compared metric.
 _COLUMNS = [
     ("TCP goodput", "Mbit/s", "tcp0_goodput_bps", 1e-6),
     ("CBR loss down", "%", "cbr0_loss_rate", 100.0),
@@ -118,8 +36,9 @@ _COLUMNS = [
 
 
 def compare_stores(sim: Any, emu: Any) -> list[dict[str, Any]]:
-    """Like :func:`compare_rows` over two results directories of the same experiment,
-    using only the trials both hold (matched by trial key)."""
+    """Per metric: the mean over the simulated and the emulated trials of two results
+    directories of the same experiment (only the trials both hold, matched by trial key),
+    and the difference, relative for rates and delays, in percentage points for loss."""
     s, e = sim.summary(), emu.summary()
     common = sorted(set(s["key"]) & set(e["key"]))
     if not common:

@@ -37,6 +37,7 @@ import numpy as np
 
 from .result import Result
 from .spec import Scenario
+from .store import _pid_alive
 
 __all__ = [
     "KERNEL_CC",
@@ -87,16 +88,6 @@ def _sh(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return r
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _kill_ns_processes(ns: str) -> None:
     pids = _sh("ip", "netns", "pids", ns, check=False).stdout.split()
     for p in pids:
@@ -119,7 +110,7 @@ def cleanup_leftovers() -> list[str]:
     removed = []
     for ns in testbed_namespaces():
         m = _NS_RE.match(ns)
-        if m and not _alive(int(m.group(1))):
+        if m and not _pid_alive(int(m.group(1))):
             _delete_ns(ns)
             removed.append(ns)
     return removed
@@ -451,7 +442,9 @@ def emulate(scenario: Scenario, workdir: str | Path | None = None, keep: bool = 
             senders = []
             for i, f in enumerate(scenario.tcp):
                 ns_s, ip_s, ip_r = (
-                    ("left", LEFT_A, RIGHT_C) if f.direction == "down" else ("right", RIGHT_C, LEFT_A)
+                    ("left", LEFT_A, RIGHT_C)
+                    if f.direction == "down"
+                    else ("right", RIGHT_C, LEFT_A)
                 )
                 senders.append(
                     tb.start(
@@ -465,7 +458,9 @@ def emulate(scenario: Scenario, workdir: str | Path | None = None, keep: bool = 
                 )
             for j, c in enumerate(scenario.cbr):
                 ns_s, ip_s, ip_r = (
-                    ("left", LEFT_B, RIGHT_D) if c.direction == "down" else ("right", RIGHT_D, LEFT_B)
+                    ("left", LEFT_B, RIGHT_D)
+                    if c.direction == "down"
+                    else ("right", RIGHT_D, LEFT_B)
                 )
                 # The simulator's own source: same seed, same departures; a tag becomes the
                 # DSCP of the IP TOS byte, which the router classifies.
@@ -535,7 +530,9 @@ def _collect(sc: Scenario, wd: Path) -> Result:
         n = len(sent)
         arrived = np.full(n, LOST_ELSEWHERE, dtype=np.uint64)
         if len(router):
-            x = router[(router[:, 1] == EV_DROP) & (router[:, 4] == 17) & (router[:, 6] == 7001 + j)]
+            x = router[
+                (router[:, 1] == EV_DROP) & (router[:, 4] == 17) & (router[:, 6] == 7001 + j)
+            ]
             seqs = x[:, 7][x[:, 7] < n]
             arrived[seqs] = DROPPED_IN_QUEUE
         if len(recv):

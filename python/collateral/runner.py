@@ -25,7 +25,6 @@ in flight finish (about a second) and writes them; a second Ctrl-C abandons them
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 import signal

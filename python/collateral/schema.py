@@ -49,8 +49,18 @@ def _patterns() -> list[tuple[re.Pattern[str], dict[str, Any]]]:
     out = []
     for g in _groups():
         if g["key"] == "phases":
-            out.append((re.compile("^phases$"), {"name": "phases", "dtype": "json", "unit": "",
-                                                  "null": True, "meaning": g["meaning"]}))
+            out.append(
+                (
+                    re.compile("^phases$"),
+                    {
+                        "name": "phases",
+                        "dtype": "json",
+                        "unit": "",
+                        "null": True,
+                        "meaning": g["meaning"],
+                    },
+                )
+            )
             continue
         prefix = re.escape(g["prefix"]).replace(re.escape("{i}"), r"(\d+|down|up)")
         for c in g["columns"]:
@@ -75,8 +85,18 @@ def metric_columns() -> list[tuple[str, dict[str, Any]]]:
     out = []
     for g in _groups():
         if g["key"] == "phases":
-            out.append(("phases", {"name": "phases", "dtype": "json", "unit": "", "null": True,
-                                   "meaning": g["meaning"]}))
+            out.append(
+                (
+                    "phases",
+                    {
+                        "name": "phases",
+                        "dtype": "json",
+                        "unit": "",
+                        "null": True,
+                        "meaning": g["meaning"],
+                    },
+                )
+            )
             continue
         for c in g["columns"]:
             if (g["key"] == "" and c["name"] in _PARAMETERS) or (
@@ -151,9 +171,9 @@ def flatten_summary(summary: dict[str, Any]) -> dict[str, Any]:
             for name, x in item.items():
                 if name not in _FLOW_LABELS:
                     out[prefix.replace("{i}", str(i)) + name] = _null_nan(x)
-    top = set(summary) - {c["name"] for c in _groups()[0]["columns"]} - {
-        g["key"] for g in _groups()
-    }
+    top = (
+        set(summary) - {c["name"] for c in _groups()[0]["columns"]} - {g["key"] for g in _groups()}
+    )
     if top:
         raise ValueError(f"summary: undeclared fields {sorted(top)}")
     return out

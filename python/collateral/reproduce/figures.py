@@ -42,11 +42,6 @@ def _df(store: Store, sql: str) -> pd.DataFrame:
     return store.query(sql)
 
 
-def _trials(df: pd.DataFrame) -> str:
-    n = df.groupby([c for c in df.columns if c in ("point",)] or df.columns[:1]).size()
-    return f"{int(n.min())}" if len(n) and n.min() == n.max() else f"{int(n.min())}-{int(n.max())}"
-
-
 def _capacity(link: str) -> float:
     """Goodput a bulk flow can reach next to the downstream CBR (payload bit/s)."""
     return (LINKS[link][0] - CBR_BPS) * MSS / DATA
