@@ -391,6 +391,15 @@ def _read_csv(path: Path) -> np.ndarray:
     return np.array(rows, dtype=np.int64).reshape(len(rows), -1) if rows else np.zeros((0, 1))
 
 
+def _hosts(kind: str, direction: str) -> tuple[tuple[str, str], tuple[str, str]]:
+    """(namespace, address) of a flow's sender and receiver: TCP between A and C, CBR
+    between B and D; downstream from the left (Internet) side to the right (home)."""
+    left, right = (LEFT_A, RIGHT_C) if kind == "tcp" else (LEFT_B, RIGHT_D)
+    if direction == "down":
+        return ("left", left), ("right", right)
+    return ("right", right), ("left", left)
+
+
 #: Seconds between starting the router and receivers and the run's origin, for them to
 #: be listening when the first packet leaves.
 START_MARGIN_S = 1.0
@@ -418,49 +427,37 @@ def emulate(scenario: Scenario, workdir: str | Path | None = None, keep: bool = 
                 emu, sc_json, t0, dur + 3_000_000_000, wd / "router.csv", wd / "router.json"
             )
             until = t(dur + 2_000_000_000)
-            receivers = []
+            receivers, senders = [], []
             for i, f in enumerate(scenario.tcp):
-                ns_r, ip_r = ("right", RIGHT_C) if f.direction == "down" else ("left", LEFT_A)
+                (ns_s, ip_s), (ns_r, ip_r) = _hosts("tcp", f.direction)
+                dst, out = f"{ip_r}:{5001 + i}", wd / f"tcp{i}"
                 receivers.append(
                     tb.start(
                         ns_r,
                         f"tcp{i}-recv",
-                        *(emu, "tcp-recv", "--bind", f"{ip_r}:{5001 + i}", "--t0", t(t0)),
-                        *("--until-ns", until, "--out", str(wd / f"tcp{i}-recv.csv")),
+                        *(emu, "tcp-recv", "--bind", dst, "--t0", t(t0), "--until-ns", until),
+                        *("--out", f"{out}-recv.csv"),
                     )
-                )
-            for j, c in enumerate(scenario.cbr):
-                ns_r, ip_r = ("right", RIGHT_D) if c.direction == "down" else ("left", LEFT_B)
-                receivers.append(
-                    tb.start(
-                        ns_r,
-                        f"cbr{j}-recv",
-                        *(emu, "cbr-recv", "--bind", f"{ip_r}:{7001 + j}", "--t0", t(t0)),
-                        *("--until-ns", until, "--out", str(wd / f"cbr{j}-recv.csv")),
-                    )
-                )
-            senders = []
-            for i, f in enumerate(scenario.tcp):
-                ns_s, ip_s, ip_r = (
-                    ("left", LEFT_A, RIGHT_C)
-                    if f.direction == "down"
-                    else ("right", RIGHT_C, LEFT_A)
                 )
                 senders.append(
                     tb.start(
                         ns_s,
                         f"tcp{i}-send",
-                        *(emu, "tcp-send", "--src", ip_s, "--dst", f"{ip_r}:{5001 + i}"),
-                        *("--cc", kernel_cc[i], "--t0", t(t0), "--duration-ns", t(dur)),
-                        *("--poll-ns", "1000000", "--out", str(wd / f"tcp{i}-send.csv")),
-                        *("--congestion-out", str(wd / f"tcp{i}-congestion.csv")),
+                        *(emu, "tcp-send", "--src", ip_s, "--dst", dst, "--cc", kernel_cc[i]),
+                        *("--t0", t(t0), "--duration-ns", t(dur), "--poll-ns", "1000000"),
+                        *("--out", f"{out}-send.csv", "--congestion-out", f"{out}-congestion.csv"),
                     )
                 )
             for j, c in enumerate(scenario.cbr):
-                ns_s, ip_s, ip_r = (
-                    ("left", LEFT_B, RIGHT_D)
-                    if c.direction == "down"
-                    else ("right", RIGHT_D, LEFT_B)
+                (ns_s, ip_s), (ns_r, ip_r) = _hosts("cbr", c.direction)
+                dst, out = f"{ip_r}:{7001 + j}", wd / f"cbr{j}"
+                receivers.append(
+                    tb.start(
+                        ns_r,
+                        f"cbr{j}-recv",
+                        *(emu, "cbr-recv", "--bind", dst, "--t0", t(t0), "--until-ns", until),
+                        *("--out", f"{out}-recv.csv"),
+                    )
                 )
                 # The simulator's own source: same seed, same departures; a tag becomes the
                 # DSCP of the IP TOS byte, which the router classifies.
@@ -469,8 +466,8 @@ def emulate(scenario: Scenario, workdir: str | Path | None = None, keep: bool = 
                         ns_s,
                         f"cbr{j}-send",
                         *(emu, "cbr-send", "--scenario", str(sc_json), "--flow", str(j)),
-                        *("--t0", t(t0), "--src", f"{ip_s}:{6001 + j}"),
-                        *("--dst", f"{ip_r}:{7001 + j}", "--out", str(wd / f"cbr{j}-send.csv")),
+                        *("--t0", t(t0), "--src", f"{ip_s}:{6001 + j}", "--dst", dst),
+                        *("--out", f"{out}-send.csv"),
                     )
                 )
             ahead = START_MARGIN_S + dur / 1e9
