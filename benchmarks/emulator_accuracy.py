@@ -2,7 +2,8 @@
 
 For each bottleneck rate (1.5, 24, 100 Mbit/s) with 50 ms one-way delay:
 - idle link: CBR probes (186 B every 20 ms, jittered) measure the *added* one-way delay
-  error = measured OWD - (propagation + serialisation at the bottleneck), p50 and p99;
+  error = measured OWD - the model's base delay (propagation, serialisation at the
+  bottleneck and on the two 1 Gbit/s access links: 3 µs for 186 B), p50 and p99;
 - saturated link: one bulk TCP flow (cubic) fills the link; the rate the router puts on
   the wire (IP bytes leaving it in the measured window) is compared with the setting.
 

@@ -101,6 +101,39 @@ def test_a_killed_runs_leftovers_are_removed_by_the_next_run():
 
 
 @needs_root
+def test_a_namespace_the_tool_did_not_record_is_never_touched(tmp_path):
+    # Named like ours, with a pid that is not running, but not in the registry: someone
+    # else's. Neither it nor what runs in it is removed.
+    ns = "col4194300l"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        sleeper = subprocess.Popen(["ip", "netns", "exec", ns, "sleep", "30"])
+        time.sleep(0.3)
+        assert emu.cleanup_leftovers() == []
+        assert ns in emu.testbed_namespaces() and sleeper.poll() is None
+    finally:
+        sleeper.kill()
+        subprocess.run(["ip", "netns", "del", ns], check=False)
+
+
+@needs_root
+def test_a_killed_runs_children_and_temporary_directory_go_too():
+    import glob
+
+    before = set(glob.glob("/tmp/collateral-emu-*"))
+    p = _cli("emulate", "--link", "adsl1", "--duration", "30s", "--warmup", "1s")
+    time.sleep(4)
+    assert _emu_processes(), "the run has started its router and endpoints"
+    p.kill()
+    p.wait()
+    time.sleep(0.5)
+    assert _emu_processes() == [], "children die with the run (PR_SET_PDEATHSIG)"
+    emu.cleanup_leftovers()
+    assert set(glob.glob("/tmp/collateral-emu-*")) <= before
+    assert _ours() == []
+
+
+@needs_root
 def test_non_root_gets_a_one_line_error():
     p = _cli("emulate", "--link", "adsl1", "--duration", "5s", "--warmup", "1s", user="65534")
     _, err = p.communicate(timeout=60)

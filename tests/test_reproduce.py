@@ -120,3 +120,45 @@ def test_report_opens_in_chromium_with_every_figure(results: Path, tmp_path: Pat
     lo, hi = img.getextrema()
     assert hi - lo > 100, "the screenshot is blank"
     assert len(img.histogram()) == 256 and sum(1 for c in img.histogram() if c) > 20
+
+
+#: DuckDB's name for each declared type.
+_DUCKDB = {
+    "float64": "DOUBLE",
+    "uint64": "UBIGINT",
+    "uint32": "UINTEGER",
+    "uint8": "UTINYINT",
+    "string": "VARCHAR",
+    "json": "VARCHAR",
+}
+
+
+def test_every_reproductions_store_has_the_declared_types(results: Path):
+    """DESCRIBE summary (and each trace table) of every quick reproduction's store: each
+    result column has the type the core declares, whatever its batches held."""
+    from collateral import schema
+    from collateral.store import IDENTITY_COLUMNS, open_store
+
+    for fig_id in STUDIES:  # already run by the tests above; resumes in no time
+        reproduce(fig_id, out=results, quick=True, progress=False)
+    stores = sorted(p for p in results.iterdir() if (p / "store.json").exists())
+    assert len(stores) >= 8
+    checked = 0
+    for d in stores:
+        st = open_store(d)
+        for table in st.tables():
+            rows = st.query(f"DESCRIBE {table}", "arrow").to_pylist()
+            for r in rows:
+                name, typ = r["column_name"], r["column_type"]
+                if table == "summary":
+                    want = IDENTITY_COLUMNS.get(name) or (
+                        c["dtype"] if (c := schema.column(name)) else None
+                    )
+                else:
+                    cols = {c["name"]: c["dtype"] for c in schema.trace_columns(table)}
+                    want = cols.get(name, "string" if name == "key" else None)
+                    assert want is not None, f"{d.name}: {table}.{name} is not declared"
+                if want is not None:
+                    assert typ == _DUCKDB[want], f"{d.name}: {table}.{name} is {typ}, not {want}"
+                    checked += 1
+    assert checked > 200

@@ -31,7 +31,7 @@ TRAINS = [
     [1500] + [186, 1500] * 8 + [1500] * 3 + [186] * 8,
     [1500] * 3 + [186] * 30 + [1500] * 2,
 ]
-CASES = [("pfifo", "ps", 8), ("bfifo", "fb_strict", 6000), ("bfifo", "fb_strict", 7499)]
+CASES = [("pfifo", "ps", 8), ("bfifo", "fb-strict", 6000), ("bfifo", "fb-strict", 7499)]
 
 
 def rule_says(sizes: list[int], rule: str, limit: int) -> list[int]:
@@ -42,8 +42,8 @@ def rule_says(sizes: list[int], rule: str, limit: int) -> list[int]:
         n = size + L2
         full = {
             "ps": q_pkts >= limit,
-            "fb_strict": q_bytes + n > limit,
-            "fb_loose": q_bytes > limit,
+            "fb-strict": q_bytes + n > limit,
+            "fb-loose": q_bytes > limit,
         }[rule]
         if not full:
             admitted.append(k)
@@ -68,7 +68,7 @@ def run_trains(kernel: tuple[str, int] | None, rule: str, limit: int, tmp: Path)
             sc = Scenario(
                 down={
                     "rate": RATE,
-                    "queue": {"rule": rule.replace("_", "-"), "limit": f"{limit}{unit}"},
+                    "queue": {"rule": rule, "limit": f"{limit}{unit}"},
                 },
                 up={"rate": RATE, "queue": {"rule": "ps", "limit": "1000p"}},
                 rtt="2ns",  # 1 ns each way: no delay to speak of
@@ -130,10 +130,10 @@ def test_emulator_drops_what_the_kernel_drops(qdisc, rule, limit, tmp_path):
 
 def test_fb_loose_drops_what_the_rule_says(tmp_path):
     limit = 6000
-    ours = run_trains(None, "fb_loose", limit, tmp_path)
-    overshoot, small_lost = False, {"fb_loose": 0, "fb_strict": 0}
+    ours = run_trains(None, "fb-loose", limit, tmp_path)
+    overshoot, small_lost = False, {"fb-loose": 0, "fb-strict": 0}
     for i, sizes in enumerate(TRAINS):
-        want = set(rule_says(sizes, "fb_loose", limit))
+        want = set(rule_says(sizes, "fb-loose", limit))
         assert ours[i] == want, f"train {i}"
         queued = sum(sizes[k] + L2 for k in want if k > 0)
         overshoot |= queued > limit
@@ -143,4 +143,4 @@ def test_fb_loose_drops_what_the_rule_says(tmp_path):
     # The queue went over its limit (by less than one packet), and small packets fare
     # worse than under FB-strict, which fits them into the gaps (SPEC §1).
     assert overshoot
-    assert small_lost["fb_loose"] > small_lost["fb_strict"]
+    assert small_lost["fb-loose"] > small_lost["fb-strict"]

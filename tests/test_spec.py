@@ -26,7 +26,7 @@ def test_build_scenario_defaults_to_adsl1_with_native_contract_fields():
     assert native["rtt_ns"] == 100_000_000
     assert native["down"] == {
         "rate_bps": 1_500_000,
-        "queue": {"rule": "fb_strict", "limit": 20_000, "count_in_service": False},
+        "queue": {"rule": "fb-strict", "limit": 20_000, "count_in_service": False},
         "loss_rate": 0.0,
     }
     assert native["up"]["rate_bps"] == 256_000
@@ -68,9 +68,14 @@ def test_adsl2_preset_and_packet_limit_implies_ps():
     assert s.to_native()["down"]["queue"] == {"rule": "ps", "limit": 27, "count_in_service": False}
 
 
-@pytest.mark.parametrize("spelling", ["fb_loose", "FB-loose", "fb-loose", " Fb_Loose "])
-def test_rule_accepts_underscores_and_case(spelling):
-    assert QueueSpec(limit="40kB", rule=spelling).to_native()["rule"] == "fb_loose"
+@pytest.mark.parametrize("spelling", ["FB-loose", "fb-loose", " Fb-Loose "])
+def test_rule_accepts_case_and_is_sent_as_spelled(spelling):
+    assert QueueSpec(limit="40kB", rule=spelling).to_native()["rule"] == "fb-loose"
+
+
+def test_rule_has_one_spelling():
+    with pytest.raises(ValidationError, match="allowed: ps, fb-strict, fb-loose"):
+        QueueSpec(limit="40kB", rule="fb_loose")
 
 
 def test_dump_round_trips_in_human_units():

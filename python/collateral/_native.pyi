@@ -55,6 +55,12 @@ def profiles() -> dict[str, dict[str, Any]]:
 def congestion_controls() -> list[str]:
     """Names of the congestion-control algorithms the core implements."""
 
+def vocabulary() -> dict[str, Any]:
+    """Every name a scenario accepts, as the core spells it (one vocabulary for CLI, TOML,
+    Python and stored data): ``{"rule", "aqm", "recovery", "cubic_variant", "htcp_flavor",
+    "cc", "profile", "app", "direction", "trace": list[str], "link_presets": {name:
+    {"down_bps": int, "up_bps": int}}}``, lists in the core's order."""
+
 def validate_queue(queue_json: str, rate_bps: int) -> None:
     """Checks an AQM/scheduler queue (``{"kind": "red", ...}``) for a link of ``rate_bps``;
     raises ValueError saying what is wrong."""

@@ -16,6 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .spec import (
+    APP_PROFILES,
+    AQM_SHORTHANDS,
+    CBR_CHOICES,
     CC_ALGORITHMS,
     LINK_PRESETS,
     PROFILES,
@@ -112,7 +115,7 @@ def _add_scenario_options(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--aqm",
         metavar="KIND",
-        help="an AQM instead of drop-tail: codel, fq_codel or pie with their defaults, or a "
+        help=f"an AQM instead of drop-tail: {', '.join(AQM_SHORTHANDS)} with their defaults, or a "
         'JSON object such as \'{"kind": "red", "min_th": 5, "max_th": 15, "max_p": 0.1, '
         '"w_q": 0.002, "limit": 60}\'',
     )
@@ -152,7 +155,7 @@ def _add_scenario_options(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--cbr",
-        choices=("down", "up", "both", "none"),
+        choices=CBR_CHOICES,
         default="both",
         help="directions of VoIP-like CBR flows (default: both)",
     )
@@ -177,8 +180,8 @@ def _add_scenario_options(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--app",
         metavar="APP",
-        help="a thin-stream application instead of the CBR flow(s): rdp, vnc, g711, "
-        "skype_udp, wow, quake3 (directions as --cbr)",
+        help="a thin-stream application instead of the CBR flow(s): "
+        f"{', '.join(APP_PROFILES)} (directions as --cbr)",
     )
     g.add_argument(
         "--web-users",
@@ -857,7 +860,12 @@ def _add_advise_command(sub: Any) -> None:
         "control, and recommend the one that meets the application's target (VoIP: MOS; "
         "games: share of packets over the genre's delay budget) with the most goodput.",
     )
-    a.add_argument("--link", metavar="PRESET", default=None, help="adsl1 (default) or adsl2")
+    a.add_argument(
+        "--link",
+        metavar="PRESET",
+        default=None,
+        help=f"a link preset: {', '.join(LINK_PRESETS)} (default: adsl1)",
+    )
     a.add_argument("--down", metavar="RATE", help="downlink rate (with --up, instead of --link)")
     a.add_argument("--up", metavar="RATE", help="uplink rate")
     a.add_argument("--rtt", metavar="TIME", default="100ms", help="base RTT (default: 100ms)")

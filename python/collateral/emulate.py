@@ -105,14 +105,43 @@ def testbed_namespaces() -> list[str]:
     return [line.split()[0] for line in out.splitlines() if line.strip()]
 
 
+#: Where each run records what it creates (namespaces, its temporary directory) before
+#: creating it: the tool's own mark. A later run removes what a dead run recorded, and
+#: never anything else, however it is named.
+REGISTRY = Path("/run/collateral")
+
+
+def _register(run: dict[str, Any]) -> Path:
+    REGISTRY.mkdir(parents=True, exist_ok=True)
+    path = REGISTRY / f"{os.getpid()}.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(run))
+    os.replace(tmp, path)
+    return path
+
+
 def cleanup_leftovers() -> list[str]:
-    """Removes namespaces (and their processes and veths) of testbed runs that are gone."""
-    removed = []
-    for ns in testbed_namespaces():
-        m = _NS_RE.match(ns)
-        if m and not _pid_alive(int(m.group(1))):
-            _delete_ns(ns)
-            removed.append(ns)
+    """Removes what testbed runs that are gone left behind: the namespaces (with their
+    processes and veths) and temporary directories they recorded in :data:`REGISTRY`.
+    Returns the namespaces removed."""
+    removed: list[str] = []
+    if not REGISTRY.is_dir():
+        return removed
+    present = set(testbed_namespaces())
+    for rec in sorted(REGISTRY.glob("*.json")):
+        if not rec.stem.isdigit() or _pid_alive(int(rec.stem)):
+            continue
+        try:
+            run = json.loads(rec.read_text())
+        except (OSError, ValueError):
+            run = {}
+        for ns in run.get("namespaces", []):
+            if ns in present:
+                _delete_ns(ns)
+                removed.append(ns)
+        if run.get("tmpdir"):
+            shutil.rmtree(run["tmpdir"], ignore_errors=True)
+        rec.unlink(missing_ok=True)
     return removed
 
 
@@ -142,7 +171,12 @@ class Testbed:
     def exec(self, ns: str, *args: str) -> subprocess.CompletedProcess[str]:
         return _sh("ip", "netns", "exec", self.ns[ns], *args)
 
-    def build(self) -> None:
+    def build(self, tmpdir: Path | None = None) -> None:
+        """Creates the namespaces and links; records them (and ``tmpdir``, a temporary
+        directory of the run's to remove if it dies) in the registry first."""
+        self.registry = _register(
+            {"namespaces": list(self.ns.values()), "tmpdir": str(tmpdir) if tmpdir else None}
+        )
         for ns in self.ns.values():
             _sh("ip", "netns", "add", ns)
         for side in ("left", "right"):
@@ -312,12 +346,25 @@ class Testbed:
         return self.start("router", "router", *args)
 
     def wait(self, proc: _Proc, timeout: float) -> None:
+        """Waits for ``proc`` to end; one that overruns is stopped (SIGTERM, then SIGKILL)
+        and reported, as is one that failed, by the last line it wrote to stderr."""
         try:
             rc = proc.popen.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             proc.popen.terminate()
-            rc = proc.popen.wait(timeout=5)
-        if rc not in (0, -signal.SIGTERM):
+            try:
+                rc = proc.popen.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.popen.kill()
+                rc = proc.popen.wait()
+            if rc == -signal.SIGTERM or rc == -signal.SIGKILL:
+                raise EmulationError(f"{proc.name} did not finish in {timeout:.0f} s") from None
+        self.check(proc, rc)
+
+    @staticmethod
+    def check(proc: _Proc, rc: int | None) -> None:
+        """Raises :class:`EmulationError` naming ``proc`` if it failed (exit status ``rc``)."""
+        if rc not in (None, 0, -signal.SIGTERM):
             msg = proc.stderr.read_text().strip().splitlines()
             raise EmulationError(f"{proc.name} failed: {msg[-1] if msg else f'exit {rc}'}")
 
@@ -332,6 +379,8 @@ class Testbed:
                 p.popen.kill()
         for ns in self.ns.values():
             _delete_ns(ns)
+        if getattr(self, "registry", None) is not None:
+            self.registry.unlink(missing_ok=True)
 
 
 @contextmanager
@@ -411,8 +460,19 @@ def emulate(scenario: Scenario, workdir: str | Path | None = None, keep: bool = 
     kernel_cc = _check_ready(scenario)
     emu = find_emulator()
     cleanup_leftovers()
+    own_tmp = workdir is None
     wd = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="collateral-emu-"))
     wd.mkdir(parents=True, exist_ok=True)
+    try:
+        return _emulate_in(scenario, wd, emu, kernel_cc, own_tmp and not keep)
+    finally:
+        if own_tmp and not keep:
+            shutil.rmtree(wd, ignore_errors=True)
+
+
+def _emulate_in(
+    scenario: Scenario, wd: Path, emu: str, kernel_cc: dict[int, str], tmp: bool
+) -> Result:
     # Router and senders read the scenario the simulator takes, and follow one origin.
     sc_json = wd / "scenario.json"
     sc_json.write_text(scenario.to_native_json())
@@ -420,7 +480,7 @@ def emulate(scenario: Scenario, workdir: str | Path | None = None, keep: bool = 
     dur = scenario.duration
     try:
         with _signals_raise():
-            tb.build()
+            tb.build(wd if tmp else None)
             t0 = time.clock_gettime_ns(time.CLOCK_REALTIME) + int(START_MARGIN_S * 1e9)
             t = lambda ns: str(ns)  # noqa: E731
             router = tb.start_router(
@@ -470,6 +530,11 @@ def emulate(scenario: Scenario, workdir: str | Path | None = None, keep: bool = 
                         *("--out", f"{out}-send.csv"),
                     )
                 )
+            # The router and the receivers must be up before the first packet leaves: one
+            # that stopped (a bad argument, a socket it could not open) is reported now.
+            time.sleep(max(0.0, (t0 - time.clock_gettime_ns(time.CLOCK_REALTIME)) / 1e9 - 0.2))
+            for p in (router, *receivers):
+                tb.check(p, p.popen.poll())
             ahead = START_MARGIN_S + dur / 1e9
             for p in senders:
                 tb.wait(p, ahead + 10)
@@ -479,10 +544,7 @@ def emulate(scenario: Scenario, workdir: str | Path | None = None, keep: bool = 
             tb.wait(router, 5)
     finally:
         tb.teardown()
-    result = _collect(scenario, wd)
-    if not keep and workdir is None:
-        shutil.rmtree(wd, ignore_errors=True)
-    return result
+    return _collect(scenario, wd)
 
 
 #: What the core's measurement takes for a packet that never arrived (``u64::MAX - 1``:

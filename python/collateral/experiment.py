@@ -57,7 +57,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import _native
-from .spec import Scenario
+from .spec import VOCABULARY, Scenario, TraceSpec
 
 __all__ = [
     "TRACE_NAMES",
@@ -70,8 +70,8 @@ __all__ = [
 ]
 
 #: Trace tables an experiment may keep (``congestion`` is always recorded by the core).
-TRACE_NAMES: tuple[str, ...] = ("cwnd", "queue", "cbr", "drops", "congestion", "classes")
-_SWITCHED_TRACES = ("cwnd", "queue", "cbr", "drops", "classes")  # the core's trace switches
+TRACE_NAMES: tuple[str, ...] = tuple(VOCABULARY["trace"])
+_SWITCHED_TRACES = tuple(TraceSpec.model_fields)  # the core's trace switches
 _MAX_POINTS = 1_000_000
 _MAX_RANGE = 1_000_000
 
@@ -126,7 +126,7 @@ class ExperimentSettings(BaseModel):
     seed: int = Field(default=1, ge=0, lt=2**63)
     #: "independent": seeds differ per point; "common": the same seeds at every point.
     seeds: Literal["independent", "common"] = "independent"
-    traces: list[Literal["cwnd", "queue", "cbr", "drops", "congestion", "classes"]] = []
+    traces: list[Literal[TRACE_NAMES]] = []
 
 
 # ---------------------------------------------------------------------------------------
@@ -517,8 +517,6 @@ def param_columns(scenario: Scenario) -> dict[str, Any]:
                 out[name] = json.dumps(v)
             elif k.endswith(_DURATION_SUFFIX):
                 out[name[: -len(_DURATION_SUFFIX)] + "_s"] = None if v is None else v / 1e9
-            elif k == "rule":
-                out[name] = str(v).replace("_", "-")
             else:
                 out[name] = v
 

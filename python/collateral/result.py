@@ -48,13 +48,31 @@ def step_resample(
     return out
 
 
+def _nan_for_null(summary: dict[str, Any]) -> dict[str, Any]:
+    from .schema import float_fields
+
+    fields = float_fields()
+    for key, names in fields.items():
+        if key == "":
+            items = [summary]
+        else:
+            v = summary.get(key)
+            items = list(v.values()) if isinstance(v, dict) else (v or [])
+        for item in items:
+            for name in names:
+                if name in item and item[name] is None:
+                    item[name] = math.nan
+    return summary
+
+
 class Result:
     """One trial's outcome. ``scenario`` is the spec it ran (for titles and JSON)."""
 
     def __init__(self, raw: dict[str, Any], scenario: Scenario | None = None) -> None:
         self.scenario = scenario
-        # The core hands NaN over as NaN (no JSON on the way).
-        self.summary: dict[str, Any] = raw["summary"]
+        # The core hands NaN over as NaN; a summary that went through JSON (a saved
+        # result) has null instead: every declared float field gets its NaN back.
+        self.summary: dict[str, Any] = _nan_for_null(raw["summary"])
         self.traces: dict[str, dict[str, np.ndarray]] = raw["traces"]
         #: Wall-clock seconds the core took (run metadata, not part of the summary).
         self.wall_s: float = raw.get("wall_s", 0.0)

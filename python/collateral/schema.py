@@ -25,6 +25,7 @@ __all__ = [
     "arrow_type",
     "column",
     "flatten_summary",
+    "float_fields",
     "metric_columns",
     "render",
     "trace_columns",
@@ -105,6 +106,13 @@ def metric_columns() -> list[tuple[str, dict[str, Any]]]:
                 continue
             out.append((f"{g['prefix']}{c['name']}", c))
     return out
+
+
+def float_fields() -> dict[str, list[str]]:
+    """Per summary group key ("" for the trial's own fields): its float fields."""
+    return {
+        g["key"]: [c["name"] for c in g["columns"] if c["dtype"] == "float64"] for g in _groups()
+    }
 
 
 def trace_columns(table: str) -> list[dict[str, Any]]:

@@ -41,10 +41,20 @@ from .units import (
 )
 
 __all__ = [
+    "APP_PROFILES",
+    "AQM_KINDS",
+    "AQM_SHORTHANDS",
+    "CBR_CHOICES",
     "CC_ALGORITHMS",
+    "CUBIC_VARIANTS",
+    "DIRECTIONS",
+    "HTCP_FLAVORS",
     "LINK_PRESETS",
+    "LINK_RATES",
     "PROFILES",
+    "RECOVERY_STYLES",
     "RULES",
+    "VOCABULARY",
     "AqmSpec",
     "CbrSpec",
     "CubicSpec",
@@ -61,17 +71,36 @@ __all__ = [
     "build_scenario",
 ]
 
-#: Congestion controls the core implements (the core is the one place that lists them).
-CC_ALGORITHMS: tuple[str, ...] = tuple(_native.congestion_controls())
+#: Every name a scenario accepts, as the core spells it (``_native.vocabulary()``): the
+#: one vocabulary of the CLI, TOML files, this API and stored results. Nothing below
+#: copies a list by hand; tests/test_vocabulary.py checks that.
+VOCABULARY: dict[str, Any] = _native.vocabulary()
+
+#: Congestion controls the core implements.
+CC_ALGORITHMS: tuple[str, ...] = tuple(VOCABULARY["cc"])
 #: Stack profiles and the TCP settings each implies, as the core defines them.
 PROFILE_SETTINGS: dict[str, dict[str, Any]] = _native.profiles()
-PROFILES: tuple[str, ...] = tuple(PROFILE_SETTINGS)
+PROFILES: tuple[str, ...] = tuple(VOCABULARY["profile"])
 #: Drop-tail "full" rules (SPEC §3.1): packet slots, bytes must fit, bytes checked before.
-RULES: tuple[str, ...] = ("ps", "fb-strict", "fb-loose")
-#: Named access links: (downstream, upstream) rates.
+RULES: tuple[str, ...] = tuple(VOCABULARY["rule"])
+#: AQMs and schedulers (a queue's ``kind``).
+AQM_KINDS: tuple[str, ...] = tuple(VOCABULARY["aqm"])
+#: Fast-recovery algorithms (a TCP flow's ``recovery``).
+RECOVERY_STYLES: tuple[str, ...] = tuple(VOCABULARY["recovery"])
+#: CUBIC's variants and H-TCP's flavours.
+CUBIC_VARIANTS: tuple[str, ...] = tuple(VOCABULARY["cubic_variant"])
+HTCP_FLAVORS: tuple[str, ...] = tuple(VOCABULARY["htcp_flavor"])
+#: Thin-stream applications a CBR flow can stand for (its ``app``).
+APP_PROFILES: tuple[str, ...] = tuple(VOCABULARY["app"])
+#: Which way a flow's data goes.
+DIRECTIONS: tuple[str, ...] = tuple(VOCABULARY["direction"])
+#: Named access links: (downstream, upstream) rates in bit/s, as the core defines them.
+LINK_RATES: dict[str, tuple[int, int]] = {
+    name: (p["down_bps"], p["up_bps"]) for name, p in VOCABULARY["link_presets"].items()
+}
+#: The same in human units, e.g. ``{"adsl1": ("1.5Mbit", "256kbit"), ...}``.
 LINK_PRESETS: dict[str, tuple[str, str]] = {
-    "adsl1": ("1.5Mbit", "256kbit"),
-    "adsl2": ("24Mbit", "1Mbit"),
+    name: (fmt_rate(down), fmt_rate(up)) for name, (down, up) in LINK_RATES.items()
 }
 
 Rate = Annotated[int, BeforeValidator(parse_rate), PlainSerializer(fmt_rate, return_type=str)]
@@ -87,7 +116,6 @@ PacketSize = Annotated[
 Limit = Annotated[
     QueueLimit, BeforeValidator(parse_queue_limit), PlainSerializer(str, return_type=str)
 ]
-Direction = Literal["down", "up"]
 
 
 def _optional(parse: Any, fmt: Any) -> Any:
@@ -104,9 +132,9 @@ OptionalDuration = _optional(parse_duration, fmt_duration)
 
 
 def _rule(value: object) -> object:
-    """Accepts ``fb_strict``, ``FB-Strict`` etc. for ``fb-strict``."""
+    """Accepts ``FB-Strict`` or `` fb-strict`` for ``fb-strict``; names the rules otherwise."""
     if isinstance(value, str):
-        value = value.strip().lower().replace("_", "-")
+        value = value.strip().lower()
         if value not in RULES:
             raise ValueError(f"unknown rule {value!r}; allowed: {', '.join(RULES)}")
     return value
@@ -121,10 +149,17 @@ def _one_of(allowed: tuple[str, ...], what: str) -> Any:
     return BeforeValidator(check)
 
 
-Rule = Annotated[Literal["ps", "fb-strict", "fb-loose"] | None, BeforeValidator(_rule)]
-CongestionControl = Annotated[str, _one_of(CC_ALGORITHMS, "congestion control")]
-Profile = Annotated[str, _one_of(PROFILES, "stack profile")]
-Recovery = Literal["newreno", "rate_halving", "prr"]
+# Literal[names] of the core's names: the same as writing them out, without the copy.
+Direction = Literal[DIRECTIONS]
+Rule = Annotated[Literal[RULES] | None, BeforeValidator(_rule)]
+CongestionControl = Annotated[Literal[CC_ALGORITHMS], _one_of(CC_ALGORITHMS, "congestion control")]
+Profile = Annotated[Literal[PROFILES], _one_of(PROFILES, "stack profile")]
+Recovery = Literal[RECOVERY_STYLES]
+AqmKind = Literal[AQM_KINDS]
+CubicVariant = Literal[CUBIC_VARIANTS]
+HtcpFlavor = Literal[HTCP_FLAVORS]
+AppProfile = Literal[APP_PROFILES]
+LinkPreset = Literal[tuple(LINK_RATES)]
 OptionalPacketSize = _optional(parse_size, lambda n: f"{n}B")
 
 
@@ -163,7 +198,7 @@ class QueueSpec(_Model):
 
     def to_native(self) -> dict[str, Any]:
         return {
-            "rule": (self.rule or "fb-strict").replace("-", "_"),
+            "rule": self.rule or "fb-strict",
             "limit": self.limit.amount,
             "count_in_service": self.count_in_service,
         }
@@ -178,7 +213,14 @@ class AqmSpec(BaseModel):
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
-    kind: Literal["red", "fred", "cbt", "cbq", "codel", "fq_codel", "pie"]
+    kind: AqmKind
+
+    @model_validator(mode="after")
+    def _one_rule_spelling(self) -> AqmSpec:
+        rule = (self.model_extra or {}).get("limit_rule")
+        if rule is not None and rule not in RULES:
+            raise ValueError(f"limit_rule: unknown rule {rule!r}; allowed: {', '.join(RULES)}")
+        return self
 
     def to_native(self) -> dict[str, Any]:
         return self.model_dump()
@@ -236,7 +278,7 @@ class CubicSpec(_Overrides):
     max_increment, no HyStart), ``modern`` is current Linux / RFC 9438 (β 717/1024,
     HyStart); naming one starts from its defaults, else the profile's CUBIC is used."""
 
-    variant: Literal["linux_2_6_25", "modern"] | None = None
+    variant: CubicVariant | None = None
     #: Multiplicative decrease in 1/1024 (819 ≈ 0.8, 717 ≈ 0.7).
     beta: int | None = Field(default=None, ge=1, le=1023)
     fast_convergence: bool | None = None
@@ -249,7 +291,7 @@ class HtcpSpec(_Overrides):
     """H-TCP's switches: ``flavor`` linux, linux_2_6_25 or freebsd, ``use_rtt_scaling``,
     ``use_bandwidth_switch`` (Linux) and ``adaptive_backoff`` (FreeBSD's switch)."""
 
-    flavor: Literal["linux", "linux_2_6_25", "freebsd"] | None = None
+    flavor: HtcpFlavor | None = None
     use_rtt_scaling: bool | None = None
     use_bandwidth_switch: bool | None = None
     adaptive_backoff: bool | None = None
@@ -355,7 +397,7 @@ class CbrSpec(_Model):
     tag: int = Field(default=0, ge=0, le=255)
     #: A thin-stream application whose packet sizes and gaps replace size, interval and
     #: jitter: rdp, vnc, g711, skype_udp, wow, quake3 (SPEC §5; fits in the core's docs).
-    app: Literal["rdp", "vnc", "g711", "skype_udp", "wow", "quake3"] | None = None
+    app: AppProfile | None = None
 
     @field_validator("size")
     @classmethod
@@ -481,7 +523,7 @@ class Scenario(_Model):
     """
 
     seed: int = Field(default=1, ge=0, lt=2**64)
-    link: str | None = None
+    link: LinkPreset | None = None
     duration: Duration = 60_000_000_000
     warmup: Duration = 5_000_000_000
     rtt: Duration = 100_000_000
@@ -497,10 +539,10 @@ class Scenario(_Model):
     bin: Duration = 1_000_000_000
     trace: TraceSpec = TraceSpec()
 
-    @field_validator("link")
+    @field_validator("link", mode="before")
     @classmethod
-    def _known_link(cls, v: str | None) -> str | None:
-        if v is not None and v not in LINK_PRESETS:
+    def _known_link(cls, v: object) -> object:
+        if v is not None and (not isinstance(v, str) or v not in LINK_PRESETS):
             known = ", ".join(f"{k} ({d} down / {u} up)" for k, (d, u) in LINK_PRESETS.items())
             raise ValueError(f"unknown link preset {v!r}; known: {known}")
         return v
@@ -533,8 +575,8 @@ class Scenario(_Model):
             if v.rate is None:
                 raise ValueError("rate missing; give both down and up rates, or a link preset")
             return v
-        down, up = LINK_PRESETS[preset]
-        rate = parse_rate(down if info.field_name == "down" else up)
+        down, up = LINK_RATES[preset]
+        rate = down if info.field_name == "down" else up
         if v.rate is not None and v.rate != rate:  # equal when a dumped scenario comes back
             raise ValueError(
                 f"link preset {preset!r} sets the rate to {fmt_rate(rate)};"
@@ -649,6 +691,22 @@ def _first_error(err: ValidationError) -> tuple[str, str]:
     return _flat_param(e["loc"]), msg
 
 
+#: ``cbr=`` of :func:`build_scenario`: one direction, both or none.
+CBR_CHOICES: tuple[str, ...] = (*DIRECTIONS, "both", "none")
+
+
+def _defaults_suffice(kind: str) -> bool:
+    try:
+        _native.validate_queue(json.dumps({"kind": kind}), 1_000_000)
+    except ValueError:
+        return False
+    return True
+
+
+#: AQM kinds whose parameters all have defaults: ``aqm=`` may name them alone.
+AQM_SHORTHANDS: tuple[str, ...] = tuple(k for k in AQM_KINDS if _defaults_suffice(k))
+
+
 def build_scenario(
     *,
     link: str | None = None,
@@ -687,20 +745,20 @@ def build_scenario(
     if link is None and (down is None or up is None):
         missing = "down" if down is None else "up"
         raise SpecError(missing, "rate missing; give both down and up rates, or a link preset")
-    if cbr not in ("down", "up", "both", "none"):
-        raise SpecError("cbr", f"{cbr!r} is not one of down, up, both, none")
+    if cbr not in CBR_CHOICES:
+        raise SpecError("cbr", f"{cbr!r} is not one of {', '.join(CBR_CHOICES)}")
     if isinstance(tcp_flows, bool) or not isinstance(tcp_flows, int) or tcp_flows < 0:
         raise SpecError("tcp_flows", f"{tcp_flows!r}: give a whole number >= 0")
     q: dict[str, Any] = {"limit": queue, "rule": rule, "count_in_service": count_in_service}
     if aqm is not None:
-        if aqm in ("codel", "fq_codel", "pie"):
+        if aqm in AQM_SHORTHANDS:
             q = {"kind": aqm}
         else:
             try:
                 q = json.loads(aqm)
             except json.JSONDecodeError:
                 raise SpecError(
-                    "aqm", f"{aqm!r}: give codel, fq_codel, pie or a JSON object"
+                    "aqm", f"{aqm!r}: give {', '.join(AQM_SHORTHANDS)} or a JSON object"
                 ) from None
             if not isinstance(q, dict) or "kind" not in q:
                 raise SpecError("aqm", 'a JSON object with a "kind", e.g. {"kind": "codel"}')
@@ -719,7 +777,7 @@ def build_scenario(
         "cbr": [
             {"direction": d, "size": cbr_size, "interval": cbr_interval, "jitter": jitter}
             | ({"app": app} if app else {})
-            for d in ("down", "up")
+            for d in DIRECTIONS
             if cbr in (d, "both")
         ],
         "web": [{"users": web_users, "think_max": "300s", "tcp": {"cc": cc, "profile": profile}}]
@@ -745,6 +803,8 @@ def build_scenario(
         param, msg = _first_error(err)
         if aqm is not None and param == "scenario" and msg.startswith(("down.queue: ", "up.")):
             param, msg = "aqm", msg.split(": ", 1)[1]
+        elif aqm is not None and err.errors()[0]["loc"][1:3] == ("queue", "aqm"):
+            param = "aqm"  # the AQM's own fields
         raise SpecError(param, msg) from None
 
 

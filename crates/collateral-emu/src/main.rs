@@ -62,7 +62,22 @@ fn scenario(path: &str) -> Result<collateral_sim::Scenario, String> {
     collateral_sim::Scenario::from_json(&text).map_err(|e| format!("{path}: {e}"))
 }
 
+/// Dies with the process that started it (`collateral emulate`, through `ip netns
+/// exec`, which execs rather than forks): a SIGKILLed run leaves no endpoint or router
+/// running on. SIGTERM, so a router still flushes its log.
+fn die_with_parent() {
+    // SAFETY: prctl with an integer argument; no memory is passed.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong);
+        // The parent may already have gone between fork and prctl.
+        if libc::getppid() == 1 {
+            libc::raise(libc::SIGTERM);
+        }
+    }
+}
+
 fn main() -> ExitCode {
+    die_with_parent();
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let Some((cmd, rest)) = argv.split_first() else {
         eprintln!(

@@ -253,6 +253,34 @@ fn congestion_controls() -> Vec<&'static str> {
         .collect()
 }
 
+/// Every name a scenario accepts, as the core spells it (the one vocabulary of CLI,
+/// TOML, Python and stored data): `{"rule": [...], "aqm": [...], "recovery": [...],
+/// "cubic_variant": [...], "htcp_flavor": [...], "cc": [...], "profile": [...], "app":
+/// [...], "direction": [...], "trace": [...], "link_presets": {name: {"down_bps": int,
+/// "up_bps": int}}}`. Lists are in the core's order; `trace` names the trace tables.
+#[pyfunction]
+fn vocabulary<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    use collateral_sim::scenario::{LINK_PRESETS, VOCABULARY};
+    let out = PyDict::new(py);
+    for (key, names) in VOCABULARY {
+        out.set_item(*key, names.to_vec())?;
+    }
+    let traces: Vec<&str> = collateral_sim::schema::TRACES
+        .iter()
+        .map(|t| t.name)
+        .collect();
+    out.set_item("trace", traces)?;
+    let presets = PyDict::new(py);
+    for p in LINK_PRESETS {
+        let d = PyDict::new(py);
+        d.set_item("down_bps", p.down_bps)?;
+        d.set_item("up_bps", p.up_bps)?;
+        presets.set_item(p.name, d)?;
+    }
+    out.set_item("link_presets", presets)?;
+    Ok(out)
+}
+
 /// The model version that trial keys include: the crate version and a hash of the
 /// simulator's and queue disciplines' sources, so any change to the model changes it.
 #[pyfunction]
@@ -272,6 +300,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
+    m.add_function(wrap_pyfunction!(vocabulary, m)?)?;
     m.add_function(wrap_pyfunction!(validate_queue, m)?)?;
     m.add_function(wrap_pyfunction!(http_model, m)?)?;
     m.add_function(wrap_pyfunction!(validate_dist, m)?)?;

@@ -25,8 +25,10 @@ use crate::{
 };
 
 /// A RED, FRED, CBT, CBQ, CoDel, FQ-CoDel or PIE configuration.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// `strum::VariantNames` lists the `kind`s.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::VariantNames)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum DisciplineConfig {
     Red(RedConfig),
     Fred(FredConfig),

@@ -15,15 +15,21 @@ use std::collections::VecDeque;
 
 use crate::{Discipline, Nanos, Packet};
 
-/// Which test decides that the queue is full.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// Which test decides that the queue is full. Spelled `ps`, `fb-strict`, `fb-loose`
+/// everywhere (JSON, TOML, CLI, stored results); `fb_strict`/`fb_loose` are still read.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, strum::VariantNames,
+)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum FullRule {
     /// Packet slots: `limit` is a packet count.
     Ps,
     /// Bytes, the arrival must fit: `limit` is bytes.
+    #[serde(alias = "fb_strict")]
     FbStrict,
     /// Bytes, accept while the backlog is not over the limit: `limit` is bytes.
+    #[serde(alias = "fb_loose")]
     FbLoose,
 }
 

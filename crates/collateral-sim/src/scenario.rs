@@ -10,8 +10,20 @@ use crate::traffic::CbrConfig;
 use crate::web::WebConfig;
 
 /// Which way a flow's data goes across the dumbbell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    Serialize,
+    Deserialize,
+    strum::VariantNames,
+    strum::IntoStaticStr,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum Direction {
     /// From the left hosts (A, B: the Internet side) to the right (C, D: the home).
     #[default]
@@ -29,19 +41,61 @@ impl Direction {
             Direction::Up => Direction::Down,
         }
     }
+    /// The name JSON, TOML and Python use (serde's and strum's spelling).
     pub fn name(self) -> &'static str {
-        match self {
-            Direction::Down => "down",
-            Direction::Up => "up",
-        }
+        self.into()
     }
 }
+
+/// A named access link: the bottleneck rates a scenario's `link` stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkPreset {
+    pub name: &'static str,
+    pub down_bps: u64,
+    pub up_bps: u64,
+}
+
+/// The link presets (the MMSys 2011 study's ADSL lines).
+pub const LINK_PRESETS: &[LinkPreset] = &[
+    LinkPreset {
+        name: "adsl1",
+        down_bps: 1_500_000,
+        up_bps: 256_000,
+    },
+    LinkPreset {
+        name: "adsl2",
+        down_bps: 24_000_000,
+        up_bps: 1_000_000,
+    },
+];
+
+/// Every enumeration a scenario spells by name, under the key the Python side uses, with
+/// the names exactly as serde reads and writes them (strum lists the variants; the
+/// crate's tests check that serde agrees). `_native.vocabulary()` exports this.
+pub const VOCABULARY: &[(&str, &[&str])] = {
+    use crate::tcp::cubic::CubicVariant;
+    use crate::tcp::htcp::HtcpFlavor;
+    use crate::tcp::{CcKind, Profile, RecoveryStyle};
+    use crate::traffic::AppProfile;
+    use strum::VariantNames;
+    &[
+        ("rule", FullRule::VARIANTS),
+        ("aqm", DisciplineConfig::VARIANTS),
+        ("recovery", RecoveryStyle::VARIANTS),
+        ("cubic_variant", CubicVariant::VARIANTS),
+        ("htcp_flavor", HtcpFlavor::VARIANTS),
+        ("cc", CcKind::VARIANTS),
+        ("profile", Profile::VARIANTS),
+        ("app", AppProfile::VARIANTS),
+        ("direction", Direction::VARIANTS),
+    ]
+};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QueueConfig {
     pub rule: FullRule,
-    /// Packets for `ps`, bytes for `fb_strict` and `fb_loose`.
+    /// Packets for `ps`, bytes for `fb-strict` and `fb-loose`.
     pub limit: u64,
     /// Whether the packet being transmitted still counts as occupancy.
     #[serde(default)]
@@ -55,7 +109,7 @@ impl QueueConfig {
 }
 
 /// A direction's queue discipline: drop-tail with one of the three rules (`{"rule":
-/// "fb_strict", "limit": 20000}`), or an AQM/scheduler of the queue crate tagged by
+/// "fb-strict", "limit": 20000}`), or an AQM/scheduler of the queue crate tagged by
 /// `kind` (`{"kind": "red", ...}`, see `collateral_queue::DisciplineConfig`).
 #[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]

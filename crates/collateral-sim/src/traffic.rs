@@ -34,8 +34,9 @@ pub const UDP_HEADERS: u32 = 28;
 /// at 409 (RDP; published 318), 40 (VNC; 34), 24.8 (Skype; 30, whose average is pulled up
 /// by rare gaps of up to 20 s), 374 (WoW; 314) ms. Skype over TCP (an application-
 /// limited TCP flow) is not among them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::VariantNames)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum AppProfile {
     Rdp,
     Vnc,

@@ -13,8 +13,8 @@ fn game_budgets_and_mos_follow_from_the_packets() {
     // to ~330 ms, so some packets miss the 100 ms budget, none the 1000 ms one.
     let sc = json!({
         "seed": 5, "duration_ns": 60 * S, "warmup_ns": 10 * S, "rtt_ns": 100 * MS,
-        "down": {"rate_bps": 1_500_000, "queue": {"rule": "fb_loose", "limit": 60_000}},
-        "up": {"rate_bps": 256_000, "queue": {"rule": "fb_loose", "limit": 60_000}},
+        "down": {"rate_bps": 1_500_000, "queue": {"rule": "fb-loose", "limit": 60_000}},
+        "up": {"rate_bps": 256_000, "queue": {"rule": "fb-loose", "limit": 60_000}},
         "tcp": [{"profile": "linux-2.6.25", "cc": "cubic"}],
         "cbr": [{"direction": "down"}],
     });

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..plots import _STYLE, fig_cwnd_queue, plt, save
 from ..result import Result
+from ..spec import LINK_RATES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 MSS, DATA = 1448, 1500
 CBR_BPS = 186 * 8 / 0.020  # one 186-byte packet every 20 ms
-LINKS = {"adsl1": (1.5e6, 256e3), "adsl2": (24e6, 1e6)}
+LINKS = {k: (float(d), float(u)) for k, (d, u) in LINK_RATES.items()}  # bit/s, the core's
 CC_STYLE = {"newreno": ("C0", "o"), "cubic": ("C3", "s"), "htcp": ("C2", "^"), "bbr": ("C4", "D")}
 RULE_STYLE = {
     "ps": ("C2", "^", "PS (slots)"),
@@ -440,7 +441,7 @@ def mmsys_fig7(store: Store, stem: Path, label: str) -> list[Path]:
         "JOIN summary s USING (key) WHERE c.flow = 1 AND c.sent_s >= s.warmup_s "
         "AND c.extra_delay_s IS NOT NULL AND NOT isnan(c.extra_delay_s)",
     )
-    links = [lk for lk in ("adsl1", "adsl2") if lk in set(df.link)]
+    links = [lk for lk in LINKS if lk in set(df.link)]
     with plt.rc_context(_STYLE):
         fig, axes = plt.subplots(
             1, len(links), figsize=(7 * len(links), 5), layout="constrained", squeeze=False

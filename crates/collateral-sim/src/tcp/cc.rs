@@ -117,8 +117,19 @@ pub fn slow_start(w: &mut Window, acked: u32, mode: SlowStart, after_timeout: bo
 }
 
 /// Which algorithm a flow uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::VariantNames,
+    strum::IntoStaticStr,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum CcKind {
     Newreno,
     /// CUBIC (`tcp_cubic.c`); its variant and switches are in `TcpConfig::cubic`.
@@ -132,13 +143,9 @@ pub enum CcKind {
 impl CcKind {
     pub const ALL: [CcKind; 4] = [CcKind::Newreno, CcKind::Cubic, CcKind::Htcp, CcKind::Bbr];
 
+    /// The name JSON, TOML and Python use (serde's and strum's spelling).
     pub fn name(self) -> &'static str {
-        match self {
-            CcKind::Newreno => "newreno",
-            CcKind::Cubic => "cubic",
-            CcKind::Htcp => "htcp",
-            CcKind::Bbr => "bbr",
-        }
+        self.into()
     }
 }
 

@@ -54,15 +54,17 @@ fn usecs(now: Nanos) -> u32 {
 }
 
 /// Which kernel's CUBIC.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::VariantNames)]
 pub enum CubicVariant {
     /// v2.1 (through Linux 2.6.25): `max_increment`, `cnt = 50` before the first loss,
     /// the delayed-ACK ratio, counting ACKs; no HyStart.
     #[serde(rename = "linux_2_6_25")]
+    #[strum(serialize = "linux_2_6_25")]
     Linux2625,
     /// Current Linux (v2.3+, RFC 9438 behaviour): counts acked segments, `cnt ≤ 20`
     /// before the first loss, `cnt ≥ 2`, at most one curve update per jiffy, HyStart.
     #[serde(rename = "modern")]
+    #[strum(serialize = "modern")]
     Modern,
 }
 

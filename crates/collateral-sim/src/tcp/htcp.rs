@@ -42,16 +42,19 @@ fn jiffies(now: Nanos) -> u32 {
 }
 
 /// Which implementation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::VariantNames)]
 pub enum HtcpFlavor {
     /// Current Linux: returning to Open restarts Δ only after a congestion state.
     #[serde(rename = "linux")]
+    #[strum(serialize = "linux")]
     Linux,
     /// Linux 2.6.25: every entry into Open restarts Δ, Disorder → Open included.
     #[serde(rename = "linux_2_6_25")]
+    #[strum(serialize = "linux_2_6_25")]
     Linux2625,
     /// FreeBSD `cc_htcp`.
     #[serde(rename = "freebsd")]
+    #[strum(serialize = "freebsd")]
     FreeBsd,
 }
 

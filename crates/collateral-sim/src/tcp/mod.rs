@@ -138,8 +138,9 @@ impl Default for TcpConfig {
 }
 
 /// The fast-recovery algorithm.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::VariantNames)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum RecoveryStyle {
     /// RFC 6582 NewReno: cwnd = ssthresh + 3, inflated by one per duplicate ACK,
     /// deflated on partial ACKs (FreeBSD 7's `tcp_newreno_partial_ack`).

@@ -16,26 +16,40 @@ use super::{CcKind, RecoveryStyle, RtoEstimator, SlowStart, TcpConfig};
 const MS: u64 = 1_000_000;
 
 /// A named stack.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::VariantNames,
+    strum::IntoStaticStr,
+)]
 pub enum Profile {
     /// RFC 5681/6582/6298 NewReno with Linux's 200 ms RTO floor and 40 ms delayed-ACK
     /// timer: the textbook sender, and `TcpConfig::default()`.
     #[serde(rename = "rfc")]
+    #[strum(serialize = "rfc")]
     Rfc,
     /// The stack of the MMSys 2011 and Huebner 2008 studies: CUBIC v2.1 by default,
     /// SACK with FACK loss detection and rate-halving, no ABC, quick-ack start,
     /// RTO ≥ SRTT + 200 ms, initial RTO 3 s.
     #[serde(rename = "linux-2.6.25")]
+    #[strum(serialize = "linux-2.6.25")]
     Linux2625,
     /// FreeBSD 7: inline NewReno with SACK recovery (`tcp_sack.c`) and limited transmit,
     /// no ABC, ACK every second segment with a 100 ms timer, RTO minimum 30 ms + 200 ms
     /// slop.
     #[serde(rename = "freebsd-7")]
+    #[strum(serialize = "freebsd-7")]
     Freebsd7,
     /// Linux 6.x: CUBIC with HyStart, SACK (RFC 6675 loss detection standing in for
     /// RACK) with PRR, per-segment slow start and AIMD counting
     /// (`tcp_slow_start(tp, acked)`, `tcp_cong_avoid_ai`), initial window 10, RTO 1 s.
     #[serde(rename = "linux-6")]
+    #[strum(serialize = "linux-6")]
     Linux6,
 }
 
@@ -47,13 +61,9 @@ impl Profile {
         Profile::Linux6,
     ];
 
+    /// The name JSON, TOML and Python use (serde's and strum's spelling).
     pub fn name(self) -> &'static str {
-        match self {
-            Profile::Rfc => "rfc",
-            Profile::Linux2625 => "linux-2.6.25",
-            Profile::Freebsd7 => "freebsd-7",
-            Profile::Linux6 => "linux-6",
-        }
+        self.into()
     }
 
     /// The flow settings this stack uses.
