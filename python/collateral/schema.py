@@ -44,33 +44,27 @@ def _groups() -> list[dict[str, Any]]:
     return _SCHEMA["summary"]
 
 
+def metric_columns() -> list[tuple[str, dict[str, Any]]]:
+    """(name pattern with ``{i}``, column) of every stored summary column."""
+    out = []
+    for g in _groups():
+        if g["key"] == "phases":  # kept whole
+            col = {"name": "phases", "dtype": "json", "unit": "", "null": True}
+            out.append(("phases", {**col, "meaning": g["meaning"]}))
+            continue
+        skip = _PARAMETERS if g["key"] == "" else _FLOW_LABELS
+        out += [(f"{g['prefix']}{c['name']}", c) for c in g["columns"] if c["name"] not in skip]
+    return out
+
+
 @cache
 def _patterns() -> list[tuple[re.Pattern[str], dict[str, Any]]]:
     """(regex of the flat store name, column) for every stored summary column."""
-    out = []
-    for g in _groups():
-        if g["key"] == "phases":
-            out.append(
-                (
-                    re.compile("^phases$"),
-                    {
-                        "name": "phases",
-                        "dtype": "json",
-                        "unit": "",
-                        "null": True,
-                        "meaning": g["meaning"],
-                    },
-                )
-            )
-            continue
-        prefix = re.escape(g["prefix"]).replace(re.escape("{i}"), r"(\d+|down|up)")
-        for c in g["columns"]:
-            if g["key"] == "" and c["name"] in _PARAMETERS:
-                continue
-            if g["key"] != "" and c["name"] in _FLOW_LABELS:
-                continue
-            out.append((re.compile(f"^{prefix}{re.escape(c['name'])}$"), c))
-    return out
+    index = re.escape("{i}")
+    return [
+        (re.compile("^" + re.escape(p).replace(index, r"(\d+|down|up)") + "$"), c)
+        for p, c in metric_columns()
+    ]
 
 
 def column(name: str) -> dict[str, Any] | None:
@@ -79,33 +73,6 @@ def column(name: str) -> dict[str, Any] | None:
         if rx.match(name):
             return c
     return None
-
-
-def metric_columns() -> list[tuple[str, dict[str, Any]]]:
-    """(name pattern with ``{i}``, column) of every stored summary column."""
-    out = []
-    for g in _groups():
-        if g["key"] == "phases":
-            out.append(
-                (
-                    "phases",
-                    {
-                        "name": "phases",
-                        "dtype": "json",
-                        "unit": "",
-                        "null": True,
-                        "meaning": g["meaning"],
-                    },
-                )
-            )
-            continue
-        for c in g["columns"]:
-            if (g["key"] == "" and c["name"] in _PARAMETERS) or (
-                g["key"] != "" and c["name"] in _FLOW_LABELS
-            ):
-                continue
-            out.append((f"{g['prefix']}{c['name']}", c))
-    return out
 
 
 def float_fields() -> dict[str, list[str]]:
