@@ -68,7 +68,8 @@ impl Rate {
 #[derive(Debug, Clone)]
 pub struct DelayLine {
     pub prop_ns: Nanos,
-    egress: Option<Rate>,
+    /// The far-side hosts' access links (a zero rate: none).
+    egress: Rate,
     /// One lane per far-side host (`Packet::dst`); each a FIFO of `(release, packet)`.
     lanes: [VecDeque<(Nanos, Packet)>; 2],
     /// When each host's egress link finishes its current packet.
@@ -79,7 +80,7 @@ impl DelayLine {
     pub fn new(prop_ns: Nanos, egress: Option<Rate>) -> Self {
         DelayLine {
             prop_ns,
-            egress,
+            egress: egress.unwrap_or(Rate::new(0)),
             lanes: [VecDeque::with_capacity(256), VecDeque::with_capacity(256)],
             egress_busy: [0; 2],
         }
@@ -88,12 +89,9 @@ impl DelayLine {
     /// When a packet whose serialisation ends at `done` is released to its host.
     #[inline]
     pub fn release_time(&self, pkt: &Packet, done: Nanos) -> Nanos {
-        match &self.egress {
-            None => done + self.prop_ns,
-            Some(r) => {
-                (done + self.prop_ns).max(self.egress_busy[Self::lane(pkt)]) + r.ser(pkt.len)
-            }
-        }
+        // Without an egress link `egress_busy` is the lane's previous release, never
+        // later than this one (serialisation ends in order): the max changes nothing.
+        (done + self.prop_ns).max(self.egress_busy[Self::lane(pkt)]) + self.egress.ser(pkt.len)
     }
 
     #[inline]
@@ -110,12 +108,11 @@ impl DelayLine {
     }
 
     /// The earliest release among the packets in the line.
+    #[inline]
     pub fn next_release(&self) -> Nanos {
-        self.lanes
-            .iter()
-            .filter_map(|q| q.front().map(|&(t, _)| t))
-            .min()
-            .unwrap_or(NEVER)
+        let a = self.lanes[0].front().map_or(NEVER, |&(t, _)| t);
+        let b = self.lanes[1].front().map_or(NEVER, |&(t, _)| t);
+        a.min(b)
     }
 
     /// One packet released by `t`, if any (lane 0 first).
