@@ -13,6 +13,7 @@ import numpy as np
 
 import collateral
 from collateral import emulate as emu
+from collateral.schema import nan_to_none
 from collateral.spec import Scenario
 
 #: Counters the kernel's TCP does not report to the testbed (the testbed gives None),
@@ -66,17 +67,7 @@ def _write_testbed_logs(sc: Scenario, r: collateral.Result, wd: Path) -> None:
     q = r.summary["queues"]
     # As the router writes it: JSON, so NaN (a class with no arrivals) as null.
     report = {"down": q["down"], "up": q["up"], "phases": r.summary["phases"]}
-    (wd / "router.json").write_text(json.dumps(_nan_as_null(report), allow_nan=False))
-
-
-def _nan_as_null(v):
-    if isinstance(v, float) and v != v:
-        return None
-    if isinstance(v, dict):
-        return {k: _nan_as_null(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_nan_as_null(x) for x in v]
-    return v
+    (wd / "router.json").write_text(json.dumps(nan_to_none(report), allow_nan=False))
 
 
 def test_the_testbeds_collection_gives_the_simulators_summary(tmp_path):
@@ -103,16 +94,16 @@ def test_the_testbeds_collection_gives_the_simulators_summary(tmp_path):
     sim, got = r.summary, e.summary
     assert got["mode"] == "emulation" and sim["mode"] == "simulation"
     for key in ("duration_s", "warmup_s", "packets_delivered", "queues", "phases", "web"):
-        assert _nan_as_null(got[key]) == _nan_as_null(sim[key]), key
+        assert nan_to_none(got[key]) == nan_to_none(sim[key]), key
     assert len(got["cbr"]) == 4
     for s, g in zip(sim["cbr"], got["cbr"], strict=True):
-        assert _nan_as_null(g) == _nan_as_null(s)  # every column, exactly
+        assert nan_to_none(g) == nan_to_none(s)  # every column, exactly
     for s, g in zip(sim["tcp"], got["tcp"], strict=True):
         for col, v in s.items():
             if col in NOT_IN_THE_TESTBED:
-                assert _nan_as_null(g[col]) is None, col
+                assert nan_to_none(g[col]) is None, col
             else:
-                assert _nan_as_null(g[col]) == _nan_as_null(v), col
+                assert nan_to_none(g[col]) == nan_to_none(v), col
     # The per-packet trace the testbed returns is the simulator's too.
     for col in ("flow", "seq", "bytes", "fate", "extra_delay_s"):
         np.testing.assert_array_equal(e.traces["cbr"][col], r.traces["cbr"][col], err_msg=col)

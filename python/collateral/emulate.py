@@ -487,18 +487,22 @@ def _emulate_in(
                 emu, sc_json, t0, dur + 3_000_000_000, wd / "router.csv", wd / "router.json"
             )
             until = t(dur + 2_000_000_000)
+
+            def receiver(ns: str, flow: str, bind: str) -> _Proc:
+                """A flow's sink (``tcp-recv`` or ``cbr-recv``), logging to ``{flow}-recv.csv``."""
+                kind = flow.rstrip("0123456789")
+                return tb.start(
+                    ns,
+                    f"{flow}-recv",
+                    *(emu, f"{kind}-recv", "--bind", bind, "--t0", t(t0), "--until-ns", until),
+                    *("--out", str(wd / f"{flow}-recv.csv")),
+                )
+
             receivers, senders = [], []
             for i, f in enumerate(scenario.tcp):
                 (ns_s, ip_s), (ns_r, ip_r) = _hosts("tcp", f.direction)
                 dst, out = f"{ip_r}:{5001 + i}", wd / f"tcp{i}"
-                receivers.append(
-                    tb.start(
-                        ns_r,
-                        f"tcp{i}-recv",
-                        *(emu, "tcp-recv", "--bind", dst, "--t0", t(t0), "--until-ns", until),
-                        *("--out", f"{out}-recv.csv"),
-                    )
-                )
+                receivers.append(receiver(ns_r, f"tcp{i}", dst))
                 senders.append(
                     tb.start(
                         ns_s,
@@ -511,14 +515,7 @@ def _emulate_in(
             for j, c in enumerate(scenario.cbr):
                 (ns_s, ip_s), (ns_r, ip_r) = _hosts("cbr", c.direction)
                 dst, out = f"{ip_r}:{7001 + j}", wd / f"cbr{j}"
-                receivers.append(
-                    tb.start(
-                        ns_r,
-                        f"cbr{j}-recv",
-                        *(emu, "cbr-recv", "--bind", dst, "--t0", t(t0), "--until-ns", until),
-                        *("--out", f"{out}-recv.csv"),
-                    )
-                )
+                receivers.append(receiver(ns_r, f"cbr{j}", dst))
                 # The simulator's own source: same seed, same departures; a tag becomes the
                 # DSCP of the IP TOS byte, which the router classifies.
                 senders.append(

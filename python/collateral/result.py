@@ -166,7 +166,9 @@ class Result:
                 name: {col: arr.tolist() for col, arr in cols.items()}
                 for name, cols in self.traces.items()
             }
-        return json.dumps(_nan_to_none(doc), indent=indent)
+        from .schema import nan_to_none
+
+        return json.dumps(nan_to_none(doc), indent=indent)
 
     def table(self) -> Table:
         """A rich table: goodput per TCP flow, loss and additional delay per CBR flow."""
@@ -241,13 +243,3 @@ def _mos(m: float | None) -> str:
 
 def _ms(seconds: float) -> str:
     return "-" if math.isnan(seconds) else f"{1000 * seconds:.1f} ms"
-
-
-def _nan_to_none(x: Any) -> Any:
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {k: _nan_to_none(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_nan_to_none(v) for v in x]
-    return x

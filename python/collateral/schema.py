@@ -27,6 +27,7 @@ __all__ = [
     "flatten_summary",
     "float_fields",
     "metric_columns",
+    "nan_to_none",
     "render",
     "trace_columns",
 ]
@@ -107,14 +108,15 @@ def arrow_type(dtype: str) -> pa.DataType:
     }[dtype]
 
 
-def _null_nan(v: Any) -> Any:
-    """NaN (nothing to measure) as None: NULL in the store, which SQL aggregates skip."""
-    if isinstance(v, float) and math.isnan(v):
+def nan_to_none(v: Any) -> Any:
+    """NaN (nothing to measure) and infinities as None, through dicts and lists: what
+    JSON can hold, and NULL in the store, which SQL aggregates skip."""
+    if isinstance(v, float) and not math.isfinite(v):
         return None
     if isinstance(v, dict):
-        return {k: _null_nan(x) for k, x in v.items()}
+        return {k: nan_to_none(x) for k, x in v.items()}
     if isinstance(v, list):
-        return [_null_nan(x) for x in v]
+        return [nan_to_none(x) for x in v]
     return v
 
 
@@ -130,13 +132,13 @@ def flatten_summary(summary: dict[str, Any]) -> dict[str, Any]:
         if key == "":
             for name in declared - _PARAMETERS:
                 if name in summary:
-                    out[name] = _null_nan(summary[name])
+                    out[name] = nan_to_none(summary[name])
             continue
         v = summary.get(key)
         if v is None:
             continue
         if key == "phases":
-            out["phases"] = json.dumps(_null_nan(v))
+            out["phases"] = json.dumps(nan_to_none(v))
             continue
         items = v.items() if isinstance(v, dict) else enumerate(v)
         for i, item in items:
@@ -145,7 +147,7 @@ def flatten_summary(summary: dict[str, Any]) -> dict[str, Any]:
                 raise ValueError(f"summary.{key}[{i}]: undeclared fields {sorted(extra)}")
             for name, x in item.items():
                 if name not in _FLOW_LABELS:
-                    out[prefix.replace("{i}", str(i)) + name] = _null_nan(x)
+                    out[prefix.replace("{i}", str(i)) + name] = nan_to_none(x)
     top = (
         set(summary) - {c["name"] for c in _groups()[0]["columns"]} - {g["key"] for g in _groups()}
     )

@@ -134,7 +134,7 @@ fn measure_testbed<'py>(
     let cbr = cbr
         .iter()
         .map(|(s, a, l)| {
-            Ok(measure::OwnedRealtimeRecords {
+            Ok(measure::RealtimeRecords {
                 sent: s.as_slice()?.to_vec(),
                 arrived: a.as_slice()?.to_vec(),
                 lens: l.as_slice()?.to_vec(),

@@ -45,17 +45,19 @@ fn extra_s(s: Nanos, a: Nanos, base: Nanos) -> f64 {
     (a as i64 - s as i64 - base as i64) as f64 / 1e9
 }
 
-/// What a real-time flow's sink knows of its packets, indexed by sequence number.
-#[derive(Debug, Clone, Copy)]
-pub struct RealtimeRecords<'a> {
+/// What a real-time flow's sink knows of its packets, indexed by sequence number: the
+/// simulator's CBR flow keeps these as it runs, the testbed's collection reads them
+/// from the endpoints' and router's logs.
+#[derive(Debug, Clone, Default)]
+pub struct RealtimeRecords {
     /// When each packet was sent (trial time).
-    pub sent: &'a [Nanos],
+    pub sent: Vec<Nanos>,
     /// When it arrived, or [`IN_FLIGHT`], [`DROPPED`] (by a bottleneck queue) or
     /// [`LOST_ON_WIRE`] (anywhere else). An arrival after the end of the run counts as
     /// in flight, as it would in the simulator.
-    pub arrived: &'a [Nanos],
+    pub arrived: Vec<Nanos>,
     /// Each packet's IP length; empty when all are the flow's `packet_bytes`.
-    pub lens: &'a [u32],
+    pub lens: Vec<u32>,
 }
 
 /// The summary of the scenario's CBR flow `j` (flow id `flow`) from its records;
@@ -64,7 +66,7 @@ pub fn realtime_summary(
     sc: &Scenario,
     j: usize,
     flow: u32,
-    rec: RealtimeRecords,
+    rec: &RealtimeRecords,
     mut trace: Option<&mut CbrTrace>,
 ) -> CbrSummary {
     let cfg = &sc.cbr[j];
@@ -74,7 +76,7 @@ pub fn realtime_summary(
     let mut base_sum = 0u128;
     let mut delays = Vec::new();
     let mut owds = Vec::new();
-    for (seq, (&s, &a)) in rec.sent.iter().zip(rec.arrived).enumerate() {
+    for (seq, (&s, &a)) in rec.sent.iter().zip(&rec.arrived).enumerate() {
         let len = rec.lens.get(seq).copied().unwrap_or(cfg.packet_bytes);
         // Applications' packets differ in size, and so in their base delay.
         let base = if rec.lens.is_empty() {
@@ -318,21 +320,13 @@ pub struct RouterReport {
     pub phases: Vec<PhaseSummary>,
 }
 
-/// One real-time flow's records as the testbed's collection reads them from the logs.
-#[derive(Debug, Clone, Default)]
-pub struct OwnedRealtimeRecords {
-    pub sent: Vec<Nanos>,
-    pub arrived: Vec<Nanos>,
-    pub lens: Vec<u32>,
-}
-
 /// The testbed's trial result, in the simulator's schema: every metric from the
 /// endpoints' records and the router's report. `cbr[j]` and `tcp[i]` follow the
 /// scenario's flows.
 pub fn testbed_result(
     sc: &Scenario,
     tcp: &[TcpRecords],
-    cbr: &[OwnedRealtimeRecords],
+    cbr: &[RealtimeRecords],
     router: Option<RouterReport>,
 ) -> Result<TrialResult, String> {
     if tcp.len() != sc.tcp.len() || cbr.len() != sc.cbr.len() {
@@ -359,14 +353,7 @@ pub fn testbed_result(
     let cbr = cbr
         .iter()
         .enumerate()
-        .map(|(j, r)| {
-            let rec = RealtimeRecords {
-                sent: &r.sent,
-                arrived: &r.arrived,
-                lens: &r.lens,
-            };
-            realtime_summary(sc, j, n_tcp + j as u32, rec, Some(&mut traces.cbr))
-        })
+        .map(|(j, r)| realtime_summary(sc, j, n_tcp + j as u32, r, Some(&mut traces.cbr)))
         .collect();
     let router = router.unwrap_or(RouterReport {
         down: QueueSummary::default(),

@@ -20,7 +20,7 @@ use rand_pcg::Pcg64Mcg;
 use crate::bottleneck::Rate;
 use crate::engine::{Alarm, Events, Wake, NEVER};
 use crate::link::Link;
-use crate::measure::{self, RealtimeRecords, TcpRecords};
+use crate::measure::{self, TcpRecords};
 use crate::metrics::*;
 use crate::rng::{stream, TCP_STREAMS};
 use crate::scenario::{Direction, Scenario};
@@ -462,14 +462,7 @@ impl Simulation {
             .cbr
             .iter()
             .enumerate()
-            .map(|(j, c)| {
-                let rec = RealtimeRecords {
-                    sent: &c.sent,
-                    arrived: &c.arrived,
-                    lens: &c.lens,
-                };
-                measure::realtime_summary(sc, j, c.flow, rec, cbr_trace.as_mut())
-            })
+            .map(|(j, c)| measure::realtime_summary(sc, j, c.flow, &c.records, cbr_trace.as_mut()))
             .collect();
         let mut traces = std::mem::take(&mut self.traces);
         if let Some(tr) = cbr_trace {

@@ -9,6 +9,7 @@ use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
 use crate::dist::Dist;
+use crate::measure::RealtimeRecords;
 use crate::rng;
 use crate::scenario::{Direction, Scenario};
 
@@ -137,7 +138,7 @@ impl Default for CbrConfig {
     }
 }
 
-/// Marks in [`CbrFlow::arrived`] for packets that did not arrive: still in the network
+/// Marks in [`RealtimeRecords::arrived`](crate::measure::RealtimeRecords) for packets that did not arrive: still in the network
 /// when the trial ended, dropped by a bottleneck queue, lost on the wire (or, in the
 /// testbed, anywhere but the router's queue).
 pub const IN_FLIGHT: Nanos = Nanos::MAX;
@@ -228,12 +229,8 @@ impl CbrSource {
 pub struct CbrFlow {
     pub flow: u32,
     pub source: CbrSource,
-    /// Send time of packet `seq`.
-    pub sent: Vec<Nanos>,
-    /// Arrival time of packet `seq`, or [`IN_FLIGHT`] / [`DROPPED`] / [`LOST_ON_WIRE`].
-    pub arrived: Vec<Nanos>,
-    /// IP length of packet `seq` (only for applications; otherwise `packet_bytes`).
-    pub lens: Vec<u32>,
+    /// Every packet's send time, fate and (for applications) size.
+    pub records: RealtimeRecords,
 }
 
 impl CbrFlow {
@@ -246,9 +243,11 @@ impl CbrFlow {
         CbrFlow {
             flow,
             source,
-            sent: Vec::with_capacity(expect),
-            arrived: Vec::with_capacity(expect),
-            lens: Vec::new(),
+            records: RealtimeRecords {
+                sent: Vec::with_capacity(expect),
+                arrived: Vec::with_capacity(expect),
+                lens: Vec::new(),
+            },
         }
     }
 
@@ -257,24 +256,25 @@ impl CbrFlow {
     #[inline]
     pub fn send(&mut self, now: Nanos) -> (u64, u32) {
         debug_assert_eq!(now, self.source.next_send);
-        let seq = self.sent.len() as u64;
-        self.sent.push(now);
-        self.arrived.push(IN_FLIGHT);
+        let r = &mut self.records;
+        let seq = r.sent.len() as u64;
+        r.sent.push(now);
+        r.arrived.push(IN_FLIGHT);
         let len = self.source.send();
         if self.source.app.is_some() {
-            self.lens.push(len);
+            r.lens.push(len);
         }
         (seq, len)
     }
 
     #[inline]
     pub fn on_arrival(&mut self, now: Nanos, seq: u64) {
-        self.arrived[seq as usize] = now;
+        self.records.arrived[seq as usize] = now;
     }
 
     #[inline]
     pub fn on_drop(&mut self, seq: u64, on_wire: bool) {
-        self.arrived[seq as usize] = if on_wire { LOST_ON_WIRE } else { DROPPED };
+        self.records.arrived[seq as usize] = if on_wire { LOST_ON_WIRE } else { DROPPED };
     }
 }
 
