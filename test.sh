@@ -21,6 +21,9 @@ else
 fi
 
 echo "==> cargo test --workspace --release"
-cargo test --workspace --release -q
+cargo test --workspace --release -q --exclude collateral-fuzz
+# The scenario fuzz property, with overflow checks and debug assertions on (~1 min).
+echo "==> cargo test --profile fuzz -p collateral-fuzz"
+cargo test --profile fuzz -q -p collateral-fuzz
 echo "==> pytest"
 pytest -q

@@ -65,6 +65,16 @@ def validate_queue(queue_json: str, rate_bps: int) -> None:
     """Checks an AQM/scheduler queue (``{"kind": "red", ...}``) for a link of ``rate_bps``;
     raises ValueError saying what is wrong."""
 
+def validate_scenario(scenario_json: str) -> None:
+    """Checks a scenario without running it: types, ranges and what the trial would hold
+    in memory. Raises ValueError whose text starts with the JSON key path of the first
+    problem (``cbr[0].interval_ns: ...``)."""
+
+def limits() -> dict[str, int]:
+    """The core's limits: ``max_time_ns``, ``max_rate_bps``, ``max_packet_bytes``,
+    ``max_queue_limit``, ``max_window_bytes``, ``max_initial_cwnd``, ``max_tcp_flows``,
+    ``max_cbr_flows``, ``max_web_slots``, ``memory_budget_bytes``."""
+
 def http_model() -> dict[str, Any]:
     """Mah 1997's HTTP model as the scenario JSON spells it: request_bytes, reply_bytes,
     objects_per_page and think_s, each an empirical distribution."""

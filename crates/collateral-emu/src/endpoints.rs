@@ -114,7 +114,7 @@ pub fn cbr_recv(bind: &str, t0_real: u64, until_ns: u64, out_path: &str) -> Resu
     let sock = UdpSocket::bind(bind).map_err(|e| format!("bind {bind}: {e}"))?;
     enable_rx_timestamps(sock.as_raw_fd()).map_err(|e| e.to_string())?;
     sock.set_read_timeout(Some(Duration::from_millis(50)))
-        .unwrap();
+        .map_err(|e| e.to_string())?;
     let mut out = create(out_path)?;
     writeln!(out, "seq,recv_ns").map_err(|e| e.to_string())?;
     let mut buf = [0u8; 65536];
@@ -202,7 +202,7 @@ pub fn tcp_send(c: TcpSend) -> Result<(), String> {
     let end = origin + duration_ns;
     stream
         .set_write_timeout(Some(Duration::from_millis(100)))
-        .unwrap();
+        .map_err(|e| e.to_string())?;
     while mono_ns() < end && !STOP.load(Ordering::Relaxed) {
         if let Err(e) = w.write(&chunk) {
             if !matches!(
@@ -281,7 +281,7 @@ fn connect_from(src_ip: &str, dst: &str) -> Result<TcpStream, String> {
 /// time) every 10 ms until the sender closes or trial time `until_ns`.
 pub fn tcp_recv(bind: &str, t0_real: u64, until_ns: u64, out_path: &str) -> Result<(), String> {
     let l = TcpListener::bind(bind).map_err(|e| format!("bind {bind}: {e}"))?;
-    l.set_nonblocking(true).unwrap();
+    l.set_nonblocking(true).map_err(|e| e.to_string())?;
     let end = crate::router::mono_of_real(t0_real) + until_ns;
     let mut s = loop {
         match l.accept() {
@@ -292,10 +292,11 @@ pub fn tcp_recv(bind: &str, t0_real: u64, until_ns: u64, out_path: &str) -> Resu
             Err(e) => return Err(format!("accept: {e}")),
         }
     };
-    s.set_nonblocking(false).unwrap();
-    s.set_read_timeout(Some(Duration::from_millis(10))).unwrap();
+    s.set_nonblocking(false).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(Duration::from_millis(10)))
+        .map_err(|e| e.to_string())?;
     let mut out = create(out_path)?;
-    writeln!(out, "t_ns,bytes").unwrap();
+    writeln!(out, "t_ns,bytes").map_err(|e| e.to_string())?;
     let mut total = 0u64;
     let mut buf = vec![0u8; 1 << 16];
     let mut next_log = mono_ns();
@@ -306,11 +307,11 @@ pub fn tcp_recv(bind: &str, t0_real: u64, until_ns: u64, out_path: &str) -> Resu
             Err(_) => {}
         }
         if mono_ns() >= next_log {
-            writeln!(out, "{},{total}", trial_ns(t0_real)).unwrap();
+            writeln!(out, "{},{total}", trial_ns(t0_real)).map_err(|e| e.to_string())?;
             next_log += 10_000_000;
         }
     }
-    writeln!(out, "{},{total}", trial_ns(t0_real)).unwrap();
+    writeln!(out, "{},{total}", trial_ns(t0_real)).map_err(|e| e.to_string())?;
     out.flush().map_err(|e| e.to_string())
 }
 

@@ -67,6 +67,8 @@ pub struct PacketSocket {
 
 impl PacketSocket {
     pub fn open(ifname: &str) -> io::Result<Self> {
+        let cname = CString::new(ifname)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "interface name"))?;
         let proto = (libc::ETH_P_ALL as u16).to_be();
         // SAFETY: FFI calls with valid arguments; the fd is owned by the returned value.
         unsafe {
@@ -75,7 +77,6 @@ impl PacketSocket {
                 libc::SOCK_RAW | libc::SOCK_NONBLOCK,
                 proto as i32,
             ))?;
-            let cname = CString::new(ifname).unwrap();
             let idx = libc::if_nametoindex(cname.as_ptr());
             if idx == 0 {
                 libc::close(fd);

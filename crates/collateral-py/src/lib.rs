@@ -93,8 +93,12 @@ fn simulate<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, Py
 fn simulate_many<'py>(
     py: Python<'py>,
     scenario_jsons: Vec<String>,
-    threads: usize,
+    threads: i64,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let threads = usize::try_from(threads)
+        .ok()
+        .filter(|&t| t <= 4096)
+        .ok_or_else(|| PyValueError::new_err(format!("threads: {threads} is not in 0 … 4096")))?;
     let scenarios = scenario_jsons
         .iter()
         .enumerate()
@@ -226,6 +230,35 @@ fn voip_quality(owd_s: f64, loss: f64) -> (f64, f64) {
     (q.r_factor, q.mos)
 }
 
+/// Checks a scenario (JSON, as `simulate` takes it) without running it: the types, the
+/// ranges and what the trial would hold (`collateral_sim::limits`). Raises ValueError
+/// whose text starts with the JSON key path of the first problem (`cbr[0].interval_ns:
+/// ...`).
+#[pyfunction]
+fn validate_scenario(scenario_json: &str) -> PyResult<()> {
+    Scenario::from_json(scenario_json)
+        .map(|_| ())
+        .map_err(PyValueError::new_err)
+}
+
+/// The core's limits (`collateral_sim::limits`), for messages and documentation.
+#[pyfunction]
+fn limits<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    use collateral_sim::limits as l;
+    let d = PyDict::new(py);
+    d.set_item("max_time_ns", l::MAX_TIME_NS)?;
+    d.set_item("max_rate_bps", l::MAX_RATE_BPS)?;
+    d.set_item("max_packet_bytes", l::MAX_PACKET_BYTES)?;
+    d.set_item("max_queue_limit", l::MAX_QUEUE_LIMIT)?;
+    d.set_item("max_window_bytes", l::MAX_WINDOW_BYTES)?;
+    d.set_item("max_initial_cwnd", l::MAX_INITIAL_CWND)?;
+    d.set_item("max_tcp_flows", l::MAX_TCP_FLOWS)?;
+    d.set_item("max_cbr_flows", l::MAX_CBR_FLOWS)?;
+    d.set_item("max_web_slots", l::MAX_WEB_SLOTS)?;
+    d.set_item("memory_budget_bytes", l::MEMORY_BUDGET)?;
+    Ok(d)
+}
+
 /// Checks a distribution (`{"kind": "pareto", "scale": 1000, "shape": 1.2}`); raises
 /// ValueError saying what is wrong.
 #[pyfunction]
@@ -239,6 +272,12 @@ fn validate_dist(dist_json: &str) -> PyResult<()> {
 /// `rate_bps`; raises ValueError saying what is wrong.
 #[pyfunction]
 fn validate_queue(queue_json: &str, rate_bps: u64) -> PyResult<()> {
+    if rate_bps == 0 || rate_bps > collateral_sim::limits::MAX_RATE_BPS {
+        return Err(PyValueError::new_err(format!(
+            "rate_bps: {rate_bps} is outside 1 … {}",
+            collateral_sim::limits::MAX_RATE_BPS
+        )));
+    }
     let c: collateral_sim::queue::DisciplineConfig =
         serde_json::from_str(queue_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
     c.validate(rate_bps).map_err(PyValueError::new_err)
@@ -302,6 +341,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
     m.add_function(wrap_pyfunction!(vocabulary, m)?)?;
     m.add_function(wrap_pyfunction!(validate_queue, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(limits, m)?)?;
     m.add_function(wrap_pyfunction!(http_model, m)?)?;
     m.add_function(wrap_pyfunction!(validate_dist, m)?)?;
     m.add_function(wrap_pyfunction!(voip_quality, m)?)?;

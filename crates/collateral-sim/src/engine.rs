@@ -95,6 +95,15 @@ impl Events {
         Some(((e.key >> 64) as Nanos, e.wake))
     }
 
+    /// The next event if it is due at or before `end`.
+    #[inline]
+    pub fn pop_until(&mut self, end: Nanos) -> Option<(Nanos, Wake)> {
+        if self.peek_time()? > end {
+            return None;
+        }
+        self.pop()
+    }
+
     #[inline]
     pub fn peek_time(&self) -> Option<Nanos> {
         self.heap.peek().map(|e| (e.key >> 64) as Nanos)

@@ -9,6 +9,7 @@ pub mod batch;
 pub mod bottleneck;
 pub mod dist;
 pub mod engine;
+pub mod limits;
 pub mod link;
 pub mod measure;
 pub mod metrics;

@@ -282,7 +282,8 @@ impl Scenario {
         Ok(sc)
     }
 
-    /// Checks what the types cannot: positive rates and limits, sane times.
+    /// Checks what the types cannot: positive rates and limits, sane times, and what the
+    /// trial may hold (`crate::limits`).
     pub fn validate(&self) -> Result<(), String> {
         if self.duration_ns == 0 {
             return Err("duration_ns: must be positive".into());
@@ -348,7 +349,7 @@ impl Scenario {
         if flows >= u32::MAX as usize {
             return Err("too many flows (users × parallel connections)".into());
         }
-        Ok(())
+        crate::limits::check(self)
     }
 
     pub fn link(&self, d: Direction) -> &LinkConfig {

@@ -19,6 +19,7 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::bottleneck::Rate;
 use crate::engine::{Alarm, Events, Wake, NEVER};
+use crate::limits;
 use crate::link::Link;
 use crate::measure::{self, TcpRecords};
 use crate::metrics::*;
@@ -82,6 +83,7 @@ pub struct Simulation {
     access: Rate,
     out: Vec<Packet>,
     traces: Traces,
+    max_events: u64,
 }
 
 impl Simulation {
@@ -140,25 +142,43 @@ impl Simulation {
             access: Rate::new(sc.access_rate_bps),
             out: Vec::with_capacity(64),
             traces: Traces::default(),
+            max_events: u64::MAX,
             sc,
         })
+    }
+
+    /// Ends the run with an error once about `n` events have been handled (checked with
+    /// the memory, every `limits::USAGE_CHECK_EVERY` events): for fuzzing, where a
+    /// case must take bounded time whatever its duration.
+    pub fn with_event_limit(mut self, n: u64) -> Self {
+        self.max_events = n;
+        self
     }
 
     pub fn now(&self) -> Nanos {
         self.now
     }
 
-    /// Runs to the end of the scenario and returns the measurements.
-    pub fn run(mut self) -> TrialResult {
+    /// Runs to the end of the scenario and returns the measurements, or an error when
+    /// the trial outgrows its memory budget (`crate::limits`).
+    pub fn run(mut self) -> Result<TrialResult, String> {
         let t0 = Instant::now();
         let end = self.sc.duration_ns;
-        while let Some(t) = self.events.peek_time() {
-            if t > end {
-                break;
-            }
-            let (t, wake) = self.events.pop().unwrap();
+        let mut next_check = limits::USAGE_CHECK_EVERY;
+        while let Some((t, wake)) = self.events.pop_until(end) {
             self.now = t;
             self.handle(wake);
+            if self.events.popped >= next_check {
+                next_check += limits::USAGE_CHECK_EVERY;
+                self.usage().check(t)?;
+                if self.events.popped >= self.max_events {
+                    return Err(format!(
+                        "events: the trial passed its limit of {} events at {:.3} s",
+                        self.max_events,
+                        t as f64 / 1e9
+                    ));
+                }
+            }
         }
         self.now = end;
         for d in 0..2 {
@@ -166,7 +186,36 @@ impl Simulation {
             self.note_drops(d);
         }
         let wall = t0.elapsed().as_secs_f64();
-        self.finish(wall)
+        Ok(self.finish(wall))
+    }
+
+    /// What the running trial holds beyond what the scenario fixed in advance.
+    fn usage(&self) -> limits::Usage {
+        let t = &self.traces;
+        let mut trace_bytes = t.cwnd.time.len() as u64 * 20
+            + t.drops.time.len() as u64 * 17
+            + t.congestion.time.len() as u64 * 13;
+        for l in &self.links {
+            trace_bytes += l
+                .bottleneck
+                .trace
+                .as_ref()
+                .map_or(0, |v| v.len() as u64 * 24);
+        }
+        let records: u64 = self.cbr.iter().map(|c| c.records.sent.len() as u64).sum();
+        if self.sc.trace.cbr {
+            trace_bytes += records * 41; // the cbr trace built from them at the end
+        }
+        limits::Usage {
+            trace_bytes,
+            queued_packets: self
+                .links
+                .iter()
+                .map(|l| l.bottleneck.in_flight() as u64)
+                .sum(),
+            pending_events: self.events.pending() as u64,
+            record_bytes: records * 20,
+        }
     }
 
     #[inline]
@@ -521,7 +570,19 @@ impl Simulation {
     }
 }
 
-/// Runs one trial of `sc`.
+/// Runs one trial of `sc`. A panic would be a bug of the core (every input is checked
+/// first, and the fuzz targets look for any that slips through); if one happens anyway
+/// it becomes this trial's error rather than the end of the process running a sweep.
 pub fn simulate(sc: Scenario) -> Result<TrialResult, String> {
-    Ok(Simulation::new(sc)?.run())
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Simulation::new(sc)?.run()))
+        .unwrap_or_else(|p| {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            Err(format!(
+                "internal error of the simulator (please report it with the scenario): {msg}"
+            ))
+        })
 }

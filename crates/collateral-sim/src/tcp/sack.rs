@@ -181,9 +181,20 @@ pub struct Scoreboard {
 }
 
 impl Scoreboard {
+    fn words_for(capacity: usize) -> usize {
+        capacity.div_ceil(64).next_power_of_two().max(2)
+    }
+
+    /// The memory of a scoreboard for `capacity` outstanding segments (for the trial's
+    /// memory estimate, `crate::limits`).
+    pub fn bytes_for(capacity: usize) -> u64 {
+        let words = Self::words_for(capacity) as u64;
+        words * (std::mem::size_of::<Word>() as u64 + 64 * 8)
+    }
+
     /// A scoreboard with room for `capacity` outstanding segments to start with.
     pub fn new(capacity: usize) -> Self {
-        let words = capacity.div_ceil(64).next_power_of_two().max(2);
+        let words = Self::words_for(capacity);
         Scoreboard {
             w: vec![Word::default(); words],
             rexmit_nxt: vec![0; words * 64],
