@@ -52,4 +52,4 @@ def test_bad_requests_are_refused():
         text=True,
     )
     assert p.returncode == 2
-    assert p.stderr.count("\n") == 1 and "advise" in p.stderr, p.stderr
+    assert p.stderr.count("\n") == 1 and "error: --down: " in p.stderr, p.stderr

@@ -5,6 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from collateral.units import (
+    MAX_QUEUE_BYTES,
     QueueLimit,
     fmt_duration,
     fmt_rate,
@@ -158,4 +159,8 @@ def test_duration_round_trip(ns):
 @given(st.integers(min_value=1, max_value=10**12))
 def test_size_round_trip(n):
     assert parse_size(fmt_size(n)) == n
-    assert parse_queue_limit(str(QueueLimit(n, "bytes"))) == QueueLimit(n, "bytes")
+    if n <= MAX_QUEUE_BYTES:  # a queue limit is bounded further
+        assert parse_queue_limit(str(QueueLimit(n, "bytes"))) == QueueLimit(n, "bytes")
+    else:
+        with pytest.raises(ValueError, match="above the limit of 1GB"):
+            parse_queue_limit(str(QueueLimit(n, "bytes")))

@@ -29,6 +29,7 @@ __all__ = [
     "native_version",
     "query",
     "simulate",
+    "simulate_many",
 ]
 
 try:
@@ -52,7 +53,43 @@ def simulate(scenario: Scenario | None = None, **kwargs: Any) -> Result:
         raise TypeError("simulate() takes a Scenario or keyword arguments, not both")
     if scenario is None:
         scenario = build_scenario(**kwargs)
+    _check_scenario("scenario", scenario)
     return Result(_native.simulate(scenario.to_native_json()), scenario)
+
+
+#: The most threads :func:`simulate_many` starts.
+MAX_THREADS = 1024
+
+
+def simulate_many(scenarios: Any, threads: int = 0) -> list[Result]:
+    """Runs many trials on ``threads`` OS threads (0 = all cores) without the GIL and
+    returns their :class:`Result` in input order (deterministic on any number of
+    threads). Raises TypeError or ValueError naming the bad argument before anything
+    runs."""
+    if isinstance(threads, bool) or not isinstance(threads, int):
+        raise TypeError(f"threads: expected a whole number, got {threads!r}")
+    if not 0 <= threads <= MAX_THREADS:
+        raise ValueError(f"threads: {threads} is not in 0 ... {MAX_THREADS} (0 = all cores)")
+    if isinstance(scenarios, Scenario | str | bytes) or not hasattr(scenarios, "__iter__"):
+        raise TypeError(f"scenarios: expected a list of Scenario, got {type(scenarios).__name__}")
+    scenarios = list(scenarios)
+    for i, sc in enumerate(scenarios):
+        _check_scenario(f"scenarios[{i}]", sc)
+    raws = _native.simulate_many([sc.to_native_json() for sc in scenarios], threads)
+    return [Result(raw, sc) for raw, sc in zip(raws, scenarios, strict=True)]
+
+
+def _check_scenario(name: str, scenario: object) -> None:
+    if not isinstance(scenario, Scenario):
+        hint = (
+            f"; for a link preset write simulate(link={scenario!r})"
+            if isinstance(scenario, str)
+            else ""
+        )
+        raise TypeError(
+            f"{name}: expected a Scenario (or keyword arguments as build_scenario takes),"
+            f" got {type(scenario).__name__}{hint}"
+        )
 
 
 def query(directory: str | os.PathLike[str], sql: str, output: str = "pandas") -> Any:

@@ -23,9 +23,11 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
+from pydantic import ValidationError
+
 from . import _native
-from .spec import Scenario
-from .units import parse_duration
+from .spec import CC_ALGORITHMS, PROFILES, Scenario, SpecError
+from .units import MAX_QUEUE_PACKETS, fmt_duration, parse_duration
 
 APPS: dict[str, dict[str, Any]] = {
     "voip": {"cbr": [{"direction": "down"}, {"direction": "up"}], "budget": None},
@@ -34,6 +36,13 @@ APPS: dict[str, dict[str, Any]] = {
     "rts": {"cbr": [{"direction": "down", "app": "wow"}], "budget": "over_1000ms"},
 }
 BDP_MULTIPLES = (0.25, 0.5, 1.0, 2.0, 4.0)
+#: Limits of one run of the advisor (it simulates every candidate ``trials`` times).
+MAX_TRIALS = 100
+MAX_TCP_FLOWS = 100
+MAX_DURATION_NS = 3_600 * 10**9
+MAX_THREADS = 1024
+#: The range of each metric's target: MOS (ITU-T G.107: 1 to 4.5) or a share late.
+TARGET_RANGE = {"MOS": (1.0, 4.5), "share": (0.0, 1.0)}
 AQMS: dict[str, dict[str, Any]] = {
     "CoDel": {"kind": "codel", "limit": 1000},
     "FQ-CoDel": {"kind": "fq_codel", "limit": 1000},
@@ -87,7 +96,7 @@ def candidates(down_bps: int, rtt_ns: int, ccs: tuple[str, ...]) -> list[Candida
     for cc in ccs:
         seen = set()
         for k in BDP_MULTIPLES:
-            n = max(2, round(k * bdp))
+            n = min(MAX_QUEUE_PACKETS, max(2, round(k * bdp)))
             if n in seen:
                 continue
             seen.add(n)
@@ -116,20 +125,53 @@ def advise(
     seed: int = 1,
     threads: int = 0,
 ) -> Advice:
-    """Simulates every candidate and returns the ranked outcomes (see the module doc)."""
-    if app not in APPS:
-        raise ValueError(f"app: {app!r} is not one of {', '.join(APPS)}")
-    if trials < 1 or tcp_flows < 1:
-        raise ValueError("trials and tcp_flows must be at least 1")
+    """Simulates every candidate and returns the ranked outcomes (see the module doc).
+
+    Every argument is checked before anything runs; a bad one raises
+    :class:`~collateral.spec.SpecError` (a ValueError) whose ``param`` names it."""
+    if not isinstance(app, str) or app not in APPS:
+        raise SpecError("app", f"{app!r} is not one of {', '.join(APPS)}")
+    tcp_flows = _whole("tcp_flows", tcp_flows, 1, MAX_TCP_FLOWS)
+    trials = _whole("trials", trials, 1, MAX_TRIALS)
+    threads = _whole("threads", threads, 0, MAX_THREADS)
+    seed = _whole("seed", seed, 0, 2**63 - 1 - trials)
+    if isinstance(ccs, str) or not isinstance(ccs, tuple | list) or not ccs:
+        raise SpecError("ccs", f"{ccs!r}: give a list of congestion controls, e.g. ('cubic',)")
+    for cc in ccs:
+        if cc not in CC_ALGORITHMS:
+            raise SpecError(
+                "ccs", f"unknown congestion control {cc!r}; supported: {', '.join(CC_ALGORITHMS)}"
+            )
+    ccs = tuple(dict.fromkeys(ccs))
+    if profile not in PROFILES:
+        raise SpecError(
+            "profile", f"unknown stack profile {profile!r}; supported: {', '.join(PROFILES)}"
+        )
+    try:
+        duration_ns = parse_duration(duration)
+    except ValueError as e:
+        raise SpecError("duration", str(e)) from None
+    if duration_ns > MAX_DURATION_NS:
+        raise SpecError(
+            "duration",
+            f"{fmt_duration(duration_ns)}: at most {fmt_duration(MAX_DURATION_NS)} per trial"
+            " (the advisor runs every candidate, trials times)",
+        )
     spec = APPS[app]
     metric = "MOS" if spec["budget"] is None else spec["budget"]
     if target is None:
         target = 4.0 if metric == "MOS" else 0.01
+    lo, hi = TARGET_RANGE["MOS" if metric == "MOS" else "share"]
+    if isinstance(target, bool) or not isinstance(target, int | float):
+        raise SpecError("target", f"{target!r}: expected a number")
+    if not (math.isfinite(target) and lo <= target <= hi):
+        what = "a MOS" if metric == "MOS" else "a share of packets late"
+        raise SpecError("target", f"{target!r}: {what} from {lo:g} to {hi:g}")
     rates = {"down": {"rate": down}, "up": {"rate": up}} if link is None else {}
     base = dict(link=link, rtt=rtt, duration=duration, warmup=warmup, cbr=spec["cbr"], **rates)
-    probe = Scenario(**base)
+    probe = _scenario(base)
     down_bps = probe.down.rate or 0  # the preset's or the given rate
-    cands = candidates(down_bps, parse_duration(rtt), ccs)
+    cands = candidates(down_bps, probe.rtt, ccs)
     jobs, owners = [], []
     for ci, c in enumerate(cands):
         for t in range(trials):
@@ -137,7 +179,7 @@ def advise(
                 {"cc": c.cc, "profile": profile, "start": f"{k * 100}ms"} for k in range(tcp_flows)
             ]
             q = {"down": {**base.get("down", {}), "queue": c.queue}}
-            sc = Scenario(**{**base, **q, "tcp": tcp, "seed": seed + t})
+            sc = _scenario({**base, **q, "tcp": tcp, "seed": seed + t})
             sc = sc.model_copy(update={"trace": sc.trace.model_copy(update=_NO_TRACES)})
             jobs.append(sc.to_native_json())
             owners.append(ci)
@@ -163,6 +205,28 @@ def advise(
 
 
 _NO_TRACES = {"cwnd": False, "queue": False, "cbr": False, "drops": False, "classes": False}
+
+# Where a scenario's field comes from among advise()'s parameters.
+_PARAMS = {"link": "link", "down": "down", "up": "up", "rtt": "rtt", "duration": "duration"}
+
+
+def _scenario(data: dict[str, Any]) -> Scenario:
+    try:
+        return Scenario(**data)
+    except ValidationError as err:
+        e = err.errors()[0]
+        msg = str(e["msg"]).removeprefix("Value error, ")
+        head = str(e["loc"][0]) if e["loc"] else msg.partition(":")[0].partition(".")[0]
+        param = _PARAMS.get(head, "warmup" if head == "warmup" else "link")
+        raise SpecError(param, msg) from None
+
+
+def _whole(name: str, value: object, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SpecError(name, f"{value!r}: expected a whole number")
+    if not lo <= value <= hi:
+        raise SpecError(name, f"{value}: must be from {lo} to {hi}")
+    return value
 
 
 def _nan(x: float | None, default: float = float("nan")) -> float:

@@ -4,14 +4,25 @@ Options are passed through as strings to :func:`collateral.spec.build_scenario`,
 CLI and the Python API accept the same units and report the same errors. A bad value
 ends the program with one line on stderr naming the option, and exit status 2 (as
 argparse does for usage errors), never a traceback.
+
+Everything is checked before anything is built, simulated, emulated or written: the
+values (against the limits of :mod:`collateral.units` and the core's, which the core
+reports by its JSON key path and this module by the option), the output paths (the
+directory exists or can be created and is writable, the name is not empty, not a
+directory, not too long, its suffix one the figure can be written as) and the input
+directories (a results directory, not a file).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+import math
 import os
 import re
 import sys
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -21,11 +32,14 @@ from .spec import (
     CBR_CHOICES,
     CC_ALGORITHMS,
     LINK_PRESETS,
+    MAX_TCP_FLOWS,
+    MAX_WEB_SLOTS,
     PROFILES,
     RULES,
     SpecError,
     build_scenario,
     demo_scenario,
+    flat_param,
 )
 
 if TYPE_CHECKING:
@@ -55,22 +69,196 @@ class _Parser(argparse.ArgumentParser):
         _fail(message)
 
 
+_LONG_QUOTED = re.compile(r"""(['"])([^'"]{60})[^'"]{20,}\1""")
+_LONG_WORD = re.compile(r"\S{200,}")
+
+
 def _fail(message: str) -> NoReturn:
-    print(f"{PROG}: error: {' '.join(message.split())}", file=sys.stderr)
+    """One line on stderr, exit status 2. A value quoted in it is cut short: a
+    5000-character argument is not echoed back whole."""
+    line = " ".join(message.split())
+    line = _LONG_QUOTED.sub(lambda m: f"{m[1]}{m[2]}...{m[1]}", line)
+    line = _LONG_WORD.sub(lambda m: f"{m[0][:120]}...{m[0][-3:]}", line)
+    if len(line) > 1000:
+        line = f"{line[:600]} ... {line[-300:]}"
+    print(f"{PROG}: error: {line}", file=sys.stderr)
     raise SystemExit(2)
 
 
-def _nonneg_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: must be >= 0")
+def _whole(text: str, lo: int, hi: int) -> int:
+    """A whole number from ``lo`` to ``hi`` (its digits checked before int() reads them)."""
+    t = text.strip()
+    if not re.fullmatch(r"[+-]?\d{1,30}", t):
+        if re.fullmatch(r"[+-]?\d+", t):
+            raise argparse.ArgumentTypeError(f"a number of {len(t)} digits; at most {hi}")
+        raise argparse.ArgumentTypeError(f"{_short(text)} is not a whole number")
+    value = int(t)
+    if value < lo:
+        raise argparse.ArgumentTypeError(f"{_short(text)}: must be >= {lo}")
+    if value > hi:
+        raise argparse.ArgumentTypeError(f"{_short(text)}: at most {hi}")
     return value
 
 
-def _add_scenario_options(p: argparse.ArgumentParser) -> None:
+def _count(lo: int, hi: int | Callable[[], int]) -> Callable[[str], int]:
+    """An argparse type: a whole number from ``lo`` to ``hi`` (or ``hi()``)."""
+
+    def parse(text: str) -> int:
+        return _whole(text, lo, hi() if callable(hi) else hi)
+
+    return parse
+
+
+def _nonneg_int(text: str) -> int:
+    return _whole(text, 0, 2**63 - 1)
+
+
+def _max_workers() -> int:
+    """The most local workers: 4 per core (at least 8), as for a local Dask cluster."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    return max(8, 4 * cores)
+
+
+def _positive_seconds(text: str) -> float:
+    """``--batch-seconds``: a finite number of seconds above 0, at most a day."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{_short(text)} is not a number of seconds") from None
+    if not (math.isfinite(value) and 0 < value <= 86_400):
+        raise argparse.ArgumentTypeError(f"{_short(text)}: must be above 0 and at most 86400")
+    return value
+
+
+def _short(value: object, limit: int = 60) -> str:
+    """``repr`` cut short: a 5000-character value is not echoed back whole."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 4] + "...'"
+
+
+# ---------------------------------------------------------------------------------------
+# Paths: outputs are checked before anything runs, inputs before anything is read
+
+_NAME_MAX = 255  # bytes in one path component (Linux NAME_MAX)
+_PATH_MAX = 4096
+#: Formats a figure can be written in besides PNG (always written): its suffix says.
+FIGURE_SUFFIXES = (".png", ".svg", ".pdf", ".eps", ".ps", ".jpg", ".jpeg", ".tif", ".tiff")
+
+
+def _path(option: str, text: object, what: str) -> Path:
+    if not isinstance(text, str) or not text.strip():
+        _fail(f"{option}: {_short(text)}: an empty path; give {what}")
+    if "\0" in text:
+        _fail(f"{option}: {_short(text)}: a path cannot hold a NUL character")
+    p = Path(text)
+    for part in p.parts:
+        if len(os.fsencode(part)) > _NAME_MAX:
+            _fail(
+                f"{option}: {_short(text)}: a name of {len(os.fsencode(part))} bytes; at most"
+                f" {_NAME_MAX}"
+            )
+    if len(os.fsencode(os.path.abspath(text))) >= _PATH_MAX:
+        _fail(f"{option}: {_short(text)}: the path is longer than {_PATH_MAX - 1} bytes")
+    return p
+
+
+def _existing_ancestor(p: Path) -> Path:
+    for a in (p, *p.parents):
+        if a.exists() or a.is_symlink():
+            return a
+    return Path("/")  # pragma: no cover - the root exists
+
+
+def _check_writable_dir(option: str, shown: str, d: Path) -> None:
+    """Creates (and removes) a file in ``d``: the only test a root user, a read-only
+    mount or /proc answer truthfully."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".collateral-probe-", dir=d)
+    except OSError as e:
+        _fail(f"{option}: {shown}: cannot write in {d}: {e.strerror or e}")
+    os.close(fd)
+    os.unlink(probe)
+
+
+def _check_new_parent(option: str, shown: str, target: Path, probe: bool) -> None:
+    """``target`` does not exist yet: its nearest existing ancestor must be a directory
+    (the rest is created) we can write in."""
+    a = _existing_ancestor(target.absolute().parent)
+    if not a.is_dir():
+        _fail(f"{option}: {shown}: {a} is not a directory")
+    if probe:
+        _check_writable_dir(option, shown, a)
+
+
+def _output_file(
+    option: str,
+    text: object,
+    example: str,
+    figure: bool = False,
+) -> Path:
+    """An output file: not empty, not a directory, a name the file system takes, in a
+    directory that exists (or can be created) and is writable. A figure's suffix must be
+    one it can be written as (PNG is always written beside it)."""
+    p = _path(option, text, f"a file name such as {example}")
+    shown = _short(text)
+    if str(text).endswith(("/", os.sep)) or p.name in ("", ".", "..") or p.is_dir():
+        _fail(f"{option}: {shown}: a directory; give a file name such as {example}")
+    targets = [p]
+    if figure:
+        suffix = p.suffix.lower()
+        if suffix and suffix not in FIGURE_SUFFIXES:
+            _fail(
+                f"{option}: {shown}: cannot write a figure as {p.suffix!r}; give a name ending"
+                f" {', '.join(FIGURE_SUFFIXES)} (a PNG is always written)"
+            )
+        targets = [p.with_suffix(".png")] + ([p] if suffix not in ("", ".png") else [])
+    for t in targets:
+        if len(os.fsencode(t.name)) > _NAME_MAX:
+            _fail(f"{option}: {shown}: the name {t.name[:20]}... is longer than {_NAME_MAX} bytes")
+        if t.exists():
+            if t.is_dir():
+                _fail(f"{option}: {shown}: {t} is a directory; give a file name such as {example}")
+            if not t.is_file() and str(t) != os.devnull:
+                _fail(f"{option}: {shown}: {t} exists and is not a regular file")
+            if not os.access(t, os.W_OK):
+                _fail(f"{option}: {shown}: {t} is not writable")
+        else:
+            _check_new_parent(option, shown, t, probe=True)
+    return p
+
+
+def _output_dir(option: str, text: object, example: str, probe: bool = True) -> Path:
+    """An output directory: not empty, not a file; it exists and is writable, or can be
+    created (its nearest existing ancestor is a writable directory)."""
+    p = _path(option, text, f"a directory such as {example}")
+    shown = _short(text)
+    if p.exists():
+        if not p.is_dir():
+            _fail(f"{option}: {shown}: exists and is not a directory")
+        if probe:
+            _check_writable_dir(option, shown, p)
+    else:
+        _check_new_parent(option, shown, p, probe)
+    return p
+
+
+def _input_store(option: str, text: object) -> Path:
+    """A results directory to read: a directory holding ``store.json``."""
+    p = _path(option, text, "a results directory, e.g. results/NAME")
+    shown = _short(text)
+    if not p.exists():
+        _fail(f"{option}: {shown}: no such directory")
+    if not p.is_dir():
+        _fail(f"{option}: {shown}: is a file, not a results directory")
+    if not (p / "store.json").is_file():
+        _fail(f"{option}: {shown}: not a collateral results directory (no store.json)")
+    return p
+
+
+def _add_scenario_options(p: argparse.ArgumentParser, max_tcp_flows: int = MAX_TCP_FLOWS) -> None:
     presets = ", ".join(f"{k} = {d} down / {u} up" for k, (d, u) in LINK_PRESETS.items())
     g = p.add_argument_group("link")
     g.add_argument(
@@ -123,7 +311,7 @@ def _add_scenario_options(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--tcp-flows",
         metavar="N",
-        type=_nonneg_int,
+        type=_count(0, max_tcp_flows),
         default=1,
         help="bulk TCP flows downstream (default: 1)",
     )
@@ -186,7 +374,7 @@ def _add_scenario_options(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--web-users",
         metavar="N",
-        type=_nonneg_int,
+        type=_count(0, MAX_WEB_SLOTS // 4),
         default=0,
         help="web users browsing downstream (Mah's HTTP model, think times up to 5 min, "
         "the --profile stack; default: 0)",
@@ -207,7 +395,7 @@ def _add_scenario_options(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--seed",
         metavar="N",
-        type=_nonneg_int,
+        type=_count(0, 2**64 - 1),
         default=1,
         help="random seed; the same seed gives the same result (default: 1)",
     )
@@ -219,8 +407,8 @@ def _add_output_options(p: argparse.ArgumentParser, plot_default: str | None) ->
         "--plot",
         metavar="PATH",
         default=plot_default,
-        help="write the cwnd / CBR delay figure as PNG (also SVG if PATH ends .svg)"
-        + (f" (default: {plot_default})" if plot_default else ""),
+        help="write the cwnd / CBR delay figure as PNG (also as SVG, PDF, ... if PATH ends"
+        " .svg, .pdf, ...)" + (f" (default: {plot_default})" if plot_default else ""),
     )
     g.add_argument(
         "--window",
@@ -278,7 +466,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="results directory for an experiment file (default: results/<name>-emu)",
     )
-    _add_scenario_options(e)
+    _add_scenario_options(e, max_tcp_flows=2**31)  # the testbed's own limit is checked after
     _add_output_options(e, None)
     e.add_argument(
         "--keep",
@@ -289,6 +477,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_reproduce_commands(sub)
     _add_advise_command(sub)
     return p
+
+
+def _option(param: str) -> str:
+    """The option of a :func:`build_scenario` parameter."""
+    return "--no-delayed-ack" if param == "delayed_ack" else "--" + param.replace("_", "-")
 
 
 def _scenario_from_args(a: argparse.Namespace) -> Scenario:
@@ -318,10 +511,34 @@ def _scenario_from_args(a: argparse.Namespace) -> Scenario:
             web_users=a.web_users,
         )
     except SpecError as e:
-        option = (
-            "--no-delayed-ack" if e.param == "delayed_ack" else "--" + e.param.replace("_", "-")
-        )
-        _fail(f"{option}: {e.message}")
+        _fail_param(a, e.param, e.message)
+
+
+#: Options whose value (a rate, time or size) a message shows when it does not itself.
+_UNIT_PARAMS = (
+    "down",
+    "up",
+    "rtt",
+    "queue",
+    "duration",
+    "warmup",
+    "cbr_size",
+    "cbr_interval",
+    "jitter",
+    "rto_min",
+)
+
+
+def _fail_param(a: argparse.Namespace, param: str, message: str) -> NoReturn:
+    """One line naming the option of ``param``, with the value given when the message
+    does not show it (the core's messages do not)."""
+    value = getattr(a, param, None)
+    if not hasattr(a, param) or param == "scenario":
+        _fail(f"scenario: {message}")
+    shown = message.startswith(("'", '"')) or (isinstance(value, str) and repr(value) in message)
+    if param in _UNIT_PARAMS and isinstance(value, str) and not shown:
+        message = f"{_short(value)}: {message}"
+    _fail(f"{_option(param)}: {message}")
 
 
 def _window_s(text: str) -> float:
@@ -336,13 +553,59 @@ def _window_s(text: str) -> float:
     return ns / 1e9
 
 
+def _check_emulation(a: argparse.Namespace) -> Scenario:
+    """``emulate``'s options against the testbed's limits (a real-time run with a
+    process per flow), before the scenario is built, then the scenario; nothing is
+    created until all of it passed."""
+    from .emulate import (
+        MAX_TESTBED_TCP_FLOWS,
+        MIN_TESTBED_CBR_INTERVAL_NS,
+        EmulationError,
+        check_testbed,
+    )
+    from .units import parse_duration
+
+    if a.tcp_flows > MAX_TESTBED_TCP_FLOWS:
+        _fail(
+            f"--tcp-flows: {a.tcp_flows}: the testbed runs at most {MAX_TESTBED_TCP_FLOWS}"
+            " flows (a process each, in real time); simulate more"
+        )
+    try:
+        interval = parse_duration(a.cbr_interval)
+    except ValueError:
+        interval = None  # build_scenario says what is wrong with it
+    testbed_cbr = a.cbr != "none" and not a.app
+    if interval is not None and testbed_cbr and 0 < interval < MIN_TESTBED_CBR_INTERVAL_NS:
+        _fail(
+            f"--cbr-interval: {_short(a.cbr_interval)}: below what a userspace sender"
+            f" can keep; the testbed takes at least {MIN_TESTBED_CBR_INTERVAL_NS // 1000}us"
+        )
+    scenario = _scenario_from_args(a)
+    try:
+        check_testbed(scenario)
+    except EmulationError as e:
+        param = flat_param(getattr(e, "path", "") or "")
+        if hasattr(a, param):  # the reason shows the value, as the testbed took it
+            _fail(f"{_option(param)}: {getattr(e, 'reason', e)}")
+        _fail(f"emulate: {e}")
+    return scenario
+
+
+def _check_figure_args(args: argparse.Namespace) -> float:
+    """--plot and --window, before anything runs; returns the window in seconds."""
+    window = _window_s(args.window)
+    if args.plot is not None:
+        _output_file("--plot", args.plot, "out/run.png", figure=True)
+    return window
+
+
 def _run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) -> int:
     from rich.console import Console
 
     from . import _native
     from .result import Result
 
-    window = _window_s(args.window)
+    window = _window_s(args.window)  # checked with --plot before the scenario was built
     if emulated:
         from .emulate import EmulationError, emulate
 
@@ -356,17 +619,20 @@ def _run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) -
     else:
         try:
             result = Result(_native.simulate(scenario.to_native_json()), scenario)
-        except ValueError as e:  # the core refused what the spec allowed: a usage error
-            _fail(f"scenario: {e}")
+        except ValueError as e:  # the core stopped the trial (e.g. its memory limit)
+            _fail(f"simulate: {e}")
     if args.json:
         print(result.to_json())
     else:
         Console().print(result.table())
-    if args.plot:
+    if args.plot is not None:
         from .plots import fig_cwnd_delay
 
         t0 = result.warmup_s
-        paths = fig_cwnd_delay(result, t0, min(t0 + window, result.duration_s), args.plot)
+        try:
+            paths = fig_cwnd_delay(result, t0, min(t0 + window, result.duration_s), args.plot)
+        except OSError as e:  # the directory went away while the trial ran
+            _fail(f"--plot: {_short(args.plot)}: {e.strerror or e}")
         out = sys.stderr if args.json else sys.stdout  # keep stdout pure JSON
         for path in paths:
             print(f"wrote {path}", file=out)
@@ -389,13 +655,18 @@ def _main(argv: list[str] | None) -> int:
         print(f"collateral {__version__} (core {native_version})")
         return 0
     if args.command == "simulate":
+        _check_figure_args(args)
         return _run(_scenario_from_args(args), args)
     if args.command == "demo":
+        _check_figure_args(args)
         return _run(demo_scenario(), args)
     if args.command == "emulate":
         if args.experiment:
             return _cmd_emulate_experiment(args)
-        return _run(_scenario_from_args(args), args, emulated=True)
+        _check_figure_args(args)
+        if args.keep is not None:
+            _output_dir("--keep", args.keep, "logs/")
+        return _run(_check_emulation(args), args, emulated=True)
     if args.command == "compare":
         return _cmd_compare(args)
     if args.command == "advise":
@@ -443,9 +714,9 @@ def _add_experiment_commands(sub: Any) -> None:
         "-j",
         "--workers",
         metavar="N",
-        type=_nonneg_int,
+        type=_count(0, _max_workers),
         default=0,
-        help="local worker threads or processes (default: 0 = all cores)",
+        help="local worker threads or processes, at most 4 per core (default: 0 = all cores)",
     )
     r.add_argument(
         "--executor",
@@ -477,7 +748,7 @@ def _add_experiment_commands(sub: Any) -> None:
     r.add_argument(
         "--batch-seconds",
         metavar="S",
-        type=float,
+        type=_positive_seconds,
         default=1.0,
         help="target core time of one batch (default: 1)",
     )
@@ -514,7 +785,7 @@ def _add_experiment_commands(sub: Any) -> None:
     q.add_argument(
         "--max-rows",
         metavar="N",
-        type=_nonneg_int,
+        type=_count(0, 10**9),
         default=100,
         help="rows shown in table format (default: 100; 0 = all)",
     )
@@ -534,13 +805,18 @@ def _add_experiment_commands(sub: Any) -> None:
     m.add_argument("sources", metavar="SRC", nargs="+", help="results directories to merge")
 
 
-def _toml_value(text: str) -> Any:
+def _toml_value(key: str, text: str) -> Any:
+    """``--set KEY=VALUE``: VALUE in TOML syntax, else the text itself."""
     import tomllib
 
     try:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text
+    except RecursionError:
+        _fail(f"--set {key}: the value is nested too deeply")
+    except ValueError:  # an integer of thousands of digits
+        _fail(f"--set {key}: {_short(text)}: a number too long to read")
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -552,33 +828,43 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for item in args.overrides:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            _fail(f"--set: {item!r}: expected KEY=VALUE, e.g. experiment.trials=2")
-        overrides.append((key.strip(), _toml_value(value.strip())))
+            _fail(f"--set: {_short(item)}: expected KEY=VALUE, e.g. experiment.trials=2")
+        overrides.append((key.strip(), _toml_value(key.strip(), value.strip())))
     shard = None
     if args.shard is not None:
         try:
             shard = parse_shard(args.shard)
         except ValueError as e:
             _fail(f"--shard: {e}")
-    if args.batch_seconds <= 0:
-        _fail(f"--batch-seconds: {args.batch_seconds!r} must be positive")
+    if args.scheduler is not None:
+        _check_scheduler(args.scheduler)
+    if args.output is not None:  # before reading the file: a bad -o is said first
+        _output_dir("--output", args.output, "results/NAME", probe=not args.dry_run)
     try:
         exp = load_experiment(args.experiment, overrides)
     except ExperimentError as e:
         _fail(str(e))
-    out = Path(args.output) if args.output else Path("results") / exp.name
+    out = Path(args.output) if args.output is not None else Path("results") / exp.name
+    if args.output is None:
+        _output_dir("--output", str(out), "results/NAME", probe=not args.dry_run)
     if args.dry_run:
-        trials = exp.trials()
-        mine = [t for t in trials if in_shard(t.key, shard)]
-        stored = set()
+        stored: set[str] = set()
         if (out / "store.json").exists():
-            stored = Store(out).done_keys()
-        todo = sum(t.key not in stored for t in mine)
+            try:
+                stored = Store(out).done_keys()
+            except StoreError as e:
+                _fail(f"--output: {e}")
+        total = mine = todo = 0
+        for t in exp.iter_trials():  # one at a time: a large experiment is counted, not held
+            total += 1
+            if in_shard(t.key, shard):
+                mine += 1
+                todo += t.key not in stored
         print(
             f"{exp.name}: {len(exp.points):,} points x {exp.trials_per_point} trials ="
-            f" {len(trials):,} trials"
-            + (f"; shard {shard[0]}/{shard[1]}: {len(mine):,}" if shard else "")
-            + f"; stored in {out}: {len(mine) - todo:,}; to run: {todo:,}"
+            f" {total:,} trials"
+            + (f"; shard {shard[0]}/{shard[1]}: {mine:,}" if shard else "")
+            + f"; stored in {out}: {mine - todo:,}; to run: {todo:,}"
         )
         return 0
     try:
@@ -594,6 +880,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         )
     except StoreError as e:
         _fail(f"--output: {e}")
+    except ValueError as e:  # an argument the runner refused (it names the option)
+        _fail(f"run: {e}")
     except KeyboardInterrupt:
         print(
             "collateral: interrupted; the batches in flight were abandoned, finished"
@@ -612,9 +900,24 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 1 if report.failed else 0
 
 
+def _check_scheduler(text: str) -> None:
+    """``--scheduler`` as the runner reads it (:func:`collateral.runner.parse_scheduler`)."""
+    from . import runner
+
+    parse = getattr(runner, "parse_scheduler", None)
+    if parse is None:  # pragma: no cover - a runner without the check
+        return
+    try:
+        parse(text)
+    except ValueError as e:
+        msg = str(e)
+        _fail(msg if msg.startswith("--scheduler") else f"--scheduler: {msg}")
+
+
 def _cmd_query(args: argparse.Namespace) -> int:
     from .store import StoreError, open_store
 
+    _input_store("DIR", args.directory)
     try:
         store = open_store(args.directory)
     except StoreError as e:
@@ -665,8 +968,28 @@ def _is_null(v: Any) -> bool:
 def _cmd_merge(args: argparse.Namespace) -> int:
     from .store import Store, StoreError, open_store
 
+    # Every source (and DEST) checked before anything is merged: a bad second source
+    # must not leave the first one merged.
+    dest_path = _output_dir("DEST", args.dest, "results/NAME")
+    names: dict[str, str] = {}
+    for src in args.sources:
+        p = _input_store("SRC", src)
+        if p.resolve() == dest_path.resolve():
+            _fail(f"SRC: {_short(src)}: is DEST itself")
+        try:
+            names[src] = open_store(p).meta().get("experiment")
+        except StoreError as e:
+            _fail(f"SRC: {e}")
+    if (dest_path / "store.json").exists():
+        try:
+            names[args.dest] = Store(dest_path).meta().get("experiment")
+        except StoreError as e:
+            _fail(f"DEST: {e}")
+    if len(set(names.values())) > 1:
+        shown = ", ".join(f"{k} holds {v!r}" for k, v in names.items())
+        _fail(f"merge: not one experiment: {shown}")
     try:
-        name = open_store(args.sources[0]).meta().get("experiment")
+        name = names[args.sources[0]]
         dest = Store.create(args.dest, name)
         dest.lock()
         try:
@@ -711,9 +1034,9 @@ def _add_reproduce_commands(sub: Any) -> None:
         "-j",
         "--workers",
         metavar="N",
-        type=_nonneg_int,
+        type=_count(0, _max_workers),
         default=0,
-        help="worker threads (default: all cores)",
+        help="worker threads, at most 4 per core (default: all cores)",
     )
     c = sub.add_parser(
         "compare",
@@ -756,10 +1079,18 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     ids = list(STUDIES) if args.ids == ["all"] else args.ids
     unknown = [i for i in ids if i not in STUDIES]
     if unknown:
-        _fail(f"reproduce: unknown figure {unknown[0]!r}; see 'collateral reproduce --list'")
+        _fail(f"reproduce: unknown figure {_short(unknown[0])}; see 'collateral reproduce --list'")
+    _output_dir("--out", args.out, "results")
+    from .experiment import ExperimentError
+    from .store import StoreError
+
     for fid in ids:
         try:
             rep = reproduce(fid, out=args.out, quick=args.quick, workers=args.workers)
+        except (ExperimentError, StoreError) as e:
+            _fail(f"reproduce: {fid}: {e}")
+        except OSError as e:
+            _fail(f"reproduce: {fid}: {e.strerror or e}: {e.filename or args.out}")
         except KeyboardInterrupt:
             print(
                 "collateral: interrupted; finished trials are kept, rerun to resume",
@@ -782,29 +1113,43 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from .report import ReportError, write_report
 
+    output = _output_file("--output", args.output, "report.html")
+    dirs = [_input_store("DIR", r) for r in args.results]
     try:
-        path = write_report([Path(r) for r in args.results], Path(args.output))
+        path = write_report(dirs, output)
     except ReportError as e:
         _fail(f"report: {e}")
+    except OSError as e:
+        _fail(f"--output: {_short(args.output)}: {e.strerror or e}")
     print(f"wrote {path}")
     return 0
 
 
 def _cmd_emulate_experiment(args: argparse.Namespace) -> int:
-    from .emulate import EmulationError, _check_ready, emulate_experiment
+    from .emulate import EmulationError, _check_ready, check_testbed, emulate_experiment
     from .experiment import ExperimentError, load_experiment
     from .store import StoreError
 
+    if args.out is not None:
+        _output_dir("--out", args.out, "results/NAME-emu")
     try:
         exp = load_experiment(args.experiment)
     except ExperimentError as e:
         _fail(str(e))
-    for t in exp.trials()[:1]:
+    for p in exp.points:  # every point within the testbed's limits before the first runs
+        try:
+            check_testbed(p.scenario)
+        except EmulationError as e:
+            where = f"point {p.index}" + (f" {_short(p.values, 80)}" if p.values else "")
+            _fail(f"emulate: {exp.source}: {where}: {e}")
+    for t in itertools.islice(exp.iter_trials(), 1):
         try:
             _check_ready(t.scenario())
         except EmulationError as e:
             _fail(f"emulate: {e}")
-    out = args.out or str(Path("results") / f"{exp.name}-emu")
+    out = args.out if args.out is not None else str(Path("results") / f"{exp.name}-emu")
+    if args.out is None:
+        _output_dir("--out", out, "results/NAME-emu")
 
     def progress(n: int, total: int, trial: Any) -> None:
         print(f"  trial {n}/{total} done ({trial.key})", file=sys.stderr)
@@ -827,6 +1172,10 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from .compare import compare_stores, fig_compare_stores
     from .store import StoreError, open_store
 
+    _input_store("SIM_DIR", args.sim)
+    _input_store("EMU_DIR", args.emu)
+    if args.plot is not None:
+        _output_file("--plot", args.plot, "out/compare.png", figure=True)
     try:
         sim, emu = open_store(args.sim), open_store(args.emu)
         rows = compare_stores(sim, emu)
@@ -839,7 +1188,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         diff = f"{r['diff']:+.2f} {r['diff_unit']}" if r["diff"] == r["diff"] else "n/a"
         t.add_row(f"{r['metric']} ({r['unit']})", f"{r['sim']:.4g}", f"{r['emu']:.4g}", diff)
     Console().print(t)
-    if args.plot:
+    if args.plot is not None:
         for p in fig_compare_stores(sim, emu, args.plot):
             print(f"wrote {p}")
     return 0
@@ -850,7 +1199,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _add_advise_command(sub: Any) -> None:
-    from .advise import APPS
+    from .advise import APPS, MAX_TCP_FLOWS, MAX_TRIALS
 
     a = sub.add_parser(
         "advise",
@@ -871,7 +1220,11 @@ def _add_advise_command(sub: Any) -> None:
     a.add_argument("--rtt", metavar="TIME", default="100ms", help="base RTT (default: 100ms)")
     a.add_argument("--app", choices=list(APPS), default="voip", help="the real-time application")
     a.add_argument(
-        "--tcp-flows", metavar="N", type=int, default=1, help="bulk downloads (default: 1)"
+        "--tcp-flows",
+        metavar="N",
+        type=_count(1, MAX_TCP_FLOWS),
+        default=1,
+        help="bulk downloads (default: 1)",
     )
     a.add_argument(
         "--cc",
@@ -881,25 +1234,61 @@ def _add_advise_command(sub: Any) -> None:
     )
     a.add_argument("--profile", default="linux-6", help="stack profile (default: linux-6)")
     a.add_argument(
-        "--trials", metavar="N", type=int, default=3, help="trials per candidate (default: 3)"
+        "--trials",
+        metavar="N",
+        type=_count(1, MAX_TRIALS),
+        default=3,
+        help=f"trials per candidate, at most {MAX_TRIALS} (default: 3)",
     )
-    a.add_argument("--duration", metavar="TIME", default="60s", help="per trial (default: 60s)")
+    a.add_argument(
+        "--duration", metavar="TIME", default="60s", help="per trial, at most 1h (default: 60s)"
+    )
     a.add_argument(
         "--target",
         metavar="X",
-        type=float,
-        help="MOS at least X (voip, default 4.0) or at most this share late (games, default 0.01)",
+        type=_finite_float,
+        help="MOS at least X, 1 to 4.5 (voip, default 4.0), or at most this share of packets"
+        " late, 0 to 1 (games, default 0.01)",
     )
-    a.add_argument("--seed", type=int, default=1)
+    a.add_argument("--seed", metavar="N", type=_count(0, 2**62), default=1)
     a.add_argument("--plot", metavar="PATH", help="write the goodput-vs-quality figure here")
 
 
+def _finite_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{_short(text)} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{_short(text)}: must be a finite number")
+    return value
+
+
+#: advise()'s parameters and the options that give them.
+_ADVISE_OPTIONS = {
+    "link": "--link",
+    "down": "--down",
+    "up": "--up",
+    "rtt": "--rtt",
+    "app": "--app",
+    "tcp_flows": "--tcp-flows",
+    "ccs": "--cc",
+    "profile": "--profile",
+    "trials": "--trials",
+    "duration": "--duration",
+    "warmup": "--duration",  # fixed at 10 s: a shorter duration is at fault
+    "target": "--target",
+    "seed": "--seed",
+}
+
+
 def _cmd_advise(args: argparse.Namespace) -> int:
-    from pydantic import ValidationError
     from rich.console import Console
 
     from .advise import advise, plot, table
 
+    if args.plot is not None:
+        _output_file("--plot", args.plot, "out/advice.png", figure=True)
     link = args.link if args.link or args.down or args.up else "adsl1"
     try:
         adv = advise(
@@ -916,16 +1305,16 @@ def _cmd_advise(args: argparse.Namespace) -> int:
             target=args.target,
             seed=args.seed,
         )
-    except ValidationError as e:
-        err = e.errors()[0]
-        _fail(f"advise: {'.'.join(map(str, err['loc']))}: {err['msg']}")
-    except ValueError as e:
+    except SpecError as e:
+        option = _ADVISE_OPTIONS.get(e.param)
+        _fail(f"{option}: {e.message}" if option else f"advise: {e}")
+    except ValueError as e:  # the core stopped a trial
         _fail(f"advise: {e}")
     Console().print(table(adv))
     b = adv.best
     verdict = "meets the target" if b.meets else "comes closest (none meets the target)"
     print(f"recommended: {b.candidate.label} — {verdict}")
-    if args.plot:
+    if args.plot is not None:
         for p in plot(adv, args.plot):
             print(f"wrote {p}")
     return 0

@@ -22,6 +22,7 @@ import contextlib
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import subprocess
@@ -41,9 +42,13 @@ from .store import _pid_alive
 
 __all__ = [
     "KERNEL_CC",
+    "MAX_TESTBED_TCP_FLOWS",
+    "MIN_TESTBED_CBR_INTERVAL_NS",
     "EmulationError",
     "Testbed",
+    "TestbedLimitError",
     "available_congestion_controls",
+    "check_testbed",
     "cleanup_leftovers",
     "emulate",
     "find_emulator",
@@ -60,6 +65,109 @@ EV_QUEUED, EV_DROP, EV_LEFT = 0, 1, 2
 
 class EmulationError(RuntimeError):
     """A testbed problem the user can act on (not root, missing tool, unknown CC)."""
+
+
+class TestbedLimitError(EmulationError, ValueError):
+    """A scenario the testbed cannot run: ``path`` is the Scenario field at fault
+    (``tcp``, ``cbr[0].interval``, ``down.rate``), ``reason`` what is wrong."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+#: Limits of the testbed: it runs in real time, with a process per flow, a userspace
+#: router and userspace senders.
+MAX_TESTBED_TCP_FLOWS = 64
+MAX_TESTBED_CBR_FLOWS = 64
+#: The shortest CBR gap a userspace sender keeps to (sleeping between departures).
+MIN_TESTBED_CBR_INTERVAL_NS = 100_000
+#: The longest run: a day of wall time.
+MAX_TESTBED_DURATION_NS = 86_400 * 10**9
+#: The fastest link the userspace router is meant for.
+MAX_TESTBED_RATE_BPS = 10 * 10**9
+#: The longest delay (base RTT, or a flow's extra delay) the router's delay line holds.
+MAX_TESTBED_DELAY_NS = 10 * 10**9
+
+
+def check_testbed(scenario: Scenario) -> None:
+    """Raises :class:`TestbedLimitError` naming the field of ``scenario`` that the
+    testbed cannot run (too many flows, too long, too fast, a CBR gap too short for a
+    userspace sender, web users, start/stop times, a tag beyond DSCP). Needs nothing:
+    no root, no tools; nothing is created."""
+    from .units import fmt_duration, fmt_rate
+
+    sc = scenario
+    if not isinstance(sc, Scenario):
+        raise TypeError(f"scenario: expected a Scenario, got {type(sc).__name__}")
+    if sc.web:
+        raise TestbedLimitError(
+            "web",
+            "web users are not supported in the testbed yet (bulk TCP and CBR only);"
+            " simulate them instead",
+        )
+    if len(sc.tcp) > MAX_TESTBED_TCP_FLOWS:
+        raise TestbedLimitError(
+            "tcp",
+            f"{len(sc.tcp)} flows; the testbed runs at most {MAX_TESTBED_TCP_FLOWS}"
+            " (a process each, in real time); simulate more",
+        )
+    if len(sc.cbr) > MAX_TESTBED_CBR_FLOWS:
+        raise TestbedLimitError(
+            "cbr", f"{len(sc.cbr)} flows; the testbed runs at most {MAX_TESTBED_CBR_FLOWS}"
+        )
+    if sc.duration > MAX_TESTBED_DURATION_NS:
+        raise TestbedLimitError(
+            "duration",
+            f"{fmt_duration(sc.duration)}: the testbed runs in real time, at most"
+            f" {fmt_duration(MAX_TESTBED_DURATION_NS)} (a day)",
+        )
+    for name in ("down", "up"):
+        rate = getattr(sc, name).rate or 0
+        if rate > MAX_TESTBED_RATE_BPS:
+            raise TestbedLimitError(
+                f"{name}.rate",
+                f"{fmt_rate(rate)}: the testbed's userspace router forwards at most"
+                f" {fmt_rate(MAX_TESTBED_RATE_BPS)}",
+            )
+    if sc.rtt > MAX_TESTBED_DELAY_NS:
+        raise TestbedLimitError(
+            "rtt",
+            f"{fmt_duration(sc.rtt)}: the testbed holds at most"
+            f" {fmt_duration(MAX_TESTBED_DELAY_NS)}",
+        )
+    for i, t in enumerate(sc.tcp):
+        if t.start or t.stop is not None:
+            raise TestbedLimitError(
+                f"tcp[{i}]", "start and stop times are not supported in the testbed yet"
+            )
+        if t.extra_delay > MAX_TESTBED_DELAY_NS:
+            raise TestbedLimitError(
+                f"tcp[{i}].extra_delay",
+                f"{fmt_duration(t.extra_delay)}: the testbed holds at most"
+                f" {fmt_duration(MAX_TESTBED_DELAY_NS)}",
+            )
+    for j, c in enumerate(sc.cbr):
+        if c.tag > 63:
+            raise TestbedLimitError(f"cbr[{j}].tag", f"{c.tag} is not a DSCP value (0-63)")
+        if c.app is not None:
+            continue
+        if c.interval < MIN_TESTBED_CBR_INTERVAL_NS:
+            raise TestbedLimitError(
+                f"cbr[{j}].interval",
+                f"{fmt_duration(c.interval)}: below what a userspace sender can keep; the"
+                f" testbed takes at least {fmt_duration(MIN_TESTBED_CBR_INTERVAL_NS)}",
+            )
+        for field in ("interval", "jitter"):
+            v = getattr(c, field)
+            if v > sc.duration:
+                raise TestbedLimitError(
+                    f"cbr[{j}].{field}",
+                    f"{fmt_duration(v)} is longer than the run ({fmt_duration(sc.duration)})",
+                )
 
 
 def find_emulator() -> str:
@@ -112,10 +220,21 @@ REGISTRY = Path("/run/collateral")
 
 
 def _register(run: dict[str, Any]) -> Path:
+    """Records (adds to this process's record) what the run is about to create."""
     REGISTRY.mkdir(parents=True, exist_ok=True)
     path = REGISTRY / f"{os.getpid()}.json"
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, ValueError):
+        old = {}
+    if not isinstance(old, dict):
+        old = {}
+    merged = {
+        "namespaces": list(dict.fromkeys([*old.get("namespaces", []), *run.get("namespaces", [])])),
+        "tmpdir": run.get("tmpdir") or old.get("tmpdir"),
+    }
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(run))
+    tmp.write_text(json.dumps(merged))
     os.replace(tmp, path)
     return path
 
@@ -129,20 +248,44 @@ def cleanup_leftovers() -> list[str]:
         return removed
     present = set(testbed_namespaces())
     for rec in sorted(REGISTRY.glob("*.json")):
-        if not rec.stem.isdigit() or _pid_alive(int(rec.stem)):
+        # This process's own record is stale when cleaning starts (a run registers after
+        # it): a dead run's pid that was reused.
+        if not rec.stem.isdigit() or (int(rec.stem) != os.getpid() and _pid_alive(int(rec.stem))):
             continue
         try:
             run = json.loads(rec.read_text())
         except (OSError, ValueError):
             run = {}
+        if not isinstance(run, dict):
+            run = {}
         for ns in run.get("namespaces", []):
             if ns in present:
                 _delete_ns(ns)
                 removed.append(ns)
-        if run.get("tmpdir"):
-            shutil.rmtree(run["tmpdir"], ignore_errors=True)
+        tmpdir = run.get("tmpdir")
+        if isinstance(tmpdir, str) and _is_our_tmpdir(tmpdir):
+            shutil.rmtree(tmpdir, ignore_errors=True)
         rec.unlink(missing_ok=True)
     return removed
+
+
+#: The prefix of a run's temporary directory (in the system's temporary directory).
+TMP_PREFIX = "collateral-emu-"
+
+
+def _is_our_tmpdir(path: str) -> bool:
+    """Only a directory named as this module names them is ever removed from a record."""
+    p = Path(path)
+    return p.is_absolute() and p.name.startswith(TMP_PREFIX) and ".." not in p.parts
+
+
+def _new_tmpdir() -> tuple[Path, Path]:
+    """A private temporary directory for a run, recorded in the registry *before* it is
+    created, so a run killed at any moment leaves nothing the next run does not find."""
+    wd = Path(tempfile.gettempdir()) / f"{TMP_PREFIX}{os.getpid()}-{secrets.token_hex(6)}"
+    record = _register({"namespaces": [], "tmpdir": str(wd)})
+    wd.mkdir(mode=0o700)
+    return wd, record
 
 
 @dataclass
@@ -167,6 +310,9 @@ class Testbed:
         }
         self.workdir = workdir
         self.procs: list[_Proc] = []
+        #: Keep the registry record at teardown: its owner (:func:`emulate`) still has a
+        #: temporary directory to remove, and removes the record after it.
+        self.keep_record = False
 
     def exec(self, ns: str, *args: str) -> subprocess.CompletedProcess[str]:
         return _sh("ip", "netns", "exec", self.ns[ns], *args)
@@ -379,7 +525,7 @@ class Testbed:
                 p.popen.kill()
         for ns in self.ns.values():
             _delete_ns(ns)
-        if getattr(self, "registry", None) is not None:
+        if getattr(self, "registry", None) is not None and not self.keep_record:
             self.registry.unlink(missing_ok=True)
 
 
@@ -399,24 +545,12 @@ def _signals_raise() -> Iterator[None]:
 
 
 def _check_ready(scenario: Scenario) -> dict[int, str]:
+    check_testbed(scenario)
     if os.geteuid() != 0:
         raise EmulationError("emulation needs root (network namespaces); run it with sudo")
     for tool in ("ip", "ethtool"):
         if shutil.which(tool) is None:
             raise EmulationError(f"{tool} not found; ./setup.sh installs iproute2 and ethtool")
-    if scenario.web:
-        raise EmulationError(
-            "web users are not supported in the testbed yet (bulk TCP and CBR only);"
-            " simulate them instead"
-        )
-    for i, t in enumerate(scenario.tcp):
-        if t.start or t.stop is not None:
-            raise EmulationError(
-                f"tcp[{i}]: start and stop times are not supported in the testbed yet"
-            )
-    for j, c in enumerate(scenario.cbr):
-        if c.tag > 63:
-            raise EmulationError(f"cbr[{j}]: tag {c.tag} is not a DSCP value (0-63)")
     avail = available_congestion_controls()
     kernel_cc = {}
     for i, t in enumerate(scenario.tcp):
@@ -457,17 +591,24 @@ START_MARGIN_S = 1.0
 def emulate(scenario: Scenario, workdir: str | Path | None = None, keep: bool = False) -> Result:
     """Runs the scenario on the namespace testbed in real time; returns a Result in the
     simulator's schema. Raises :class:`EmulationError` for problems the user can fix."""
-    kernel_cc = _check_ready(scenario)
+    kernel_cc = _check_ready(scenario)  # everything checked before anything is created
     emu = find_emulator()
     cleanup_leftovers()
     own_tmp = workdir is None
-    wd = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="collateral-emu-"))
-    wd.mkdir(parents=True, exist_ok=True)
+    record = None
+    if own_tmp and not keep:
+        wd, record = _new_tmpdir()
+    elif own_tmp:
+        wd = Path(tempfile.mkdtemp(prefix=TMP_PREFIX))  # kept: not recorded for removal
+    else:
+        wd = Path(workdir)  # type: ignore[arg-type]
+        wd.mkdir(parents=True, exist_ok=True)
     try:
-        return _emulate_in(scenario, wd, emu, kernel_cc, own_tmp and not keep)
+        return _emulate_in(scenario, wd, emu, kernel_cc, record is not None)
     finally:
-        if own_tmp and not keep:
+        if record is not None:
             shutil.rmtree(wd, ignore_errors=True)
+            record.unlink(missing_ok=True)
 
 
 def _emulate_in(
@@ -477,6 +618,7 @@ def _emulate_in(
     sc_json = wd / "scenario.json"
     sc_json.write_text(scenario.to_native_json())
     tb = Testbed(wd)
+    tb.keep_record = tmp
     dur = scenario.duration
     try:
         with _signals_raise():
@@ -630,6 +772,8 @@ def emulate_experiment(
     from .runner import code_version, summary_columns
     from .store import Store, rows_to_table
 
+    for p in experiment.points:  # every point runnable here, before anything is created
+        _check_ready(p.scenario)
     st = Store.create(store_path, experiment.name, experiment.text)
     st.lock()
     try:

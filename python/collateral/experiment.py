@@ -46,18 +46,19 @@ import itertools
 import json
 import math
 import re
+import stat
 import tomllib
 import typing
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import MAX_EMAX, MIN_EMIN, ROUND_FLOOR, Context, Decimal, DecimalException
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from . import _native
-from .spec import VOCABULARY, Scenario, TraceSpec
+from .spec import VOCABULARY, Scenario, TraceSpec, split_path
 
 __all__ = [
     "TRACE_NAMES",
@@ -72,8 +73,14 @@ __all__ = [
 #: Trace tables an experiment may keep (``congestion`` is always recorded by the core).
 TRACE_NAMES: tuple[str, ...] = tuple(VOCABULARY["trace"])
 _SWITCHED_TRACES = tuple(TraceSpec.model_fields)  # the core's trace switches
-_MAX_POINTS = 1_000_000
-_MAX_RANGE = 1_000_000
+#: Limits of one experiment: points (each a validated scenario, about 10 kB and 0.5 ms
+#: to build), values of one range axis, trials in all (points x trials per point), the
+#: file's size and how deeply its tables and lists may nest.
+_MAX_POINTS = 100_000
+_MAX_RANGE = 100_000
+_MAX_TRIALS = 10_000_000
+_MAX_FILE_BYTES = 10_000_000
+_MAX_DEPTH = 64
 
 
 def model_version() -> str:
@@ -96,7 +103,10 @@ class ExperimentError(ValueError):
 
 
 def _show(value: Any, limit: int = 80) -> str:
-    text = repr(value) if not isinstance(value, dict | list) else json.dumps(value, default=str)
+    try:
+        text = repr(value) if not isinstance(value, dict | list) else json.dumps(value, default=str)
+    except (ValueError, RecursionError):  # a huge int, a deeply nested value
+        text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -118,7 +128,9 @@ def _fmt_path(path: Sequence[object]) -> str:
 class ExperimentSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str | None = Field(default=None, min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    #: Names the results directory (results/NAME): letters, digits, _ . -, not starting
+    #: with a dot, so it never leaves the results directory.
+    name: str | None = Field(default=None, min_length=1, max_length=200)
     description: str = ""
     #: Repetitions per point.
     trials: int = Field(default=1, ge=1, le=1_000_000)
@@ -127,6 +139,19 @@ class ExperimentSettings(BaseModel):
     #: "independent": seeds differ per point; "common": the same seeds at every point.
     seeds: Literal["independent", "common"] = "independent"
     traces: list[Literal[TRACE_NAMES]] = []
+
+    @field_validator("name")
+    @classmethod
+    def _confined(cls, v: str | None) -> str | None:
+        if v is not None and (not _NAME.fullmatch(v) or v.startswith(".")):
+            raise ValueError(
+                "letters, digits, '_', '.' and '-' only, not starting with '.': it names"
+                " the results directory (results/NAME) and must stay inside it"
+            )
+        return v
+
+
+_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 # ---------------------------------------------------------------------------------------
@@ -262,16 +287,21 @@ def _is_range(value: object) -> bool:
 def _split_number(text: object) -> tuple[Decimal, str]:
     if isinstance(text, bool) or not isinstance(text, int | float | str):
         raise ValueError("expected a number with an optional unit, e.g. 52500B or 10ms")
+    if isinstance(text, int) and abs(text) >= 10**60:
+        raise ValueError("a number of more than 60 digits")
     s = str(text).strip()
     i = len(s)
     while i > 0 and not (s[i - 1].isdigit() or s[i - 1] == "."):
         i -= 1
     try:
         return Decimal(s[:i]), s[i:].strip()
-    except InvalidOperation:
+    except DecimalException:
         raise ValueError(
             f"cannot read {text!r}: expected a number with an optional unit, e.g. 52500B"
         ) from None
+
+
+_WIDE = Context(prec=60, Emax=MAX_EMAX, Emin=MIN_EMIN)
 
 
 def _range_values(source: str, key: str, spec: dict[str, Any]) -> list[Any]:
@@ -299,9 +329,12 @@ def _range_values(source: str, key: str, spec: dict[str, Any]) -> list[Any]:
         raise ExperimentError(source, key, "step must be positive", spec)
     if hi < lo:
         raise ExperimentError(source, key, "to must not be below from", spec)
-    n = int((hi - lo) / step) + 1
-    if n > _MAX_RANGE:
-        raise ExperimentError(source, key, f"{n} values; at most {_MAX_RANGE} per axis", spec)
+    count = _WIDE.divide(_WIDE.subtract(hi, lo), step)  # no huge int from a typo
+    if _WIDE.compare(count, Decimal(_MAX_RANGE - 1)) > 0:
+        raise ExperimentError(
+            source, key, f"{_WIDE.add(count, 1):.3g} values; at most {_MAX_RANGE:,} per axis", spec
+        )
+    n = int(count.to_integral_value(rounding=ROUND_FLOOR)) + 1
     plain = isinstance(spec["from"], int | float) and not isinstance(spec["from"], bool)
     out: list[Any] = []
     for i in range(n):
@@ -380,7 +413,7 @@ class _Grid:
 def _parse_grid(source: str, where: str, table: object) -> _Grid:
     if not isinstance(table, dict):
         raise ExperimentError(source, where, "expected a table of axes", table)
-    rest = {k: v for k, v in _flat_axes(table).items() if k != "zip"}
+    rest = {k: v for k, v in _flat_axes(table, "", source, where).items() if k != "zip"}
     product = _collect_axes(source, where, rest)
     zips: list[tuple[_Axis, ...]] = []
     raw_zips = table.get("zip", [])
@@ -392,7 +425,7 @@ def _parse_grid(source: str, where: str, table: object) -> _Grid:
         gwhere = f"{where}.zip[{j}]"
         if not isinstance(group, dict) or not group:
             raise ExperimentError(source, gwhere, "expected a table of equal-length lists", group)
-        axes = _collect_axes(source, gwhere, group)
+        axes = _collect_axes(source, gwhere, _flat_axes(group, "", source, gwhere))
         lengths = {a.key: len(a.values) for a in axes}
         if len(set(lengths.values())) > 1:
             shown = ", ".join(f"{k} has {n}" for k, n in lengths.items())
@@ -449,12 +482,16 @@ def _canonical(native: Mapping[str, Any]) -> str:
     return json.dumps(body, sort_keys=True, separators=(",", ":"))
 
 
-def _digest(*parts: object) -> bytes:
+def _hasher(*parts: object) -> Any:
     h = hashlib.sha256()
     for p in parts:
         h.update(str(p).encode())
         h.update(b"\x00")
-    return h.digest()
+    return h
+
+
+def _digest(*parts: object) -> bytes:
+    return _hasher(*parts).digest()
 
 
 @dataclass(frozen=True, eq=False)
@@ -476,7 +513,7 @@ class Point:
         return cols
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True)
 class Trial:
     """One repetition of a point, with its derived seed and stable key."""
 
@@ -562,19 +599,23 @@ class Experiment:
 
     def trials(self) -> list[Trial]:
         """Every trial: points in sweep order, repetitions within a point."""
+        return list(self.iter_trials())
+
+    def iter_trials(self) -> Iterator[Trial]:
+        """The trials of :meth:`trials` one at a time, without holding them all (for
+        counting, or the first few)."""
         root, common = self.settings.seed, self.settings.seeds == "common"
-        out = []
         for p in self.points:
+            # The hashes of :func:`_digest` with the point's (long) parts hashed once.
+            seed_head = _hasher("collateral-seed/1", root, *(() if common else (p.canonical,)))
+            key_head = _hasher("collateral-trial/1", self.model_version, p.canonical)
             for rep in range(self.settings.trials):
-                d = (
-                    _digest("collateral-seed/1", root, rep)
-                    if common
-                    else _digest("collateral-seed/1", root, p.canonical, rep)
-                )
-                seed = int.from_bytes(d[:8], "big") >> 1  # 63 bits: safe as a signed int
-                key = _digest("collateral-trial/1", self.model_version, p.canonical, seed)
-                out.append(Trial(key.hex()[:24], p, rep, seed))
-        return out
+                h = seed_head.copy()
+                h.update(f"{rep}\x00".encode())
+                seed = int.from_bytes(h.digest()[:8], "big") >> 1  # 63 bits: a signed int
+                k = key_head.copy()
+                k.update(f"{seed}\x00".encode())
+                yield Trial(k.hexdigest()[:24], p, rep, seed)
 
     @classmethod
     def from_dict(
@@ -595,35 +636,113 @@ def load_experiment(path: str | Path, overrides: Sequence[tuple[str, Any]] = ())
     pairs applied first (the CLI's ``--set``). Raises :class:`ExperimentError`."""
     p = Path(path)
     source = str(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ExperimentError(source, "file", "no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ExperimentError(source, "file", f"cannot read: {e}") from None
+    text = _read_file(p, source)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ExperimentError(source, "TOML", f"invalid TOML: {e}") from None
+    except RecursionError:
+        raise ExperimentError(
+            source, "TOML", f"invalid TOML: nested more than {_MAX_DEPTH} levels deep"
+        ) from None
+    except ValueError as e:  # an integer of thousands of digits
+        why = "an integer too long to read" if "digits" in str(e) else str(e)
+        raise ExperimentError(source, "TOML", f"invalid TOML: {why}") from None
+    _check_depth(source, "TOML", data)
     for key, value in overrides:
+        _check_depth(source, f"--set {key}", value)
         _override(data, source, key, value)
     section = data.get("experiment", {})
     if isinstance(section, dict) and "name" not in section:
+        if not _NAME.fullmatch(p.stem) or p.stem.startswith("."):
+            raise ExperimentError(
+                source,
+                "experiment.name",
+                "missing, and the file's name cannot stand for it (letters, digits, '_',"
+                " '.' and '-' only, not starting with '.'); give [experiment] name",
+                p.stem,
+            )
         data = {**data, "experiment": {**section, "name": p.stem}}
     return _build(data, source, text)
 
 
-def _flat_axes(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """A sweep table with nested tables turned into dotted keys (``zip`` kept)."""
+def _read_file(p: Path, source: str) -> str:
+    """The file's text: a regular file of at most ``_MAX_FILE_BYTES`` in UTF-8 (never
+    read from a device or a pipe, which could go on forever)."""
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise ExperimentError(source, "file", "no such file") from None
+    except OSError as e:
+        raise ExperimentError(source, "file", f"cannot read: {e.strerror or e}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ExperimentError(source, "file", "is a directory, not an experiment file")
+    if not stat.S_ISREG(st.st_mode):
+        raise ExperimentError(source, "file", "not a regular file (a device, pipe or socket)")
+    if st.st_size > _MAX_FILE_BYTES:
+        raise ExperimentError(
+            source,
+            "file",
+            f"{st.st_size:,} bytes; an experiment file has at most {_MAX_FILE_BYTES:,}",
+        )
+    try:
+        with p.open("rb") as f:
+            raw = f.read(_MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise ExperimentError(source, "file", f"cannot read: {e.strerror or e}") from None
+    if len(raw) > _MAX_FILE_BYTES:
+        raise ExperimentError(
+            source, "file", f"more than {_MAX_FILE_BYTES:,} bytes; too large for an experiment"
+        )
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ExperimentError(source, "file", f"not UTF-8 text (byte {e.start})") from None
+
+
+def _check_depth(source: str, key: str, value: object) -> None:
+    """Refuses tables and lists nested more than ``_MAX_DEPTH`` deep (checked without
+    recursion, so it cannot overflow the stack itself)."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if depth > _MAX_DEPTH:
+            raise ExperimentError(source, key, f"nested more than {_MAX_DEPTH} levels deep")
+        if isinstance(v, dict):
+            stack.extend((x, depth + 1) for x in v.values())
+        elif isinstance(v, list):
+            stack.extend((x, depth + 1) for x in v)
+
+
+def _flat_axes(
+    table: Mapping[str, Any], prefix: str = "", source: str = "<experiment>", where: str = "sweep"
+) -> dict[str, Any]:
+    """A sweep table with nested tables turned into dotted keys (``zip`` kept). A key
+    given twice, quoted and as a table (``"queue.limit"`` and ``queue.limit``), is an
+    error, not one silently kept."""
     out: dict[str, Any] = {}
+
+    def put(key: str, value: Any) -> None:
+        if key in out:
+            raise ExperimentError(
+                source,
+                f"{where}.{key}",
+                "given twice (as a quoted dotted key and as a table key); keep one",
+            )
+        out[key] = value
+
     for k, v in table.items():
         if not prefix and k == "zip":
             groups = v if isinstance(v, list) else [v]
-            out[k] = [_flat_axes(g) if isinstance(g, dict) else g for g in groups]
+            out[k] = [
+                _flat_axes(g, "", source, f"{where}.zip[{j}]") if isinstance(g, dict) else g
+                for j, g in enumerate(groups)
+            ]
         elif isinstance(v, dict) and not _is_range(v):
-            out.update(_flat_axes(v, f"{prefix}{k}."))
+            for kk, vv in _flat_axes(v, f"{prefix}{k}.", source, where).items():
+                put(kk, vv)
         else:
-            out[f"{prefix}{k}"] = v
+            put(f"{prefix}{k}", v)
     return out
 
 
@@ -641,7 +760,7 @@ def _override(data: dict[str, Any], source: str, key: str, value: Any) -> None:
             raise ExperimentError(
                 source, f"--set {key}", "the file has several [[sweep]] grids; set one whole"
             )
-        data["sweep"] = {**_flat_axes(sweep), ".".join(segs[1:]): value}
+        data["sweep"] = {**_flat_axes(sweep, "", source), ".".join(segs[1:]): value}
         return
     d: Any = data
     for s in segs[:-1]:
@@ -670,6 +789,9 @@ def _validation_message(e: Mapping[str, Any], path: Sequence[object]) -> str:
 
 def _build(data: Mapping[str, Any], source: str, text: str | None) -> Experiment:
     allowed_top = ("experiment", "scenario", "sweep")
+    if not isinstance(data, Mapping):
+        raise ExperimentError(source, "experiment", "expected a table (a dict)", data)
+    _check_depth(source, "experiment", data)
     for k in data:
         if k not in allowed_top:
             raise ExperimentError(
@@ -730,7 +852,21 @@ def _build(data: Mapping[str, Any], source: str, text: str | None) -> Experiment
         grids = [_parse_grid(source, "sweep", raw_sweep)]
     total = sum(g.size() for g in grids)
     if total > _MAX_POINTS:
-        raise ExperimentError(source, "sweep", f"{total} points; at most {_MAX_POINTS}")
+        raise ExperimentError(
+            source,
+            "sweep",
+            f"{total:,} points; at most {_MAX_POINTS:,} per experiment (split the sweep into"
+            " several files)",
+        )
+    if total * settings.trials > _MAX_TRIALS:
+        raise ExperimentError(
+            source,
+            "experiment.trials",
+            f"{total:,} points x {settings.trials:,} trials = {total * settings.trials:,}"
+            f" trials; at most {_MAX_TRIALS:,} per experiment (fewer trials per point, or"
+            " split the sweep into several files)",
+            settings.trials,
+        )
 
     version = model_version()
     trace = {t: t in settings.traces for t in _SWITCHED_TRACES}
@@ -795,10 +931,10 @@ def _point_error(
     loc = tuple(x for x in e["loc"] if x not in ("droptail", "aqm"))
     msg = _validation_message(e, loc)
     value = e.get("input", ...)
-    if not loc:  # the core's own check of a whole part, e.g. "down.queue: max_p must ..."
-        head, sep, rest = msg.partition(": ")
-        if sep and re.fullmatch(r"[a-z_]+(\.[a-z_0-9]+)*", head):
-            loc = tuple(int(x) if x.isdigit() else x for x in head.split("."))
+    if not loc:  # the core's own check, e.g. "down.queue: max_p must ...", "cbr[0].interval: ..."
+        head_loc, rest = split_path(msg)
+        if head_loc:
+            loc = head_loc
             msg, value = rest, ...
             for axis, i in combo:  # a swept parameter of that part that the message names
                 for p in axis.paths:
@@ -818,6 +954,8 @@ def _point_error(
             if len(loc) >= n and all(a in (_WILDCARD, b) for a, b in zip(p, loc, strict=False)):
                 rest = _fmt_path(loc[n:])
                 key = f"{grid.where}.{axis.key}[{i}]" + (f" ({rest})" if rest else "")
+                if value is ... and len(loc) == n:  # the core's check: show the swept value
+                    value = axis.values[i]
                 return ExperimentError(source, key, msg, value)
     if shorthand and len(loc) >= 2 and loc[0] in ("down", "up") and loc[1] == "queue":
         return ExperimentError(source, "scenario." + _fmt_path(("queue", *loc[2:])), msg, value)

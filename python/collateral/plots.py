@@ -15,7 +15,7 @@ import numpy as np
 if TYPE_CHECKING:
     from .result import Result
 
-__all__ = ["fig_cwnd_delay", "fig_cwnd_queue", "save", "three_epochs"]
+__all__ = ["check_figure_path", "fig_cwnd_delay", "fig_cwnd_queue", "save", "three_epochs"]
 
 _STYLE = {
     "font.size": 11,
@@ -27,17 +27,47 @@ _STYLE = {
 }
 
 
+#: Formats a figure is written in besides PNG (always written), by its path's suffix.
+EXTRA_FORMATS = (".svg", ".pdf", ".eps", ".ps", ".jpg", ".jpeg", ".tif", ".tiff")
+
+
+def check_figure_path(path: str | Path) -> Path:
+    """``path`` as :func:`save` takes it: a file name (not a directory) whose suffix, if
+    any, is .png or one of :data:`EXTRA_FORMATS`; ValueError naming ``path`` otherwise."""
+    p = Path(path)
+    if not str(path).strip() or str(path).endswith("/") or p.name in ("", ".", ".."):
+        raise ValueError(f"path: {str(path)!r} is not a file name; give one such as out/fig.png")
+    suffix = p.suffix.lower()
+    if suffix and suffix != ".png" and suffix not in EXTRA_FORMATS:
+        raise ValueError(
+            f"path: {str(path)!r}: cannot write a figure as {p.suffix!r}; give a name ending"
+            f" .png, {', '.join(EXTRA_FORMATS)}"
+        )
+    return p
+
+
 def save(fig: plt.Figure, path: str | Path, svg: bool | None = None) -> list[Path]:
     """Writes ``fig`` as a 150 dpi PNG at ``path`` (suffix replaced) and, when ``path``
-    ends in .svg (or ``svg`` is true), as SVG too; closes it; returns the files."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    written = [path.with_suffix(".png")]
-    fig.savefig(written[0], dpi=150)
-    if svg or (svg is None and path.suffix.lower() == ".svg"):
-        written.append(path.with_suffix(".svg"))
-        fig.savefig(written[1])
-    plt.close(fig)
+    ends in .svg, .pdf, ... (:data:`EXTRA_FORMATS`; or ``svg`` is true: as SVG), in that
+    format too; closes it; returns the files."""
+    try:
+        path = check_figure_path(path)
+    except ValueError:
+        plt.close(fig)
+        raise
+    suffix = path.suffix.lower()
+    extra = [".svg"] if svg or (svg is None and suffix == ".svg") else []
+    if suffix in EXTRA_FORMATS and suffix not in extra:
+        extra.append(suffix)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        written = [path.with_suffix(".png")]
+        fig.savefig(written[0], dpi=150)
+        for ext in extra:
+            written.append(path.with_suffix(ext) if ext != suffix else path)
+            fig.savefig(written[-1], dpi=150)
+    finally:
+        plt.close(fig)
     return written
 
 
@@ -56,8 +86,7 @@ def fig_cwnd_delay(
     t1 = min(t0 + 10.0, result.duration_s) if t1 is None else t1
     if not t1 > t0:
         raise ValueError(f"empty plot window: t0={t0} s, t1={t1} s")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = check_figure_path(path)
 
     with plt.rc_context(_STYLE):
         fig, (top, bottom) = plt.subplots(
@@ -104,8 +133,7 @@ def fig_cwnd_queue(
         t1 = e1 if t1 is None else t1
     if not t1 > t0:
         raise ValueError(f"empty plot window: t0={t0} s, t1={t1} s")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = check_figure_path(path)
     with plt.rc_context(_STYLE):
         fig, (top, bottom) = plt.subplots(
             2, 1, sharex=True, figsize=(10, 6.5), height_ratios=(1, 1), layout="constrained"

@@ -227,10 +227,22 @@ def _sim_vs_emu(stores: list[Any]) -> str:
 
 
 def write_report(results: list[Path], output: Path) -> Path:
+    """Writes the report of the results directories ``results`` to the file ``output``.
+    Raises :class:`ReportError` (a ValueError) naming the argument at fault before
+    anything is written."""
     from .store import Store, StoreError
 
+    if isinstance(results, str | Path) or not results:
+        raise ReportError(f"results: {results!r}: give a list of results directories")
+    output = Path(output)
+    if not str(output).strip() or output.name in ("", ".", "..") or output.is_dir():
+        raise ReportError(
+            f"output: {str(output)!r} is a directory; give a file name such as report.html"
+        )
     stores = []
     for r in results:
+        if not Path(r).is_dir():
+            raise ReportError(f"results: {str(r)!r} is not a directory (a results directory)")
         st = Store(r)
         try:
             st.meta()

@@ -26,11 +26,50 @@ __all__ = ["Result", "step_resample"]
 #: ssthresh before the first loss is "infinite": u32::MAX in the trace.
 SSTHRESH_INFINITE = 2**32 - 1
 _DIRECTIONS = {"down": 0, "up": 1}
+#: The most points a resampled series may have (three float64 arrays of 80 MB each).
+MAX_SERIES_POINTS = 10_000_000
 
 
-def _seconds(step: str | float) -> float:
-    """A step given as seconds (float) or in human units ("1ms")."""
-    return parse_duration(step) / 1e9 if isinstance(step, str) else float(step)
+def _short(value: object, limit: int = 40) -> str:
+    """``repr`` cut short (a huge int is not printed: Python refuses to)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**40:
+        return "<a number of more than 40 digits>"
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _seconds(step: object) -> float:
+    """A step given as seconds (a number) or in human units ("1ms"); positive, finite."""
+    if isinstance(step, str):
+        try:
+            dt = parse_duration(step) / 1e9
+        except ValueError as e:
+            raise ValueError(f"step: {e}") from None
+    elif isinstance(step, int | float) and not isinstance(step, bool):
+        try:
+            dt = float(step)
+        except OverflowError:
+            raise ValueError("step: a number too large to be seconds") from None
+    else:
+        raise TypeError(f"step: expected seconds or a duration such as '1ms', got {_short(step)}")
+    if not (math.isfinite(dt) and dt > 0):
+        raise ValueError(f"step must be positive, got {_short(step)}")
+    return dt
+
+
+def _time(name: str, t: object, default: float) -> float:
+    """A window bound in seconds (None: ``default``); a finite number."""
+    if t is None:
+        return default
+    if isinstance(t, bool) or not isinstance(t, int | float):
+        raise TypeError(f"{name}: expected a time in seconds, got {_short(t)}")
+    try:
+        seconds = float(t)
+    except OverflowError:
+        raise ValueError(f"{name}: a number too large to be seconds") from None
+    if not math.isfinite(seconds):
+        raise ValueError(f"{name}: expected a finite time in seconds, got {_short(t)}")
+    return seconds
 
 
 def step_resample(
@@ -101,12 +140,17 @@ class Result:
 
     def _grid(self, step: str | float, t0: float | None, t1: float | None) -> np.ndarray:
         dt = _seconds(step)
-        if dt <= 0:
-            raise ValueError(f"step must be positive, got {step!r}")
-        t0 = 0.0 if t0 is None else t0
-        t1 = self.duration_s if t1 is None else t1
+        t0 = _time("t0", t0, 0.0)
+        t1 = _time("t1", t1, self.duration_s)
         # Integer steps from t0 avoid accumulating float error along the grid.
-        n = math.floor((t1 - t0) / dt + 1e-9) + 1
+        span = (t1 - t0) / dt
+        if span + 1 > MAX_SERIES_POINTS:
+            raise ValueError(
+                f"step: {step!r} from {t0:g} s to {t1:g} s gives {math.floor(span) + 1:.3g}"
+                f" points, above the limit of {MAX_SERIES_POINTS:,}; take a larger step"
+                " or a shorter window (t0, t1)"
+            )
+        n = math.floor(span + 1e-9) + 1
         return t0 + np.arange(max(n, 0)) * dt
 
     def cwnd_series(
@@ -122,6 +166,15 @@ class Result:
         is NaN while it is still infinite (before the first congestion event).
         """
         tr = self.traces["cwnd"]
+        flows = sorted({int(f["flow"]) for f in self.tcp} | {int(x) for x in np.unique(tr["flow"])})
+        if isinstance(flow, bool) or not isinstance(flow, int | np.integer):
+            raise TypeError(f"flow: expected a TCP flow id (an int), got {_short(flow)}")
+        if int(flow) not in flows:
+            have = ", ".join(map(str, flows[:20])) + (", ..." if len(flows) > 20 else "")
+            raise ValueError(
+                f"flow: {_short(flow)} is not a TCP flow of this trial; flows with a window:"
+                f" {have or 'none'}"
+            )
         sel = tr["flow"] == flow
         times = tr["time_s"][sel]
         grid = self._grid(step, t0, t1)
@@ -138,7 +191,16 @@ class Result:
         t1: float | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(time_s, bytes, packets) queued in one direction on a grid; empty at start."""
-        d = _DIRECTIONS[direction] if isinstance(direction, str) else int(direction)
+        if isinstance(direction, str) and direction in _DIRECTIONS:
+            d = _DIRECTIONS[direction]
+        elif (
+            isinstance(direction, int | np.integer)
+            and not isinstance(direction, bool)
+            and int(direction) in _DIRECTIONS.values()
+        ):
+            d = int(direction)
+        else:
+            raise ValueError(f"direction: {_short(direction)} is not one of down, up (or 0, 1)")
         tr = self.traces["queue"]
         sel = tr["direction"] == d
         times = tr["time_s"][sel]

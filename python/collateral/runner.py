@@ -20,6 +20,15 @@ Executors (all give the same results: every trial is deterministic given its see
 
 Ctrl-C (or SIGTERM, as Slurm sends at the time limit) stops submitting, lets the batches
 in flight finish (about a second) and writes them; a second Ctrl-C abandons them.
+
+Before counting what is stored, a run repairs the store (:meth:`Store.repair`): damaged
+parts go to ``quarantine/`` with one line each, and their trials are run again. A part
+is committed only with trials no part holds yet (:meth:`Store.commit_part`), so a trial
+stored meanwhile by another writer is counted as stored, never twice.
+
+Arguments are checked before anything is built or written: ``scheduler``
+(:func:`parse_scheduler`), ``batch_seconds``, ``max_batch``, ``workers``, ``shard``
+(ValueError naming the option).
 """
 
 from __future__ import annotations
@@ -40,7 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .experiment import Experiment, Trial
-from .store import Store, rows_to_table
+from .store import Store, _pid_alive, rows_to_table
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -51,6 +60,7 @@ __all__ = [
     "BatchTask",
     "RunReport",
     "code_version",
+    "parse_scheduler",
     "parse_shard",
     "run_batch",
     "run_experiment",
@@ -195,7 +205,9 @@ class _PoolExecutor(_Executor):
 
             ctx = mp.get_context("forkserver")
             ctx.set_forkserver_preload(["collateral.runner"])
-            self.pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init)
+            self.pool = ProcessPoolExecutor(
+                workers, mp_context=ctx, initializer=_worker_init, initargs=(os.getpid(),)
+            )
 
     def submit(self, task: BatchTask) -> Future[BatchResult]:
         return self.pool.submit(run_batch, task)
@@ -204,9 +216,28 @@ class _PoolExecutor(_Executor):
         self.pool.shutdown(wait=wait, cancel_futures=True)
 
 
-def _worker_init() -> None:
+def _worker_init(main_pid: int | None = None) -> None:
     # The parent handles Ctrl-C; a worker must finish its batch, not die mid-way.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if main_pid is not None:  # but it dies with the run (SIGKILL, OOM killer...)
+        threading.Thread(
+            target=_exit_with, args=(main_pid,), daemon=True, name="collateral-watch"
+        ).start()
+
+
+def _exit_with(pid: int) -> None:
+    """Ends this worker process when process ``pid`` (the run) ends: a worker's parent
+    is the forkserver, which outlives a killed run as long as its workers do."""
+    import select
+
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # no pidfd (or already gone): poll
+        while _pid_alive(pid):
+            time.sleep(0.5)
+    else:
+        select.select([fd], [], [])  # readable when the process has ended
+    os._exit(1)
 
 
 class _DaskExecutor(_Executor):
@@ -220,8 +251,9 @@ class _DaskExecutor(_Executor):
         self._distributed = distributed
         self._own: list[Any] = []
         if client is None:
-            if scheduler is not None and (scheduler == "local" or scheduler.startswith("local:")):
-                n = int(scheduler.partition(":")[2] or 0) or _cpu_count()
+            kind, n = parse_scheduler(scheduler or "local")
+            if kind == "local":
+                n = int(n) or _cpu_count()
                 cluster = distributed.LocalCluster(
                     n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None
                 )
@@ -279,6 +311,72 @@ def parse_shard(text: str) -> tuple[int, int]:
     return i, n
 
 
+#: Address schemes a Dask scheduler may be reached by.
+DASK_SCHEMES = ("tcp", "tls", "ucx", "ws", "wss", "inproc")
+
+
+def max_local_workers() -> int:
+    """The most workers of a ``local:N`` cluster: 4 per core (at least 8)."""
+    return max(8, 4 * _cpu_count())
+
+
+def parse_scheduler(text: str) -> tuple[str, int | str]:
+    """``--scheduler``: ``"local"`` or ``"local:0"`` -> ("local", 0) (a worker per core),
+    ``"local:N"`` -> ("local", N), ``"tcp://host:port"`` (or ``host:port``, tls://, ucx://, ws://,
+    wss://, inproc://) -> ("address", text). ValueError, naming --scheduler, otherwise."""
+    if not isinstance(text, str):
+        raise ValueError(f"--scheduler: {text!r}: expected a string")
+    shown = repr(text) if len(text) <= 80 else repr(text[:77] + "...")
+    usage = "expected local, local:N or a scheduler address such as tcp://host:8786"
+    if text == "local" or text.startswith("local:"):
+        if text == "local":
+            return "local", 0
+        n_text = text.partition(":")[2]
+        limit = max_local_workers()
+        if not (n_text.isascii() and n_text.isdigit()) or len(n_text) > 6:
+            raise ValueError(
+                f"--scheduler: {shown}: N of local:N must be a whole number 0..{limit}"
+            )
+        n = int(n_text)
+        if n > limit:
+            raise ValueError(
+                f"--scheduler: {shown}: N of local:N must be 0 (a worker per core) to"
+                f" {limit} (4 per core), not {n}"
+            )
+        return "local", n
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "tcp", text
+    if scheme not in DASK_SCHEMES:
+        raise ValueError(
+            f"--scheduler: {shown}: unknown scheme {scheme!r} ({', '.join(DASK_SCHEMES)}); {usage}"
+        )
+    if scheme == "inproc":
+        if not rest:
+            raise ValueError(f"--scheduler: {shown}: {usage}")
+        return "address", text
+    host, colon, port_text = rest.rpartition(":")
+    if not text.strip() or any(c.isspace() for c in text) or not colon or not host:
+        raise ValueError(f"--scheduler: {shown}: {usage}")
+    if not (port_text.isascii() and port_text.isdigit()) or not 1 <= int(port_text) <= 65535:
+        raise ValueError(f"--scheduler: {shown}: the port must be 1..65535; {usage}")
+    return "address", text
+
+
+def check_batch_seconds(value: float) -> float:
+    """``--batch-seconds``: a finite number of seconds > 0 (at most a day)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"batch_seconds (--batch-seconds): {value!r} is not a number") from None
+    if not math.isfinite(v) or not 0 < v <= 86_400:
+        raise ValueError(
+            f"batch_seconds (--batch-seconds): {value!r}: must be a number of seconds"
+            " above 0 and at most 86400"
+        )
+    return v
+
+
 def in_shard(key: str, shard: tuple[int, int] | None) -> bool:
     return shard is None or int(key[:12], 16) % shard[1] == shard[0]
 
@@ -327,6 +425,7 @@ class RunReport:
     in_shard: int  # of which in this shard
     already: int  # of those, stored before this run
     ran: int  # stored by this run
+    meanwhile: int = 0  # run, but stored meanwhile by another writer (kept once)
     failed: list[tuple[str, str]] = field(default_factory=list)
     wall_s: float = 0.0
     busy_s: float = 0.0  # core time summed over batches
@@ -336,7 +435,7 @@ class RunReport:
 
     @property
     def missing(self) -> int:
-        return self.in_shard - self.already - self.ran
+        return self.in_shard - self.already - self.ran - self.meanwhile
 
     @property
     def rate(self) -> float:
@@ -394,6 +493,22 @@ def run_experiment(
 
     if executor not in EXECUTORS:
         raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, not {executor!r}")
+    if scheduler is not None:
+        parse_scheduler(scheduler)
+    batch_seconds = check_batch_seconds(batch_seconds)
+    if type(max_batch) is not int or max_batch < 1:
+        raise ValueError(f"max_batch: {max_batch!r}: must be a whole number >= 1")
+    if type(workers) is not int or workers < 0:
+        raise ValueError(f"workers (-j): {workers!r}: must be a whole number >= 0")
+    if shard is not None:
+        ok = (
+            isinstance(shard, tuple)
+            and len(shard) == 2
+            and all(type(x) is int for x in shard)
+            and 0 <= shard[0] < shard[1]
+        )
+        if not ok:
+            raise ValueError(f"shard (--shard): {shard!r}: expected (i, N) with 0 <= i < N")
     err = console or Console(stderr=True)
 
     def make_executor() -> _Executor:
@@ -414,6 +529,7 @@ def run_experiment(
         st.lock(shard)
         try:
             st.clean_tmp()
+            st.repair()
             trials = experiment.trials()
             mine = [t for t in trials if in_shard(t.key, shard)]
             done = st.done_keys(refresh=True)
@@ -523,9 +639,11 @@ def _run(
                             f" {experiment.model_version}: install the same collateral"
                             " everywhere"
                         )
+                    dropped = 0
                     if res.summary is not None:
-                        st.write_part(res.summary, res.traces)
-                    report.ran += len(batch) - len(res.failures)
+                        _, dropped = st.commit_part(res.summary, res.traces)
+                    report.ran += len(batch) - len(res.failures) - dropped
+                    report.meanwhile += dropped
                     report.failed += res.failures
                     report.busy_s += res.wall_s
                     report.cpu_s += res.cpu_s
@@ -633,6 +751,10 @@ def report_lines(report: RunReport, st: Store | None = None) -> Sequence[tuple[s
         ("already stored", f"{report.already:,}"),
         ("ran now", f"{report.ran:,} in {report.batches:,} batches"),
     ]
+    if report.meanwhile:
+        rows.append(
+            ("stored by other", f"{report.meanwhile:,} (another writer stored them meanwhile)")
+        )
     if report.failed:
         key, msg = report.failed[0]
         rows.append(("failed", f"{len(report.failed):,} (first: {key}: {msg})"))

@@ -12,6 +12,9 @@ JSON the Rust core takes; the core validates it again, so its API is safe on its
 from __future__ import annotations
 
 import json
+import math
+import numbers
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -69,6 +72,8 @@ __all__ = [
     "TraceSpec",
     "WebSpec",
     "build_scenario",
+    "core_path_field",
+    "flat_param",
 ]
 
 #: Every name a scenario accepts, as the core spells it (``_native.vocabulary()``): the
@@ -103,6 +108,28 @@ LINK_PRESETS: dict[str, tuple[str, str]] = {
     name: (fmt_rate(down), fmt_rate(up)) for name, (down, up) in LINK_RATES.items()
 }
 
+#: What one trial may ask of the core (``_native.limits()``): flows of each kind, web
+#: connection slots, window and initial window; a scenario beyond them is refused when
+#: it is built, naming the field and the limit.
+CORE_LIMITS: dict[str, int] = _native.limits() if hasattr(_native, "limits") else {}
+MAX_TCP_FLOWS: int = CORE_LIMITS.get("max_tcp_flows", 10_000)
+MAX_CBR_FLOWS: int = CORE_LIMITS.get("max_cbr_flows", 10_000)
+MAX_WEB_SLOTS: int = CORE_LIMITS.get("max_web_slots", 100_000)
+MAX_INITIAL_CWND: int = CORE_LIMITS.get("max_initial_cwnd", 1 << 16)
+#: The largest IP packet: the 16-bit total length of RFC 791.
+MAX_PACKET_BYTES: int = CORE_LIMITS.get("max_packet_bytes", 65_535)
+#: Named phases of one scenario.
+MAX_PHASES = 1_000
+
+
+def _packet_size(v: object) -> int:
+    n = parse_size(v)  # type: ignore[arg-type]
+    if n > MAX_PACKET_BYTES:
+        shown = repr(v) if isinstance(v, str) and len(v) <= 40 else f"{n} B"
+        raise ValueError(f"{shown}: above the IP maximum of {MAX_PACKET_BYTES} bytes")
+    return n
+
+
 Rate = Annotated[int, BeforeValidator(parse_rate), PlainSerializer(fmt_rate, return_type=str)]
 """bit/s; accepts ``"1.5Mbit"``."""
 Duration = Annotated[
@@ -110,7 +137,7 @@ Duration = Annotated[
 ]
 """Nanoseconds; accepts ``"100ms"``; a bare number is seconds."""
 PacketSize = Annotated[
-    int, BeforeValidator(parse_size), PlainSerializer(lambda n: f"{n}B", return_type=str)
+    int, BeforeValidator(_packet_size), PlainSerializer(lambda n: f"{n}B", return_type=str)
 ]
 """An IP length in bytes; accepts ``"1500B"`` or ``1500``."""
 Limit = Annotated[
@@ -136,14 +163,14 @@ def _rule(value: object) -> object:
     if isinstance(value, str):
         value = value.strip().lower()
         if value not in RULES:
-            raise ValueError(f"unknown rule {value!r}; allowed: {', '.join(RULES)}")
+            raise ValueError(f"unknown rule {_short(value)}; allowed: {', '.join(RULES)}")
     return value
 
 
 def _one_of(allowed: tuple[str, ...], what: str) -> Any:
     def check(value: object) -> str:
         if not isinstance(value, str) or value.strip().lower() not in allowed:
-            raise ValueError(f"unknown {what} {value!r}; supported: {', '.join(allowed)}")
+            raise ValueError(f"unknown {what} {_short(value)}; supported: {', '.join(allowed)}")
         return value.strip().lower()
 
     return BeforeValidator(check)
@@ -160,7 +187,7 @@ CubicVariant = Literal[CUBIC_VARIANTS]
 HtcpFlavor = Literal[HTCP_FLAVORS]
 AppProfile = Literal[APP_PROFILES]
 LinkPreset = Literal[tuple(LINK_RATES)]
-OptionalPacketSize = _optional(parse_size, lambda n: f"{n}B")
+OptionalPacketSize = _optional(_packet_size, lambda n: f"{n}B")
 
 
 class _Model(BaseModel):
@@ -219,7 +246,9 @@ class AqmSpec(BaseModel):
     def _one_rule_spelling(self) -> AqmSpec:
         rule = (self.model_extra or {}).get("limit_rule")
         if rule is not None and rule not in RULES:
-            raise ValueError(f"limit_rule: unknown rule {rule!r}; allowed: {', '.join(RULES)}")
+            raise ValueError(
+                f"limit_rule: unknown rule {_short(rule)}; allowed: {', '.join(RULES)}"
+            )
         return self
 
     def to_native(self) -> dict[str, Any]:
@@ -284,7 +313,7 @@ class CubicSpec(_Overrides):
     fast_convergence: bool | None = None
     tcp_friendliness: bool | None = None
     hystart: bool | None = None
-    bic_scale: int | None = Field(default=None, gt=0)
+    bic_scale: int | None = Field(default=None, gt=0, le=1_000_000)
 
 
 class HtcpSpec(_Overrides):
@@ -313,7 +342,7 @@ class TcpSpec(_Model):
     stop: OptionalDuration = None
     #: Added at the receiver, so this flow's RTT is the base RTT plus this.
     extra_delay: Duration = 0
-    mss: int | None = Field(default=None, gt=0)
+    mss: int | None = Field(default=None, gt=0, le=MAX_PACKET_BYTES - 40)
     #: IP length of a full segment and of a pure ACK (52 B with timestamps, 40 B without).
     data_bytes: OptionalPacketSize = None
     ack_bytes: OptionalPacketSize = None
@@ -326,8 +355,9 @@ class TcpSpec(_Model):
     #: Selective acknowledgements (RFC 2018/6675); on in the real stacks' profiles.
     sack: bool | None = None
     rto_min: OptionalDuration = None
-    initial_cwnd: int | None = Field(default=None, gt=0)
-    rwnd_segments: int | None = Field(default=None, gt=0)
+    initial_cwnd: int | None = Field(default=None, gt=0, le=MAX_INITIAL_CWND)
+    #: The receive window in segments (at most TCP's largest window, 2^30 bytes).
+    rwnd_segments: int | None = Field(default=None, gt=0, le=2**30)
     #: Algorithm settings, used when ``cc`` is cubic or htcp.
     cubic: CubicSpec | None = None
     htcp: HtcpSpec | None = None
@@ -349,6 +379,10 @@ class TcpSpec(_Model):
         mss, data = self.setting("mss"), self.setting("data_bytes")
         if mss + 40 > data:
             raise ValueError(f"mss {mss} + 40 B of IP/TCP headers exceeds data_bytes {data}")
+        if self.stop is not None and self.stop <= self.start:
+            raise ValueError(
+                f"stop {fmt_duration(self.stop)} must be after start {fmt_duration(self.start)}"
+            )
         return self
 
     def _overrides(self) -> dict[str, Any]:
@@ -413,6 +447,14 @@ class CbrSpec(_Model):
             raise ValueError("must be positive, e.g. 20ms")
         return v
 
+    @model_validator(mode="after")
+    def _stop_after_start(self) -> CbrSpec:
+        if self.stop is not None and self.start is not None and self.stop <= self.start:
+            raise ValueError(
+                f"stop {fmt_duration(self.stop)} must be after start {fmt_duration(self.start)}"
+            )
+        return self
+
     def to_native(self) -> dict[str, Any]:
         return {
             "direction": self.direction,
@@ -444,12 +486,13 @@ class WebSpec(_Model):
     1.2}}``; kinds constant, uniform, exponential, lognormal, pareto, empirical).
     """
 
-    users: int = Field(gt=0)
+    #: Users x parallel connections is at most the core's ``max_web_slots`` (100 000).
+    users: int = Field(gt=0, le=MAX_WEB_SLOTS)
     direction: Direction = "down"
     start: Duration = 0
     stop: OptionalDuration = None
     #: Connections a user opens at once for a page's embedded objects.
-    parallel: int = Field(default=4, gt=0)
+    parallel: int = Field(default=4, gt=0, le=MAX_WEB_SLOTS)
     extra_delay_min: Duration = 0
     extra_delay_max: Duration = 0
     think_max: OptionalDuration = None
@@ -471,6 +514,12 @@ class WebSpec(_Model):
 
     @model_validator(mode="after")
     def _delays_ordered(self) -> WebSpec:
+        if self.users * self.parallel > MAX_WEB_SLOTS:
+            raise ValueError(
+                f"users: {self.users} users x {self.parallel} parallel connections ="
+                f" {self.users * self.parallel} connection slots, above the limit of"
+                f" {MAX_WEB_SLOTS}"
+            )
         if self.extra_delay_max < self.extra_delay_min:
             raise ValueError("extra_delay_max must not be below extra_delay_min")
         if self.stop is not None and self.stop <= self.start:
@@ -530,11 +579,11 @@ class Scenario(_Model):
     access_rate: Rate = 1_000_000_000
     down: LinkSpec = Field(default=LinkSpec(), validate_default=True)
     up: LinkSpec = Field(default=LinkSpec(), validate_default=True)
-    tcp: list[TcpSpec] = []
-    cbr: list[CbrSpec] = []
-    web: list[WebSpec] = []
+    tcp: list[TcpSpec] = Field(default=[], max_length=MAX_TCP_FLOWS)
+    cbr: list[CbrSpec] = Field(default=[], max_length=MAX_CBR_FLOWS)
+    web: list[WebSpec] = Field(default=[], max_length=MAX_WEB_SLOTS)
     #: Named phases for per-phase, per-class summaries (none: one phase after warm-up).
-    phases: list[PhaseSpec] = []
+    phases: list[PhaseSpec] = Field(default=[], max_length=MAX_PHASES)
     #: Width of the per-class time bins (throughput over time).
     bin: Duration = 1_000_000_000
     trace: TraceSpec = TraceSpec()
@@ -544,7 +593,7 @@ class Scenario(_Model):
     def _known_link(cls, v: object) -> object:
         if v is not None and (not isinstance(v, str) or v not in LINK_PRESETS):
             known = ", ".join(f"{k} ({d} down / {u} up)" for k, (d, u) in LINK_PRESETS.items())
-            raise ValueError(f"unknown link preset {v!r}; known: {known}")
+            raise ValueError(f"unknown link preset {_short(v)}; known: {known}")
         return v
 
     @field_validator("duration", "rtt", "bin")
@@ -604,6 +653,19 @@ class Scenario(_Model):
                 raise ValueError(f"phases[{i}] ({p.name}) must start after phases[{i - 1}]")
         return self
 
+    @model_validator(mode="after")
+    def _core_accepts(self) -> Scenario:
+        """The core's own check (``_native.validate_scenario``): ranges, flows and the
+        memory the trial would hold, so that a scenario the core would refuse (or could
+        not hold) is refused here, when it is built, naming the field."""
+        if _validate_native is None:  # pragma: no cover - a core without the check
+            return self
+        try:
+            _validate_native(self.to_native_json())
+        except ValueError as e:
+            raise ValueError(core_message(str(e))) from None
+        return self
+
     def to_native(self) -> dict[str, Any]:
         """The scenario as the core takes it: integer ns and bit/s (see `_native.pyi`)."""
         return {
@@ -647,6 +709,57 @@ class Scenario(_Model):
         )
 
 
+_validate_native = getattr(_native, "validate_scenario", None)
+
+# The core's JSON names and the Scenario fields they come from (``rtt_ns`` is ``rtt``).
+_CORE_FIELDS = {
+    "packet_bytes": "size",
+    "overhead_bytes": "overhead",
+    "limit_bytes": "limit",
+}
+
+
+def core_path_field(path: str) -> str:
+    """A key path of the core's scenario JSON as the Scenario spells it:
+    ``cbr[0].interval_ns`` -> ``cbr[0].interval``, ``down.rate_bps`` -> ``down.rate``."""
+    out = []
+    for part in path.split("."):
+        name, bracket, index = part.partition("[")
+        name = _CORE_FIELDS.get(name, name)
+        for suffix in ("_ns", "_bps"):
+            if name.endswith(suffix) and name != suffix:
+                name = name.removesuffix(suffix)
+        out.append(name + bracket + index)
+    return ".".join(out)
+
+
+_CORE_PATH = re.compile(r"^([a-z_]+(?:\[\d+\])?(?:\.[a-z_]+(?:\[\d+\])?)*): (.*)$", re.S)
+
+
+def core_message(message: str) -> str:
+    """The core's error with its JSON key path in the Scenario's spelling; a JSON type
+    error (``scenario: invalid type ...``) stays as it is."""
+    m = _CORE_PATH.match(message)
+    if not m or m.group(1) == "scenario":
+        return message
+    return f"{core_path_field(m.group(1))}: {m.group(2)}"
+
+
+def split_path(message: str) -> tuple[tuple[int | str, ...], str]:
+    """``"cbr[0].interval: too small"`` -> ``(("cbr", 0, "interval"), "too small")``;
+    ``((), message)`` when the message does not start with a key path."""
+    m = _CORE_PATH.match(message)
+    if not m:
+        return (), message
+    loc: list[int | str] = []
+    for part in m.group(1).split("."):
+        name, _, index = part.partition("[")
+        loc.append(name)
+        if index:
+            loc.append(int(index.rstrip("]")))
+    return tuple(loc), m.group(2)
+
+
 class SpecError(ValueError):
     """A bad parameter of :func:`build_scenario`; ``param`` is its keyword name."""
 
@@ -662,33 +775,54 @@ _FLAT_PARAMS: list[tuple[tuple[object, ...], str]] = [
     (("up", "queue", "limit"), "queue"),
     (("down", "queue", "rule"), "rule"),
     (("up", "queue", "rule"), "rule"),
+    (("down", "queue", "count_in_service"), "count_in_service"),
+    (("up", "queue", "count_in_service"), "count_in_service"),
+    (("down", "queue"), "queue"),
+    (("up", "queue"), "queue"),
     (("down",), "down"),
     (("up",), "up"),
     (("cbr", "*", "size"), "cbr_size"),
     (("cbr", "*", "interval"), "cbr_interval"),
     (("cbr", "*", "jitter"), "jitter"),
     (("cbr", "*", "app"), "app"),
+    (("cbr",), "cbr"),
     (("web",), "web_users"),
     (("tcp", "*"), "tcp"),
+    (("tcp",), "tcp_flows"),
+    (("bin",), "duration"),  # the per-class bins: as many as the duration holds
 ]
+#: TCP settings :func:`build_scenario` takes; any other comes from the profile.
+_FLAT_TCP = ("cc", "profile", "delayed_ack", "rto_min")
 
 
-def _flat_param(loc: tuple[int | str, ...]) -> str:
+def flat_param(loc: tuple[int | str, ...] | str) -> str:
+    """The :func:`build_scenario` parameter (the CLI option) behind a Scenario key path,
+    given as a tuple or as text: ``cbr[0].interval`` -> ``cbr_interval``, ``tcp`` ->
+    ``tcp_flows``, ``down.queue.limit`` -> ``queue``."""
+    if isinstance(loc, str):
+        loc, _ = split_path(f"{loc}: ")
     loc = tuple(x for x in loc if x not in ("droptail", "aqm"))  # union tags
     for prefix, name in _FLAT_PARAMS:
         if len(loc) >= len(prefix) and all(
             p in ("*", x) for p, x in zip(prefix, loc, strict=False)
         ):
-            if name == "tcp" and len(loc) > 2:
-                return str(loc[2])
+            if name == "tcp":
+                return str(loc[2]) if len(loc) > 2 and loc[2] in _FLAT_TCP else "profile"
             return name
     return str(loc[0]) if loc else "scenario"
+
+
+_flat_param = flat_param
 
 
 def _first_error(err: ValidationError) -> tuple[str, str]:
     e = err.errors()[0]
     msg = e["msg"].removeprefix("Value error, ")
-    return _flat_param(e["loc"]), msg
+    if not e["loc"]:  # a whole-scenario check: its message starts with the key path
+        loc, rest = split_path(msg)
+        if loc:
+            return flat_param(loc), rest
+    return flat_param(e["loc"]), msg
 
 
 #: ``cbr=`` of :func:`build_scenario`: one direction, both or none.
@@ -735,9 +869,34 @@ def build_scenario(
     """The common experiment in flat form: ``tcp_flows`` bulk flows downstream and CBR
     ``cbr`` = down | up | both | none, the same queue in both directions.
 
-    Without ``link`` or rates, the link is ADSL1. Raises :class:`SpecError` naming the
-    parameter at fault.
+    Without ``link`` or rates, the link is ADSL1. Raises :class:`SpecError` (a
+    ValueError) naming the parameter at fault, before anything is built: a value of the
+    wrong type, out of range, or a scenario the core could not hold.
     """
+    _check_types(
+        link=(link, (str,), True),
+        down=(down, (str, int, float), True),
+        up=(up, (str, int, float), True),
+        rtt=(rtt, (str, int, float), False),
+        queue=(queue, (str, int, float, QueueLimit), False),
+        rule=(rule, (str,), True),
+        count_in_service=(count_in_service, (bool,), False),
+        cc=(cc, (str,), False),
+        profile=(profile, (str,), False),
+        duration=(duration, (str, int, float), False),
+        warmup=(warmup, (str, int, float), False),
+        seed=(seed, (int,), False),
+        cbr=(cbr, (str,), False),
+        cbr_size=(cbr_size, (str, int, float), False),
+        cbr_interval=(cbr_interval, (str, int, float), False),
+        jitter=(jitter, (str, int, float), False),
+        tcp_flows=(tcp_flows, (int,), False),
+        delayed_ack=(delayed_ack, (bool,), True),
+        rto_min=(rto_min, (str, int, float), True),
+        aqm=(aqm, (str, dict, AqmSpec), True),
+        app=(app, (str,), True),
+        web_users=(web_users, (int,), False),
+    )
     if link is None and down is None and up is None:
         link = "adsl1"
     if link is not None and (down is not None or up is not None):
@@ -746,24 +905,25 @@ def build_scenario(
         missing = "down" if down is None else "up"
         raise SpecError(missing, "rate missing; give both down and up rates, or a link preset")
     if cbr not in CBR_CHOICES:
-        raise SpecError("cbr", f"{cbr!r} is not one of {', '.join(CBR_CHOICES)}")
-    if isinstance(tcp_flows, bool) or not isinstance(tcp_flows, int) or tcp_flows < 0:
-        raise SpecError("tcp_flows", f"{tcp_flows!r}: give a whole number >= 0")
+        raise SpecError("cbr", f"{_short(cbr)} is not one of {', '.join(CBR_CHOICES)}")
+    if not 0 <= tcp_flows <= MAX_TCP_FLOWS:
+        raise SpecError(
+            "tcp_flows", f"{_short(tcp_flows)}: give a whole number >= 0 and <= {MAX_TCP_FLOWS}"
+        )
+    max_users = MAX_WEB_SLOTS // 4  # 4 parallel connections each
+    if not 0 <= web_users <= max_users:
+        raise SpecError(
+            "web_users",
+            f"{_short(web_users)}: give a whole number >= 0 and <= {max_users}"
+            f" ({MAX_WEB_SLOTS} connection slots, 4 per user)",
+        )
+    if app is not None and app not in APP_PROFILES:
+        raise SpecError(
+            "app", f"unknown application {_short(app)}; supported: {', '.join(APP_PROFILES)}"
+        )
     q: dict[str, Any] = {"limit": queue, "rule": rule, "count_in_service": count_in_service}
     if aqm is not None:
-        if aqm in AQM_SHORTHANDS:
-            q = {"kind": aqm}
-        else:
-            try:
-                q = json.loads(aqm)
-            except json.JSONDecodeError:
-                raise SpecError(
-                    "aqm", f"{aqm!r}: give {', '.join(AQM_SHORTHANDS)} or a JSON object"
-                ) from None
-            if not isinstance(q, dict) or "kind" not in q:
-                raise SpecError("aqm", 'a JSON object with a "kind", e.g. {"kind": "codel"}')
-    if isinstance(web_users, bool) or not isinstance(web_users, int) or web_users < 0:
-        raise SpecError("web_users", f"{web_users!r}: give a whole number >= 0")
+        q = _aqm_queue(aqm)
     data = {
         "seed": seed,
         "link": link,
@@ -776,7 +936,7 @@ def build_scenario(
         * tcp_flows,
         "cbr": [
             {"direction": d, "size": cbr_size, "interval": cbr_interval, "jitter": jitter}
-            | ({"app": app} if app else {})
+            | ({"app": app} if app is not None else {})
             for d in DIRECTIONS
             if cbr in (d, "both")
         ],
@@ -792,20 +952,74 @@ def build_scenario(
         )
         CbrSpec.model_validate(
             {"size": cbr_size, "interval": cbr_interval, "jitter": jitter}
-            | ({"app": app} if app else {})
+            | ({"app": app} if app is not None else {})
         )
         return Scenario.model_validate(data)
     except ValidationError as err:
         if err.title in ("TcpSpec", "CbrSpec"):
             e = err.errors()[0]
             loc = ("tcp" if err.title == "TcpSpec" else "cbr", 0, *e["loc"])
-            raise SpecError(_flat_param(loc), e["msg"].removeprefix("Value error, ")) from None
+            raise SpecError(flat_param(loc), e["msg"].removeprefix("Value error, ")) from None
         param, msg = _first_error(err)
-        if aqm is not None and param == "scenario" and msg.startswith(("down.queue: ", "up.")):
-            param, msg = "aqm", msg.split(": ", 1)[1]
-        elif aqm is not None and err.errors()[0]["loc"][1:3] == ("queue", "aqm"):
-            param = "aqm"  # the AQM's own fields
+        if aqm is not None and param == "queue":
+            param = "aqm"  # the AQM's own fields, or the core's check of them
         raise SpecError(param, msg) from None
+
+
+def _short(value: object, limit: int = 40) -> str:
+    """``repr`` cut short, and safe for any value (a 5000-digit int is not printed)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**60:
+        return "<a number of more than 60 digits>"
+    try:
+        text = repr(value)
+    except Exception:  # pragma: no cover - a repr that fails
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _check_types(**params: tuple[object, tuple[type, ...], bool]) -> None:
+    """Each parameter of :func:`build_scenario` has one of ``types`` (or is None where
+    allowed); a bool is not a number. Raises :class:`SpecError` naming the first that
+    has not."""
+    for name, (value, types, optional) in params.items():
+        if value is None and optional:
+            continue
+        kinds = tuple(numbers.Integral if t is int else t for t in types)
+        ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in types)
+        if isinstance(value, float) and not math.isfinite(value):
+            ok = False
+        if not ok:
+            allowed = " or ".join(t.__name__ for t in types) + (" or None" if optional else "")
+            raise SpecError(name, f"{_short(value)} ({type(value).__name__}): expected {allowed}")
+
+
+def _json_int(text: str) -> int:
+    if len(text.lstrip("-")) > 30:
+        raise ValueError(f"a number of {len(text)} digits")
+    return int(text)
+
+
+def _aqm_queue(aqm: str | dict[str, Any] | AqmSpec) -> dict[str, Any]:
+    """``aqm=``: a kind with its defaults (``codel``), a JSON object or a dict."""
+    if isinstance(aqm, AqmSpec):
+        return aqm.to_native()
+    if isinstance(aqm, dict):
+        q: object = aqm
+    elif aqm in AQM_SHORTHANDS:
+        return {"kind": aqm}
+    else:
+        try:
+            q = json.loads(aqm, parse_int=_json_int)
+        except (ValueError, RecursionError) as e:
+            why = str(e) if "digits" in str(e) else "not JSON"
+            raise SpecError(
+                "aqm",
+                f"{_short(aqm)}: {why}; give {', '.join(AQM_SHORTHANDS)} or a JSON object"
+                ' such as {"kind": "codel"}',
+            ) from None
+    if not isinstance(q, dict) or "kind" not in q:
+        raise SpecError("aqm", 'a JSON object with a "kind", e.g. {"kind": "codel"}')
+    return q
 
 
 def demo_scenario(duration: str = "60s", warmup: str = "10s") -> Scenario:

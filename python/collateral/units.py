@@ -8,16 +8,35 @@ so ``0.1s`` is 100 000 000 ns, not a float approximation of it.
 A bare number is in the SI base unit (bit/s, seconds, bytes), as in the studies.
 Kilo is decimal (``40kB`` = 40 000 bytes, as the MMSys 2011 queue sizes are); binary
 prefixes are spelled ``KiB``/``MiB``.
+
+Every value is bounded, so that what a person types always fits the core (which holds
+times in u64 nanoseconds and rates in u64 bit/s) and a typo such as ``1e30`` is refused
+here, naming the limit, instead of deep in the core:
+
+* durations: at most :data:`MAX_DURATION_NS` (10\u2076 s, 11.6 days; the core's limit);
+* rates: at most :data:`MAX_RATE_BPS` (10 Tbit/s; the core's limit);
+* sizes: at most :data:`MAX_SIZE_BYTES` (1 TB; a packet is further bounded by the IP
+  maximum of 65 535 bytes in :mod:`collateral.spec`);
+* queue limits: at most :data:`MAX_QUEUE_BYTES` (1 GB) or :data:`MAX_QUEUE_PACKETS`
+  (10\u2076 packets).
+
+Numbers are read exactly whatever their length or exponent (``1e999999999`` is refused
+as too large, not computed).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, DecimalException, Inexact
 from typing import Literal
 
 __all__ = [
+    "MAX_DURATION_NS",
+    "MAX_QUEUE_BYTES",
+    "MAX_QUEUE_PACKETS",
+    "MAX_RATE_BPS",
+    "MAX_SIZE_BYTES",
     "QueueLimit",
     "fmt_duration",
     "fmt_rate",
@@ -27,6 +46,16 @@ __all__ = [
     "parse_rate",
     "parse_size",
 ]
+
+#: The longest duration: 10^6 s (11.6 days), the core's limit on any time.
+MAX_DURATION_NS = 10**6 * 10**9
+#: The fastest rate: 10 Tbit/s, the core's limit on any rate.
+MAX_RATE_BPS = 10**13
+#: The largest size: 1 TB (packets are bounded further, by the IP maximum).
+MAX_SIZE_BYTES = 10**12
+#: The largest drop-tail limit in bytes (1 GB) and in packets (10^6).
+MAX_QUEUE_BYTES = 10**9
+MAX_QUEUE_PACKETS = 10**6
 
 _NUMBER = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-zµ/]*)\s*$")
 
@@ -50,6 +79,10 @@ _RATE_UNITS = {
     "gbps": 10**9,
     "gbit/s": 10**9,
     "gb/s": 10**9,
+    "tbit": 10**12,
+    "tbps": 10**12,
+    "tbit/s": 10**12,
+    "tb/s": 10**12,
 }
 _RATE_FORMS = "a rate such as 1.5Mbit, 256kbit, 10Gbit, 2Mbps or 1500000 (bit/s)"
 
@@ -65,6 +98,7 @@ _DURATION_UNITS = {
     "h": 3600 * 10**9,
 }
 _DURATION_FORMS = "a duration such as 100ms, 1.5s, 20us, 500ns, 3min or 60 (seconds)"
+_DURATION_LIMIT = "1000000s (10^6 s, 11.6 days)"
 
 # Case matters for sizes: "kb" could be kilobits or kilobytes, so it is refused.
 _SIZE_UNITS = {
@@ -90,35 +124,78 @@ def _split(text: str | float, forms: str) -> tuple[Decimal, str]:
     if isinstance(text, int | float):
         if text != text or text in (float("inf"), float("-inf")):
             raise ValueError(f"expected {forms}, got {text!r}")
+        if isinstance(text, int) and abs(text) >= 10**100:  # no str() of a huge int
+            raise ValueError(f"a number of about {len(_digits(text))} digits: expected {forms}")
         return Decimal(str(text)), ""
     if not isinstance(text, str):
-        raise ValueError(f"expected {forms}, got {type(text).__name__} {text!r}")
+        raise ValueError(f"expected {forms}, got {type(text).__name__} {_short(text)}")
     m = _NUMBER.match(text)
     if not m:
-        raise ValueError(f"cannot parse {text!r}: expected {forms}")
+        raise ValueError(f"cannot parse {_short(text)}: expected {forms}")
     try:
         return Decimal(m.group(1)), m.group(2)
-    except InvalidOperation:  # pragma: no cover - the regex only admits valid numbers
-        raise ValueError(f"cannot parse {text!r}: expected {forms}") from None
+    except DecimalException:  # an exponent beyond what a Decimal holds
+        raise ValueError(f"cannot parse {_short(text)}: expected {forms}") from None
 
 
-def _whole(value: Decimal, text: object, what: str, forms: str) -> int:
-    if value != value.to_integral_value():
-        raise ValueError(f"{text!r} is not a whole number of {what}: expected {forms}")
-    return int(value)
+def _digits(n: int) -> str:
+    """The decimal digits of a huge int without str() (which Python limits)."""
+    return "9" * (n.bit_length() * 30103 // 100000 + 1)
+
+
+def _short(text: object, limit: int = 40) -> str:
+    """``repr`` of a value, cut short: a 5000-digit number is not echoed back whole."""
+    if isinstance(text, int) and not isinstance(text, bool) and abs(text) >= 10**100:
+        return f"<a number of about {len(_digits(text))} digits>"
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
+
+
+#: Wide enough for any exponent a Decimal can hold, so a comparison never overflows.
+_WIDE = Context(prec=50, Emax=MAX_EMAX, Emin=MIN_EMIN)
+
+
+def _whole(
+    value: Decimal,
+    scale: int,
+    text: object,
+    what: str,
+    forms: str,
+    maximum: int,
+    limit: str,
+) -> int:
+    """``value * scale`` as an int, exactly: refused if it is above ``maximum`` (checked
+    first, without computing a huge number) or not whole."""
+    if _WIDE.compare(_WIDE.abs(_WIDE.multiply(value, Decimal(scale))), Decimal(maximum)) > 0:
+        raise ValueError(f"{_short(text)}: above the limit of {limit}")
+    digits = len(value.as_tuple().digits) + len(str(scale)) + 2
+    exact = Context(prec=digits, Emax=MAX_EMAX, Emin=MIN_EMIN, traps=[Inexact])
+    try:
+        scaled = exact.multiply(value, Decimal(scale))
+    except DecimalException:  # pragma: no cover - prec holds every digit of the product
+        raise ValueError(f"cannot parse {_short(text)}: expected {forms}") from None
+    if scaled != scaled.to_integral_value():
+        raise ValueError(f"{_short(text)} is not a whole number of {what}: expected {forms}")
+    if abs(int(scaled)) > maximum:  # pragma: no cover - rounding at the limit's last digit
+        raise ValueError(f"{_short(text)}: above the limit of {limit}")
+    return int(scaled)
 
 
 def parse_rate(text: str | float) -> int:
     """Parses a link rate into bit/s (``"1.5Mbit"`` -> 1_500_000); must be positive."""
     value, unit = _split(text, _RATE_FORMS)
     if "B" in unit:
-        raise ValueError(f"{text!r} is a byte rate; give rates in bits, e.g. {_RATE_FORMS}")
+        raise ValueError(f"{_short(text)} is a byte rate; give rates in bits, e.g. {_RATE_FORMS}")
     scale = _RATE_UNITS.get(unit.lower())
     if scale is None:
-        raise ValueError(f"unknown rate unit {unit!r} in {text!r}: expected {_RATE_FORMS}")
-    bps = _whole(value * scale, text, "bit/s", _RATE_FORMS)
+        raise ValueError(
+            f"unknown rate unit {_short(unit)} in {_short(text)}: expected {_RATE_FORMS}"
+        )
+    if value <= 0:
+        raise ValueError(f"{_short(text)}: rate must be positive; expected {_RATE_FORMS}")
+    bps = _whole(value, scale, text, "bit/s", _RATE_FORMS, MAX_RATE_BPS, "10Tbit (10 Tbit/s)")
     if bps <= 0:
-        raise ValueError(f"{text!r}: rate must be positive; expected {_RATE_FORMS}")
+        raise ValueError(f"{_short(text)}: rate must be positive; expected {_RATE_FORMS}")
     return bps
 
 
@@ -127,11 +204,16 @@ def parse_duration(text: str | float) -> int:
     value, unit = _split(text, _DURATION_FORMS)
     scale = _DURATION_UNITS.get(unit)
     if scale is None:
-        raise ValueError(f"unknown duration unit {unit!r} in {text!r}: expected {_DURATION_FORMS}")
-    ns = _whole(value * scale, text, "nanoseconds", _DURATION_FORMS)
-    if ns < 0:
-        raise ValueError(f"{text!r}: a duration cannot be negative; expected {_DURATION_FORMS}")
-    return ns
+        raise ValueError(
+            f"unknown duration unit {_short(unit)} in {_short(text)}: expected {_DURATION_FORMS}"
+        )
+    if value < 0:
+        raise ValueError(
+            f"{_short(text)}: a duration cannot be negative; expected {_DURATION_FORMS}"
+        )
+    return _whole(
+        value, scale, text, "nanoseconds", _DURATION_FORMS, MAX_DURATION_NS, _DURATION_LIMIT
+    )
 
 
 def _ambiguous(unit: str) -> str:
@@ -145,10 +227,14 @@ def parse_size(text: str | float) -> int:
     scale = _SIZE_UNITS.get(unit)
     if scale is None:
         hint = _ambiguous(unit)
-        raise ValueError(f"unknown size unit {unit!r} in {text!r}{hint}: expected {_SIZE_FORMS}")
-    n = _whole(value * scale, text, "bytes", _SIZE_FORMS)
+        raise ValueError(
+            f"unknown size unit {_short(unit)} in {_short(text)}{hint}: expected {_SIZE_FORMS}"
+        )
+    if value <= 0:
+        raise ValueError(f"{_short(text)}: size must be positive; expected {_SIZE_FORMS}")
+    n = _whole(value, scale, text, "bytes", _SIZE_FORMS, MAX_SIZE_BYTES, "1TB (10^12 bytes)")
     if n <= 0:
-        raise ValueError(f"{text!r}: size must be positive; expected {_SIZE_FORMS}")
+        raise ValueError(f"{_short(text)}: size must be positive; expected {_SIZE_FORMS}")
     return n
 
 
@@ -172,18 +258,24 @@ def parse_queue_limit(text: str | float | QueueLimit) -> QueueLimit:
     if isinstance(text, QueueLimit):
         return text
     value, unit = _split(text, _QUEUE_FORMS)
-    if unit.lower() in _PACKET_UNITS:
-        n = _whole(value, text, "packets", _QUEUE_FORMS)
-        if n <= 0:
-            raise ValueError(f"{text!r}: queue limit must be positive; expected {_QUEUE_FORMS}")
-        return QueueLimit(n, "packets")
-    if unit not in _SIZE_UNITS:
+    packets = unit.lower() in _PACKET_UNITS
+    if not packets and unit not in _SIZE_UNITS:
         hint = _ambiguous(unit)
-        raise ValueError(f"unknown queue unit {unit!r} in {text!r}{hint}: expected {_QUEUE_FORMS}")
-    n = _whole(value * _SIZE_UNITS[unit], text, "bytes", _QUEUE_FORMS)
+        raise ValueError(
+            f"unknown queue unit {_short(unit)} in {_short(text)}{hint}: expected {_QUEUE_FORMS}"
+        )
+    if value <= 0:
+        raise ValueError(f"{_short(text)}: queue limit must be positive; expected {_QUEUE_FORMS}")
+    if packets:
+        n = _whole(
+            value, 1, text, "packets", _QUEUE_FORMS, MAX_QUEUE_PACKETS, "1000000p (10^6 packets)"
+        )
+    else:
+        scale, limit = _SIZE_UNITS[unit], "1GB (10^9 bytes)"
+        n = _whole(value, scale, text, "bytes", _QUEUE_FORMS, MAX_QUEUE_BYTES, limit)
     if n <= 0:
-        raise ValueError(f"{text!r}: queue limit must be positive; expected {_QUEUE_FORMS}")
-    return QueueLimit(n, "bytes")
+        raise ValueError(f"{_short(text)}: queue limit must be positive; expected {_QUEUE_FORMS}")
+    return QueueLimit(n, "packets" if packets else "bytes")
 
 
 def _fmt(value: int, units: list[tuple[int, str]]) -> str:

@@ -21,7 +21,15 @@ from typing import Any
 
 from . import figures as F
 
-__all__ = ["STUDIES", "Claim", "Figure", "Reproduction", "experiment_path", "reproduce"]
+__all__ = [
+    "STUDIES",
+    "Claim",
+    "Figure",
+    "Reproduction",
+    "UnknownFigure",
+    "experiment_path",
+    "reproduce",
+]
 
 
 @dataclass(frozen=True)
@@ -203,6 +211,13 @@ def experiment_path(name: str) -> Path:
     return Path(str(resources.files(__package__) / "experiments" / f"{name}.toml"))
 
 
+class UnknownFigure(KeyError, ValueError):
+    """``fig_id`` names no figure (a KeyError, as before, and a ValueError)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
 @dataclass
 class Reproduction:
     figure: Figure
@@ -229,8 +244,11 @@ def reproduce(
     from ..runner import run_experiment
     from ..store import Store
 
-    if fig_id not in STUDIES:
-        raise KeyError(f"unknown figure {fig_id!r}; known: {', '.join(STUDIES)}")
+    if not isinstance(fig_id, str) or fig_id not in STUDIES:
+        raise UnknownFigure(f"fig_id: unknown figure {fig_id!r}; known: {', '.join(STUDIES)}")
+    out = Path(out)
+    if not str(out).strip() or (out.exists() and not out.is_dir()):
+        raise ValueError(f"out: {str(out)!r} is not a directory; give one such as results")
     fig = STUDIES[fig_id]
     name = fig.experiment + ("-quick" if quick else "")
     overrides = list(fig.quick) if quick else []
