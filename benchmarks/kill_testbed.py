@@ -34,7 +34,7 @@ link = "adsl1"
 rtt = "60ms"
 duration = "3s"
 warmup = "1s"
-queue = "20kB"
+queue = { limit = "20kB", rule = "fb-strict" }
 tcp = [{ cc = "cubic", profile = "linux-6" }]
 cbr = [{ direction = "down", size = "186B", interval = "20ms", jitter = "1ms" }]
 
