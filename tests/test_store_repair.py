@@ -378,36 +378,38 @@ def test_broken_store_json_is_one_line(tmp_path, exp, content, fragment):
     if content is None:
         content = meta.read_bytes()[: meta.stat().st_size // 2]
     meta.write_bytes(content)
-    for call in (lambda: open_store(out), lambda: Store.create(out, "repair"), Store(out).meta):
+    # Readers, and a writer of another experiment, refuse in one line and change nothing.
+    for call in (lambda: open_store(out), lambda: Store.create(out, "other"), Store(out).meta):
         with pytest.raises(StoreError) as e:
             call()
         msg = str(e.value)
         assert "\n" not in msg and str(meta) in msg and fragment in msg, msg
-    with pytest.raises(StoreError):
-        run_experiment(exp, out, progress=False)
+    assert meta.read_bytes() == content
+    # A run of the experiment its experiment.toml names sets it aside and writes it anew.
+    notes: list[str] = []
+    st = Store.create(out, "repair", notify=notes.append)
+    assert len(notes) == 1 and "store.json damaged" in notes[0], notes
+    assert st.meta()["experiment"] == "repair"
+    assert [p.read_bytes() for p in (out / "quarantine").glob("store.json.*")] == [content]
+    assert run_experiment(exp, out, progress=False).ran == 0
 
 
-def test_broken_store_json_cli_exit_2_then_rewritten(tmp_path, exp_path, exp, reference):
+def test_broken_store_json_cli_query_exit_2_run_repairs(tmp_path, exp_path, exp, reference):
     out = tmp_path / "out"
     run_experiment(exp, out, progress=False)
     before = sorted(p.name for p in (out / "parts").iterdir())
     meta = out / "store.json"
     meta.write_bytes(meta.read_bytes()[:20])  # truncated
-    for args in (
-        ("run", str(exp_path), "-o", str(out)),
-        ("query", str(out), "SELECT 1"),
-    ):
-        p = cli(*args)
-        assert p.returncode == 2, p.stderr
-        assert len(p.stderr.splitlines()) == 1 and "Traceback" not in p.stderr
-        assert (
-            p.stderr.startswith("collateral: error:") and "store.json: not valid JSON" in p.stderr
-        )
+    p = cli("query", str(out), "SELECT 1")
+    assert p.returncode == 2, p.stderr
+    assert len(p.stderr.splitlines()) == 1 and "Traceback" not in p.stderr
+    assert p.stderr.startswith("collateral: error:") and "store.json: not valid JSON" in p.stderr
     assert sorted(p.name for p in (out / "parts").iterdir()) == before, "nothing touched"
-    # As the message says: move it away and run again; the parts are kept.
-    meta.rename(tmp_path / "store.json.broken")
+    # The next run of the experiment repairs it, in one line; the parts are kept.
     p = cli("run", str(exp_path), "-o", str(out), "--no-progress")
     assert p.returncode == 0 and "ran now         0 " in p.stdout, p.stdout + p.stderr
+    assert len(p.stderr.splitlines()) == 1 and "store.json damaged" in p.stderr, p.stderr
+    assert sorted(p.name for p in (out / "parts").iterdir()) == before
     assert_equal_to_reference(out, reference)
 
 

@@ -32,6 +32,10 @@ cannot break a query on ``summary``). Readers (queries, ``--dry-run``, merge sou
 change nothing; writers (``collateral run``, merge into, the testbed's experiments) call
 :meth:`Store.repair`, which moves damaged parts to ``quarantine/`` (never deleting them).
 
+A damaged ``store.json`` is a one-line error for readers; the next run of the
+experiment that the directory's ``experiment.toml`` names moves it to ``quarantine/`` and
+writes it anew (a directory that may belong to another experiment is never rewritten).
+
 **No trial twice.** A part is committed under ``locks/commit.lock`` after checking the
 committed parts for its keys: rows of trials some other writer stored meanwhile are
 dropped from the part first, so two writers (overlapping shards, a merge beside a run)
@@ -347,6 +351,8 @@ class Store:
         st = cls(path, notify)
         if st.path.exists() and not st.path.is_dir():
             raise StoreError(f"{st.path}: exists and is not a directory")
+        if st.meta_path.exists():
+            st._set_aside_broken_meta(experiment, experiment_text)
         if not st.meta_path.exists():
             own = {"parts", "tmp", "locks", "quarantine", "experiment.toml", "views.sql"}
             if st.path.is_dir() and any(
@@ -399,6 +405,40 @@ class Store:
         if experiment_text is not None:
             _atomic_write_text(st.path / "experiment.toml", experiment_text)
         return st
+
+    def _set_aside_broken_meta(self, experiment: str, experiment_text: str | None) -> None:
+        """A damaged ``store.json`` in this experiment's own directory is moved to
+        ``quarantine/`` (so :meth:`create` writes it anew), in one line. The directory is
+        this experiment's when its ``experiment.toml`` (written by every run) is the text
+        being run or names the same experiment; otherwise the error stands: a directory
+        that may be someone else's is never rewritten."""
+        try:
+            self.meta()
+            return
+        except StoreError as e:
+            broken = e
+        toml = self.path / "experiment.toml"
+        try:
+            import tomllib
+
+            text = toml.read_text(encoding="utf-8")
+            ours = text == experiment_text or (
+                tomllib.loads(text).get("experiment", {}).get("name") == experiment
+            )
+        except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+            ours = False
+        if not ours:
+            raise broken
+        q = self.path / "quarantine"
+        q.mkdir(exist_ok=True)
+        stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S")
+        dest = q / f"store.json.{stamp}-{uuid.uuid4().hex[:6]}"
+        os.replace(self.meta_path, dest)
+        what = str(broken).split(": ", 1)[-1].split("; restore it")[0]
+        self.notify(
+            f"store {self.path}: store.json damaged ({what}); moved to"
+            f" {dest.relative_to(self.path)} and written anew for experiment {experiment!r}"
+        )
 
     # -- locking -----------------------------------------------------------------------
 
