@@ -91,6 +91,11 @@ fn gib(b: u64) -> String {
 pub fn check(sc: &Scenario) -> Result<(), String> {
     time("duration_ns", sc.duration_ns)?;
     time("rtt_ns", sc.rtt_ns)?;
+    if sc.rtt_ns == 0 {
+        // No path has zero propagation delay; the Python side refuses it too, so both
+        // entry points answer alike.
+        return Err("rtt_ns: must be positive".into());
+    }
     time("bin_ns", sc.bin_ns)?;
     rate("access_rate_bps", sc.access_rate_bps)?;
     for (name, l) in [("down", &sc.down), ("up", &sc.up)] {
@@ -321,6 +326,13 @@ mod tests {
         check_json(|v| v["up"]["queue"]["limit"] = u32::MAX.into()).unwrap();
         let e = check_json(|v| v["tcp"][0]["rto_max_ns"] = (MAX_TIME_NS + 1).into());
         assert!(e.unwrap_err().starts_with("tcp[0].rto_max_ns: "));
+    }
+
+    #[test]
+    fn a_zero_rtt_is_refused_as_in_python() {
+        let e = check_json(|v| v["rtt_ns"] = 0.into());
+        assert_eq!(e.unwrap_err(), "rtt_ns: must be positive");
+        check_json(|v| v["rtt_ns"] = 1.into()).unwrap();
     }
 
     #[test]
