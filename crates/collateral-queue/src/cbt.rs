@@ -97,7 +97,7 @@ impl CbtShares {
         if self.link_rate_bps == 0 || self.tagged_pkt_len == 0 || self.other_pkt_len == 0 {
             return Err("cbt shares: link rate and packet sizes must be positive".into());
         }
-        if self.tagged_bps + self.other_bps >= self.link_rate_bps {
+        if self.tagged_bps.saturating_add(self.other_bps) >= self.link_rate_bps {
             return Err("cbt shares: tagged + other must leave a share for TCP".into());
         }
         let r = self.link_rate_bps as f64;
