@@ -227,6 +227,13 @@ def sweep(
         subprocess.run(run_cmd(exp, ref, workers, executor), capture_output=True, check=True)
         t_start = time.perf_counter() - t0
         ref_summary, ref_cwnd = tables(ref)
+        # Trial keys include the core's version: a core rebuilt during the sweep would
+        # make every trial new; stop then rather than compare different models.
+        from collateral.experiment import load_experiment
+
+        expected = {t.key for t in load_experiment(exp).trials()}
+        if set(ref_summary["key"]) != expected:
+            raise RuntimeError("the core changed before the reference run ended; run again")
         figures["reference_rows"] = len(ref_summary)
         figures["reference_wall_s"] = round(t_ref, 2)
         log(
@@ -239,7 +246,14 @@ def sweep(
             stalled = 0  # kills in a row that stored nothing
             while True:
                 stored = set(Store(out, notify=lambda m: None).keys()) if out.exists() else set()
-                left = total - len(stored)
+                if stored - expected:
+                    raise RuntimeError(
+                        f"{out}: trials of another core version: the core was rebuilt"
+                        " during the sweep; run it again"
+                    )
+                left = len(expected - stored)
+                if figures["runs"] > 50 + 20 * kills:
+                    raise RuntimeError(f"{figures['runs']} runs and still {left} trials missing")
                 if left == 0:
                     break
                 work_s = max(t_ref - t_start, 0.05) * left / total
@@ -349,15 +363,19 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.kills < 1 or args.trials < 1 or args.workers < 1:
         ap.error("--kills, --trials and --workers must be at least 1")
-    figures = sweep(
-        kills=args.kills,
-        seed=args.seed,
-        workers=args.workers,
-        executor=args.executor,
-        trials=args.trials,
-        duration=args.duration,
-        workdir=Path(args.keep) if args.keep else None,
-    )
+    try:
+        figures = sweep(
+            kills=args.kills,
+            seed=args.seed,
+            workers=args.workers,
+            executor=args.executor,
+            trials=args.trials,
+            duration=args.duration,
+            workdir=Path(args.keep) if args.keep else None,
+        )
+    except RuntimeError as e:  # could not be measured (e.g. the core was rebuilt meanwhile)
+        print(f"kill_sweep: {e}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(figures, indent=2))
     else:

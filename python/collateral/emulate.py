@@ -777,6 +777,7 @@ def emulate_experiment(
     st = Store.create(store_path, experiment.name, experiment.text)
     st.lock()
     try:
+        st.repair()  # damaged parts to quarantine/, their trials run again (as `run` does)
         done = st.done_keys(refresh=True)
         trials = experiment.trials()
         todo = [t for t in trials if t.key not in done]
