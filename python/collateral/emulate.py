@@ -219,16 +219,20 @@ def testbed_namespaces() -> list[str]:
 REGISTRY = Path("/run/collateral")
 
 
+def _read_record(path: Path) -> dict[str, Any]:
+    """A registry record; an unreadable or malformed one counts as empty."""
+    try:
+        rec = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return rec if isinstance(rec, dict) else {}
+
+
 def _register(run: dict[str, Any]) -> Path:
     """Records (adds to this process's record) what the run is about to create."""
     REGISTRY.mkdir(parents=True, exist_ok=True)
     path = REGISTRY / f"{os.getpid()}.json"
-    try:
-        old = json.loads(path.read_text())
-    except (OSError, ValueError):
-        old = {}
-    if not isinstance(old, dict):
-        old = {}
+    old = _read_record(path)
     merged = {
         "namespaces": list(dict.fromkeys([*old.get("namespaces", []), *run.get("namespaces", [])])),
         "tmpdir": run.get("tmpdir") or old.get("tmpdir"),
@@ -252,12 +256,7 @@ def cleanup_leftovers() -> list[str]:
         # it): a dead run's pid that was reused.
         if not rec.stem.isdigit() or (int(rec.stem) != os.getpid() and _pid_alive(int(rec.stem))):
             continue
-        try:
-            run = json.loads(rec.read_text())
-        except (OSError, ValueError):
-            run = {}
-        if not isinstance(run, dict):
-            run = {}
+        run = _read_record(rec)
         for ns in run.get("namespaces", []):
             if ns in present:
                 _delete_ns(ns)
