@@ -68,8 +68,9 @@ pub fn cbr_send(c: CbrSend) -> Result<(), String> {
     let sock = UdpSocket::bind(&c.src).map_err(|e| format!("bind {}: {e}", c.src))?;
     sock.connect(&c.dst)
         .map_err(|e| format!("connect {}: {e}", c.dst))?;
-    if cfg.tag != 0 {
-        set_tos(&sock, cfg.tag << 2)?;
+    let tos = cfg.tag << 2 | cfg.ecn as u8;
+    if tos != 0 {
+        set_tos(&sock, tos)?;
     }
     let mut buf = vec![0u8; 65536];
     let mut out = create(&c.out)?;

@@ -244,7 +244,7 @@ pub fn run(cfg: RouterConfig) -> Result<(), String> {
                 let flow =
                     ((info.proto as u32) << 16) ^ ((info.sport as u32) << 8) ^ info.dport as u32;
                 let mut pkt = Packet::new(kind, flow, info.ip_len + cfg.l2_overhead, idx as u64, t);
-                pkt.tag = info.tos >> 2;
+                pkt.tos = info.tos;
                 pkt.arrived = t;
                 let b = &mut dirs[d];
                 b.catch_up(t);

@@ -71,6 +71,7 @@ pub struct CbqConfig {
 
 impl CbqConfig {
     pub fn validate(&self) -> Result<(), String> {
+        crate::class::check_dscps("cbq: tagged_tags", self.tagged_tags.as_deref())?;
         for c in TrafficClass::ALL {
             let s = self.shares.get(c);
             if !(s.is_finite() && s > 0.0) {
@@ -169,7 +170,7 @@ impl Discipline for Cbq {
     fn enqueue(&mut self, now: Nanos, pkt: Packet, drops: &mut Vec<Packet>) -> bool {
         let i = self.classifier.classify(&pkt).index();
         let q = &mut self.queues[i];
-        if q.is_full(pkt.len) {
+        if q.is_full(pkt.bytes()) {
             if !self.drop_head {
                 self.stats.drops[i] += 1;
                 drops.push(pkt);
@@ -183,7 +184,7 @@ impl Discipline for Cbq {
                 return false;
             }
             // Otherwise make room from the front.
-            while q.is_full(pkt.len) {
+            while q.is_full(pkt.bytes()) {
                 let old = q.pop_head().expect("a full queue is not empty");
                 self.waiting -= 1;
                 self.stats.drops[i] += 1;
@@ -281,7 +282,7 @@ mod tests {
             PacketKind::Cbr
         };
         let mut p = Packet::new(kind, c.index() as u32, len, seq, 0);
-        p.tag = if c == Tagged { 46 } else { 0 };
+        p.set_dscp(if c == Tagged { 46 } else { 0 });
         p
     }
 

@@ -163,6 +163,7 @@ impl CbtConfig {
     }
 
     pub fn validate(&self, link_rate_bps: u64) -> Result<(), String> {
+        crate::class::check_dscps("cbt: tagged_tags", self.tagged_tags.as_deref())?;
         let t = &self.tcp;
         RedCurve {
             min_th: t.min_th,
@@ -327,7 +328,7 @@ impl Discipline for Cbt {
             TcpAverage::Queue => all,
         };
         match c {
-            TrafficClass::Tcp => match self.tcp.decide(tcp_avg, pkt.len) {
+            TrafficClass::Tcp => match self.tcp.decide(tcp_avg, pkt.bytes()) {
                 Verdict::Pass => {}
                 Verdict::Early => {
                     self.stats.early += 1;
@@ -348,7 +349,7 @@ impl Discipline for Cbt {
                 }
             }
         }
-        if self.fifo.is_full(pkt.len) {
+        if self.fifo.is_full(pkt.bytes()) {
             if c == TrafficClass::Tcp {
                 self.tcp.count = 0;
             }
@@ -431,7 +432,7 @@ mod tests {
     }
     fn tagged(seq: u64) -> Packet {
         let mut p = Packet::new(PacketKind::Cbr, 2, 186, seq, 0);
-        p.tag = 46;
+        p.set_dscp(46);
         p
     }
     fn other(seq: u64) -> Packet {
@@ -601,7 +602,7 @@ mod tests {
         let q = Cbt::new(&c, 0).unwrap();
         let mut p = tagged(0);
         assert_eq!(q.classify(&p), Tagged);
-        p.tag = 10;
+        p.set_dscp(10);
         assert_eq!(q.classify(&p), Other);
         assert_eq!(q.classify(&other(1)), Tagged);
     }

@@ -65,23 +65,24 @@ impl<T: Copy> PerClass<T> {
 /// Sorts packets into [`TrafficClass`]es without allocating.
 #[derive(Debug, Clone)]
 pub struct Classifier {
-    /// Bit `t`: tag byte `t` marks a packet as tagged.
-    tag_set: [u64; 4],
+    /// Bit `d`: DSCP `d` marks a packet as tagged.
+    tag_set: u64,
     /// Flows always tagged, sorted.
     flows: Vec<u32>,
 }
 
 impl Classifier {
-    /// `tags`: the tag bytes that mark a UDP packet as tagged (`None`: any non-zero
-    /// tag). `flows`: flows whose UDP packets are tagged whatever their tag.
+    /// `tags`: the DSCPs that mark a UDP packet as tagged (`None`: any non-zero DSCP;
+    /// values above 63 are not DSCPs and match nothing — configurations check them with
+    /// [`check_dscps`]). `flows`: flows whose UDP packets are tagged whatever their DSCP.
     pub fn new(tags: Option<&[u8]>, flows: &[u32]) -> Self {
-        let mut tag_set = [0u64; 4];
-        match tags {
-            None => tag_set = [!1, !0, !0, !0],
+        let tag_set = match tags {
+            None => !1,
             Some(list) => list
                 .iter()
-                .for_each(|&t| tag_set[t as usize >> 6] |= 1 << (t & 63)),
-        }
+                .filter(|&&t| t < 64)
+                .fold(0u64, |s, &t| s | 1 << t),
+        };
         let mut flows = flows.to_vec();
         flows.sort_unstable();
         flows.dedup();
@@ -93,8 +94,7 @@ impl Classifier {
         match pkt.kind {
             PacketKind::Data | PacketKind::Ack | PacketKind::Setup => TrafficClass::Tcp,
             PacketKind::Cbr => {
-                let t = pkt.tag as usize;
-                if self.tag_set[t >> 6] >> (t & 63) & 1 == 1
+                if self.tag_set >> pkt.dscp() & 1 == 1
                     || self.flows.binary_search(&pkt.flow).is_ok()
                 {
                     TrafficClass::Tagged
@@ -103,6 +103,14 @@ impl Classifier {
                 }
             }
         }
+    }
+}
+
+/// Checks that every value of a `tagged_tags` list is a DSCP (0..=63).
+pub fn check_dscps(what: &str, tags: Option<&[u8]>) -> Result<(), String> {
+    match tags.and_then(|t| t.iter().find(|&&d| d > 63)) {
+        Some(d) => Err(format!("{what}: {d} is not a DSCP (0..=63)")),
+        None => Ok(()),
     }
 }
 
@@ -118,7 +126,7 @@ mod tests {
 
     fn p(kind: PacketKind, flow: u32, tag: u8) -> Packet {
         let mut p = Packet::new(kind, flow, 100, 0, 0);
-        p.tag = tag;
+        p.set_dscp(tag);
         p
     }
 
@@ -130,25 +138,30 @@ mod tests {
         assert_eq!(c.classify(&p(PacketKind::Ack, 0, 46)), Tcp);
         assert_eq!(c.classify(&p(PacketKind::Cbr, 0, 0)), Other);
         assert_eq!(c.classify(&p(PacketKind::Cbr, 0, 46)), Tagged);
-        // Only EF (DSCP 46 = tag byte 46 here) counts; flow 7 is tagged regardless.
+        // Only EF (DSCP 46) counts; flow 7 is tagged regardless.
         let c = Classifier::new(Some(&[46]), &[7, 3, 7]);
         assert_eq!(c.classify(&p(PacketKind::Cbr, 0, 10)), Other);
         assert_eq!(c.classify(&p(PacketKind::Cbr, 0, 46)), Tagged);
         assert_eq!(c.classify(&p(PacketKind::Cbr, 7, 0)), Tagged);
         assert_eq!(c.classify(&p(PacketKind::Cbr, 3, 0)), Tagged);
         assert_eq!(c.classify(&p(PacketKind::Data, 7, 46)), Tcp);
-        // Tags in every word of the bit set.
-        let c = Classifier::new(Some(&[0, 63, 64, 200, 255]), &[]);
-        for t in [0u8, 63, 64, 200, 255] {
+        // Both ends of the DSCP range; the ECN bits do not change the class.
+        let c = Classifier::new(Some(&[0, 63]), &[]);
+        for t in [0u8, 63] {
             assert_eq!(c.classify(&p(PacketKind::Cbr, 0, t)), Tagged, "{t}");
         }
-        for t in [1u8, 62, 65, 199, 254] {
+        for t in [1u8, 62] {
             assert_eq!(c.classify(&p(PacketKind::Cbr, 0, t)), Other, "{t}");
         }
-        // The default: every tag but 0.
+        let mut ce = p(PacketKind::Cbr, 0, 63);
+        ce.set_ecn(crate::Ecn::Ce);
+        assert_eq!(c.classify(&ce), Tagged);
+        assert!(check_dscps("x", Some(&[46, 64])).is_err());
+        assert!(check_dscps("x", Some(&[46, 63])).is_ok());
+        // The default: every DSCP but 0.
         let c = Classifier::default();
         assert_eq!(c.classify(&p(PacketKind::Cbr, 0, 1)), Tagged);
-        assert_eq!(c.classify(&p(PacketKind::Cbr, 0, 255)), Tagged);
+        assert_eq!(c.classify(&p(PacketKind::Cbr, 0, 63)), Tagged);
         // An empty list tags nothing by tag.
         let c = Classifier::new(Some(&[]), &[]);
         assert_eq!(c.classify(&p(PacketKind::Cbr, 0, 46)), Other);

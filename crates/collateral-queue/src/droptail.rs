@@ -97,7 +97,7 @@ impl DropTail {
 impl Discipline for DropTail {
     #[inline]
     fn enqueue(&mut self, _now: Nanos, pkt: Packet, drops: &mut Vec<Packet>) -> bool {
-        if self.is_full(pkt.len) {
+        if self.is_full(pkt.bytes()) {
             drops.push(pkt);
             return false;
         }
@@ -110,7 +110,7 @@ impl Discipline for DropTail {
     fn dequeue(&mut self, _now: Nanos, _drops: &mut Vec<Packet>) -> Option<Packet> {
         let pkt = self.q.pop_front()?;
         self.waiting_bytes -= pkt.len as u64;
-        self.in_service = pkt.len;
+        self.in_service = pkt.bytes();
         Some(pkt)
     }
 

@@ -282,7 +282,7 @@ impl Discipline for Fred {
                 }
             }
         }
-        if self.fifo.is_full(pkt.len) {
+        if self.fifo.is_full(pkt.bytes()) {
             self.stats.overflow += 1;
             return self.drop_it(pkt, drops);
         }

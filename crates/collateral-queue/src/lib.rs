@@ -52,7 +52,7 @@ pub use droptail::{DropTail, FullRule};
 pub use fq_codel::{FqCodel, FqCodelConfig};
 pub use framing::Framing;
 pub use fred::{Fred, FredConfig};
-pub use packet::{Packet, PacketKind};
+pub use packet::{tcp_flags, Ecn, Packet, PacketKind};
 pub use pie::{Pie, PieConfig};
 pub use red::{Red, RedConfig};
 
@@ -75,6 +75,13 @@ pub trait Discipline {
     /// The packet last handed out by [`dequeue`](Self::dequeue) has finished serialising.
     /// Disciplines that count the packet in transmission as occupancy release it here.
     fn transmit_done(&mut self, _now: Nanos) {}
+
+    /// For a discipline with a shaper of its own (CAKE): after `dequeue` returned `None`
+    /// although packets wait, the earliest time at which it may hand one out. The link
+    /// calls `dequeue` again then. `Nanos::MAX` for work-conserving disciplines.
+    fn ready_at(&self) -> Nanos {
+        Nanos::MAX
+    }
 
     /// Occupancy in bytes (IP lengths), as the discipline counts it for its limit.
     fn bytes(&self) -> u64;
@@ -146,6 +153,19 @@ impl Discipline for AnyQueue {
             AnyQueue::Codel(q) => q.transmit_done(now),
             AnyQueue::FqCodel(q) => q.transmit_done(now),
             AnyQueue::Pie(q) => q.transmit_done(now),
+        }
+    }
+    #[inline]
+    fn ready_at(&self) -> Nanos {
+        match self {
+            AnyQueue::DropTail(q) => q.ready_at(),
+            AnyQueue::Red(q) => q.ready_at(),
+            AnyQueue::Fred(q) => q.ready_at(),
+            AnyQueue::Cbt(q) => q.ready_at(),
+            AnyQueue::Cbq(q) => q.ready_at(),
+            AnyQueue::Codel(q) => q.ready_at(),
+            AnyQueue::FqCodel(q) => q.ready_at(),
+            AnyQueue::Pie(q) => q.ready_at(),
         }
     }
     #[inline]

@@ -277,8 +277,8 @@ impl Pie {
 impl Discipline for Pie {
     fn enqueue(&mut self, now: Nanos, pkt: Packet, drops: &mut Vec<Packet>) -> bool {
         self.catch_up(now);
-        let full = self.fifo.is_full(pkt.len);
-        if full || self.drop_early(pkt.len) {
+        let full = self.fifo.is_full(pkt.bytes());
+        if full || self.drop_early(pkt.bytes()) {
             if full {
                 self.stats.overflow += 1;
             } else {

@@ -436,7 +436,7 @@ impl Discipline for Red {
     fn enqueue(&mut self, now: Nanos, pkt: Packet, drops: &mut Vec<Packet>) -> bool {
         let q = self.occupancy();
         let avg = self.est.arrival(now, q);
-        match self.core.decide(avg, pkt.len) {
+        match self.core.decide(avg, pkt.bytes()) {
             Verdict::Early => {
                 self.stats.early += 1;
                 drops.push(pkt);
@@ -449,7 +449,7 @@ impl Discipline for Red {
             }
             Verdict::Pass => {}
         }
-        if self.fifo.is_full(pkt.len) {
+        if self.fifo.is_full(pkt.bytes()) {
             self.core.count = 0;
             self.stats.overflow += 1;
             drops.push(pkt);

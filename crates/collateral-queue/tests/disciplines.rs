@@ -128,7 +128,7 @@ fn drive<Q: Discipline>(
             } => {
                 now += dt;
                 let mut p = Packet::new(kind, flow, len, seq, now);
-                p.tag = tag;
+                p.set_dscp(tag);
                 p.arrived = now;
                 seq += 1;
                 t.offered += 1;

@@ -11,7 +11,7 @@
 
 use std::collections::VecDeque;
 
-use collateral_queue::{AnyQueue, Discipline, Framing, Nanos, Packet};
+use collateral_queue::{AnyQueue, Discipline, Ecn, Framing, Nanos, Packet};
 use rand::RngExt;
 use rand_pcg::Pcg64Mcg;
 
@@ -91,7 +91,7 @@ impl DelayLine {
     pub fn release_time(&self, pkt: &Packet, done: Nanos) -> Nanos {
         // Without an egress link `egress_busy` is the lane's previous release, never
         // later than this one (serialisation ends in order): the max changes nothing.
-        (done + self.prop_ns).max(self.egress_busy[Self::lane(pkt)]) + self.egress.ser(pkt.len)
+        (done + self.prop_ns).max(self.egress_busy[Self::lane(pkt)]) + self.egress.ser(pkt.bytes())
     }
 
     #[inline]
@@ -145,6 +145,8 @@ pub struct LinkStats {
     /// Packets offered to the queue.
     pub arrivals: u64,
     pub drops: u64,
+    /// Packets that left with Congestion Experienced set by the queue (ECN marks).
+    pub ce_marks: u64,
     pub wire_losses: u64,
     pub max_bytes: u64,
     pub max_packets: u32,
@@ -165,6 +167,8 @@ pub struct Bottleneck {
     rng: Pcg64Mcg,
     in_tx: Option<Packet>,
     busy_until: Nanos,
+    /// Idle although packets wait: the discipline's shaper holds them until then.
+    wake: Nanos,
     scratch: Vec<Packet>,
     /// Drops since the owner last drained them: `(time, packet, on_wire)`.
     pub dropped: Vec<(Nanos, Packet, bool)>,
@@ -205,6 +209,7 @@ impl Bottleneck {
             rng: rng::stream(sc.seed, rng::LINK_STREAMS[k]),
             in_tx: None,
             busy_until: 0,
+            wake: NEVER,
             scratch: Vec::with_capacity(8),
             dropped: Vec::with_capacity(8),
             trace: trace.then(Vec::new),
@@ -219,13 +224,14 @@ impl Bottleneck {
         self.rate.ser(self.framing.wire_bytes(len))
     }
 
-    /// When the transmission in progress ends ([`NEVER`] when idle).
+    /// When the transmission in progress ends, or, when idle because the discipline's
+    /// shaper holds its packets, when it will release one ([`NEVER`] when idle and empty).
     #[inline]
     pub fn next_completion(&self) -> Nanos {
         if self.in_tx.is_some() {
             self.busy_until
         } else {
-            NEVER
+            self.wake
         }
     }
 
@@ -240,7 +246,7 @@ impl Bottleneck {
     #[inline]
     pub fn catch_up(&mut self, t: Nanos) {
         while self.next_completion() <= t {
-            self.complete(self.busy_until);
+            self.complete(self.next_completion());
         }
     }
 
@@ -260,15 +266,21 @@ impl Bottleneck {
     }
 
     /// The transmission in progress ends at `now` (= its completion time): the packet
-    /// enters the delay line, or is lost on the wire, and the next one starts.
+    /// enters the delay line, or is lost on the wire, and the next one starts. When idle,
+    /// `now` is the shaper's wake-up time: the discipline is asked again.
     #[inline]
     pub fn complete(&mut self, now: Nanos) {
-        let pkt = self
-            .in_tx
-            .take()
-            .expect("complete() without a transmission");
+        let Some(pkt) = self.in_tx.take() else {
+            self.wake = NEVER;
+            self.start_next(now);
+            self.note_occupancy(now);
+            return;
+        };
         self.queue.transmit_done(now);
         self.meter.on_departure(now, &pkt);
+        // Sources never send CE and each direction has one queue: a CE packet leaving
+        // was marked here.
+        self.stats.ce_marks += (pkt.ecn() == Ecn::Ce) as u64;
         if self.loss_rate > 0.0 && self.rng.random::<f64>() < self.loss_rate {
             self.stats.wire_losses += 1;
             self.dropped.push((now, pkt, true));
@@ -282,8 +294,11 @@ impl Bottleneck {
     #[inline]
     fn start_next(&mut self, now: Nanos) {
         if let Some(pkt) = self.queue.dequeue(now, &mut self.scratch) {
-            self.busy_until = now + self.wire_time(pkt.len);
+            self.busy_until = now + self.wire_time(pkt.bytes());
             self.in_tx = Some(pkt);
+        } else if self.queue.waiting() > 0 {
+            // A shaper's hold: never in the past, so the loop always advances.
+            self.wake = self.queue.ready_at().max(now + 1);
         }
         self.note_drops(now);
     }

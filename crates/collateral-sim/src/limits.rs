@@ -13,7 +13,7 @@
 
 use std::mem::size_of;
 
-use collateral_queue::{Nanos, Packet};
+use collateral_queue::{Ecn, Nanos, Packet};
 
 use crate::metrics::ClassCount;
 use crate::scenario::{Queue, Scenario};
@@ -145,6 +145,12 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
         size(&k("packet_bytes"), c.packet_bytes as u64, 1)?;
         time(&k("interval_ns"), c.interval_ns)?;
         time(&k("jitter_ns"), c.jitter_ns)?;
+        if c.tag > 63 {
+            return Err(format!("{}: {} is not a DSCP (0..=63)", k("tag"), c.tag));
+        }
+        if c.ecn == Ecn::Ce {
+            return Err(format!("{}: a source sends not_ect, ect0 or ect1, not ce", k("ecn")));
+        }
         if let Some(s) = c.start_ns {
             time(&k("start_ns"), s)?;
         }

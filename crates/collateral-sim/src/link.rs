@@ -78,12 +78,16 @@ impl Link {
         let mut t = b.delay.next_release();
         if let Some((pkt, done)) = b.in_transmission() {
             t = t.min(b.delay.release_time(pkt, done));
-        } else if let Some(pkt) = self.ingress.front() {
-            // Idle: the last transmission ended before anything in the ingress arrived.
-            t = t.min(
-                b.delay
-                    .release_time(pkt, pkt.arrived + b.wire_time(pkt.len)),
-            );
+        } else {
+            // Idle, possibly with a shaper holding queued packets until its wake-up.
+            t = t.min(b.next_completion().saturating_add(b.delay.prop_ns));
+            if let Some(pkt) = self.ingress.front() {
+                // The last transmission ended before anything in the ingress arrived.
+                t = t.min(
+                    b.delay
+                        .release_time(pkt, pkt.arrived + b.wire_time(pkt.bytes())),
+                );
+            }
         }
         t
     }

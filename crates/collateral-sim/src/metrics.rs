@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 #[inline]
 pub fn measured_class(pkt: &Packet) -> TrafficClass {
     match pkt.kind {
-        PacketKind::Cbr if pkt.tag != 0 => TrafficClass::Tagged,
+        PacketKind::Cbr if pkt.dscp() != 0 => TrafficClass::Tagged,
         PacketKind::Cbr => TrafficClass::Other,
         _ => TrafficClass::Tcp,
     }

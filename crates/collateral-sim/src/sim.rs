@@ -287,8 +287,7 @@ impl Simulation {
                 let c = &mut self.cbr[i as usize];
                 let (seq, len) = c.send(now);
                 let mut pkt = Packet::new(PacketKind::Cbr, c.flow, len, seq, now);
-                pkt.dst = 1;
-                pkt.tag = c.source.cfg.tag;
+                pkt.tos = c.source.cfg.tag << 2 | c.source.cfg.ecn as u8;
                 let dir = c.source.cfg.direction;
                 if c.source.active_at(c.source.next_send, self.sc.duration_ns) {
                     self.events.schedule(c.source.next_send, wake);
@@ -450,10 +449,12 @@ impl Simulation {
     fn inject(&mut self, dir: Direction, host: usize, mut pkt: Packet) {
         let d = dir.index();
         let busy = &mut self.access_busy[d][host];
-        let t = (*busy).max(self.now) + self.access.ser(pkt.len);
+        let t = (*busy).max(self.now) + self.access.ser(pkt.bytes());
         *busy = t;
         pkt.arrived = t;
+        // Host `host` on one side talks to host `host` on the other.
         pkt.dst = host as u8;
+        pkt.src = host as u8;
         self.links[d].arrive(pkt);
         self.arm_link(d);
     }
@@ -478,7 +479,7 @@ impl Simulation {
                 tr.time.push(t);
                 tr.direction.push(d as u8);
                 tr.flow.push(pkt.flow);
-                tr.bytes.push(pkt.len);
+                tr.bytes.push(pkt.bytes());
             }
         }
     }

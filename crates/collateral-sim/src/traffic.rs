@@ -2,7 +2,7 @@
 //! inter-departure times, the thin-stream application profiles whose packet sizes and
 //! gaps are random, and the sink bookkeeping of every packet's fate.
 
-use collateral_queue::Nanos;
+use collateral_queue::{Ecn, Nanos};
 use rand::RngExt;
 use rand_distr::{Distribution, Normal};
 use rand_pcg::Pcg64Mcg;
@@ -115,9 +115,12 @@ pub struct CbrConfig {
     /// First departure; `None` = a random phase in `[0, interval)` drawn from the seed.
     pub start_ns: Option<Nanos>,
     pub stop_ns: Option<Nanos>,
-    /// DiffServ/tag byte the packets carry (0 = untagged); class-based disciplines (CBT,
-    /// CBQ) treat a tagged UDP flow as multimedia.
+    /// The DSCP the packets carry (0..=63, 0 = untagged; EF is 46): class-based
+    /// disciplines (CBT, CBQ) treat a tagged UDP flow as multimedia, CAKE picks its tin.
     pub tag: u8,
+    /// The ECN codepoint the packets carry: `ect1` puts the flow in DualPI2's L queue
+    /// (RFC 9331), `ect0` lets classic AQMs mark it instead of dropping.
+    pub ecn: Ecn,
     /// A thin-stream application: its payload sizes and gaps replace `packet_bytes`,
     /// `interval_ns` and `jitter_ns`.
     pub app: Option<AppProfile>,
@@ -133,6 +136,7 @@ impl Default for CbrConfig {
             start_ns: None,
             stop_ns: None,
             tag: 0,
+            ecn: Ecn::NotEct,
             app: None,
         }
     }

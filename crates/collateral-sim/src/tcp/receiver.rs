@@ -189,7 +189,7 @@ impl Receiver {
         }
         if n > 0 {
             p.sack = st.ring.push(&blocks[..n]);
-            p.len = ack_len(self.ack_bytes, n);
+            p.len = ack_len(self.ack_bytes, n) as u16;
         }
         self.sack = Some(st);
     }
