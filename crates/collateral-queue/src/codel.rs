@@ -23,8 +23,12 @@
 //!
 //! The control law uses `interval/√count` computed exactly; Linux approximates `1/√count`
 //! with Newton steps in 32-bit fixed point and counts time in 1024 ns units, which moves
-//! drop times by well under a microsecond. ECN marking is not modelled (the simulator
-//! has no ECN).
+//! drop times by well under a microsecond.
+//!
+//! **ECN** (`ecn`, off by default as in `tc qdisc add … codel`; RFC 8289 §4.4): where the
+//! control law would drop an ECN-capable packet it marks CE and sends it instead, and
+//! the marked packet ends that dequeue's drops (Linux `codel_dequeue`: `goto end` after
+//! `INET_ECN_set_ce`); a Not-ECT packet is dropped as before.
 
 use serde::{Deserialize, Serialize};
 
@@ -62,6 +66,9 @@ pub struct CodelConfig {
     /// Backlog (bytes) at or below which CoDel never drops (Linux: the device MTU).
     #[serde(default = "default_mtu")]
     pub mtu: u32,
+    /// Mark ECN-capable packets CE instead of dropping them.
+    #[serde(default)]
+    pub ecn: bool,
 }
 
 impl Default for CodelConfig {
@@ -72,6 +79,7 @@ impl Default for CodelConfig {
             limit: default_limit(),
             limit_rule: default_rule(),
             mtu: default_mtu(),
+            ecn: false,
         }
     }
 }
@@ -98,6 +106,8 @@ pub struct CodelStats {
     pub dropped: u64,
     /// Drops at the hard limit.
     pub overflow: u64,
+    /// CE marks the control law set instead of dropping.
+    pub marked: u64,
 }
 
 /// CoDel's state variables (RFC 8289 §5.1 names).
@@ -117,6 +127,10 @@ pub struct CodelCore {
     pub target: Nanos,
     pub interval: Nanos,
     pub mtu: u32,
+    /// Mark ECN-capable packets instead of dropping them.
+    pub ecn: bool,
+    /// CE marks set so far.
+    pub marks: u64,
     pub vars: CodelVars,
 }
 
@@ -126,6 +140,8 @@ impl CodelCore {
             target,
             interval,
             mtu,
+            ecn: false,
+            marks: 0,
             vars: CodelVars::default(),
         }
     }
@@ -157,6 +173,14 @@ impl CodelCore {
         }
     }
 
+    /// With ECN on, marks `pkt` CE if it is ECN-capable (then it is sent, not dropped).
+    #[inline]
+    fn mark(&mut self, pkt: &mut Option<Packet>) -> bool {
+        let marked = self.ecn && pkt.as_mut().is_some_and(|p| p.mark_ce());
+        self.marks += marked as u64;
+        marked
+    }
+
     /// CoDel's dequeue over a FIFO given by `pop` (the next packet) and `backlog` (its
     /// bytes): returns the packet to send; pushes what it dropped into `drops`.
     #[inline]
@@ -181,6 +205,10 @@ impl CodelCore {
             } else {
                 while self.vars.dropping && now >= self.vars.drop_next {
                     self.vars.count += 1;
+                    if self.mark(&mut pkt) {
+                        self.vars.drop_next = self.control_law(self.vars.drop_next);
+                        break;
+                    }
                     drops.push(pkt.take().unwrap());
                     pkt = pop(q);
                     if !self.ok_to_drop(now, pkt.as_ref(), backlog(q)) {
@@ -191,9 +219,11 @@ impl CodelCore {
                 }
             }
         } else if drop {
-            drops.push(pkt.take().unwrap());
-            pkt = pop(q);
-            self.ok_to_drop(now, pkt.as_ref(), backlog(q));
+            if !self.mark(&mut pkt) {
+                drops.push(pkt.take().unwrap());
+                pkt = pop(q);
+                self.ok_to_drop(now, pkt.as_ref(), backlog(q));
+            }
             self.vars.dropping = true;
             let delta = self.vars.count.wrapping_sub(self.vars.lastcount);
             self.vars.count = if delta > 1
@@ -224,7 +254,10 @@ impl Codel {
         cfg.validate()?;
         Ok(Codel {
             fifo: DropTail::new(cfg.limit_rule, cfg.limit, false),
-            core: CodelCore::new(cfg.target_ns, cfg.interval_ns, cfg.mtu),
+            core: CodelCore {
+                ecn: cfg.ecn,
+                ..CodelCore::new(cfg.target_ns, cfg.interval_ns, cfg.mtu)
+            },
             stats: CodelStats::default(),
         })
     }
@@ -234,7 +267,10 @@ impl Codel {
     }
 
     pub fn stats(&self) -> CodelStats {
-        self.stats
+        CodelStats {
+            marked: self.core.marks,
+            ..self.stats
+        }
     }
 }
 

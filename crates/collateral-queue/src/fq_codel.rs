@@ -21,7 +21,8 @@
 //!   them.
 //!
 //! Lengths are IP lengths, so the default quantum is 1500 (Linux: 1514, the Ethernet
-//! frame). ECN and the memory limit are not modelled.
+//! frame). The memory limit is not modelled. ECN: CoDel marks ECN-capable packets
+//! instead of dropping them (`ecn`, on by default as in Linux), see [`crate::codel`].
 
 use std::collections::VecDeque;
 
@@ -41,6 +42,9 @@ fn default_limit() -> u32 {
 }
 fn default_batch() -> u32 {
     64
+}
+fn default_ecn() -> bool {
+    true
 }
 
 /// FQ-CoDel's parameters (Linux defaults).
@@ -62,6 +66,10 @@ pub struct FqCodelConfig {
     pub mtu: u32,
     #[serde(default = "default_batch")]
     pub drop_batch: u32,
+    /// Mark ECN-capable packets CE instead of dropping them (Linux's fq_codel default:
+    /// on; `noecn` turns it off). Overflow drops are drops whatever the codepoint.
+    #[serde(default = "default_ecn")]
+    pub ecn: bool,
     /// Perturbs the flow hash (a runner derives one per trial and direction).
     #[serde(default)]
     pub seed: u64,
@@ -77,6 +85,7 @@ impl Default for FqCodelConfig {
             interval_ns: default_interval(),
             mtu: default_mtu(),
             drop_batch: default_batch(),
+            ecn: default_ecn(),
             seed: 0,
         }
     }
@@ -120,6 +129,8 @@ pub struct FqCodelStats {
     pub codel: u64,
     /// Drops from the fattest flow on overflow.
     pub overflow: u64,
+    /// CE marks CoDel set instead of dropping.
+    pub marked: u64,
 }
 
 /// FQ-CoDel.
@@ -165,7 +176,10 @@ impl FqCodel {
             q: VecDeque::new(),
             bytes: 0,
             deficit: 0,
-            codel: CodelCore::new(cfg.target_ns, cfg.interval_ns, cfg.mtu),
+            codel: CodelCore {
+                ecn: cfg.ecn,
+                ..CodelCore::new(cfg.target_ns, cfg.interval_ns, cfg.mtu)
+            },
             list: List::None,
         };
         Ok(FqCodel {
@@ -199,7 +213,10 @@ impl FqCodel {
     }
 
     pub fn stats(&self) -> FqCodelStats {
-        self.stats
+        FqCodelStats {
+            marked: self.buckets.iter().map(|b| b.codel.marks).sum(),
+            ..self.stats
+        }
     }
 
     /// Linux `fq_codel_drop`: half the fattest bucket's backlog from its head, at most

@@ -22,7 +22,12 @@
 //! The periodic update runs lazily: before each enqueue or dequeue at `now`, every
 //! update due at or before `now` is applied. `qdelay` and the backlog change only at
 //! enqueues and dequeues, so this gives the same probabilities as a timer would.
-//! Probabilities are `f64` (Linux: 32-bit fixed point). ECN is not modelled.
+//! Probabilities are `f64` (Linux: 32-bit fixed point).
+//!
+//! **ECN** (`ecn`, off by default as in `tc … pie`): an early drop of an ECN-capable
+//! packet becomes a CE mark while `p ≤ 10 %`; above that it is dropped (RFC 8033 §5.1;
+//! Linux `pie_qdisc_enqueue`, which leaves the derandomisation accumulator as it is
+//! after a mark and resets it after a drop).
 
 use serde::{Deserialize, Serialize};
 
@@ -75,6 +80,9 @@ pub struct PieConfig {
     pub mtu: u32,
     #[serde(default)]
     pub bytemode: bool,
+    /// Mark ECN-capable packets CE instead of dropping them while `p ≤ 10 %`.
+    #[serde(default)]
+    pub ecn: bool,
     #[serde(default)]
     pub seed: u64,
 }
@@ -90,6 +98,7 @@ impl Default for PieConfig {
             limit: default_limit(),
             mtu: default_mtu(),
             bytemode: false,
+            ecn: false,
             seed: 0,
         }
     }
@@ -134,6 +143,8 @@ pub struct PieVars {
 pub struct PieStats {
     pub early: u64,
     pub overflow: u64,
+    /// Early drops turned into CE marks.
+    pub marked: u64,
 }
 
 /// PIE on one drop-tail FIFO.
@@ -275,18 +286,23 @@ impl Pie {
 }
 
 impl Discipline for Pie {
-    fn enqueue(&mut self, now: Nanos, pkt: Packet, drops: &mut Vec<Packet>) -> bool {
+    fn enqueue(&mut self, now: Nanos, mut pkt: Packet, drops: &mut Vec<Packet>) -> bool {
         self.catch_up(now);
-        let full = self.fifo.is_full(pkt.bytes());
-        if full || self.drop_early(pkt.bytes()) {
-            if full {
-                self.stats.overflow += 1;
-            } else {
-                self.stats.early += 1;
-            }
+        if self.fifo.is_full(pkt.bytes()) {
+            self.stats.overflow += 1;
             self.vars.accu_prob = 0.0;
             drops.push(pkt);
             return false;
+        }
+        if self.drop_early(pkt.bytes()) {
+            if self.cfg.ecn && self.vars.prob <= 0.1 && pkt.mark_ce() {
+                self.stats.marked += 1;
+            } else {
+                self.stats.early += 1;
+                self.vars.accu_prob = 0.0;
+                drops.push(pkt);
+                return false;
+            }
         }
         self.fifo.enqueue(now, pkt, drops)
     }

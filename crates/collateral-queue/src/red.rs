@@ -53,6 +53,12 @@
 //! * Linux `sch_red` (2.6.25) has no gentle mode and is reported to draw a uniform `R`
 //!   after each drop and drop when `count·p_b` exceeds it (the same uniform-gap law).
 
+//!
+//! **ECN** (`ecn`; RFC 3168 §7, Floyd's "TCP and Explicit Congestion Notification",
+//! 1994): a random (band) decision marks an ECN-capable arrival CE and queues it; a
+//! Not-ECT one is dropped. At or above the forced level an ECN-capable arrival is marked
+//! too, unless `harddrop` (Linux `sch_red`: `TC_RED_HARDDROP`) makes those drops.
+
 use serde::{Deserialize, Serialize};
 
 use crate::rng::SplitMix64;
@@ -104,6 +110,12 @@ pub struct RedConfig {
     /// Whether the packet in transmission counts as occupancy (see [`DropTail`]).
     #[serde(default)]
     pub count_in_service: bool,
+    /// Mark ECN-capable arrivals CE instead of dropping them.
+    #[serde(default)]
+    pub ecn: bool,
+    /// With `ecn`: drop, not mark, at or above the forced level.
+    #[serde(default)]
+    pub harddrop: bool,
 }
 
 impl RedConfig {
@@ -363,6 +375,9 @@ pub struct RedStats {
     pub forced: u64,
     /// Drops at the hard limit.
     pub overflow: u64,
+    /// CE marks in the band, and at or above the forced level.
+    pub early_marked: u64,
+    pub forced_marked: u64,
 }
 
 /// RED on a drop-tail FIFO.
@@ -372,6 +387,8 @@ pub struct Red {
     est: Ewma,
     core: RedCore,
     queue_in_bytes: bool,
+    ecn: bool,
+    harddrop: bool,
     stats: RedStats,
 }
 
@@ -392,6 +409,8 @@ impl Red {
             est: Ewma::new(cfg.w_q, s),
             core: RedCore::new(curve, cfg.bytes, cfg.mean_pkt_size, cfg.seed),
             queue_in_bytes: cfg.queue_in_bytes,
+            ecn: cfg.ecn,
+            harddrop: cfg.harddrop,
             stats: RedStats::default(),
         })
     }
@@ -433,10 +452,15 @@ impl Red {
 }
 
 impl Discipline for Red {
-    fn enqueue(&mut self, now: Nanos, pkt: Packet, drops: &mut Vec<Packet>) -> bool {
+    fn enqueue(&mut self, now: Nanos, mut pkt: Packet, drops: &mut Vec<Packet>) -> bool {
         let q = self.occupancy();
         let avg = self.est.arrival(now, q);
+        let ecn = self.ecn;
         match self.core.decide(avg, pkt.bytes()) {
+            Verdict::Early if ecn && pkt.mark_ce() => self.stats.early_marked += 1,
+            Verdict::Forced if ecn && !self.harddrop && pkt.mark_ce() => {
+                self.stats.forced_marked += 1
+            }
             Verdict::Early => {
                 self.stats.early += 1;
                 drops.push(pkt);
@@ -499,6 +523,8 @@ mod tests {
             mean_pkt_time_ns: Some(MS),
             seed: 1,
             count_in_service: false,
+            ecn: false,
+            harddrop: false,
         }
     }
 
@@ -735,7 +761,8 @@ mod tests {
             RedStats {
                 early: 0,
                 forced: 2,
-                overflow: 0
+                overflow: 0,
+                ..RedStats::default()
             }
         );
         assert_eq!(q.count(), 0);

@@ -181,6 +181,13 @@ fn tcp(key: &str, t: &TcpConfig) -> Result<(), String> {
     if t.mss as u64 >= t.data_bytes as u64 {
         return Err(format!("{}: must be below data_bytes", k("mss")));
     }
+    if t.cc.scalable() && t.ecn != crate::tcp::TcpEcn::L4s {
+        return Err(format!(
+            "{}: {} is a scalable congestion control and needs ecn = l4s",
+            k("cc"),
+            t.cc.name()
+        ));
+    }
     let window = t.rwnd_segments as u64 * t.mss as u64;
     if window > MAX_WINDOW_BYTES {
         return Err(format!(

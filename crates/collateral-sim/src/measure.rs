@@ -196,6 +196,12 @@ pub struct TcpRecords {
     pub fast_retransmits: Option<u64>,
     /// When a finite transfer was fully acknowledged.
     pub completed: Option<Nanos>,
+    /// Window reductions for ECN-Echo (the testbed's kernel does not say).
+    #[serde(default)]
+    pub ecn_reductions: Option<u64>,
+    /// Data segments that reached the receiver with CE.
+    #[serde(default)]
+    pub ce_received: Option<u64>,
 }
 
 /// The summary of the scenario's bulk TCP flow `i`.
@@ -220,6 +226,8 @@ pub fn tcp_summary(sc: &Scenario, i: usize, rec: &TcpRecords) -> TcpSummary {
         timeouts: rec.timeouts,
         fast_retransmits: rec.fast_retransmits,
         completed_s: rec.completed.map(|t| t as f64 / 1e9),
+        ecn_reductions: rec.ecn_reductions,
+        ce_received: rec.ce_received,
         congestion_events: times.len() as u64,
         epoch_mean_s: ratio(epochs.iter().sum::<f64>(), epochs.len() as f64),
         epoch_median_s: quantile(&epochs, 0.5),
@@ -233,6 +241,7 @@ pub fn queue_summary(b: &Bottleneck, in_flight: u64) -> QueueSummary {
         arrivals: b.stats.arrivals,
         delivered: b.stats.delivered,
         drops: b.stats.drops,
+        ce_marks: b.stats.ce_marks,
         wire_losses: b.stats.wire_losses,
         in_flight,
         max_bytes: b.stats.max_bytes,

@@ -157,6 +157,8 @@ pub struct TcpSummary {
     pub fast_retransmits: Option<u64>,
     /// When a finite transfer was fully acknowledged (None for bulk or unfinished).
     pub completed_s: Option<f64>,
+    pub ecn_reductions: Option<u64>,
+    pub ce_received: Option<u64>,
     /// Congestion events (fast retransmits and timeouts) after the warm-up.
     pub congestion_events: u64,
     /// Congestion epochs: times between consecutive congestion events after the warm-up.
@@ -203,6 +205,8 @@ pub struct QueueSummary {
     pub arrivals: u64,
     pub delivered: u64,
     pub drops: u64,
+    /// Packets that left with CE set by the queue (ECN marks).
+    pub ce_marks: u64,
     pub wire_losses: u64,
     /// Packets still inside the link (queue, wire, propagation) at the end.
     pub in_flight: u64,

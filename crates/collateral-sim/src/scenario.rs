@@ -75,7 +75,7 @@ pub const LINK_PRESETS: &[LinkPreset] = &[
 pub const VOCABULARY: &[(&str, &[&str])] = {
     use crate::tcp::cubic::CubicVariant;
     use crate::tcp::htcp::HtcpFlavor;
-    use crate::tcp::{CcKind, Profile, RecoveryStyle};
+    use crate::tcp::{CcKind, Profile, RecoveryStyle, TcpEcn};
     use crate::traffic::AppProfile;
     use strum::VariantNames;
     &[
@@ -85,6 +85,7 @@ pub const VOCABULARY: &[(&str, &[&str])] = {
         ("cubic_variant", CubicVariant::VARIANTS),
         ("htcp_flavor", HtcpFlavor::VARIANTS),
         ("cc", CcKind::VARIANTS),
+        ("tcp_ecn", TcpEcn::VARIANTS),
         ("profile", Profile::VARIANTS),
         ("app", AppProfile::VARIANTS),
         ("direction", Direction::VARIANTS),

@@ -131,6 +131,18 @@ pub const TCP: &[Column] = &[
         "fast retransmits (not in the testbed)",
     ),
     n(
+        "ecn_reductions",
+        U64,
+        "",
+        "window reductions for ECN-Echo (not in the testbed)",
+    ),
+    n(
+        "ce_received",
+        U64,
+        "",
+        "data segments that arrived marked CE",
+    ),
+    n(
         "completed_s",
         F64,
         "s",
@@ -227,6 +239,12 @@ pub const QUEUE: &[Column] = &[
     ),
     c("delivered", U64, "", "packets carried to the far side"),
     c("drops", U64, "", "packets the queue discipline dropped"),
+    c(
+        "ce_marks",
+        U64,
+        "",
+        "packets the queue discipline marked CE instead of dropping (ECN)",
+    ),
     c(
         "wire_losses",
         U64,

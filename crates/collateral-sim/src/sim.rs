@@ -333,9 +333,9 @@ impl Simulation {
                 // Late packets of an earlier connection were dropped in `deliver`; a
                 // slot's delay line is emptied when a new connection takes it.
                 let i = pkt.flow as usize;
-                self.tcp[i]
-                    .receiver
-                    .on_data(now, pkt.seq, pkt.sent, &mut self.out);
+                let r = &mut self.tcp[i].receiver;
+                r.on_ecn(now, pkt.tos, pkt.flags, &mut self.out);
+                r.on_data(now, pkt.seq, pkt.sent, &mut self.out);
                 self.after_receiver(i);
             }
             PacketKind::Setup => self.web_setup_packet(pkt),
@@ -343,6 +343,7 @@ impl Simulation {
                 let i = pkt.flow as usize;
                 let f = &mut self.tcp[i];
                 // The SACK blocks travel beside the packet, kept by the receiver.
+                f.sender.on_ecn_echo(now, pkt.seq, pkt.flags);
                 let sack = f.receiver.sack_blocks(pkt.sack);
                 f.sender
                     .on_ack_sack(now, pkt.seq, pkt.echo, sack, &mut self.out);
@@ -503,6 +504,8 @@ impl Simulation {
                     timeouts: Some(st.timeouts),
                     fast_retransmits: Some(st.fast_retransmits),
                     completed: f.completed,
+                    ecn_reductions: Some(st.ecn_reductions),
+                    ce_received: Some(f.receiver.ce_segments),
                 };
                 measure::tcp_summary(sc, i, &rec)
             })

@@ -6,7 +6,7 @@ use collateral_sim::queue::{DisciplineConfig, FullRule};
 use collateral_sim::scenario::{LINK_PRESETS, VOCABULARY};
 use collateral_sim::tcp::cubic::CubicVariant;
 use collateral_sim::tcp::htcp::HtcpFlavor;
-use collateral_sim::tcp::{CcKind, Profile, RecoveryStyle};
+use collateral_sim::tcp::{CcKind, Profile, RecoveryStyle, TcpEcn};
 use collateral_sim::traffic::AppProfile;
 use collateral_sim::Direction;
 use serde::de::DeserializeOwned;
@@ -39,7 +39,11 @@ fn every_name_of_every_unit_enum_round_trips_through_serde() {
         round_trips::<HtcpFlavor>(),
         ["linux", "linux_2_6_25", "freebsd"]
     );
-    assert_eq!(round_trips::<CcKind>(), ["newreno", "cubic", "htcp", "bbr"]);
+    assert_eq!(
+        round_trips::<CcKind>(),
+        ["newreno", "cubic", "htcp", "bbr", "dctcp", "prague"]
+    );
+    assert_eq!(round_trips::<TcpEcn>(), ["off", "classic", "l4s"]);
     assert_eq!(
         round_trips::<Profile>(),
         ["rfc", "linux-2.6.25", "freebsd-7", "linux-6"]
@@ -79,6 +83,7 @@ fn the_vocabulary_lists_each_enumeration_once() {
             "cubic_variant",
             "htcp_flavor",
             "cc",
+            "tcp_ecn",
             "profile",
             "app",
             "direction"

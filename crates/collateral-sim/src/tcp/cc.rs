@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::bbr::Bbr;
 use super::cubic::Cubic;
+use super::dctcp::Dctcp;
 use super::htcp::Htcp;
 use super::rate::RateSample;
 use super::TcpConfig;
@@ -21,7 +22,8 @@ pub struct Window {
     pub ssthresh: u32,
 }
 
-/// The sender's congestion state, Linux's `tcp_ca_state` without CWR (no ECN here).
+/// The sender's congestion state, Linux's `tcp_ca_state`. Linux's CWR state (after an
+/// ECN echo) is the sender's `cwr_until`, kept apart so every state below can hold it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CaState {
     /// No loss suspected.
@@ -48,6 +50,18 @@ pub struct Ack {
     pub state: CaState,
 }
 
+/// An ACK's ECN feedback, for algorithms that estimate the extent of marking (DCTCP).
+#[derive(Debug, Clone, Copy)]
+pub struct EcnAck {
+    /// Segments newly acknowledged by this ACK.
+    pub acked: u32,
+    /// It carried ECN-Echo.
+    pub ece: bool,
+    /// Its cumulative ACK and the sender's `snd_nxt` when it arrived.
+    pub ack: u64,
+    pub snd_nxt: u64,
+}
+
 /// Congestion-control hooks, after Linux's `tcp_congestion_ops`. The sender handles
 /// loss detection and recovery; these decide how the window grows and where `ssthresh`
 /// goes after a congestion event. Every hook receives the time; none reads a clock.
@@ -60,6 +74,14 @@ pub trait CongestionControl {
     /// The new `ssthresh` at a congestion event (fast retransmit or timeout), given the
     /// segments in flight (RFC 5681's FlightSize).
     fn ssthresh(&mut self, now: Nanos, w: &Window, flight: u32) -> u32;
+    /// Every ACK of an ECN-capable flow, before the sender processes it (Linux
+    /// `in_ack_event` with `CA_ACK_ECE`).
+    fn on_ecn(&mut self, _e: &EcnAck) {}
+    /// The new `ssthresh` when an ECN echo starts a window reduction (RFC 3168 §6.1.2:
+    /// as for a loss, unless the algorithm answers marks differently, as DCTCP does).
+    fn ecn_ssthresh(&mut self, now: Nanos, w: &Window, flight: u32) -> u32 {
+        self.ssthresh(now, w, flight)
+    }
     /// The sender changed state (Linux `set_state`); called after `ssthresh` on entry to
     /// Recovery or Loss.
     fn set_state(&mut self, _now: Nanos, _state: CaState) {}
@@ -138,10 +160,26 @@ pub enum CcKind {
     Htcp,
     /// BBR v1 as in Linux (`tcp_bbr.c`).
     Bbr,
+    /// DCTCP (RFC 8257, Linux `tcp_dctcp.c`): needs `ecn` = `l4s`.
+    Dctcp,
+    /// TCP Prague's RTT-independent DCTCP (Linux `tcp_prague.c`): needs `ecn` = `l4s`.
+    Prague,
 }
 
 impl CcKind {
-    pub const ALL: [CcKind; 4] = [CcKind::Newreno, CcKind::Cubic, CcKind::Htcp, CcKind::Bbr];
+    pub const ALL: [CcKind; 6] = [
+        CcKind::Newreno,
+        CcKind::Cubic,
+        CcKind::Htcp,
+        CcKind::Bbr,
+        CcKind::Dctcp,
+        CcKind::Prague,
+    ];
+
+    /// A scalable congestion control (RFC 9331 §4.3): it needs L4S ECN.
+    pub fn scalable(self) -> bool {
+        matches!(self, CcKind::Dctcp | CcKind::Prague)
+    }
 
     /// The name JSON, TOML and Python use (serde's and strum's spelling).
     pub fn name(self) -> &'static str {
@@ -213,6 +251,7 @@ pub enum AnyCc {
     Cubic(Cubic),
     Htcp(Htcp),
     Bbr(Box<Bbr>),
+    Dctcp(Dctcp),
 }
 
 impl AnyCc {
@@ -225,6 +264,8 @@ impl AnyCc {
             CcKind::Cubic => AnyCc::Cubic(Cubic::new(cfg.cubic, g)),
             CcKind::Htcp => AnyCc::Htcp(Htcp::new(cfg.htcp, g)),
             CcKind::Bbr => AnyCc::Bbr(Box::new(Bbr::new(cfg, rng))),
+            CcKind::Dctcp => AnyCc::Dctcp(Dctcp::new(g, false)),
+            CcKind::Prague => AnyCc::Dctcp(Dctcp::new(g, true)),
         }
     }
 }
@@ -237,6 +278,7 @@ impl CongestionControl for AnyCc {
             AnyCc::Cubic(c) => c.on_ack(w, ack),
             AnyCc::Htcp(c) => c.on_ack(w, ack),
             AnyCc::Bbr(c) => c.on_ack(w, ack),
+            AnyCc::Dctcp(c) => c.on_ack(w, ack),
         }
     }
     #[inline]
@@ -246,6 +288,7 @@ impl CongestionControl for AnyCc {
             AnyCc::Cubic(c) => c.pkts_acked(ack),
             AnyCc::Htcp(c) => c.pkts_acked(ack),
             AnyCc::Bbr(c) => c.pkts_acked(ack),
+            AnyCc::Dctcp(c) => c.pkts_acked(ack),
         }
     }
     #[inline]
@@ -255,6 +298,20 @@ impl CongestionControl for AnyCc {
             AnyCc::Cubic(c) => c.ssthresh(now, w, flight),
             AnyCc::Htcp(c) => c.ssthresh(now, w, flight),
             AnyCc::Bbr(c) => c.ssthresh(now, w, flight),
+            AnyCc::Dctcp(c) => c.ssthresh(now, w, flight),
+        }
+    }
+    #[inline]
+    fn on_ecn(&mut self, e: &EcnAck) {
+        if let AnyCc::Dctcp(c) = self {
+            c.on_ecn(e)
+        }
+    }
+    #[inline]
+    fn ecn_ssthresh(&mut self, now: Nanos, w: &Window, flight: u32) -> u32 {
+        match self {
+            AnyCc::Dctcp(c) => c.ecn_ssthresh(now, w, flight),
+            c => c.ssthresh(now, w, flight),
         }
     }
     #[inline]
@@ -264,6 +321,7 @@ impl CongestionControl for AnyCc {
             AnyCc::Cubic(c) => c.set_state(now, state),
             AnyCc::Htcp(c) => c.set_state(now, state),
             AnyCc::Bbr(c) => c.set_state(now, state),
+            AnyCc::Dctcp(c) => c.set_state(now, state),
         }
     }
     #[inline]
@@ -273,6 +331,7 @@ impl CongestionControl for AnyCc {
             AnyCc::Cubic(c) => c.min_cwnd(w),
             AnyCc::Htcp(c) => c.min_cwnd(w),
             AnyCc::Bbr(c) => c.min_cwnd(w),
+            AnyCc::Dctcp(c) => c.min_cwnd(w),
         }
     }
     #[inline]
@@ -282,6 +341,7 @@ impl CongestionControl for AnyCc {
             AnyCc::Cubic(c) => c.has_cong_control(),
             AnyCc::Htcp(c) => c.has_cong_control(),
             AnyCc::Bbr(c) => c.has_cong_control(),
+            AnyCc::Dctcp(c) => c.has_cong_control(),
         }
     }
     #[inline]
@@ -291,6 +351,7 @@ impl CongestionControl for AnyCc {
             AnyCc::Cubic(c) => c.cong_control(w, rs),
             AnyCc::Htcp(c) => c.cong_control(w, rs),
             AnyCc::Bbr(c) => c.cong_control(w, rs),
+            AnyCc::Dctcp(c) => c.cong_control(w, rs),
         }
     }
     #[inline]
@@ -300,6 +361,7 @@ impl CongestionControl for AnyCc {
             AnyCc::Cubic(c) => c.pacing_rate(),
             AnyCc::Htcp(c) => c.pacing_rate(),
             AnyCc::Bbr(c) => c.pacing_rate(),
+            AnyCc::Dctcp(c) => c.pacing_rate(),
         }
     }
     #[inline]
@@ -309,6 +371,7 @@ impl CongestionControl for AnyCc {
             AnyCc::Cubic(c) => c.app_limited(),
             AnyCc::Htcp(c) => c.app_limited(),
             AnyCc::Bbr(c) => c.app_limited(),
+            AnyCc::Dctcp(c) => c.app_limited(),
         }
     }
 }

@@ -7,6 +7,7 @@
 pub mod bbr;
 pub mod cc;
 pub mod cubic;
+pub mod dctcp;
 pub mod htcp;
 pub mod profile;
 pub mod rate;
@@ -19,8 +20,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::scenario::Direction;
 
-pub use cc::{AnyCc, CaState, CcKind, CongestionControl, Growth, NewReno, SlowStart, Window};
+pub use cc::{
+    AnyCc, CaState, CcKind, CongestionControl, EcnAck, Growth, NewReno, SlowStart, Window,
+};
 pub use profile::Profile;
+
 pub use rate::RateSample;
 pub use receiver::Receiver;
 pub use sack::SackBlock;
@@ -42,6 +46,11 @@ pub struct TcpConfig {
     /// dummynet did), so its RTT grows by this much.
     pub extra_delay_ns: Nanos,
     pub cc: CcKind,
+    /// ECN (RFC 3168) and the codepoint the flow's data carries: `off`, `classic`
+    /// (ECT(0), halve once per RTT on ECN-Echo) or `l4s` (ECT(1), RFC 9331, with the
+    /// receiver's per-segment CE feedback of RFC 8257 §3.2; what `dctcp` and `prague`
+    /// need). Both ends are configured alike, so negotiation always succeeds.
+    pub ecn: TcpEcn,
     /// CUBIC's variant and switches (used when `cc` is cubic).
     pub cubic: cubic::CubicConfig,
     /// H-TCP's flavour and switches (used when `cc` is htcp).
@@ -108,6 +117,7 @@ impl Default for TcpConfig {
             stop_ns: None,
             extra_delay_ns: 0,
             cc: CcKind::Newreno,
+            ecn: TcpEcn::Off,
             cubic: cubic::CubicConfig::modern(),
             htcp: htcp::HtcpConfig::linux(),
             mss: 1448,
@@ -135,6 +145,19 @@ impl Default for TcpConfig {
             rto_max_ns: 60_000 * MS,
         }
     }
+}
+
+/// A flow's use of ECN.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, strum::VariantNames,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum TcpEcn {
+    #[default]
+    Off,
+    Classic,
+    L4s,
 }
 
 /// The fast-recovery algorithm.
@@ -174,6 +197,8 @@ pub struct SenderStats {
     pub retransmits: u64,
     pub fast_retransmits: u64,
     pub timeouts: u64,
+    /// Window reductions for ECN-Echo.
+    pub ecn_reductions: u64,
 }
 
 /// A congestion event, for epoch statistics and traces.

@@ -2,10 +2,10 @@
 //! immediate duplicate ACKs for out-of-order data, timestamp echoes (RFC 7323) and, when
 //! the flow has SACK, selective acknowledgment blocks (RFC 2018 §4).
 
-use collateral_queue::{Nanos, Packet, PacketKind};
+use collateral_queue::{tcp_flags, Ecn, Nanos, Packet, PacketKind};
 
 use super::sack::{ack_len, AckRing, SackBlock, MAX_SACK_BLOCKS};
-use super::TcpConfig;
+use super::{TcpConfig, TcpEcn};
 
 /// First blocks of recent ACKs remembered to repeat in later ones (Linux keeps four
 /// blocks, `TCP_NUM_SACKS`).
@@ -80,6 +80,12 @@ pub struct Receiver {
     /// SACK blocks and the records of ACKs carrying them (`None` without SACK); boxed so
     /// that SACK-less receivers stay small.
     sack: Option<Box<SackState>>,
+    ecn: TcpEcn,
+    /// The ECN-Echo the next ACK carries: classic, "CE seen, CWR not yet"; L4S, the CE
+    /// state of the latest segment.
+    ece: bool,
+    /// Data segments that arrived with CE.
+    pub ce_segments: u64,
 }
 
 impl Receiver {
@@ -111,6 +117,9 @@ impl Receiver {
             delivered: 0,
             count_from,
             sack: cfg.sack.then(Box::default),
+            ecn: cfg.ecn,
+            ece: false,
+            ce_segments: 0,
         }
     }
 
@@ -154,6 +163,9 @@ impl Receiver {
             now,
         );
         p.echo = self.ts_recent;
+        if self.ece {
+            p.flags |= tcp_flags::ECE;
+        }
         if self.sack.is_some() && self.ooo_count > 0 {
             self.attach_sack(&mut p, trigger);
         }
@@ -238,6 +250,43 @@ impl Receiver {
     fn holds(&self, seq: u64) -> bool {
         let (w, m) = self.bit(seq);
         self.ooo[w] & m != 0
+    }
+
+    /// A data segment's ECN codepoint (`tos`) and flags, before [`on_data`](Self::on_data)
+    /// takes it.
+    ///
+    /// * Classic (RFC 3168 §6.1.3): CE sets ECN-Echo on every ACK until a segment with
+    ///   CWR arrives; the first CE acknowledges at once (Linux `tcp_ecn_check_ce` enters
+    ///   quick-ACK mode).
+    /// * L4S (RFC 8257 §3.2): each ACK echoes the CE state of the segments it covers;
+    ///   when the state changes, the segments received before are acknowledged at once
+    ///   with the old state, so the sender learns the marked fraction exactly.
+    #[inline]
+    pub fn on_ecn(&mut self, now: Nanos, tos: u8, flags: u8, out: &mut Vec<Packet>) {
+        if self.ecn == TcpEcn::Off {
+            return;
+        }
+        let ce = tos & 3 == Ecn::Ce as u8;
+        self.ce_segments += ce as u64;
+        match self.ecn {
+            TcpEcn::Classic => {
+                if flags & tcp_flags::CWR != 0 {
+                    self.ece = false;
+                }
+                if ce && !self.ece {
+                    self.ece = true;
+                    self.quick = self.quick.max(2);
+                }
+            }
+            _ => {
+                if ce != self.ece {
+                    if self.unacked > 0 {
+                        self.ack(now, None, out);
+                    }
+                    self.ece = ce;
+                }
+            }
+        }
     }
 
     /// A data segment `seq`, sent at `sent`, arrives at `now`.

@@ -20,13 +20,13 @@
 
 mod sack;
 
-use collateral_queue::{Nanos, Packet, PacketKind};
+use collateral_queue::{tcp_flags, Ecn, Nanos, Packet, PacketKind};
 use rand_pcg::Pcg64Mcg;
 
-use super::cc::{Ack, AnyCc, CaState, CongestionControl, Window};
+use super::cc::{Ack, AnyCc, CaState, CongestionControl, EcnAck, Window};
 use super::rate::RateSampler;
 use super::sack::{SackBlock, Scoreboard};
-use super::{Congestion, RecoveryStyle, RtoEstimator, SenderStats, TcpConfig};
+use super::{Congestion, RecoveryStyle, RtoEstimator, SenderStats, TcpConfig, TcpEcn};
 
 /// RFC 5681 §3.2 (and Linux's `tcp_reordering` default): fast retransmit on the third
 /// duplicate ACK.
@@ -111,6 +111,11 @@ pub struct Sender {
     /// IP length of the last segment of a finite transfer (a web reply rarely fills
     /// its last segment); `data_bytes` for bulk flows.
     last_bytes: u32,
+    /// ECN: after a reduction for ECN-Echo, no other reduction (and no growth) until
+    /// the ACK of this segment (Linux's CWR state ends at `high_seq`); 0 = none yet.
+    cwr_high: u64,
+    /// Set CWR on the next new segment (RFC 3168 §6.1.2).
+    send_cwr: bool,
 }
 
 impl Sender {
@@ -165,6 +170,8 @@ impl Sender {
             stats: SenderStats::default(),
             events: Vec::new(),
             last_bytes: cfg.data_bytes,
+            cwr_high: 0,
+            send_cwr: false,
             cfg: cfg.clone(),
         }
     }
@@ -273,7 +280,8 @@ impl Sender {
             }
         }
         self.stats.segments_sent += 1;
-        if seq < self.high_sent {
+        let retransmit = seq < self.high_sent;
+        if retransmit {
             self.stats.retransmits += 1;
         } else {
             self.high_sent = seq + 1;
@@ -286,7 +294,66 @@ impl Sender {
         } else {
             self.cfg.data_bytes
         };
-        out.push(Packet::new(PacketKind::Data, self.flow, len, seq, now));
+        let mut p = Packet::new(PacketKind::Data, self.flow, len, seq, now);
+        if self.cfg.ecn != TcpEcn::Off {
+            self.ecn_stamp(&mut p, retransmit);
+        }
+        out.push(p);
+    }
+
+    /// The ECN codepoint and CWR flag of a data segment. Classic ECN sends
+    /// retransmissions Not-ECT (RFC 3168 §6.1.5); L4S keeps ECT(1) on them (RFC 8311
+    /// §4.3 lifts that rule for experiments; Linux with AccECN does the same).
+    #[cold]
+    fn ecn_stamp(&mut self, p: &mut Packet, retransmit: bool) {
+        let e = match (self.cfg.ecn, retransmit) {
+            (TcpEcn::L4s, _) => Ecn::Ect1,
+            (_, false) => Ecn::Ect0,
+            (_, true) => Ecn::NotEct,
+        };
+        p.set_ecn(e);
+        if self.send_cwr && !retransmit {
+            p.flags |= tcp_flags::CWR;
+            self.send_cwr = false;
+        }
+    }
+
+    /// In the window after an ECN reduction (Linux's CWR state): no growth, no second
+    /// reduction.
+    #[inline]
+    fn in_cwr(&self) -> bool {
+        self.snd_una < self.cwr_high
+    }
+
+    /// An ACK's ECN feedback, before [`on_ack`](Self::on_ack) processes it: the
+    /// algorithm's estimate (DCTCP's α), then, on ECN-Echo, one window reduction per
+    /// window of data (RFC 3168 §6.1.2) unless loss recovery has already reduced it.
+    /// Algorithms that own the window (BBR v1) ignore ECN, as Linux's does.
+    #[inline]
+    pub fn on_ecn_echo(&mut self, now: Nanos, ack: u64, flags: u8) {
+        if self.cfg.ecn == TcpEcn::Off || self.owns_window() {
+            return;
+        }
+        let ece = flags & tcp_flags::ECE != 0;
+        let acked = ack.saturating_sub(self.snd_una).min(u32::MAX as u64) as u32;
+        self.cc.on_ecn(&EcnAck {
+            acked,
+            ece,
+            ack,
+            snd_nxt: self.snd_nxt,
+        });
+        if !ece
+            || ack < self.cwr_high
+            || matches!(self.state, CaState::Recovery | CaState::Loss)
+        {
+            return;
+        }
+        let flight = self.flight();
+        self.w.ssthresh = self.cc.ecn_ssthresh(now, &self.w, flight);
+        self.w.cwnd = self.w.cwnd.min(self.w.ssthresh).max(1);
+        self.cwr_high = self.snd_nxt.max(ack + 1);
+        self.send_cwr = true;
+        self.stats.ecn_reductions += 1;
     }
 
     /// Pacing holds the next segment until `pace_next`; then the sender asks to be woken.
@@ -528,7 +595,9 @@ impl Sender {
                     self.sacked_out = 0;
                     // Grow only when the window was the limit (RFC 7661's cwnd-limited
                     // rule, Linux's tcp_is_cwnd_limited).
-                    if prior_in_flight >= self.w.cwnd.min(self.cfg.rwnd_segments) {
+                    if prior_in_flight >= self.w.cwnd.min(self.cfg.rwnd_segments)
+                        && !self.in_cwr()
+                    {
                         self.cc.on_ack(&mut self.w, &a);
                     }
                     self.restart_timer(now);
@@ -617,7 +686,11 @@ impl Sender {
     /// `tcp_fastretrans_alert` entering TCP_CA_Recovery).
     fn enter_recovery(&mut self, now: Nanos, delivered: u32, out: &mut Vec<Packet>) {
         let flight = self.flight();
-        self.w.ssthresh = self.cc.ssthresh(now, &self.w, flight);
+        // Linux `tcp_enter_recovery`: a loss inside an ECN reduction's window does not
+        // reduce again.
+        if !self.in_cwr() {
+            self.w.ssthresh = self.cc.ssthresh(now, &self.w, flight);
+        }
         self.recover = Some(self.snd_nxt - 1);
         self.set_state(now, CaState::Recovery);
         self.partial_seen = false;

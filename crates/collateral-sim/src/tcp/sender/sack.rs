@@ -208,7 +208,9 @@ impl Sender {
             }
         }
         if let Some(a) = grow {
-            if self.window_full || prior_in_flight >= self.w.cwnd.min(self.cfg.rwnd_segments) {
+            if (self.window_full || prior_in_flight >= self.w.cwnd.min(self.cfg.rwnd_segments))
+                && !self.in_cwr()
+            {
                 self.cc.on_ack(&mut self.w, &a);
             }
         }
@@ -280,7 +282,9 @@ impl Sender {
         delivered: u32,
     ) {
         let flight = self.flight();
-        self.w.ssthresh = self.cc.ssthresh(now, &self.w, flight);
+        if !self.in_cwr() {
+            self.w.ssthresh = self.cc.ssthresh(now, &self.w, flight);
+        }
         self.recover = Some(self.snd_nxt - 1);
         self.set_state(now, CaState::Recovery);
         self.partial_seen = false;
