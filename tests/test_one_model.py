@@ -18,7 +18,14 @@ from collateral.spec import Scenario
 
 #: Counters the kernel's TCP does not report to the testbed (the testbed gives None),
 #: and the simulator's event count: the only summary fields that differ by design.
-NOT_IN_THE_TESTBED = {"segments_sent", "timeouts", "fast_retransmits", "completed_s"}
+NOT_IN_THE_TESTBED = {
+    "segments_sent",
+    "timeouts",
+    "fast_retransmits",
+    "completed_s",
+    "ecn_reductions",
+    "ce_received",
+}
 
 
 def _write_testbed_logs(sc: Scenario, r: collateral.Result, wd: Path) -> None:

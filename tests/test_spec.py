@@ -36,6 +36,7 @@ def test_build_scenario_defaults_to_adsl1_with_native_contract_fields():
             "profile": "rfc",
             "direction": "down",
             "cc": "newreno",
+            "ecn": "off",
             "start_ns": 0,
             "extra_delay_ns": 0,
         }
@@ -49,6 +50,7 @@ def test_build_scenario_defaults_to_adsl1_with_native_contract_fields():
         "start_ns": None,
         "stop_ns": None,
         "tag": 0,
+        "ecn": "not_ect",
     }
     json.dumps(native)  # plain JSON types only
 

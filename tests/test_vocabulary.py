@@ -31,11 +31,13 @@ FIELDS: list[tuple[type[BaseModel], str, str]] = [
     (spec.TcpSpec, "recovery", "recovery"),
     (spec.TcpSpec, "cc", "cc"),
     (spec.TcpSpec, "profile", "profile"),
+    (spec.TcpSpec, "ecn", "tcp_ecn"),
     (spec.TcpSpec, "direction", "direction"),
     (spec.CubicSpec, "variant", "cubic_variant"),
     (spec.HtcpSpec, "flavor", "htcp_flavor"),
     (spec.CbrSpec, "app", "app"),
     (spec.CbrSpec, "direction", "direction"),
+    (spec.CbrSpec, "ecn", "cbr_ecn"),
     (spec.WebSpec, "direction", "direction"),
     (spec.Scenario, "link", "link_presets"),
     (ExperimentSettings, "traces", "trace"),
@@ -71,7 +73,7 @@ def enumerated_fields() -> set[tuple[str, str]]:
 
 def test_the_core_lists_every_enumeration_once():
     keys = {"rule", "aqm", "recovery", "cubic_variant", "htcp_flavor", "cc", "profile"}
-    keys |= {"app", "direction", "trace", "link_presets"}
+    keys |= {"app", "direction", "trace", "link_presets", "tcp_ecn", "cbr_ecn"}
     assert set(VOCAB) == keys
     for key, names in VOCAB.items():
         assert names and len(set(names)) == len(names), key

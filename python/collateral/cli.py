@@ -36,6 +36,7 @@ from .spec import (
     MAX_WEB_SLOTS,
     PROFILES,
     RULES,
+    TCP_ECN_MODES,
     SpecError,
     build_scenario,
     demo_scenario,
@@ -303,9 +304,11 @@ def _add_scenario_options(p: argparse.ArgumentParser, max_tcp_flows: int = MAX_T
     g.add_argument(
         "--aqm",
         metavar="KIND",
-        help=f"an AQM instead of drop-tail: {', '.join(AQM_SHORTHANDS)} with their defaults, or a "
-        'JSON object such as \'{"kind": "red", "min_th": 5, "max_th": 15, "max_p": 0.1, '
-        '"w_q": 0.002, "limit": 60}\'',
+        help=f"an AQM instead of drop-tail: {', '.join(AQM_SHORTHANDS)} with their defaults; "
+        "KIND:KEY=VALUE,... with parameters in human units, e.g. "
+        "fq_codel:target=5ms,ecn=off or cake:bandwidth=1.4Mbit,diffserv=diffserv4,"
+        'ack_filter=normal; or a JSON object such as \'{"kind": "red", "min_th": 5, '
+        '"max_th": 15, "max_p": 0.1, "w_q": 0.002, "limit": 60}\'',
     )
     g = p.add_argument_group("traffic")
     g.add_argument(
@@ -320,6 +323,13 @@ def _add_scenario_options(p: argparse.ArgumentParser, max_tcp_flows: int = MAX_T
         metavar="ALGO",
         default="newreno",
         help=f"TCP congestion control: {', '.join(CC_ALGORITHMS)} (default: newreno)",
+    )
+    g.add_argument(
+        "--ecn",
+        metavar="MODE",
+        default="off",
+        help=f"ECN of the TCP flows: {', '.join(TCP_ECN_MODES)} (classic: RFC 3168, ECT(0); "
+        "l4s: ECT(1), what --cc dctcp and prague need) (default: off)",
     )
     g.add_argument(
         "--profile",
@@ -496,6 +506,7 @@ def _scenario_from_args(a: argparse.Namespace) -> Scenario:
             count_in_service=a.count_in_service,
             cc=a.cc,
             profile=a.profile,
+            ecn=a.ecn,
             duration=a.duration,
             warmup=a.warmup,
             seed=a.seed,

@@ -45,6 +45,7 @@ from .units import (
 
 __all__ = [
     "APP_PROFILES",
+    "AQM_HUMAN_UNITS",
     "AQM_KINDS",
     "AQM_SHORTHANDS",
     "CBR_CHOICES",
@@ -57,6 +58,7 @@ __all__ = [
     "PROFILES",
     "RECOVERY_STYLES",
     "RULES",
+    "TCP_ECN_MODES",
     "VOCABULARY",
     "AqmSpec",
     "CbrSpec",
@@ -72,6 +74,7 @@ __all__ = [
     "TraceSpec",
     "WebSpec",
     "build_scenario",
+    "parse_aqm_shorthand",
     "core_path_field",
     "flat_param",
 ]
@@ -95,6 +98,10 @@ RECOVERY_STYLES: tuple[str, ...] = tuple(VOCABULARY["recovery"])
 #: CUBIC's variants and H-TCP's flavours.
 CUBIC_VARIANTS: tuple[str, ...] = tuple(VOCABULARY["cubic_variant"])
 HTCP_FLAVORS: tuple[str, ...] = tuple(VOCABULARY["htcp_flavor"])
+#: A TCP flow's use of ECN: off, classic (RFC 3168, ECT(0)) or l4s (ECT(1), RFC 9331).
+TCP_ECN_MODES: tuple[str, ...] = tuple(VOCABULARY["tcp_ecn"])
+#: ECN codepoints a UDP source may send.
+CBR_ECN_CODEPOINTS: tuple[str, ...] = tuple(VOCABULARY["cbr_ecn"])
 #: Thin-stream applications a CBR flow can stand for (its ``app``).
 APP_PROFILES: tuple[str, ...] = tuple(VOCABULARY["app"])
 #: Which way a flow's data goes.
@@ -186,6 +193,8 @@ AqmKind = Literal[AQM_KINDS]
 CubicVariant = Literal[CUBIC_VARIANTS]
 HtcpFlavor = Literal[HTCP_FLAVORS]
 AppProfile = Literal[APP_PROFILES]
+TcpEcn = Annotated[Literal[TCP_ECN_MODES], _one_of(TCP_ECN_MODES, "ECN mode")]
+CbrEcn = Annotated[Literal[CBR_ECN_CODEPOINTS], _one_of(CBR_ECN_CODEPOINTS, "ECN codepoint")]
 LinkPreset = Literal[tuple(LINK_RATES)]
 OptionalPacketSize = _optional(_packet_size, lambda n: f"{n}B")
 
@@ -231,12 +240,46 @@ class QueueSpec(_Model):
         }
 
 
+#: AQM parameters that may be given in human units: the name without the core's unit
+#: suffix, and how to read it (``target = "5ms"`` → ``target_ns = 5000000``).
+AQM_HUMAN_UNITS: dict[str, tuple[str, Any]] = {
+    "target": ("target_ns", parse_duration),
+    "interval": ("interval_ns", parse_duration),
+    "tupdate": ("tupdate_ns", parse_duration),
+    "max_burst": ("max_burst_ns", parse_duration),
+    "step_thresh": ("step_thresh_ns", parse_duration),
+    "tshift": ("tshift_ns", parse_duration),
+    "mean_pkt_time": ("mean_pkt_time_ns", parse_duration),
+    "bandwidth": ("bandwidth_bps", parse_rate),
+    "memory_limit": ("memory_limit", parse_size),
+}
+
+
+def _aqm_native(params: dict[str, Any]) -> dict[str, Any]:
+    """An AQM's parameters as the core takes them: human-unit names converted (a
+    parameter given both ways is an error)."""
+    out: dict[str, Any] = {}
+    for key, value in params.items():
+        native, parse = AQM_HUMAN_UNITS.get(key, (key, None))
+        if native in out or (native != key and native in params):
+            raise ValueError(f"{key}: given twice (as {key} and {native})")
+        if parse is not None and not isinstance(value, bool):
+            try:
+                value = parse(value)
+            except ValueError as e:
+                raise ValueError(f"{key}: {e}") from None
+        out[native] = value
+    return out
+
+
 class AqmSpec(BaseModel):
     """An active queue manager or scheduler: ``kind`` red, fred, cbt, cbq, codel,
-    fq_codel or pie, and that discipline's parameters as the core takes them, e.g.
-    ``{kind = "red", min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002, limit = 60,
-    gentle = true}`` (README lists each one's parameters). The core checks them against
-    the link rate."""
+    fq_codel, pie, dualpi2 or cake, and that discipline's parameters as the core takes
+    them, e.g. ``{kind = "red", min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002,
+    limit = 60, gentle = true}`` (README lists each one's parameters). Times, rates and
+    sizes may be given in human units without the unit suffix (``target = "5ms"``,
+    ``bandwidth = "1.4Mbit"``; see :data:`AQM_HUMAN_UNITS`). The core checks them
+    against the link rate."""
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
@@ -249,10 +292,11 @@ class AqmSpec(BaseModel):
             raise ValueError(
                 f"limit_rule: unknown rule {_short(rule)}; allowed: {', '.join(RULES)}"
             )
+        _aqm_native(self.model_extra or {})
         return self
 
     def to_native(self) -> dict[str, Any]:
-        return self.model_dump()
+        return {"kind": self.kind, **_aqm_native(self.model_extra or {})}
 
 
 def _queue_kind(v: Any) -> str:
@@ -337,6 +381,9 @@ class TcpSpec(_Model):
     direction: Direction = "down"
     cc: CongestionControl = "newreno"
     profile: Profile = "rfc"
+    #: ECN: off, classic (ECT(0); halve once per RTT on ECN-Echo) or l4s (ECT(1) with
+    #: DCTCP's per-segment feedback; what the scalable dctcp and prague need).
+    ecn: TcpEcn = "off"
     start: Duration = 0
     #: When the application stops writing (None = never); data already sent is delivered.
     stop: OptionalDuration = None
@@ -408,6 +455,7 @@ class TcpSpec(_Model):
             "profile": self.profile,
             "direction": self.direction,
             "cc": self.cc,
+            "ecn": self.ecn,
             "start_ns": self.start,
             **({"stop_ns": self.stop} if self.stop is not None else {}),
             "extra_delay_ns": self.extra_delay,
@@ -427,8 +475,11 @@ class CbrSpec(_Model):
     start: OptionalDuration = None
     #: No departures from then on (None = to the end of the run).
     stop: OptionalDuration = None
-    #: DiffServ/tag byte (0 = untagged): CBT and CBQ treat tagged UDP as multimedia.
-    tag: int = Field(default=0, ge=0, le=255)
+    #: DSCP (0..63, 0 = untagged; EF = 46): CBT and CBQ treat tagged UDP as multimedia,
+    #: CAKE's diffserv modes pick a tin by it.
+    tag: int = Field(default=0, ge=0, le=63)
+    #: ECN codepoint: not_ect, ect0, or ect1 (DualPI2's low-latency queue, RFC 9331).
+    ecn: CbrEcn = "not_ect"
     #: A thin-stream application whose packet sizes and gaps replace size, interval and
     #: jitter: rdp, vnc, g711, skype_udp, wow, quake3 (SPEC §5; fits in the core's docs).
     app: AppProfile | None = None
@@ -464,6 +515,7 @@ class CbrSpec(_Model):
             "start_ns": self.start,
             "stop_ns": self.stop,
             "tag": self.tag,
+            "ecn": self.ecn,
             **({"app": self.app} if self.app else {}),
         }
 
@@ -852,6 +904,7 @@ def build_scenario(
     count_in_service: bool = False,
     cc: str = "newreno",
     profile: str = "rfc",
+    ecn: str = "off",
     duration: str | float = "60s",
     warmup: str | float = "5s",
     seed: int = 1,
@@ -883,6 +936,7 @@ def build_scenario(
         count_in_service=(count_in_service, (bool,), False),
         cc=(cc, (str,), False),
         profile=(profile, (str,), False),
+        ecn=(ecn, (str,), False),
         duration=(duration, (str, int, float), False),
         warmup=(warmup, (str, int, float), False),
         seed=(seed, (int,), False),
@@ -932,7 +986,15 @@ def build_scenario(
         "rtt": rtt,
         "down": {"rate": down, "queue": q},
         "up": {"rate": up, "queue": q},
-        "tcp": [{"cc": cc, "profile": profile, "delayed_ack": delayed_ack, "rto_min": rto_min}]
+        "tcp": [
+            {
+                "cc": cc,
+                "profile": profile,
+                "ecn": ecn,
+                "delayed_ack": delayed_ack,
+                "rto_min": rto_min,
+            }
+        ]
         * tcp_flows,
         "cbr": [
             {"direction": d, "size": cbr_size, "interval": cbr_interval, "jitter": jitter}
@@ -940,7 +1002,13 @@ def build_scenario(
             for d in DIRECTIONS
             if cbr in (d, "both")
         ],
-        "web": [{"users": web_users, "think_max": "300s", "tcp": {"cc": cc, "profile": profile}}]
+        "web": [
+            {
+                "users": web_users,
+                "think_max": "300s",
+                "tcp": {"cc": cc, "profile": profile, "ecn": ecn},
+            }
+        ]
         if web_users
         else [],
     }
@@ -948,7 +1016,9 @@ def build_scenario(
     # passes silently.
     try:
         TcpSpec.model_validate(
-            data["tcp"][0] if tcp_flows else {"cc": cc, "profile": profile, "rto_min": rto_min}
+            data["tcp"][0]
+            if tcp_flows
+            else {"cc": cc, "profile": profile, "ecn": ecn, "rto_min": rto_min}
         )
         CbrSpec.model_validate(
             {"size": cbr_size, "interval": cbr_interval, "jitter": jitter}
@@ -999,14 +1069,47 @@ def _json_int(text: str) -> int:
     return int(text)
 
 
+def _shorthand_value(text: str) -> object:
+    """A ``key=value`` value: a bool, an integer, a number, or the text itself."""
+    low = text.strip().lower()
+    if low in ("true", "on", "yes"):
+        return True
+    if low in ("false", "off", "no"):
+        return False
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text.strip()
+
+
+def parse_aqm_shorthand(text: str) -> dict[str, Any]:
+    """``"cake:bandwidth=1.4Mbit,diffserv=diffserv4,ack_filter=normal"`` → the AQM's
+    dict; ``"fq_codel"`` → ``{"kind": "fq_codel"}``."""
+    kind, _, rest = text.partition(":")
+    q: dict[str, Any] = {"kind": kind.strip()}
+    for item in filter(None, (s.strip() for s in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise SpecError("aqm", f"{_short(item)}: give key=value, e.g. target=5ms")
+        if key.strip() in q:
+            raise SpecError("aqm", f"{key.strip()}: given twice")
+        q[key.strip()] = _shorthand_value(value)
+    return q
+
+
 def _aqm_queue(aqm: str | dict[str, Any] | AqmSpec) -> dict[str, Any]:
-    """``aqm=``: a kind with its defaults (``codel``), a JSON object or a dict."""
+    """``aqm=``: a kind with its defaults (``codel``), ``kind:key=value,…`` with
+    parameters in human units, a JSON object or a dict."""
     if isinstance(aqm, AqmSpec):
         return aqm.to_native()
     if isinstance(aqm, dict):
         q: object = aqm
     elif aqm in AQM_SHORTHANDS:
         return {"kind": aqm}
+    elif not aqm.lstrip().startswith("{") and aqm.partition(":")[0].strip() in AQM_KINDS:
+        q = parse_aqm_shorthand(aqm)
     else:
         try:
             q = json.loads(aqm, parse_int=_json_int)

@@ -12,6 +12,7 @@
 //! {"kind": "codel", "target_ns": 5000000, "interval_ns": 100000000, "limit": 1000}
 //! {"kind": "fq_codel", "flows": 1024, "quantum": 1500, "limit": 10240}
 //! {"kind": "pie", "target_ns": 15000000, "tupdate_ns": 15000000, "limit": 1000}
+//! {"kind": "dualpi2", "target_ns": 15000000, "step_thresh_ns": 1000000, "k": 2}
 //! ```
 //!
 //! Unknown fields are errors. Optional fields and their defaults are documented on
@@ -20,11 +21,11 @@
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    AnyQueue, Cbq, CbqConfig, Cbt, CbtConfig, Codel, CodelConfig, FqCodel, FqCodelConfig, Fred,
-    FredConfig, Pie, PieConfig, Red, RedConfig,
+    AnyQueue, Cbq, CbqConfig, Cbt, CbtConfig, Codel, CodelConfig, DualPi2, DualPi2Config, FqCodel,
+    FqCodelConfig, Fred, FredConfig, Pie, PieConfig, Red, RedConfig,
 };
 
-/// A RED, FRED, CBT, CBQ, CoDel, FQ-CoDel or PIE configuration.
+/// A RED, FRED, CBT, CBQ, CoDel, FQ-CoDel, PIE or DualPI2 configuration.
 /// `strum::VariantNames` lists the `kind`s.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::VariantNames)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -37,6 +38,9 @@ pub enum DisciplineConfig {
     Codel(CodelConfig),
     FqCodel(FqCodelConfig),
     Pie(PieConfig),
+    #[serde(rename = "dualpi2")]
+    #[strum(serialize = "dualpi2")]
+    DualPi2(DualPi2Config),
 }
 
 impl DisciplineConfig {
@@ -51,6 +55,7 @@ impl DisciplineConfig {
             DisciplineConfig::Codel(c) => c.validate(),
             DisciplineConfig::FqCodel(c) => c.validate(),
             DisciplineConfig::Pie(c) => c.validate(),
+            DisciplineConfig::DualPi2(c) => c.validate(),
         }
     }
 
@@ -64,6 +69,7 @@ impl DisciplineConfig {
             DisciplineConfig::Codel(c) => AnyQueue::Codel(Codel::new(c)?),
             DisciplineConfig::FqCodel(c) => AnyQueue::FqCodel(FqCodel::new(c)?),
             DisciplineConfig::Pie(c) => AnyQueue::Pie(Pie::new(c)?),
+            DisciplineConfig::DualPi2(c) => AnyQueue::DualPi2(DualPi2::new(c)?),
         })
     }
 
@@ -77,6 +83,7 @@ impl DisciplineConfig {
             DisciplineConfig::Cbt(t) => t.seed = seed,
             DisciplineConfig::FqCodel(f) => f.seed = seed,
             DisciplineConfig::Pie(p) => p.seed = seed,
+            DisciplineConfig::DualPi2(p) => p.seed = seed,
             DisciplineConfig::Cbq(_) | DisciplineConfig::Codel(_) => {}
         }
         c

@@ -35,6 +35,7 @@ pub mod class;
 pub mod codel;
 pub mod config;
 pub mod droptail;
+pub mod dualpi2;
 pub mod fq_codel;
 pub mod framing;
 pub mod fred;
@@ -49,6 +50,7 @@ pub use class::{Classifier, PerClass, TrafficClass};
 pub use codel::{Codel, CodelConfig};
 pub use config::DisciplineConfig;
 pub use droptail::{DropTail, FullRule};
+pub use dualpi2::{DualPi2, DualPi2Config};
 pub use fq_codel::{FqCodel, FqCodelConfig};
 pub use framing::Framing;
 pub use fred::{Fred, FredConfig};
@@ -113,6 +115,7 @@ pub enum AnyQueue {
     Codel(Codel),
     FqCodel(FqCodel),
     Pie(Pie),
+    DualPi2(DualPi2),
 }
 
 impl Discipline for AnyQueue {
@@ -127,6 +130,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Codel(q) => q.enqueue(now, pkt, drops),
             AnyQueue::FqCodel(q) => q.enqueue(now, pkt, drops),
             AnyQueue::Pie(q) => q.enqueue(now, pkt, drops),
+            AnyQueue::DualPi2(q) => q.enqueue(now, pkt, drops),
         }
     }
     #[inline]
@@ -140,6 +144,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Codel(q) => q.dequeue(now, drops),
             AnyQueue::FqCodel(q) => q.dequeue(now, drops),
             AnyQueue::Pie(q) => q.dequeue(now, drops),
+            AnyQueue::DualPi2(q) => q.dequeue(now, drops),
         }
     }
     #[inline]
@@ -153,6 +158,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Codel(q) => q.transmit_done(now),
             AnyQueue::FqCodel(q) => q.transmit_done(now),
             AnyQueue::Pie(q) => q.transmit_done(now),
+            AnyQueue::DualPi2(q) => q.transmit_done(now),
         }
     }
     #[inline]
@@ -166,6 +172,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Codel(q) => q.ready_at(),
             AnyQueue::FqCodel(q) => q.ready_at(),
             AnyQueue::Pie(q) => q.ready_at(),
+            AnyQueue::DualPi2(q) => q.ready_at(),
         }
     }
     #[inline]
@@ -179,6 +186,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Codel(q) => q.bytes(),
             AnyQueue::FqCodel(q) => q.bytes(),
             AnyQueue::Pie(q) => q.bytes(),
+            AnyQueue::DualPi2(q) => q.bytes(),
         }
     }
     #[inline]
@@ -192,6 +200,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Codel(q) => q.packets(),
             AnyQueue::FqCodel(q) => q.packets(),
             AnyQueue::Pie(q) => q.packets(),
+            AnyQueue::DualPi2(q) => q.packets(),
         }
     }
     #[inline]
@@ -205,6 +214,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Codel(q) => q.waiting(),
             AnyQueue::FqCodel(q) => q.waiting(),
             AnyQueue::Pie(q) => q.waiting(),
+            AnyQueue::DualPi2(q) => q.waiting(),
         }
     }
     fn visit(&self, f: &mut dyn FnMut(&Packet)) {
@@ -217,6 +227,7 @@ impl Discipline for AnyQueue {
             AnyQueue::Codel(q) => q.visit(f),
             AnyQueue::FqCodel(q) => q.visit(f),
             AnyQueue::Pie(q) => q.visit(f),
+            AnyQueue::DualPi2(q) => q.visit(f),
         }
     }
 }

@@ -21,8 +21,11 @@ pub enum PacketKind {
 
 /// The ECN field of the IP header (RFC 3168 §5): the two low bits of the TOS byte.
 /// In JSON: `"not_ect"`, `"ect1"`, `"ect0"`, `"ce"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, strum::VariantNames,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 #[repr(u8)]
 pub enum Ecn {
     /// Not ECN-capable: an AQM must drop it to signal congestion.

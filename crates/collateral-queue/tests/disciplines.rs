@@ -26,6 +26,8 @@ enum Op {
         kind: PacketKind,
         flow: u32,
         tag: u8,
+        /// The ECN codepoint's two bits (CE included: a queue must take it too).
+        ecn: u8,
         len: u32,
         dt: Nanos,
     },
@@ -49,13 +51,15 @@ fn ops() -> impl Strategy<Value = Vec<Op>> {
         kind,
         0u32..6,
         prop_oneof![Just(0u8), Just(46), Just(10)],
+        prop_oneof![3 => Just(0u8), 1 => 0u8..4],
         len,
         dt.clone(),
     )
-        .prop_map(|(kind, flow, tag, len, dt)| Op::Arrive {
+        .prop_map(|(kind, flow, tag, ecn, len, dt)| Op::Arrive {
             kind,
             flow,
             tag,
+            ecn,
             len,
             dt,
         });
@@ -117,18 +121,22 @@ fn drive<Q: Discipline>(
     };
     let mut now: Nanos = 0;
     let mut seq = 0u64;
+    let mut sent_tos = std::collections::HashMap::new();
     for op in ops {
         match op {
             Op::Arrive {
                 kind,
                 flow,
                 tag,
+                ecn,
                 len,
                 dt,
             } => {
                 now += dt;
                 let mut p = Packet::new(kind, flow, len, seq, now);
                 p.set_dscp(tag);
+                p.tos |= ecn;
+                sent_tos.insert(seq, p.tos);
                 p.arrived = now;
                 seq += 1;
                 t.offered += 1;
@@ -186,6 +194,22 @@ fn drive<Q: Discipline>(
         prop_assert!(seen.insert(*s), "packet {} counted twice", s);
     }
     prop_assert_eq!(seen.len() as u64, t.offered);
+    // RFC 3168 §5: a queue never marks a Not-ECT packet, and changes nothing else of
+    // the TOS byte; a changed codepoint is CE.
+    let mut tos_ok = |p: &Packet| {
+        let was = sent_tos[&p.seq];
+        p.tos == was || (was & 3 != 0 && p.tos == was | 3)
+    };
+    for p in t.drops.iter().chain(t.departed.iter()) {
+        prop_assert!(tos_ok(p), "packet {} tos {:#x} was {:#x}", p.seq, p.tos, sent_tos[&p.seq]);
+    }
+    let mut bad = None;
+    q.visit(&mut |p| {
+        if !tos_ok(p) {
+            bad = Some(p.seq)
+        }
+    });
+    prop_assert!(bad.is_none(), "waiting packet {:?} re-marked", bad);
     // Service order.
     if fifo {
         prop_assert!(t.departed.windows(2).all(|w| w[0].seq < w[1].seq));
@@ -203,10 +227,15 @@ fn red_config() -> impl Strategy<Value = RedConfig> {
         ),
         (rule(), any::<u64>()),
         (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>()),
-        (1u64..5_000_000, any::<u64>()),
+        (1u64..5_000_000, any::<u64>(), any::<bool>(), any::<bool>()),
     )
         .prop_map(
-            |((min, span, max_p, w_q), (rule, raw), (gentle, bytes, qib, cis), (s, seed))| {
+            |(
+                (min, span, max_p, w_q),
+                (rule, raw),
+                (gentle, bytes, qib, cis),
+                (s, seed, ecn, harddrop),
+            )| {
                 // Byte thresholds when the queue is measured in bytes.
                 let k = if qib { 1000.0 } else { 1.0 };
                 RedConfig {
@@ -223,6 +252,8 @@ fn red_config() -> impl Strategy<Value = RedConfig> {
                     mean_pkt_time_ns: Some(s),
                     seed,
                     count_in_service: cis,
+                    ecn,
+                    harddrop,
                 }
             },
         )
@@ -339,13 +370,15 @@ fn codel_config() -> impl Strategy<Value = CodelConfig> {
         (1u64..20_000_000, 1u64..200_000_000),
         (rule(), any::<u64>()),
         prop_oneof![Just(1500u32), 0u32..3000],
+        any::<bool>(),
     )
-        .prop_map(|((target, extra), (rule, raw), mtu)| CodelConfig {
+        .prop_map(|((target, extra), (rule, raw), mtu, ecn)| CodelConfig {
             target_ns: target,
             interval_ns: target + extra,
             limit: limit_for(rule, raw),
             limit_rule: rule,
             mtu,
+            ecn,
         })
 }
 
@@ -353,9 +386,10 @@ fn fq_codel_config() -> impl Strategy<Value = FqCodelConfig> {
     (
         (1u32..64, 1u32..3000, 1u32..80),
         (1u64..20_000_000, 1u64..200_000_000, 1u32..80, any::<u64>()),
+        any::<bool>(),
     )
         .prop_map(
-            |((flows, quantum, limit), (target, extra, drop_batch, seed))| FqCodelConfig {
+            |((flows, quantum, limit), (target, extra, drop_batch, seed), ecn)| FqCodelConfig {
                 flows,
                 quantum,
                 limit,
@@ -363,6 +397,7 @@ fn fq_codel_config() -> impl Strategy<Value = FqCodelConfig> {
                 interval_ns: target + extra,
                 mtu: 1500,
                 drop_batch,
+                ecn,
                 seed,
             },
         )
@@ -372,9 +407,10 @@ fn pie_config() -> impl Strategy<Value = PieConfig> {
     (
         (1u64..40_000_000, 1u64..40_000_000, 0.0f64..1.0, 0.0f64..4.0),
         (0u64..300_000_000, 1u64..200, any::<bool>(), any::<u64>()),
+        any::<bool>(),
     )
         .prop_map(
-            |((target, tupdate, alpha, beta), (burst, limit, bytemode, seed))| PieConfig {
+            |((target, tupdate, alpha, beta), (burst, limit, bytemode, seed), ecn)| PieConfig {
                 target_ns: target,
                 tupdate_ns: tupdate,
                 alpha,
@@ -383,6 +419,7 @@ fn pie_config() -> impl Strategy<Value = PieConfig> {
                 limit,
                 mtu: 1500,
                 bytemode,
+                ecn,
                 seed,
             },
         )

@@ -86,6 +86,7 @@ pub const VOCABULARY: &[(&str, &[&str])] = {
         ("htcp_flavor", HtcpFlavor::VARIANTS),
         ("cc", CcKind::VARIANTS),
         ("tcp_ecn", TcpEcn::VARIANTS),
+        ("cbr_ecn", crate::traffic::SOURCE_ECN),
         ("profile", Profile::VARIANTS),
         ("app", AppProfile::VARIANTS),
         ("direction", Direction::VARIANTS),

@@ -102,6 +102,10 @@ impl AppProfile {
     }
 }
 
+/// The ECN codepoints a source may send: every one but CE, which only a queue sets
+/// (RFC 3168 §5).
+pub const SOURCE_ECN: &[&str] = &["not_ect", "ect1", "ect0"];
+
 /// A CBR/VoIP-like flow: `packet_bytes` (IP length) every `interval_ns` on average.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -2,7 +2,7 @@
 //! `_native.vocabulary()` exports to Python) are exactly the names serde reads and
 //! writes, each once, so the two cannot drift apart.
 
-use collateral_sim::queue::{DisciplineConfig, FullRule};
+use collateral_sim::queue::{DisciplineConfig, Ecn, FullRule};
 use collateral_sim::scenario::{LINK_PRESETS, VOCABULARY};
 use collateral_sim::tcp::cubic::CubicVariant;
 use collateral_sim::tcp::htcp::HtcpFlavor;
@@ -44,6 +44,9 @@ fn every_name_of_every_unit_enum_round_trips_through_serde() {
         ["newreno", "cubic", "htcp", "bbr", "dctcp", "prague"]
     );
     assert_eq!(round_trips::<TcpEcn>(), ["off", "classic", "l4s"]);
+    assert_eq!(round_trips::<Ecn>(), ["not_ect", "ect1", "ect0", "ce"]);
+    // A source sends any codepoint but CE.
+    assert_eq!(collateral_sim::traffic::SOURCE_ECN, &Ecn::VARIANTS[..3]);
     assert_eq!(
         round_trips::<Profile>(),
         ["rfc", "linux-2.6.25", "freebsd-7", "linux-6"]
@@ -84,6 +87,7 @@ fn the_vocabulary_lists_each_enumeration_once() {
             "htcp_flavor",
             "cc",
             "tcp_ecn",
+            "cbr_ecn",
             "profile",
             "app",
             "direction"

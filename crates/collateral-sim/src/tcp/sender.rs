@@ -848,7 +848,7 @@ impl Sender {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tcp::{CcKind, RecoveryStyle};
+    use crate::tcp::{CcKind, RecoveryStyle, TcpEcn};
 
     const MS: Nanos = 1_000_000;
 
@@ -868,6 +868,91 @@ mod tests {
 
     fn seqs(out: &mut Vec<Packet>) -> Vec<u64> {
         out.drain(..).map(|p| p.seq).collect()
+    }
+
+    fn ecn_sender(ecn: TcpEcn, cc: CcKind, initial_cwnd: u32) -> Sender {
+        let cfg = TcpConfig {
+            initial_cwnd,
+            ecn,
+            cc,
+            ..TcpConfig::default()
+        };
+        Sender::new(0, &cfg, rng())
+    }
+
+    #[test]
+    fn classic_ecn_halves_once_per_window_and_sets_cwr_on_new_data() {
+        let mut s = ecn_sender(TcpEcn::Classic, CcKind::Newreno, 20);
+        let mut out = Vec::new();
+        s.start(0, &mut out);
+        // Twenty segments 0..20, ECT(0), no CWR.
+        assert_eq!(out.len(), 20);
+        assert!(out
+            .iter()
+            .all(|p| p.ecn() == Ecn::Ect0 && p.flags & tcp_flags::CWR == 0));
+        out.clear();
+        // The ACK of segment 0 carries ECE: ssthresh = max(FlightSize/2, 2) = 10 (RFC
+        // 5681 eq. 4 for the rfc stack; flight is 20 before the ACK is applied), cwnd =
+        // 10; CWR goes on the next new segment. 19 in flight > cwnd: nothing is sent.
+        s.on_ecn_echo(MS, 1, tcp_flags::ECE);
+        s.on_ack(MS, 1, 0, &mut out);
+        assert_eq!((s.w.cwnd, s.w.ssthresh, s.stats.ecn_reductions), (10, 10, 1));
+        assert!(out.is_empty());
+        // More ECE within the window (segments up to snd_nxt = 20): no second cut, and
+        // no growth while in CWR.
+        for ack in 2..=11u64 {
+            s.on_ecn_echo(MS * ack, ack, tcp_flags::ECE);
+            s.on_ack(MS * ack, ack, 0, &mut out);
+        }
+        assert_eq!((s.w.cwnd, s.stats.ecn_reductions), (10, 1));
+        // The first new segment (20) carries CWR; the later ones do not.
+        let first_new = out.iter().find(|p| p.seq == 20).unwrap();
+        assert_ne!(first_new.flags & tcp_flags::CWR, 0);
+        assert!(out
+            .iter()
+            .filter(|p| p.seq > 20)
+            .all(|p| p.flags & tcp_flags::CWR == 0));
+        out.clear();
+        // Once segment 19 (the window at the cut) is acknowledged, ECE cuts again:
+        // flight = 30 − 20 = 10 → ssthresh 5.
+        s.on_ecn_echo(MS * 40, 20, tcp_flags::ECE);
+        s.on_ack(MS * 40, 20, 0, &mut out);
+        assert_eq!((s.w.cwnd, s.stats.ecn_reductions), (5, 2));
+    }
+
+    #[test]
+    fn retransmissions_are_not_ect_in_classic_ecn_and_ect1_in_l4s() {
+        for (ecn, cc, want) in [
+            (TcpEcn::Classic, CcKind::Newreno, Ecn::NotEct),
+            (TcpEcn::L4s, CcKind::Dctcp, Ecn::Ect1),
+        ] {
+            let mut s = ecn_sender(ecn, cc, 4);
+            let mut out = Vec::new();
+            s.start(0, &mut out);
+            out.clear();
+            s.on_timeout(MS * 1000, &mut out);
+            let p = out.iter().find(|p| p.seq == 0).unwrap();
+            assert_eq!(p.ecn(), want, "{ecn:?}");
+        }
+        // ECN off: nothing marked.
+        let mut s = ecn_sender(TcpEcn::Off, CcKind::Newreno, 4);
+        let mut out = Vec::new();
+        s.start(0, &mut out);
+        assert!(out.iter().all(|p| p.tos == 0 && p.flags == 0));
+    }
+
+    #[test]
+    fn dctcp_cuts_by_alpha_over_two() {
+        let mut s = ecn_sender(TcpEcn::L4s, CcKind::Dctcp, 40);
+        let mut out = Vec::new();
+        s.start(0, &mut out);
+        out.clear();
+        // α starts at 1 (RFC 8257 §3.3): the first ECE cuts cwnd 40 → 40·(1 − 1/2) = 20.
+        // (The ACK closes the initial empty window first; α stays 1.)
+        s.on_ecn_echo(MS, 1, tcp_flags::ECE);
+        assert_eq!((s.w.cwnd, s.w.ssthresh), (20, 20));
+        let AnyCc::Dctcp(d) = &s.cc else { panic!() };
+        assert_eq!(d.alpha, 1.0);
     }
 
     fn bbr_sender(initial_cwnd: u32) -> Sender {
