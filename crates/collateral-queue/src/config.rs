@@ -13,6 +13,8 @@
 //! {"kind": "fq_codel", "flows": 1024, "quantum": 1500, "limit": 10240}
 //! {"kind": "pie", "target_ns": 15000000, "tupdate_ns": 15000000, "limit": 1000}
 //! {"kind": "dualpi2", "target_ns": 15000000, "step_thresh_ns": 1000000, "k": 2}
+//! {"kind": "cake", "bandwidth_bps": 1500000, "overhead": 10, "atm": true,
+//!  "diffserv": "diffserv4", "ack_filter": "normal"}
 //! ```
 //!
 //! Unknown fields are errors. Optional fields and their defaults are documented on
@@ -21,11 +23,11 @@
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    AnyQueue, Cbq, CbqConfig, Cbt, CbtConfig, Codel, CodelConfig, DualPi2, DualPi2Config, FqCodel,
+    AnyQueue, Cake, CakeConfig, Cbq, CbqConfig, Cbt, CbtConfig, Codel, CodelConfig, DualPi2, DualPi2Config, FqCodel,
     FqCodelConfig, Fred, FredConfig, Pie, PieConfig, Red, RedConfig,
 };
 
-/// A RED, FRED, CBT, CBQ, CoDel, FQ-CoDel, PIE or DualPI2 configuration.
+/// A RED, FRED, CBT, CBQ, CoDel, FQ-CoDel, PIE, DualPI2 or CAKE configuration.
 /// `strum::VariantNames` lists the `kind`s.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::VariantNames)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -41,6 +43,7 @@ pub enum DisciplineConfig {
     #[serde(rename = "dualpi2")]
     #[strum(serialize = "dualpi2")]
     DualPi2(DualPi2Config),
+    Cake(CakeConfig),
 }
 
 impl DisciplineConfig {
@@ -56,6 +59,7 @@ impl DisciplineConfig {
             DisciplineConfig::FqCodel(c) => c.validate(),
             DisciplineConfig::Pie(c) => c.validate(),
             DisciplineConfig::DualPi2(c) => c.validate(),
+            DisciplineConfig::Cake(c) => c.validate(),
         }
     }
 
@@ -70,6 +74,7 @@ impl DisciplineConfig {
             DisciplineConfig::FqCodel(c) => AnyQueue::FqCodel(FqCodel::new(c)?),
             DisciplineConfig::Pie(c) => AnyQueue::Pie(Pie::new(c)?),
             DisciplineConfig::DualPi2(c) => AnyQueue::DualPi2(DualPi2::new(c)?),
+            DisciplineConfig::Cake(c) => AnyQueue::Cake(Cake::new(c)?),
         })
     }
 
@@ -84,6 +89,7 @@ impl DisciplineConfig {
             DisciplineConfig::FqCodel(f) => f.seed = seed,
             DisciplineConfig::Pie(p) => p.seed = seed,
             DisciplineConfig::DualPi2(p) => p.seed = seed,
+            DisciplineConfig::Cake(p) => p.seed = seed,
             DisciplineConfig::Cbq(_) | DisciplineConfig::Codel(_) => {}
         }
         c

@@ -29,6 +29,7 @@ macro_rules! occupancy_of_inner_fifo {
     };
 }
 
+pub mod cake;
 pub mod cbq;
 pub mod cbt;
 pub mod class;
@@ -44,6 +45,7 @@ pub mod pie;
 pub mod red;
 pub mod rng;
 
+pub use cake::{Cake, CakeConfig};
 pub use cbq::{Cbq, CbqConfig};
 pub use cbt::{Cbt, CbtConfig, TcpAverage};
 pub use class::{Classifier, PerClass, TrafficClass};
@@ -116,6 +118,7 @@ pub enum AnyQueue {
     FqCodel(FqCodel),
     Pie(Pie),
     DualPi2(DualPi2),
+    Cake(Cake),
 }
 
 impl Discipline for AnyQueue {
@@ -131,6 +134,7 @@ impl Discipline for AnyQueue {
             AnyQueue::FqCodel(q) => q.enqueue(now, pkt, drops),
             AnyQueue::Pie(q) => q.enqueue(now, pkt, drops),
             AnyQueue::DualPi2(q) => q.enqueue(now, pkt, drops),
+            AnyQueue::Cake(q) => q.enqueue(now, pkt, drops),
         }
     }
     #[inline]
@@ -145,6 +149,7 @@ impl Discipline for AnyQueue {
             AnyQueue::FqCodel(q) => q.dequeue(now, drops),
             AnyQueue::Pie(q) => q.dequeue(now, drops),
             AnyQueue::DualPi2(q) => q.dequeue(now, drops),
+            AnyQueue::Cake(q) => q.dequeue(now, drops),
         }
     }
     #[inline]
@@ -159,6 +164,7 @@ impl Discipline for AnyQueue {
             AnyQueue::FqCodel(q) => q.transmit_done(now),
             AnyQueue::Pie(q) => q.transmit_done(now),
             AnyQueue::DualPi2(q) => q.transmit_done(now),
+            AnyQueue::Cake(q) => q.transmit_done(now),
         }
     }
     #[inline]
@@ -173,6 +179,7 @@ impl Discipline for AnyQueue {
             AnyQueue::FqCodel(q) => q.ready_at(),
             AnyQueue::Pie(q) => q.ready_at(),
             AnyQueue::DualPi2(q) => q.ready_at(),
+            AnyQueue::Cake(q) => q.ready_at(),
         }
     }
     #[inline]
@@ -187,6 +194,7 @@ impl Discipline for AnyQueue {
             AnyQueue::FqCodel(q) => q.bytes(),
             AnyQueue::Pie(q) => q.bytes(),
             AnyQueue::DualPi2(q) => q.bytes(),
+            AnyQueue::Cake(q) => q.bytes(),
         }
     }
     #[inline]
@@ -201,6 +209,7 @@ impl Discipline for AnyQueue {
             AnyQueue::FqCodel(q) => q.packets(),
             AnyQueue::Pie(q) => q.packets(),
             AnyQueue::DualPi2(q) => q.packets(),
+            AnyQueue::Cake(q) => q.packets(),
         }
     }
     #[inline]
@@ -215,6 +224,7 @@ impl Discipline for AnyQueue {
             AnyQueue::FqCodel(q) => q.waiting(),
             AnyQueue::Pie(q) => q.waiting(),
             AnyQueue::DualPi2(q) => q.waiting(),
+            AnyQueue::Cake(q) => q.waiting(),
         }
     }
     fn visit(&self, f: &mut dyn FnMut(&Packet)) {
@@ -228,6 +238,7 @@ impl Discipline for AnyQueue {
             AnyQueue::FqCodel(q) => q.visit(f),
             AnyQueue::Pie(q) => q.visit(f),
             AnyQueue::DualPi2(q) => q.visit(f),
+            AnyQueue::Cake(q) => q.visit(f),
         }
     }
 }

@@ -48,7 +48,7 @@ fn every_aqm_kind_round_trips_through_serde() {
     let names = DisciplineConfig::VARIANTS;
     assert_eq!(
         names,
-        ["red", "fred", "cbt", "cbq", "codel", "fq_codel", "pie", "dualpi2"]
+        ["red", "fred", "cbt", "cbq", "codel", "fq_codel", "pie", "dualpi2", "cake"]
     );
     for kind in names {
         let extra = minimal(kind);

@@ -106,6 +106,11 @@ pub trait CongestionControl {
     fn pacing_rate(&self) -> Option<u64> {
         None
     }
+    /// Whether the sender paces at Linux's window-based rate (`tcp_update_pacing_rate`);
+    /// TCP Prague sets `SK_PACING_NEEDED`, and its scalable response depends on it.
+    fn paced_by_window(&self) -> bool {
+        false
+    }
     /// After `cong_control`: treat what is in flight now as application-limited (BBR's
     /// PROBE_RTT sets `tp->app_limited` so its low-rate samples are discounted).
     fn app_limited(&self) -> bool {
@@ -300,6 +305,10 @@ impl CongestionControl for AnyCc {
             AnyCc::Bbr(c) => c.ssthresh(now, w, flight),
             AnyCc::Dctcp(c) => c.ssthresh(now, w, flight),
         }
+    }
+    #[inline]
+    fn paced_by_window(&self) -> bool {
+        matches!(self, AnyCc::Dctcp(c) if c.paced_by_window())
     }
     #[inline]
     fn on_ecn(&mut self, e: &EcnAck) {

@@ -14,8 +14,11 @@
 //! **Prague** (Linux `tcp_prague.c`, draft-briscoe-iccrg-prague-congestion-control
 //! §2.3.5): the same, with additive increase scaled so that a flow whose RTT is below
 //! the reference RTT (25 ms) gains rate as fast as one at 25 ms would — an increase of
-//! `(srtt/25 ms)²` segments per RTT instead of one (the RATE heuristic). Prague's pacing
-//! and its gradual switch into RTT independence are not modelled.
+//! `(srtt/25 ms)²` segments per RTT instead of one (the RATE heuristic); and it paces
+//! at Linux's window-based rate (`SK_PACING_NEEDED`: 200 % of cwnd/srtt in slow start,
+//! 120 % after), without which its bursts would cross a 1 ms step threshold on any link
+//! where a packet takes about a millisecond. Its gradual switch into RTT independence
+//! is not modelled.
 //!
 //! The receiver's feedback is DCTCP's (RFC 8257 §3.2): every ACK echoes the CE state of
 //! the segments it covers, and a change of state is acknowledged at once, so the sender
@@ -106,6 +109,10 @@ impl CongestionControl for Dctcp {
     fn ssthresh(&mut self, _now: Nanos, w: &Window, flight: u32) -> u32 {
         self.cnt = 0;
         (self.g.loss_base(w, flight) / 2).max(2)
+    }
+
+    fn paced_by_window(&self) -> bool {
+        self.prague
     }
 
     fn on_ecn(&mut self, e: &EcnAck) {

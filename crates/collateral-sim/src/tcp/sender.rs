@@ -93,6 +93,8 @@ pub struct Sender {
     /// The flow paces or samples: the hot paths are compiled twice (`const X: bool`),
     /// so that flows doing neither pay nothing for either.
     extras: bool,
+    /// The algorithm asks for pacing at Linux's window-based rate (TCP Prague).
+    window_paced: bool,
     /// Linux's non-SACK scoreboard is in use (Linux recovery styles, or an algorithm
     /// that owns the window).
     linux_acct: bool,
@@ -111,8 +113,10 @@ pub struct Sender {
     /// IP length of the last segment of a finite transfer (a web reply rarely fills
     /// its last segment); `data_bytes` for bulk flows.
     last_bytes: u32,
-    /// ECN: after a reduction for ECN-Echo, no other reduction (and no growth) until
-    /// the ACK of this segment (Linux's CWR state ends at `high_seq`); 0 = none yet.
+    /// ECN: after a reduction for ECN-Echo, no other reduction (and no growth) until an
+    /// ACK reaches this segment number: one past the segment that carried CWR. ECN-Echo
+    /// on ACKs below it is the echo of marks the reduction already answered (the
+    /// receiver sets it until CWR arrives, RFC 3168 §6.1.3); 0 = none yet.
     cwr_high: u64,
     /// Set CWR on the next new segment (RFC 3168 §6.1.2).
     send_cwr: bool,
@@ -127,7 +131,8 @@ impl Sender {
             .has_cong_control()
             .then(|| Box::new(RateSampler::new(4 * cfg.initial_cwnd as usize)));
         let pacing_bps = cc.pacing_rate();
-        let extras = rate.is_some() || pacing_bps.is_some();
+        let window_paced = cc.paced_by_window();
+        let extras = rate.is_some() || pacing_bps.is_some() || window_paced;
         let linux_acct = cfg.recovery != RecoveryStyle::Newreno || rate.is_some();
         Sender {
             flow,
@@ -161,6 +166,7 @@ impl Sender {
             pace_next: 0,
             pace_deadline: None,
             extras,
+            window_paced,
             linux_acct,
             sb: cfg
                 .sack
@@ -315,7 +321,21 @@ impl Sender {
         if self.send_cwr && !retransmit {
             p.flags |= tcp_flags::CWR;
             self.send_cwr = false;
+            self.cwr_high = self.cwr_high.max(p.seq + 1);
         }
+    }
+
+    /// Linux's pacing rate for algorithms that ask for pacing without setting a rate
+    /// (`tcp_update_pacing_rate`): `mss · max(cwnd, in flight) / srtt`, times 200 % while
+    /// cwnd < ssthresh/2 (slow start) and 120 % after (`tcp_pacing_ss_ratio`,
+    /// `tcp_pacing_ca_ratio`). The rate counts payload and paces whole IP packets, as
+    /// Linux's does. No RTT sample yet: no pacing.
+    fn window_pacing_rate(&self) -> Option<u64> {
+        let srtt = self.srtt.filter(|&s| s > 0)?;
+        let ratio = if self.w.cwnd < self.w.ssthresh / 2 { 200 } else { 120 };
+        let segs = self.w.cwnd.max(self.in_flight()) as u128;
+        let bps = self.cfg.mss as u128 * 8 * segs * ratio * 1_000_000_000 / (100 * srtt as u128);
+        Some(bps.clamp(1, u64::MAX as u128) as u64)
     }
 
     /// In the window after an ECN reduction (Linux's CWR state): no growth, no second
@@ -351,7 +371,8 @@ impl Sender {
         let flight = self.flight();
         self.w.ssthresh = self.cc.ecn_ssthresh(now, &self.w, flight);
         self.w.cwnd = self.w.cwnd.min(self.w.ssthresh).max(1);
-        self.cwr_high = self.snd_nxt.max(ack + 1);
+        // The CWR segment will be new data, at snd_nxt or later (moved on when sent).
+        self.cwr_high = self.snd_nxt.max(ack) + 1;
         self.send_cwr = true;
         self.stats.ecn_reductions += 1;
     }
@@ -391,6 +412,9 @@ impl Sender {
         let rwnd_end = self.snd_una + self.cfg.rwnd_segments as u64;
         if X {
             self.pace_deadline = None;
+            if self.window_paced {
+                self.pacing_bps = self.window_pacing_rate();
+            }
         }
         if self.linux_accounting() {
             if self.head_lost
@@ -913,10 +937,16 @@ mod tests {
             .filter(|p| p.seq > 20)
             .all(|p| p.flags & tcp_flags::CWR == 0));
         out.clear();
-        // Once segment 19 (the window at the cut) is acknowledged, ECE cuts again:
-        // flight = 30 − 20 = 10 → ssthresh 5.
+        // Segments up to 20 acknowledged: the ACK of the old window's last segment
+        // still echoes the marks already answered (the receiver has not seen CWR).
         s.on_ecn_echo(MS * 40, 20, tcp_flags::ECE);
         s.on_ack(MS * 40, 20, 0, &mut out);
+        assert_eq!((s.w.cwnd, s.stats.ecn_reductions), (10, 1));
+        // The ACK that covers the CWR segment (20) with ECE is a new mark: cut again,
+        // flight = 30 − 20 = 10 (the ACK is not applied yet) → ssthresh 5.
+        out.clear();
+        s.on_ecn_echo(MS * 41, 21, tcp_flags::ECE);
+        s.on_ack(MS * 41, 21, 0, &mut out);
         assert_eq!((s.w.cwnd, s.stats.ecn_reductions), (5, 2));
     }
 

@@ -422,6 +422,9 @@ impl Sender {
         let new_end = (self.snd_una + self.cfg.rwnd_segments as u64).min(limit);
         if X {
             self.pace_deadline = None;
+            if self.window_paced {
+                self.pacing_bps = self.window_pacing_rate();
+            }
         }
         let freebsd = self.loss_rule() == LossRule::Freebsd && !self.owns_window();
         let repairing = matches!(self.state, CaState::Recovery | CaState::Loss);
