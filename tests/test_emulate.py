@@ -228,6 +228,10 @@ def test_what_the_testbed_cannot_run_is_refused_before_anything_starts():
         emu.emulate(Scenario(**base, web=[{"users": 10}]))
     with pytest.raises(emu.EmulationError, match=r"tcp\[0\]: start and stop"):
         emu.emulate(Scenario(**base, tcp=[{"stop": "3s"}]))
+    # The Scenario itself refuses a tag above 63 now; one that slipped past it (copied
+    # without validation) is still refused by the testbed.
+    sc = Scenario(**base, cbr=[{}])
+    bad = sc.model_copy(update={"cbr": [sc.cbr[0].model_copy(update={"tag": 200})]})
     with pytest.raises(emu.EmulationError, match="not a DSCP value"):
-        emu.emulate(Scenario(**base, cbr=[{"tag": 200}]))
+        emu.emulate(bad)
     assert _ours() == []

@@ -59,8 +59,19 @@ KERNEL_CC = {"newreno": "reno", "reno": "reno", "cubic": "cubic", "bbr": "bbr", 
 PREFIX = "col"
 _NS_RE = re.compile(rf"^{PREFIX}(\d+)[lrh]$")
 LEFT_A, LEFT_B, RIGHT_C, RIGHT_D = "198.18.0.1", "198.18.0.3", "198.18.0.2", "198.18.0.4"
-#: Router log events.
-EV_QUEUED, EV_DROP, EV_LEFT = 0, 1, 2
+#: Router log events (the ``ev`` column): accepted by the queue, dropped, left the router
+#: after the delay, and marked CE by the queue (the frame's ECN field rewritten to CE;
+#: logged just before it leaves).
+EV_QUEUED, EV_DROP, EV_LEFT, EV_CE = 0, 1, 2, 3
+#: The router log's columns (``collateral-emu router --log``): ``tos`` is the TOS byte as
+#: the frame arrived; ``qpkts``/``qbytes`` what the queue held (for a drop at an arrival,
+#: before that arrival: at its limit there, the drop was an overflow).
+ROUTER_LOG_COLUMNS = (
+    "t_ns", "ev", "dir", "ip_len", "proto", "sport", "dport", "useq", "tos", "qpkts", "qbytes"
+)  # fmt: skip
+#: Congestion controls the testbed refuses: scalable ones that need L4S feedback
+#: (AccECN, a shallow-threshold marking AQM) that the testbed's kernel does not have.
+SCALABLE_CC = ("dctcp", "prague")
 
 
 class EmulationError(RuntimeError):
@@ -96,8 +107,10 @@ MAX_TESTBED_DELAY_NS = 10 * 10**9
 def check_testbed(scenario: Scenario) -> None:
     """Raises :class:`TestbedLimitError` naming the field of ``scenario`` that the
     testbed cannot run (too many flows, too long, too fast, a CBR gap too short for a
-    userspace sender, web users, start/stop times, a tag beyond DSCP). Needs nothing:
-    no root, no tools; nothing is created."""
+    userspace sender, web users, start/stop times, a tag beyond DSCP, L4S: ECN mode
+    ``l4s`` or the scalable ``dctcp``/``prague``, and TCP flows sent from one host that
+    differ in ECN, which the kernel enables per host). Needs nothing: no root, no tools;
+    nothing is created."""
     from .units import fmt_duration, fmt_rate
 
     sc = scenario
@@ -140,6 +153,29 @@ def check_testbed(scenario: Scenario) -> None:
             f" {fmt_duration(MAX_TESTBED_DELAY_NS)}",
         )
     for i, t in enumerate(sc.tcp):
+        if t.cc in SCALABLE_CC:
+            raise TestbedLimitError(
+                f"tcp[{i}].cc",
+                f"{t.cc}: this kernel offers {_kernel_offers()} (no DCTCP or Prague);"
+                " the testbed runs classic ECN only",
+            )
+        if t.ecn == "l4s":
+            raise TestbedLimitError(
+                f"tcp[{i}].ecn",
+                "l4s: this kernel has no L4S TCP (no AccECN, DCTCP or Prague);"
+                " the testbed runs classic ECN only",
+            )
+        # The kernel enables ECN per network namespace (net.ipv4.tcp_ecn), and every
+        # TCP flow of a direction leaves from the same host to the same address, so a
+        # per-route setting cannot tell them apart either.
+        first = next(k for k, u in enumerate(sc.tcp) if u.direction == t.direction)
+        if t.ecn != sc.tcp[first].ecn:
+            raise TestbedLimitError(
+                f"tcp[{i}].ecn",
+                f"{t.ecn}: tcp[{first}], sent from the same host, has {sc.tcp[first].ecn};"
+                " the testbed's kernel sets ECN per host, so the flows of one direction"
+                " must agree",
+            )
         if t.start or t.stop is not None:
             raise TestbedLimitError(
                 f"tcp[{i}]", "start and stop times are not supported in the testbed yet"
@@ -168,6 +204,25 @@ def check_testbed(scenario: Scenario) -> None:
                     f"cbr[{j}].{field}",
                     f"{fmt_duration(v)} is longer than the run ({fmt_duration(sc.duration)})",
                 )
+
+
+def _kernel_offers() -> str:
+    """The congestion controls the testbed can take from this kernel, as words."""
+    avail = set(available_congestion_controls())
+    names = [k for k in dict.fromkeys(KERNEL_CC.values()) if k in avail] or ["reno", "cubic", "bbr"]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def ecn_namespaces(scenario: Scenario) -> list[str]:
+    """The host namespaces (``left``, ``right``) whose kernel must initiate ECN: those
+    that send a TCP flow with ``ecn = "classic"``. Receivers need nothing: a fresh
+    namespace's ``net.ipv4.tcp_ecn`` is 2, which accepts ECN when a peer asks for it."""
+    out = []
+    for t in scenario.tcp:
+        (ns, _), _ = _hosts("tcp", t.direction)
+        if t.ecn == "classic" and ns not in out:
+            out.append(ns)
+    return out
 
 
 def find_emulator() -> str:
@@ -622,6 +677,8 @@ def _emulate_in(
     try:
         with _signals_raise():
             tb.build(wd if tmp else None)
+            for ns in ecn_namespaces(scenario):  # classic ECN (RFC 3168) in the real TCP
+                tb.exec(ns, "sysctl", "-qw", "net.ipv4.tcp_ecn=1")
             t0 = time.clock_gettime_ns(time.CLOCK_REALTIME) + int(START_MARGIN_S * 1e9)
             t = lambda ns: str(ns)  # noqa: E731
             router = tb.start_router(
@@ -719,7 +776,8 @@ def _collect(sc: Scenario, wd: Path) -> Result:
             cwnd["flow"].append(np.full(len(send), i, dtype=np.uint32))
             cwnd["cwnd"].append(send[:, 1].astype(np.uint32))
             cwnd["ssthresh"].append(send[:, 2].astype(np.uint32))
-    router = _read_csv(wd / "router.csv") if (wd / "router.csv").exists() else np.zeros((0, 8))
+    log = wd / "router.csv"
+    router = _read_csv(log) if log.exists() else np.zeros((0, len(ROUTER_LOG_COLUMNS)))
     cbr_records = []
     for j in range(len(sc.cbr)):
         sent = _read_csv(wd / f"cbr{j}-send.csv")

@@ -844,7 +844,7 @@ _FLAT_PARAMS: list[tuple[tuple[object, ...], str]] = [
     (("bin",), "duration"),  # the per-class bins: as many as the duration holds
 ]
 #: TCP settings :func:`build_scenario` takes; any other comes from the profile.
-_FLAT_TCP = ("cc", "profile", "delayed_ack", "rto_min")
+_FLAT_TCP = ("cc", "profile", "ecn", "delayed_ack", "rto_min")
 
 
 def flat_param(loc: tuple[int | str, ...] | str) -> str:

@@ -66,34 +66,41 @@ pub struct Packet {
     /// Which of the two hosts on the far side of the dumbbell it is for (0 or 1).
     pub dst: u8,
     /// Which host sent it, for per-host fairness (CAKE's host isolation): the index of
-    /// the sending host on its side of the dumbbell.
+    /// the sending host on its side of the dumbbell. In the emulator both come from the
+    /// IP addresses: 198.18.0.1 and .2 are host 0 (TCP), .3 and .4 host 1 (CBR).
     pub src: u8,
     /// Generation of the connection that sent it, for flows whose slot is reused by
     /// successive short connections: a late packet of an earlier connection is
-    /// recognised and discarded. Zero for long-lived flows. Fills the byte of padding
-    /// after `dst`.
+    /// recognised and discarded. Zero for long-lived flows.
     pub conn: u8,
     /// On a simulated TCP ACK with a SACK option: the handle under which the flow's
     /// receiver keeps the option's blocks (they travel beside the packet, not in it; `len`
-    /// counts the option's bytes). Zero otherwise. Fits in padding: `Packet` stays 48
-    /// bytes.
+    /// counts the option's bytes). Zero otherwise. In the emulator 1 if the ACK carries
+    /// a SACK option (only `!= 0` means anything).
     pub sack: u32,
     /// Flow-specific number: the TCP segment number, the cumulative ACK, the CBR
-    /// sequence number, or (in the emulator) a buffer handle.
+    /// sequence number. In the emulator: the TCP sequence number of data, the ACK
+    /// number of a pure ACK (unwrapped to 64 bits per connection), the CBR sequence
+    /// number.
     pub seq: u64,
-    /// When the source sent it (for one-way delay).
+    /// When the source sent it (for one-way delay); CAKE's ACK filter compares it as
+    /// the TCP timestamp (TSval). In the emulator it is not a time: an arrival counter
+    /// above 24 bits of frame-buffer handle, increasing in arrival order, so it orders a
+    /// connection's ACKs as their TSvals would. Queues must not read it as a time.
     pub sent: Nanos,
-    /// When it arrived at the queue; set by the link on arrival.
+    /// When it arrived at the queue; set by the link on arrival. What queues measure
+    /// sojourn times from.
     pub arrived: Nanos,
     /// TCP timestamp echo (RFC 7323 TSecr) on ACKs: the send time of the segment
-    /// the receiver is acknowledging, for RTT samples. Zero elsewhere.
+    /// the receiver is acknowledging, for RTT samples; CAKE's ACK filter compares it.
+    /// Zero elsewhere. In the emulator the real TSecr, unwrapped.
     pub echo: Nanos,
 }
 
 impl Packet {
-    /// A packet with only the fields every source sets; the rest zero.
+    /// A packet with only the fields every source sets; the rest zero. `len` above
+    /// 65 535 is a caller's bug (the scenario bounds packet sizes).
     #[inline]
-    /// `len` above 65 535 is a caller's bug (the scenario bounds packet sizes).
     pub fn new(kind: PacketKind, flow: u32, len: u32, seq: u64, sent: Nanos) -> Self {
         debug_assert!(len <= u16::MAX as u32, "packet of {len} bytes");
         Packet {
