@@ -202,6 +202,8 @@ FIGURES: list[Figure] = [
         F.parris_multimedia_claims,
         (("experiment.trials", 1),),
     ),
+    # Today's access queues and RFC 9332's coupling goal (figures and claims in today.py).
+    *__import__(f"{__package__}.today", fromlist=["FIGURES"]).FIGURES,
 ]
 STUDIES: dict[str, Figure] = {f.id: f for f in FIGURES}
 

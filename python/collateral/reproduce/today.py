@@ -1,0 +1,637 @@
+"""Today's access queues: a call and a game beside downloads under drop-tail, FQ-CoDel,
+PIE, CAKE and DualPI2 on ADSL1 and a 100/20 Mbit/s cable link (``today-queues``), and
+RFC 9332's coupling goal for DualPI2 (``today-l4s``).
+
+The experiments are ``experiments/today-queues.toml`` and ``experiments/l4s-coupling.toml``;
+their comments state the set-up. Every number here is read from the stored summary
+(and, for ``today-l4s``, the per-packet ``cbr`` trace); the tables are written beside
+the figures as Markdown and CSV.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import Claim, Figure
+from .figures import _STYLE, _save, plt
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..store import Store
+
+__all__ = [
+    "FIGURES",
+    "VARIANTS",
+    "l4s_claims",
+    "l4s_coupling",
+    "l4s_table",
+    "today_claims",
+    "today_queues",
+    "today_table",
+]
+
+#: Queue variants in the order the figure and table show them (tags.queue), with a
+#: colour and a short label for the x axis.
+VARIANTS: dict[str, tuple[str, str]] = {
+    "drop-tail": ("0.3", "drop-tail\n1 BDP"),
+    "pie": ("C1", "PIE"),
+    "fq_codel": ("C0", "FQ-CoDel\ndrop"),
+    "fq_codel-ecn": ("C9", "FQ-CoDel\nECN"),
+    "cake": ("C2", "CAKE\nbesteffort"),
+    "cake-diffserv4": ("C8", "CAKE\ndiffserv4"),
+    "cake-ackfilter": ("C5", "CAKE\nACK filter"),
+    "dualpi2": ("C4", "DualPI2\nclassic"),
+    "dualpi2-l4s": ("C3", "DualPI2\nL4S"),
+}
+LINKS = ("ADSL1", "cable")
+LINK_TEXT = {
+    "ADSL1": "ADSL1 1.5 Mbit/s / 256 kbit/s, ATM PPPoA, RTT 50 ms",
+    "cable": "cable 100 / 20 Mbit/s, 18 B framing, RTT 20 ms",
+}
+#: A full-size packet's time on the wire (1500 B + framing), the wait an arriving
+#: packet can meet behind the one in service whatever the queue does.
+MTU_WIRE_S = {
+    "ADSL1": math.ceil((1500 + 10) / 48) * 53 * 8 / 1.5e6,
+    "cable": (1500 + 18) * 8 / 100e6,
+}
+
+
+def _trials_text(n: int) -> str:
+    return f"{n} trial" + ("" if n == 1 else "s")
+
+
+def _order(names: Any) -> list[str]:
+    have = set(names)
+    return [v for v in VARIANTS if v in have] + sorted(have - set(VARIANTS))
+
+
+def _flow(row: pd.Series, app: str, direction: str) -> int | None:
+    """The index j of the cbr{j} flow with this app and direction in a summary row."""
+    for j in range(int(row.get("cbr_flows", 0) or 0)):
+        if row.get(f"cbr{j}_app") == app and row.get(f"cbr{j}_direction") == direction:
+            return j
+    return None
+
+
+def _up_acks(phases: str) -> tuple[float, float]:
+    """(arrivals, drops) of class tcp at the upstream queue after the warm-up: with only
+    downloads, the TCP packets going up are their ACKs."""
+    arr = drops = 0.0
+    for p in json.loads(phases or "[]"):
+        if p["direction"] == "up" and p["class"] == "tcp":
+            arr += float(p["arrivals"])
+            drops += float(p["drops"])
+    return arr, drops
+
+
+def _sum(row: pd.Series, col: str) -> float:
+    n = int(row.get("tcp_flows", 0) or 0)
+    vals = [row.get(f"tcp{i}_{col}") for i in range(n)]
+    return float(sum(float(v) for v in vals if v is not None and not _isnan(v)))
+
+
+def _isnan(v: Any) -> bool:
+    try:
+        return math.isnan(float(v))
+    except (TypeError, ValueError):
+        return True
+
+
+def _num(v: Any) -> float:
+    return math.nan if v is None or _isnan(v) else float(v)
+
+
+def _summary(store: Store) -> pd.DataFrame:
+    """The summary rows of the running core's model version: a store keeps the rows an
+    older core wrote (their keys differ), and mixing them would blend two models. A
+    store with no row of this version (read with a newer core) is taken whole."""
+    from ..experiment import model_version
+
+    df = store.query("SELECT * FROM summary")
+    cur = df[df.model_version == model_version()]
+    return cur if len(cur) else df
+
+
+def _trials(store: Store) -> pd.DataFrame:
+    """One row per trial of today-queues, with the study's metrics derived."""
+    import pandas as pd
+
+    raw = _summary(store)
+    rows = []
+    for _, r in raw.iterrows():
+        span = float(r["duration_s"]) - float(r["warmup_s"])
+        out: dict[str, Any] = {
+            "link": r["tag_link"],
+            "downloads": int(r["tag_downloads"]),
+            "queue": r["tag_queue"],
+            "rep": int(r["rep"]),
+            "goodput_bps": _sum(r, "goodput_bps"),
+            "retransmits": _sum(r, "retransmits"),
+            "timeouts": _sum(r, "timeouts"),
+            "ecn_reductions": _sum(r, "ecn_reductions"),
+            "down_drops": _num(r.get("queue_down_drops")),
+            "down_ce_marks": _num(r.get("queue_down_ce_marks")),
+        }
+        for name, app in (("call", "g711"), ("game", "quake3")):
+            for d in ("down", "up"):
+                j = _flow(r, app, d)
+                for metric in ("delay_p95_s", "loss_rate", "mos", "over_100ms"):
+                    v = r.get(f"cbr{j}_{metric}") if j is not None else None
+                    out[f"{name}_{d}_{metric}"] = _num(v)
+        arr, drops = _up_acks(r.get("phases"))
+        out["acks_offered_per_s"] = arr / span
+        out["acks_sent_per_s"] = (arr - drops) / span
+        rows.append(out)
+    return pd.DataFrame(rows)
+
+
+#: Columns of the table: (column, header, scale, format).
+_TABLE_COLS = (
+    ("call_down_delay_p95_s", "call p95 down (ms)", 1e3, "{:.1f}"),
+    ("call_up_delay_p95_s", "call p95 up (ms)", 1e3, "{:.1f}"),
+    ("call_down_loss_rate", "call loss down (%)", 100, "{:.2f}"),
+    ("call_up_loss_rate", "call loss up (%)", 100, "{:.2f}"),
+    ("call_down_mos", "MOS down", 1, "{:.2f}"),
+    ("call_up_mos", "MOS up", 1, "{:.2f}"),
+    ("game_down_over_100ms", "game >100 ms down (%)", 100, "{:.2f}"),
+    ("game_up_over_100ms", "game >100 ms up (%)", 100, "{:.2f}"),
+    ("game_down_delay_p95_s", "game p95 down (ms)", 1e3, "{:.1f}"),
+    ("goodput_bps", "TCP goodput (Mbit/s)", 1e-6, "{:.3f}"),
+    ("retransmits", "TCP rtx", 1, "{:.0f}"),
+    ("down_ce_marks", "CE marks down", 1, "{:.0f}"),
+    ("acks_offered_per_s", "up ACKs offered (/s)", 1, "{:.1f}"),
+    ("acks_sent_per_s", "up ACKs sent (/s)", 1, "{:.1f}"),
+)
+
+
+def today_table(store: Store) -> pd.DataFrame:
+    """Median over trials per link, download count and queue variant."""
+    df = _trials(store)
+    cols = [c for c, *_ in _TABLE_COLS]
+    g = df.groupby(["link", "downloads", "queue"])
+    t = g[cols].median()
+    t["trials"] = g.size()
+    order = {q: i for i, q in enumerate(_order(df.queue.unique()))}
+    t = t.reset_index()
+    t["_o"] = t.queue.map(order)
+    t["_l"] = t.link.map({k: i for i, k in enumerate(LINKS)}).fillna(9)
+    t = t.sort_values(["_l", "downloads", "_o"]).drop(columns=["_o", "_l"])
+    return t.set_index(["link", "downloads", "queue"])
+
+
+def _write_tables(t: pd.DataFrame, stem: Path, cols: Any, head: str) -> list[Path]:
+    names = [*t.index.names, *(h for _, h, _, _ in cols), "trials"]
+    lines = [head, "", "| " + " | ".join(names) + " |"]
+    lines.append("|" + "---|" * len(t.index.names) + "---:|" * (len(cols) + 1))
+    for idx, r in t.iterrows():
+        idx = idx if isinstance(idx, tuple) else (idx,)
+        cells = [str(x) for x in idx]
+        for c, _, scale, fmt in cols:
+            v = r[c]
+            cells.append("–" if _isnan(v) else fmt.format(float(v) * scale))
+        cells.append(str(int(r["trials"])))
+        lines.append("| " + " | ".join(cells) + " |")
+    md = stem.with_suffix(".md")
+    md.write_text("\n".join(lines) + "\n")
+    csv = stem.with_suffix(".csv")
+    t.to_csv(csv)
+    return [md, csv]
+
+
+def _panel(ax: Any, t: pd.DataFrame, link: str, down: str, up: str | None, scale: float) -> None:
+    """Bars of ``down`` per variant (1 download plain, 4 hatched), ``up`` as markers."""
+    queues = _order(t.index.get_level_values("queue").unique())
+    x = np.arange(len(queues))
+    w = 0.38
+    for k, (n, hatch) in enumerate(((1, None), (4, "///"))):
+        for i, q in enumerate(queues):
+            key = (link, n, q)
+            if key not in t.index:
+                continue
+            color = VARIANTS.get(q, ("k", q))[0]
+            xi = x[i] + (k - 0.5) * w
+            v = float(t.loc[key, down]) * scale
+            ax.bar(xi, v, w, color=color, hatch=hatch, edgecolor="white" if hatch else color, lw=0)
+            if up is not None:
+                u = float(t.loc[key, up]) * scale
+                ax.plot(xi, u, marker="_", ms=11, mew=2.2, color="k", ls="none")
+    ax.set_xticks(x, [VARIANTS.get(q, ("k", q))[1] for q in queues], fontsize=9)
+    ax.set_xlim(-0.6, len(queues) - 0.4)
+
+
+def today_queues(store: Store, stem: Path, label: str) -> list[Path]:
+    """Per link (columns) and metric (rows): each queue variant's median over trials,
+    1 download (plain bar) and 4 (hatched); downstream as bars, upstream as black ticks."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    t = today_table(store)
+    links = [lk for lk in LINKS if lk in t.index.get_level_values("link")]
+    rows = (
+        ("call_down_delay_p95_s", "call_up_delay_p95_s", 1e3, "call p95 added delay (ms)", "log"),
+        ("call_down_loss_rate", "call_up_loss_rate", 100, "call loss (%)", "linear"),
+        ("call_down_mos", "call_up_mos", 1, "call MOS (G.107)", "mos"),
+        ("game_down_over_100ms", "game_up_over_100ms", 100, "game packets > 100 ms (%)", "linear"),
+        ("goodput_bps", None, 1e-6, "TCP goodput, all\ndownloads (Mbit/s)", "linear"),
+        ("acks_sent_per_s", "acks_offered_per_s", 1, "upstream ACK\npackets sent (/s)", "linear"),
+    )
+    with plt.rc_context(_STYLE):
+        fig, axes = plt.subplots(
+            len(rows),
+            len(links),
+            figsize=(7.2 * len(links), 2.55 * len(rows) + 1.2),
+            layout="constrained",
+            squeeze=False,
+            sharex="col",
+        )
+        for j, link in enumerate(links):
+            for i, (down, up, scale, ylabel, kind) in enumerate(rows):
+                ax = axes[i, j]
+                _panel(ax, t, link, down, up, scale)
+                vals = t.xs(link, level="link")[[c for c in (down, up) if c]].to_numpy(float)
+                top = float(np.nanmax(vals * scale)) if np.isfinite(vals).any() else 1.0
+                if kind == "log":
+                    ax.set_yscale("log")
+                    ax.set_ylim(0.01, max(top * 2.5, 1.0))
+                    ax.axhline(1.0, color="k", lw=0.6, ls=":")
+                    ax.axhline(MTU_WIRE_S[link] * 1e3, color="k", lw=0.8, ls="-.")
+                elif kind == "mos":
+                    ax.set_ylim(1.0, 4.6)
+                    ax.axhline(4.0, color="k", lw=0.6, ls=":")
+                else:
+                    ax.set_ylim(0, max(top * 1.15, 1e-3 if top == 0 else 0))
+                    if top == 0:
+                        ax.set_ylim(0, 1)
+                if j == 0:
+                    ax.set_ylabel(ylabel)
+                if i == 0:
+                    ax.set_title(LINK_TEXT.get(link, link), fontsize=11, fontweight="bold")
+                if i < len(rows) - 1:
+                    ax.tick_params(labelbottom=False)
+        n = int(t.trials.min()) if len(t) else 0
+        handles = [
+            Patch(facecolor="0.55", label="1 download (bar: downstream)"),
+            Patch(facecolor="0.55", hatch="///", edgecolor="white", label="4 downloads"),
+            Line2D(
+                [],
+                [],
+                marker="_",
+                ms=11,
+                mew=2.2,
+                color="k",
+                ls="none",
+                label="upstream (ACK row: ACKs offered to the queue)",
+            ),
+            Line2D([], [], color="k", lw=0.8, ls="-.", label="one 1500 B packet on the wire"),
+        ]
+        fig.legend(handles=handles, loc="outside lower center", ncols=4)
+        fig.suptitle(
+            f"{label}\nG.711 call (EF) and Quake 3 game both ways beside 1 or 4 CUBIC downloads"
+            f" (Linux 6); medians of {_trials_text(n)}; dotted: 1 ms delay, MOS 4"
+        )
+        files = _save(fig, stem)
+    head = (
+        "Today's access queues: medians over trials. call = G.711 (EF), game = Quake 3;"
+        " delays are p95 of the one-way delay minus the empty-path delay; '>100 ms' is the"
+        " share of game packets (lost included) later than 100 ms one way; up ACKs offered"
+        " = the downloads' ACKs arriving at the upstream queue, sent = offered - dropped"
+        " (the ACK filter's removals count as drops), per second after the warm-up."
+    )
+    return [*files, *_write_tables(t, stem, _TABLE_COLS, head)]
+
+
+def _get(t: pd.DataFrame, link: str, n: int, q: str, col: str) -> float:
+    key = (link, n, q)
+    return float(t.loc[key, col]) if key in t.index else math.nan
+
+
+def today_claims(store: Store) -> list[Claim]:
+    t = today_table(store)
+    out: list[Claim] = []
+    have = set(t.index.get_level_values("queue"))
+    dls = sorted(set(t.index.get_level_values("downloads")))
+    # (a) CAKE's ACK filter on the ADSL1 upstream.
+    if {"cake", "cake-ackfilter"} <= have:
+        for n in dls:
+            a0 = _get(t, "ADSL1", n, "cake", "acks_sent_per_s")
+            a1 = _get(t, "ADSL1", n, "cake-ackfilter", "acks_sent_per_s")
+            g0 = _get(t, "ADSL1", n, "cake", "goodput_bps")
+            g1 = _get(t, "ADSL1", n, "cake-ackfilter", "goodput_bps")
+            cut, dg = 1 - a1 / a0, g1 / g0 - 1
+            out.append(
+                Claim(
+                    f"(a) ADSL1, {n} download(s): CAKE's ACK filter on the upstream cuts the"
+                    " ACK packets sent and keeps goodput (tolerance: >= 30 % fewer ACKs,"
+                    " goodput within 3 %)",
+                    "substantially fewer ACKs, goodput within a few %",
+                    f"ACKs {a0:.1f} -> {a1:.1f} /s ({cut:+.0%} cut); goodput"
+                    f" {g0 / 1e6:.3f} -> {g1 / 1e6:.3f} Mbit/s ({dg:+.1%})",
+                    bool(cut >= 0.30 and abs(dg) <= 0.03),
+                )
+            )
+    # (b) FQ-CoDel / CAKE vs drop-tail at 1 BDP: the call's downstream p95.
+    fair = [
+        q
+        for q in ("fq_codel", "fq_codel-ecn", "cake", "cake-diffserv4", "cake-ackfilter")
+        if q in have
+    ]
+    if "drop-tail" in have and fair:
+        for link in LINKS:
+            for n in dls:
+                dt = _get(t, link, n, "drop-tail", "call_down_delay_p95_s")
+                worst_q = max(fair, key=lambda q: _get(t, link, n, q, "call_down_delay_p95_s"))
+                worst = _get(t, link, n, worst_q, "call_down_delay_p95_s")
+                if math.isnan(dt):
+                    continue
+                out.append(
+                    Claim(
+                        f"(b) {link}, {n} download(s): FQ-CoDel/CAKE keep the call's p95 delay"
+                        " far below drop-tail at 1 BDP (tolerance: the worst of them <= 1/4"
+                        " of drop-tail's)",
+                        "far below",
+                        f"drop-tail {dt * 1e3:.1f} ms; worst of {len(fair)} ({worst_q})"
+                        f" {worst * 1e3:.2f} ms (x{worst / dt:.2f})",
+                        bool(worst <= dt / 4),
+                    )
+                )
+    # (c) FQ-CoDel with ECN: no retransmissions.
+    if {"fq_codel", "fq_codel-ecn"} <= have:
+        for link in LINKS:
+            for n in dls:
+                r0 = _get(t, link, n, "fq_codel", "retransmits")
+                r1 = _get(t, link, n, "fq_codel-ecn", "retransmits")
+                ce = _get(t, link, n, "fq_codel-ecn", "down_ce_marks")
+                if math.isnan(r0):
+                    continue
+                out.append(
+                    Claim(
+                        f"(c) {link}, {n} download(s): FQ-CoDel with ECN, (near) zero TCP"
+                        " retransmissions vs with drop (tolerance: <= 2 per trial or <= 5 %"
+                        " of the drop variant's)",
+                        "≈ 0 with ECN",
+                        f"rtx per trial: drop {r0:.0f}, ECN {r1:.0f} ({ce:.0f} CE marks down)",
+                        bool(r1 <= max(2.0, 0.05 * r0)),
+                    )
+                )
+    # (d) DualPI2 + L4S: the call and game in the L queue.
+    if "dualpi2-l4s" in have:
+        for link in LINKS:
+            bound = 2e-3 + MTU_WIRE_S[link]
+            for n in dls:
+                c = _get(t, link, n, "dualpi2-l4s", "call_down_delay_p95_s")
+                g = _get(t, link, n, "dualpi2-l4s", "game_down_delay_p95_s")
+                cc = _get(t, link, n, "dualpi2", "call_down_delay_p95_s")
+                if math.isnan(c):
+                    continue
+                out.append(
+                    Claim(
+                        f"(d) {link}, {n} download(s): DualPI2 with L4S downloads, the call"
+                        " and game (ECT(1)) in the L queue see ~1 ms-class queuing delay"
+                        f" (tolerance: p95 <= 2 ms + one full packet on the wire ="
+                        f" {bound * 1e3:.1f} ms)",
+                        "~1 ms",
+                        f"p95 call {c * 1e3:.2f} ms, game {g * 1e3:.2f} ms (classic"
+                        f" DualPI2: call {cc * 1e3:.1f} ms)",
+                        bool(max(c, g) <= bound),
+                    )
+                )
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# today-l4s: RFC 9332's coupling goal
+
+
+def _l4s_trials(store: Store) -> pd.DataFrame:
+    import pandas as pd
+
+    raw = _summary(store)
+    rows = []
+    has_cbr = "cbr" in store.tables()
+    for _, r in raw.iterrows():
+        n = int(r.tcp_flows)
+        g = {r.get(f"tcp{i}_cc"): _num(r.get(f"tcp{i}_goodput_bps")) for i in range(n)}
+        out: dict[str, Any] = {
+            "rtt_ms": round(float(r["rtt_s"]) * 1e3, 3),
+            "rep": int(r["rep"]),
+            "key": r["key"],
+            "prague_bps": g.get("prague", math.nan),
+            "cubic_bps": g.get("cubic", math.nan),
+        }
+        out["ratio"] = out["prague_bps"] / out["cubic_bps"]
+        for j in range(int(r.cbr_flows)):
+            name = "l" if r.get(f"cbr{j}_ecn") == "ect1" else "c"
+            out[f"{name}_flow"] = j
+            out[f"{name}_p95_s"] = _num(r.get(f"cbr{j}_delay_p95_s"))
+            out[f"{name}_max_s"] = _num(r.get(f"cbr{j}_delay_max_s"))
+            out[f"{name}_loss"] = _num(r.get(f"cbr{j}_loss_rate"))
+            out[f"{name}_p99_s"] = math.nan
+        rows.append(out)
+    df = pd.DataFrame(rows)
+    if has_cbr and len(df):
+        # p99 of each probe's per-packet additional delay after the warm-up.
+        q = store.query(
+            "SELECT c.key, c.flow, quantile_cont(c.extra_delay_s, 0.99) AS p99"
+            " FROM cbr c JOIN summary s USING (key)"
+            " WHERE c.sent_s >= s.warmup_s AND isfinite(c.extra_delay_s) GROUP BY ALL"
+        )
+        p99 = {(k, int(f)): float(v) for k, f, v in zip(q.key, q.flow, q.p99, strict=True)}
+        keep = set(raw.key)
+        p99 = {kf: v for kf, v in p99.items() if kf[0] in keep}
+        for name in ("l", "c"):
+            if f"{name}_flow" in df:
+                # Flow ids: the TCP flows first, then the CBR flows in order.
+                ntcp = dict(zip(raw.key, raw.tcp_flows.astype(int), strict=True))
+                df[f"{name}_p99_s"] = [
+                    p99.get((k, ntcp[k] + int(j)), math.nan)
+                    for k, j in zip(df.key, df[f"{name}_flow"], strict=True)
+                ]
+    return df
+
+
+def l4s_table(store: Store) -> pd.DataFrame:
+    df = _l4s_trials(store)
+    cols = [
+        c
+        for c in (
+            "prague_bps",
+            "cubic_bps",
+            "ratio",
+            "l_p99_s",
+            "l_p95_s",
+            "l_max_s",
+            "c_p99_s",
+            "c_p95_s",
+            "l_loss",
+        )
+        if c in df
+    ]
+    g = df.groupby("rtt_ms")
+    t = g[cols].median()
+    t["ratio_min"] = g["ratio"].min()
+    t["ratio_max"] = g["ratio"].max()
+    t["trials"] = g.size()
+    return t
+
+
+_L4S_COLS = (
+    ("prague_bps", "Prague goodput (Mbit/s)", 1e-6, "{:.2f}"),
+    ("cubic_bps", "CUBIC goodput (Mbit/s)", 1e-6, "{:.2f}"),
+    ("ratio", "Prague / CUBIC", 1, "{:.2f}"),
+    ("ratio_min", "ratio min", 1, "{:.2f}"),
+    ("ratio_max", "ratio max", 1, "{:.2f}"),
+    ("l_p99_s", "L probe p99 (ms)", 1e3, "{:.2f}"),
+    ("l_p95_s", "L probe p95 (ms)", 1e3, "{:.2f}"),
+    ("l_max_s", "L probe max (ms)", 1e3, "{:.2f}"),
+    ("c_p99_s", "C probe p99 (ms)", 1e3, "{:.1f}"),
+    ("l_loss", "L probe loss (%)", 100, "{:.2f}"),
+)
+
+
+def l4s_coupling(store: Store, stem: Path, label: str) -> list[Path]:
+    """Left: Prague and CUBIC goodput per RTT (median, min-max), the ratio written on top;
+    right: the CDF of the L-queue (ECT(1)) and C-queue (Not-ECT) probes' added delay."""
+    df = _l4s_trials(store)
+    t = l4s_table(store)
+    rtts = list(t.index)
+    with plt.rc_context(_STYLE):
+        fig, (a0, a1) = plt.subplots(1, 2, figsize=(13, 4.8), layout="constrained")
+        x = np.arange(len(rtts))
+        w = 0.38
+        for k, (col, name, color) in enumerate(
+            (("prague_bps", "Prague (L4S, ECT(1))", "C3"), ("cubic_bps", "CUBIC (classic)", "C0"))
+        ):
+            g = df.groupby("rtt_ms")[col]
+            med, lo, hi = g.median() / 1e6, g.min() / 1e6, g.max() / 1e6
+            a0.bar(
+                x + (k - 0.5) * w,
+                med.to_numpy(),
+                w,
+                color=color,
+                label=name,
+                yerr=[(med - lo).to_numpy(), (hi - med).to_numpy()],
+                capsize=3,
+            )
+        for xi, rtt in zip(x, rtts, strict=True):
+            top = float(df[df.rtt_ms == rtt][["prague_bps", "cubic_bps"]].max().max()) / 1e6
+            a0.annotate(
+                f"ratio {t.loc[rtt, 'ratio']:.2f}",
+                (xi, top),
+                xytext=(0, 6),
+                textcoords="offset points",
+                ha="center",
+                fontsize=10,
+            )
+        a0.set_xticks(x, [f"RTT {r:g} ms" for r in rtts])
+        a0.set_ylabel("goodput (Mbit/s)")
+        a0.axhline(5.0, color="k", lw=0.7, ls=":", label="half the link (10 Mbit/s / 2)")
+        a0.set_ylim(0, 12.5)
+        a0.legend(loc="upper left", fontsize=9, ncols=2)
+        a0.set_title("throughput: one Prague and one CUBIC download")
+        if "cbr" in store.tables():
+            d = store.query(
+                "SELECT c.key, s.rtt_s, c.extra_delay_s AS d,"
+                " (CASE WHEN c.flow = s.tcp_flows THEN s.cbr0_ecn ELSE s.cbr1_ecn END) AS ecn"
+                " FROM cbr c JOIN summary s USING (key)"
+                " WHERE c.sent_s >= s.warmup_s AND isfinite(c.extra_delay_s)"
+            )
+            d = d[d.key.isin(set(df.key))]
+            styles = ("-", "--", ":", "-.")
+            for i, rtt in enumerate(rtts):
+                for ecn, color, name in (
+                    ("ect1", "C3", "L probe (ECT(1))"),
+                    ("not_ect", "C0", "C probe (Not-ECT)"),
+                ):
+                    sel = np.isclose(d.rtt_s * 1e3, rtt) & (d.ecn == ecn)
+                    v = np.sort(d[sel].d.to_numpy() * 1e3)
+                    if len(v):
+                        a1.plot(
+                            np.maximum(v, 1e-3),
+                            np.arange(1, len(v) + 1) / len(v),
+                            color=color,
+                            ls=styles[i % len(styles)],
+                            label=f"{name}, RTT {rtt:g} ms",
+                        )
+            a1.set_xscale("log")
+            a1.set_xlim(1e-2, None)
+        a1.axhline(0.99, color="k", lw=0.6, ls=":")
+        a1.set_xlabel("probe added delay (ms, log; one-way minus empty path)")
+        a1.set_ylabel("CDF over packets")
+        a1.set_title("queuing delay: L queue vs C queue")
+        a1.legend(loc="upper left", fontsize=8)
+        n = int(t.trials.min()) if len(t) else 0
+        fig.suptitle(
+            f"{label}\n10 Mbit/s DualPI2 (Linux defaults) shared by one Prague and one CUBIC"
+            f" download (Linux 6); {_trials_text(n)} per RTT; dotted: 99th percentile"
+        )
+        files = _save(fig, stem)
+    head = (
+        "RFC 9332 coupling: one Prague (L4S) and one CUBIC download through DualPI2 at"
+        " 10 Mbit/s; medians over trials (ratio min/max over trials). Probe delays are the"
+        " per-packet one-way delay minus the empty-path delay of a 100 B / 10 ms ECT(1)"
+        " probe (L queue) and a Not-ECT probe (C queue); p99 from the cbr trace."
+    )
+    t2 = t.copy()
+    t2.index = t2.index.rename("RTT (ms)")
+    return [*files, *_write_tables(t2, stem, [c for c in _L4S_COLS if c[0] in t2], head)]
+
+
+def l4s_claims(store: Store) -> list[Claim]:
+    t = l4s_table(store)
+    out = []
+    for rtt, r in t.iterrows():
+        out.append(
+            Claim(
+                f"RTT {rtt:g} ms: Prague and CUBIC rates within a small factor (tolerance:"
+                " median ratio in [0.5, 2], every trial in [1/3, 3])",
+                "rates roughly equal (RFC 9332 §2.1)",
+                f"Prague {r.prague_bps / 1e6:.2f}, CUBIC {r.cubic_bps / 1e6:.2f} Mbit/s,"
+                f" ratio {r.ratio:.2f} (trials {r.ratio_min:.2f}..{r.ratio_max:.2f})",
+                bool(0.5 <= r.ratio <= 2 and r.ratio_min >= 1 / 3 and r.ratio_max <= 3),
+            )
+        )
+        p99 = r.get("l_p99_s", math.nan)
+        src = "p99 from the cbr trace"
+        if _isnan(p99):
+            p99, src = r.get("l_max_s", math.nan), "max (no cbr trace kept)"
+        out.append(
+            Claim(
+                f"RTT {rtt:g} ms: L-queue delay of a few ms (tolerance: probe {src} <= 5 ms)",
+                "p99 ~1 ms, a few ms at most (RFC 9332 §1)",
+                f"L probe p99 {r.get('l_p99_s', math.nan) * 1e3:.2f} ms, p95"
+                f" {r.l_p95_s * 1e3:.2f} ms, max {r.l_max_s * 1e3:.2f} ms; C probe p99"
+                f" {r.get('c_p99_s', math.nan) * 1e3:.1f} ms",
+                bool(p99 <= 5e-3),
+            )
+        )
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+
+FIGURES: list[Figure] = [
+    Figure(
+        "today-queues",
+        "collateral study",
+        "today's access queues: a call and a game beside downloads, ADSL1 and cable",
+        "today-queues",
+        today_queues,
+        today_claims,
+        (("experiment.trials", 1), ("scenario.duration", "25s"), ("scenario.warmup", "5s")),
+    ),
+    Figure(
+        "today-l4s",
+        "RFC 9332",
+        "DualPI2 coupling: Prague vs CUBIC throughput and L-queue delay",
+        "l4s-coupling",
+        l4s_coupling,
+        l4s_claims,
+        (("experiment.trials", 1), ("scenario.duration", "30s"), ("scenario.warmup", "10s")),
+    ),
+]

@@ -1,0 +1,142 @@
+"""The "today's access queues" study (today-queues) and the DualPI2 coupling study
+(today-l4s): the experiment files load and validate, have the points the design says,
+and the figure and claims code works on a tiny run of each."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from pathlib import Path
+
+from collateral.experiment import load_experiment
+from collateral.reproduce import STUDIES, Claim, experiment_path
+from collateral.reproduce import today as T
+from collateral.runner import run_experiment
+from collateral.store import Store
+
+TINY = [("experiment.trials", 1), ("scenario.duration", "15s"), ("scenario.warmup", "5s")]
+
+
+def _grids(name: str) -> list[dict]:
+    data = tomllib.loads(experiment_path(name).read_text())
+    return data["sweep"] if isinstance(data["sweep"], list) else [data["sweep"]]
+
+
+def test_figures_are_registered():
+    assert STUDIES["today-queues"].experiment == "today-queues"
+    assert STUDIES["today-l4s"].experiment == "l4s-coupling"
+    for fid in ("today-queues", "today-l4s"):
+        assert experiment_path(STUDIES[fid].experiment).exists()
+
+
+def test_today_queues_loads_with_the_designed_points():
+    exp = load_experiment(experiment_path("today-queues"))
+    queues = [g["tags.queue"][0] for g in _grids("today-queues")]
+    assert sorted(queues) == sorted(T.VARIANTS), "one grid per variant the figure knows"
+    # Each variant: (1, 4 downloads) x (ADSL1, cable).
+    assert len(exp.points) == 4 * len(queues)
+    assert exp.settings.trials == 3
+    seen = {(p.tags["queue"], p.tags["link"], p.tags["downloads"]) for p in exp.points}
+    assert len(seen) == len(exp.points)
+    for p in exp.points:
+        sc = p.scenario
+        assert len(sc.tcp) == p.tags["downloads"]
+        assert [(c.app, c.direction) for c in sc.cbr] == [
+            ("g711", "down"),
+            ("g711", "up"),
+            ("quake3", "down"),
+            ("quake3", "up"),
+        ]
+        assert sc.cbr[0].tag == sc.cbr[1].tag == 46 and sc.cbr[2].tag == sc.cbr[3].tag == 0
+        adsl = p.tags["link"] == "ADSL1"
+        rates = (1_500_000, 256_000) if adsl else (100_000_000, 20_000_000)
+        assert (sc.down.rate, sc.up.rate) == rates
+        assert sc.down.framing.atm is adsl and sc.down.framing.overhead == (10 if adsl else 18)
+        l4s = p.tags["queue"] == "dualpi2-l4s"
+        assert all(t.cc == ("prague" if l4s else "cubic") for t in sc.tcp)
+        assert all(c.ecn == ("ect1" if l4s else "not_ect") for c in sc.cbr)
+        ecn = {"dualpi2-l4s": "l4s", "fq_codel-ecn": "classic"}.get(p.tags["queue"], "off")
+        assert all(t.ecn == ecn for t in sc.tcp)
+        if p.tags["queue"] == "drop-tail":
+            want = (7, 4) if adsl else (167, 34)
+            assert (sc.down.queue.limit.amount, sc.up.queue.limit.amount) == want
+
+
+def test_quick_override_is_fast_and_valid():
+    for fid in ("today-queues", "today-l4s"):
+        fig = STUDIES[fid]
+        exp = load_experiment(experiment_path(fig.experiment), list(fig.quick))
+        assert exp.settings.trials == 1
+        assert len(exp) == len(exp.points)
+
+
+def test_l4s_coupling_loads():
+    exp = load_experiment(experiment_path("l4s-coupling"))
+    assert len(exp.points) == 3 and exp.settings.trials == 5
+    assert "cbr" in exp.settings.traces
+    sc = exp.points[0].scenario
+    assert [(t.cc, t.ecn) for t in sc.tcp] == [("prague", "l4s"), ("cubic", "off")]
+    assert [c.ecn for c in sc.cbr] == ["ect1", "not_ect"]
+    assert sc.down.queue.kind == "dualpi2"
+
+
+def _check_outputs(files: list[Path]) -> None:
+    suffixes = sorted(f.suffix for f in files)
+    assert suffixes == [".csv", ".md", ".png", ".svg"]
+    assert all(f.exists() and f.stat().st_size > 0 for f in files)
+    png = next(f for f in files if f.suffix == ".png")
+    assert png.stat().st_size > 20_000
+
+
+def test_today_queues_tiny_run_draws_and_claims(tmp_path: Path):
+    # A subset of grids if the sweep allows: here every variant, ADSL1 and cable, 1 trial
+    # of 15 s (a few seconds on 2 cores).
+    grids = _grids("today-queues")
+    exp = load_experiment(
+        experiment_path("today-queues"),
+        [("experiment.name", "tq-tiny"), *TINY, ("sweep", grids)],
+    )
+    run_experiment(exp, tmp_path / "tq", progress=False)
+    store = Store(tmp_path / "tq")
+    t = T.today_table(store)
+    assert len(t) == len(exp.points)
+    assert (t.trials == 1).all()
+    assert (t.goodput_bps > 0).all() and (t.acks_offered_per_s > 0).all()
+    assert (t.acks_sent_per_s <= t.acks_offered_per_s).all()
+    files = T.today_queues(store, tmp_path / "fig" / "today-queues", "test")
+    _check_outputs(files)
+    md = next(f for f in files if f.suffix == ".md").read_text()
+    assert "drop-tail" in md and "ADSL1" in md and "cable" in md
+    claims = T.today_claims(store)
+    assert claims and all(isinstance(c, Claim) for c in claims)
+    assert all(isinstance(c.holds, bool) for c in claims)
+    assert {c.text[:3] for c in claims} >= {"(b)", "(c)"}
+
+
+def test_today_l4s_tiny_run_draws_and_claims(tmp_path: Path):
+    exp = load_experiment(
+        experiment_path("l4s-coupling"),
+        [("experiment.name", "l4s-tiny"), *TINY, ("sweep.rtt", ["20ms"])],
+    )
+    run_experiment(exp, tmp_path / "l4s", progress=False)
+    store = Store(tmp_path / "l4s")
+    t = T.l4s_table(store)
+    assert list(t.index) == [20.0]
+    r = t.iloc[0]
+    assert r.prague_bps > 0 and r.cubic_bps > 0
+    assert math.isfinite(r.l_p99_s) and r.l_p99_s >= r.l_p95_s * 0.999
+    files = T.l4s_coupling(store, tmp_path / "fig" / "today-l4s", "test")
+    _check_outputs(files)
+    claims = T.l4s_claims(store)
+    assert len(claims) == 2 and all(isinstance(c.holds, bool) for c in claims)
+
+
+def test_claims_only_about_variants_present(tmp_path: Path):
+    # A store with drop-tail only yields none of the claims (a)-(d), and no error.
+    grids = [g for g in _grids("today-queues") if g["tags.queue"] == ["drop-tail"]]
+    exp = load_experiment(
+        experiment_path("today-queues"),
+        [("experiment.name", "tq-dt"), *TINY, ("scenario.duration", "8s"), ("sweep", grids)],
+    )
+    run_experiment(exp, tmp_path / "dt", progress=False)
+    assert T.today_claims(Store(tmp_path / "dt")) == []
