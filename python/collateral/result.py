@@ -260,7 +260,8 @@ class Result:
                 f"{f['flow']} TCP {f['cc']} {f['direction']}",
                 _bps(f["goodput_bps"]),
                 f"{f['retransmits']} rtx"
-                + (f" {f['timeouts']} RTO" if f.get("timeouts") is not None else ""),
+                + (f" {f['timeouts']} RTO" if f.get("timeouts") is not None else "")
+                + (f" {f['ecn_reductions']} ECN" if f.get("ce_received") else ""),
                 "",
                 "",
                 "",

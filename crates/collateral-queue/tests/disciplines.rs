@@ -7,14 +7,18 @@
 //! * hard limits hold (per class for CBQ);
 //! * single-FIFO disciplines serve in arrival order (CBQ within each class);
 //! * discipline-specific state stays consistent (RED's average, FRED's per-flow counts,
-//!   CBT's per-class counts).
+//!   CBT's per-class counts);
+//! * no queue marks a Not-ECT packet or changes more of the TOS byte than the CE bits
+//!   (RFC 3168 §5), whatever its ECN switches — CoDel, FQ-CoDel, PIE, RED, DualPI2 and
+//!   CAKE included (DualPI2 and CAKE with the generic invariants here; their own
+//!   modules test per-queue order and their state).
 
 use std::collections::BTreeSet;
 
 use collateral_queue::cbq::DEFAULT_QUANTUM;
 use collateral_queue::cbt::CbtTcp;
 use collateral_queue::{
-    Cbq, CbqConfig, Cbt, CbtConfig, Codel, CodelConfig, Discipline, FqCodel, FqCodelConfig, Fred,
+    Cake, CakeConfig, DualPi2, DualPi2Config, Cbq, CbqConfig, Cbt, CbtConfig, Codel, CodelConfig, Discipline, FqCodel, FqCodelConfig, Fred,
     FredConfig, FullRule, Nanos, Packet, PacketKind, PerClass, Pie, PieConfig, Red, RedConfig,
     TcpAverage, TrafficClass,
 };
@@ -471,6 +475,58 @@ proptest! {
                 let mut probe = q.clone();
                 prop_assert!(probe.dequeue(0, &mut Vec::new()).is_some() || probe.waiting() == 0);
             }
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn dualpi2_invariants(
+        (limit, scheduler, overload, early, step_pkts, seed) in (
+            1u64..80,
+            prop_oneof![Just("ts_fifo"), Just("wrr")],
+            any::<bool>(),
+            any::<bool>(),
+            0u32..4,
+            any::<u64>(),
+        ),
+        ops in ops(),
+    ) {
+        let cfg: DualPi2Config = serde_json::from_value(serde_json::json!({
+            "limit": limit, "scheduler": scheduler, "drop_overload": overload,
+            "drop_early": early, "min_qlen_step": step_pkts, "seed": seed,
+            "tupdate_ns": 1_000_000, "target_ns": 2_000_000,
+        })).unwrap();
+        let mut q = DualPi2::new(&cfg).unwrap();
+        drive(&mut q, ops, false, false, |q, t| {
+            prop_assert!(q.packets() as u64 <= limit);
+            prop_assert_eq!(q.stats().drops(), t.drops.len() as u64);
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn cake_invariants(
+        (bw, diffserv, isolation, ack, ecn, seed) in (
+            prop_oneof![Just(0u64), 100_000u64..20_000_000],
+            prop_oneof![Just("besteffort"), Just("diffserv3"), Just("diffserv4"),
+                        Just("diffserv8")],
+            prop_oneof![Just("flows"), Just("triple_isolate"), Just("dual_dsthost"),
+                        Just("flowblind")],
+            prop_oneof![Just("off"), Just("normal"), Just("aggressive")],
+            any::<bool>(),
+            any::<u64>(),
+        ),
+        (overhead, atm, memory) in (-20i32..60, any::<bool>(), 3000u64..60_000),
+        ops in ops(),
+    ) {
+        let cfg: CakeConfig = serde_json::from_value(serde_json::json!({
+            "bandwidth_bps": bw, "diffserv": diffserv, "isolation": isolation,
+            "ack_filter": ack, "ecn": ecn, "seed": seed, "overhead": overhead, "atm": atm,
+            "memory_limit": memory,
+        })).unwrap();
+        let mut q = Cake::new(&cfg).unwrap();
+        drive(&mut q, ops, false, false, |q, _t| {
+            prop_assert!(q.bytes() <= memory + 1500);
             Ok(())
         })?;
     }
