@@ -23,8 +23,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    AnyQueue, Cake, CakeConfig, Cbq, CbqConfig, Cbt, CbtConfig, Codel, CodelConfig, DualPi2, DualPi2Config, FqCodel,
-    FqCodelConfig, Fred, FredConfig, Pie, PieConfig, Red, RedConfig,
+    AnyQueue, Cake, CakeConfig, Cbq, CbqConfig, Cbt, CbtConfig, Codel, CodelConfig, DualPi2,
+    DualPi2Config, FqCodel, FqCodelConfig, Fred, FredConfig, Pie, PieConfig, Red, RedConfig,
 };
 
 /// A RED, FRED, CBT, CBQ, CoDel, FQ-CoDel, PIE, DualPI2 or CAKE configuration.

@@ -18,9 +18,9 @@ use std::collections::BTreeSet;
 use collateral_queue::cbq::DEFAULT_QUANTUM;
 use collateral_queue::cbt::CbtTcp;
 use collateral_queue::{
-    Cake, CakeConfig, DualPi2, DualPi2Config, Cbq, CbqConfig, Cbt, CbtConfig, Codel, CodelConfig, Discipline, FqCodel, FqCodelConfig, Fred,
-    FredConfig, FullRule, Nanos, Packet, PacketKind, PerClass, Pie, PieConfig, Red, RedConfig,
-    TcpAverage, TrafficClass,
+    Cake, CakeConfig, Cbq, CbqConfig, Cbt, CbtConfig, Codel, CodelConfig, Discipline, DualPi2,
+    DualPi2Config, FqCodel, FqCodelConfig, Fred, FredConfig, FullRule, Nanos, Packet, PacketKind,
+    PerClass, Pie, PieConfig, Red, RedConfig, TcpAverage, TrafficClass,
 };
 use proptest::prelude::*;
 
@@ -200,12 +200,18 @@ fn drive<Q: Discipline>(
     prop_assert_eq!(seen.len() as u64, t.offered);
     // RFC 3168 §5: a queue never marks a Not-ECT packet, and changes nothing else of
     // the TOS byte; a changed codepoint is CE.
-    let mut tos_ok = |p: &Packet| {
+    let tos_ok = |p: &Packet| {
         let was = sent_tos[&p.seq];
         p.tos == was || (was & 3 != 0 && p.tos == was | 3)
     };
     for p in t.drops.iter().chain(t.departed.iter()) {
-        prop_assert!(tos_ok(p), "packet {} tos {:#x} was {:#x}", p.seq, p.tos, sent_tos[&p.seq]);
+        prop_assert!(
+            tos_ok(p),
+            "packet {} tos {:#x} was {:#x}",
+            p.seq,
+            p.tos,
+            sent_tos[&p.seq]
+        );
     }
     let mut bad = None;
     q.visit(&mut |p| {

@@ -182,7 +182,10 @@ fn fq_codel_marks_by_default_and_counts_marks() {
         (p, d, q.stats())
     };
     let (p, d, s) = run(Ecn::Ect1, true);
-    assert_eq!((p.seq, p.ecn(), d.len(), s.marked, s.codel), (1, Ecn::Ce, 0, 1, 0));
+    assert_eq!(
+        (p.seq, p.ecn(), d.len(), s.marked, s.codel),
+        (1, Ecn::Ce, 0, 1, 0)
+    );
     let (p, d, s) = run(Ecn::NotEct, true);
     assert_eq!((p.seq, d.len(), s.marked, s.codel), (2, 1, 0, 1));
     let (p, d, s) = run(Ecn::Ect0, false);

@@ -149,7 +149,10 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
             return Err(format!("{}: {} is not a DSCP (0..=63)", k("tag"), c.tag));
         }
         if c.ecn == Ecn::Ce {
-            return Err(format!("{}: a source sends not_ect, ect0 or ect1, not ce", k("ecn")));
+            return Err(format!(
+                "{}: a source sends not_ect, ect0 or ect1, not ce",
+                k("ecn")
+            ));
         }
         if let Some(s) = c.start_ns {
             time(&k("start_ns"), s)?;

@@ -113,6 +113,9 @@ impl QueueConfig {
 /// A direction's queue discipline: drop-tail with one of the three rules (`{"rule":
 /// "fb-strict", "limit": 20000}`), or an AQM/scheduler of the queue crate tagged by
 /// `kind` (`{"kind": "red", ...}`, see `collateral_queue::DisciplineConfig`).
+/// Built once per trial and direction, never on the hot path: the size of CAKE's
+/// configuration in the enum costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum Queue {

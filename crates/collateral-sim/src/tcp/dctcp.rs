@@ -152,8 +152,10 @@ mod tests {
     use crate::tcp::TcpConfig;
 
     fn dctcp(prague: bool) -> Dctcp {
-        let mut c = TcpConfig::default();
-        c.abc = true;
+        let c = TcpConfig {
+            abc: true,
+            ..TcpConfig::default()
+        };
         Dctcp::new(Growth::from_config(&c), prague)
     }
 

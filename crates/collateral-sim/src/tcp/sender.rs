@@ -332,7 +332,11 @@ impl Sender {
     /// Linux's does. No RTT sample yet: no pacing.
     fn window_pacing_rate(&self) -> Option<u64> {
         let srtt = self.srtt.filter(|&s| s > 0)?;
-        let ratio = if self.w.cwnd < self.w.ssthresh / 2 { 200 } else { 120 };
+        let ratio = if self.w.cwnd < self.w.ssthresh / 2 {
+            200
+        } else {
+            120
+        };
         let segs = self.w.cwnd.max(self.in_flight()) as u128;
         let bps = self.cfg.mss as u128 * 8 * segs * ratio * 1_000_000_000 / (100 * srtt as u128);
         Some(bps.clamp(1, u64::MAX as u128) as u64)
@@ -362,10 +366,7 @@ impl Sender {
             ack,
             snd_nxt: self.snd_nxt,
         });
-        if !ece
-            || ack < self.cwr_high
-            || matches!(self.state, CaState::Recovery | CaState::Loss)
-        {
+        if !ece || ack < self.cwr_high || matches!(self.state, CaState::Recovery | CaState::Loss) {
             return;
         }
         let flight = self.flight();
@@ -619,8 +620,7 @@ impl Sender {
                     self.sacked_out = 0;
                     // Grow only when the window was the limit (RFC 7661's cwnd-limited
                     // rule, Linux's tcp_is_cwnd_limited).
-                    if prior_in_flight >= self.w.cwnd.min(self.cfg.rwnd_segments)
-                        && !self.in_cwr()
+                    if prior_in_flight >= self.w.cwnd.min(self.cfg.rwnd_segments) && !self.in_cwr()
                     {
                         self.cc.on_ack(&mut self.w, &a);
                     }
@@ -920,7 +920,10 @@ mod tests {
         // 10; CWR goes on the next new segment. 19 in flight > cwnd: nothing is sent.
         s.on_ecn_echo(MS, 1, tcp_flags::ECE);
         s.on_ack(MS, 1, 0, &mut out);
-        assert_eq!((s.w.cwnd, s.w.ssthresh, s.stats.ecn_reductions), (10, 10, 1));
+        assert_eq!(
+            (s.w.cwnd, s.w.ssthresh, s.stats.ecn_reductions),
+            (10, 10, 1)
+        );
         assert!(out.is_empty());
         // More ECE within the window (segments up to snd_nxt = 20): no second cut, and
         // no growth while in CWR.
