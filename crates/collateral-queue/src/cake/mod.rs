@@ -123,7 +123,7 @@ impl Default for CakeConfig {
 }
 
 /// Linux's packet limit (`sch->limit`) times the Ethernet MTU (`psched_mtu`).
-const MEMORY_CAP: u64 = 10240 * 1514;
+const MEMORY_CAP: u64 = 10240 * shaper::PSCHED_MTU as u64;
 
 impl CakeConfig {
     pub fn validate(&self) -> Result<(), String> {
@@ -281,7 +281,10 @@ impl Cake {
     pub fn new(cfg: &CakeConfig) -> Result<Self, String> {
         cfg.validate()?;
         let rate = cfg.bandwidth_bps;
-        let mtu = shaper::adjusted_len(1500, cfg.overhead, cfg.mpu, cfg.atm);
+        // sch_cake `cake_config_*` pass `psched_mtu(dev)` to `cake_set_rate` as is: the
+        // device MTU plus its link header, with neither the configured overhead nor ATM
+        // cells (those apply to packets' shaper costs only).
+        let mtu = shaper::PSCHED_MTU;
         let tins = (0..cfg.diffserv.tin_count())
             .map(|i| {
                 let (tin_rate, quantum) = cfg.diffserv.tin_share(i, rate);

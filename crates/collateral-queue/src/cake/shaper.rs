@@ -25,6 +25,13 @@ use crate::Nanos;
 /// sch_cake `MIN_RATE` (64 bytes/s): a threshold is never slower, so it always unwedges.
 pub(super) const MIN_RATE_BPS: u64 = 64 * 8;
 
+/// Linux's `psched_mtu` of an Ethernet device (1500 + 14 B): the packet size every
+/// tin's COBALT parameters are scaled with (`mtu_time`, the low-rate target and
+/// interval; sch_cake `cake_set_rate`). Linux uses it as is, whatever the overhead,
+/// MPU or ATM settings: at 256 kbit/s with ATM framing an MTU *costs* 1696 B on the
+/// shaper, but `mtu_time` stays 1514 B · 8 / rate = 47.3 ms.
+pub(super) const PSCHED_MTU: u32 = 1514;
+
 /// The bytes `len` (IP length) costs on the shaped link (sch_cake `cake_calc_overhead`,
 /// without its min/max statistics and PTM mode).
 #[inline]

@@ -636,3 +636,162 @@ proptest! {
         );
     }
 }
+
+/// What [`run_cbr_beside_bulk`] saw of the CBR flow.
+struct CbrRun {
+    sent: usize,
+    dropped: usize,
+    /// Sojourn times (ns) of the delivered CBR packets, in delivery order, with the
+    /// delivery time.
+    sojourns: Vec<(Nanos, Nanos)>,
+    /// Bytes of the bulk flow delivered.
+    bulk_bytes: u64,
+}
+
+/// Drives a shaped CAKE in time for `duration`: flow 1 (host 0, DSCP 0, `bulk_len`-byte
+/// packets) is kept backlogged — it never responds to drops, like a full TCP window —
+/// and flow 2 (host 1, DSCP `dscp`, a UDP call) sends `cbr_len` bytes every `gap`.
+/// Dequeues happen whenever the shaper allows, as the link would ask.
+fn run_cbr_beside_bulk(
+    cfg: CakeConfig,
+    bulk_len: u32,
+    cbr_len: u32,
+    gap: Nanos,
+    dscp: u8,
+    duration: Nanos,
+) -> CbrRun {
+    let mut q = cake(cfg);
+    let mut d = Vec::new();
+    let mut run = CbrRun {
+        sent: 0,
+        dropped: 0,
+        sojourns: Vec::new(),
+        bulk_bytes: 0,
+    };
+    let (mut now, mut next_cbr, mut bulk_queued, mut seq) = (0, 0, 0u32, 0);
+    while now < duration {
+        if now >= next_cbr {
+            let mut p = with_dscp(pkt(2, seq, cbr_len, now), dscp);
+            p.kind = PacketKind::Cbr;
+            p.src = 1;
+            q.enqueue(now, p, &mut d);
+            run.sent += 1;
+            seq += 1;
+            next_cbr += gap;
+        }
+        while bulk_queued < 2 {
+            q.enqueue(now, pkt(1, seq, bulk_len, now), &mut d);
+            bulk_queued += 1;
+            seq += 1;
+        }
+        let out = q.dequeue(now, &mut d);
+        for p in d.drain(..) {
+            match p.flow {
+                1 => bulk_queued -= 1,
+                _ => run.dropped += 1,
+            }
+        }
+        match out {
+            Some(p) if p.flow == 1 => {
+                bulk_queued -= 1;
+                run.bulk_bytes += p.len as u64;
+            }
+            Some(p) => run.sojourns.push((now, now - p.arrived)),
+            None => now = q.ready_at().min(next_cbr).max(now + 1),
+        }
+    }
+    run
+}
+
+fn percentile(mut xs: Vec<Nanos>, p: f64) -> Nanos {
+    xs.sort_unstable();
+    xs[((xs.len() - 1) as f64 * p).round() as usize]
+}
+
+#[test]
+fn an_unresponsive_flow_just_over_its_share_is_held_near_target() {
+    // 10 Mbit/s besteffort, per-flow isolation, no overhead: mtu_time = 1514 B at
+    // 10 Mbit/s = 1.21 ms, so COBALT runs with CoDel's own 5 ms / 100 ms (the 1.5 and 4
+    // MTU-time floors are below 5 ms). Flow 1 is always backlogged; the call sends 1000 B
+    // every 1.5238 ms = 5.25 Mbit/s, 1.05 × its max-min share of 5 Mbit/s (DRR shares
+    // bytes). COBALT must drop the excess, 0.25 Mbit/s = 31 packets/s, i.e. 1/21 = 4.8 %
+    // of the call. CoDel reaches that rate when interval/√count = 32 ms, count ≈ 10,
+    // Σ_{k≤10} 100 ms/√k ≈ 0.5 s after the sojourn first exceeds the target; meanwhile
+    // the queue grows by at most 31 packets/s × 0.5 s ≈ 16 packets, 16 × 1.6 ms ≈ 25 ms
+    // at the call's 5 Mbit/s. So, after that first ramp, the sojourn stays within tens
+    // of ms of the 5 ms target and the loss near 4.8 %; the bulk flow keeps its 5 Mbit/s.
+    let cfg = CakeConfig {
+        bandwidth_bps: 10_000_000,
+        diffserv: Diffserv::Besteffort,
+        isolation: Isolation::Flows,
+        ..Default::default()
+    };
+    let run = run_cbr_beside_bulk(cfg, 1500, 1000, 1_523_810, 0, 20_000 * MS);
+    let loss = run.dropped as f64 / run.sent as f64;
+    assert!((0.035..0.065).contains(&loss), "loss {loss}");
+    let late: Vec<Nanos> = run
+        .sojourns
+        .iter()
+        .filter(|&&(t, _)| t > 5_000 * MS)
+        .map(|&(_, s)| s)
+        .collect();
+    let all: Vec<Nanos> = run.sojourns.iter().map(|&(_, s)| s).collect();
+    let (med, p99, max) = (
+        percentile(late.clone(), 0.5),
+        percentile(late.clone(), 0.99),
+        percentile(all, 1.0),
+    );
+    assert!(med < 20 * MS, "median sojourn {med} ns");
+    assert!(p99 < 50 * MS, "p99 sojourn {p99} ns");
+    assert!(max < 60 * MS, "max sojourn {max} ns (ramp included)");
+    let bulk_bps = run.bulk_bytes as f64 * 8.0 / 20.0;
+    assert!((4.7e6..5.2e6).contains(&bulk_bps), "bulk {bulk_bps} bit/s");
+}
+
+#[test]
+fn an_ef_call_above_the_voice_threshold_is_capped_there_with_linux_cobalt_floors() {
+    // The ADSL1 upstream in miniature: 256 kbit/s, PPPoA (10 B) + ATM, diffserv3. The
+    // call (186 B every 20 ms, EF → Voice) costs 186 + 10 → 5 cells = 265 B = 106 kbit/s
+    // on the wire; Voice's threshold is 256/4 = 64 kbit/s. With Best Effort always
+    // backlogged its threshold clock (the full rate, advanced only by its own packets)
+    // is always due, so Voice is served only when its own clock is due: 64 kbit/s =
+    // 30.2 packets/s of 50, a loss of 39.6 % (sch_cake: shaped tin choice in
+    // `cake_dequeue`, `cake_advance_shaper`). Voice's COBALT parameters scale with its
+    // rate and Linux's psched_mtu, 1514 B, not the 1696 B an MTU costs with ATM:
+    // mtu_time = 1514·8/64000 s = 189.25 ms, target 1.5× = 283.9 ms, interval
+    // max(100 + 283.9 − 5, 2 × 283.9) = 567.75 ms, and no signal below 4 × mtu_time =
+    // 757 ms of sojourn (`cobalt_should_drop`). Once CoDel's count has ramped to the
+    // 20 drops/s needed (interval/√count = 50 ms, count ≈ 129, ~13 s; the queue built
+    // on the way drains by the drops above that rate), the sojourn rides at 757 ms: it
+    // leaves the dropping state a packet or two below it and is back above within a
+    // few packet times at 30 packets/s (33 ms each). With the ATM-inflated 1696 B the
+    // floor would be 848 ms.
+    let cfg = CakeConfig {
+        bandwidth_bps: 256_000,
+        overhead: 10,
+        atm: true,
+        ..Default::default()
+    };
+    let q = cake(cfg.clone());
+    let v = &q.tins[2].cparams;
+    assert_eq!(v.mtu_time, 189_250_000);
+    assert_eq!((v.target, v.interval), (283_875_000, 567_750_000));
+    let be = &q.tins[0].cparams;
+    assert_eq!(be.mtu_time, 47_312_500); // 1514 B at 256 kbit/s
+
+    let run = run_cbr_beside_bulk(cfg, 1500, 186, 20 * MS, EF, 120_000 * MS);
+    let late: Vec<Nanos> = run
+        .sojourns
+        .iter()
+        .filter(|&&(t, _)| t > 60_000 * MS)
+        .map(|&(_, s)| s)
+        .collect();
+    let delivered_late = late.len() as f64 / 60.0;
+    assert!(
+        (29.0..31.5).contains(&delivered_late),
+        "{delivered_late} packets/s"
+    );
+    let (lo, hi) = (percentile(late.clone(), 0.0), percentile(late, 1.0));
+    assert!(lo > 757 * MS - 100 * MS, "min sojourn {lo} ns");
+    assert!(hi < 757 * MS + 70 * MS, "max sojourn {hi} ns");
+}

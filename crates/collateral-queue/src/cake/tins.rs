@@ -14,6 +14,13 @@
 //! stays within its threshold, and above it falls back to competing on its clock —
 //! else the tin whose clock is earliest. Unshaped there are no clocks and the tins
 //! share by weighted DRR over `tin_quantum`.
+//!
+//! A consequence (Linux's too): Best Effort's threshold is the full rate and its clock
+//! moves only with its own packets, so while it is backlogged it is always due, and a
+//! higher tin above its threshold is served only when its own clock comes due — it gets
+//! its threshold, not more. On a 256 kbit/s upstream an EF-marked G.711 call (106
+//! kbit/s with ATM cells) in Voice (1/4 = 64 kbit/s) beside an upload loses ~40 %,
+//! where in Best Effort it would get its fair share.
 
 use serde::{Deserialize, Serialize};
 
