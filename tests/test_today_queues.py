@@ -33,14 +33,20 @@ def test_today_queues_loads_with_the_designed_points():
     exp = load_experiment(experiment_path("today-queues"))
     queues = [g["tags.queue"][0] for g in _grids("today-queues")]
     assert sorted(queues) == sorted(T.VARIANTS), "one grid per variant the figure knows"
-    # Each variant: (1, 4 downloads) x (ADSL1, cable).
-    assert len(exp.points) == 4 * len(queues)
+    # Each variant: (1, 4 downloads) x (no upload, 1 upload) x (ADSL1, cable).
+    assert len(exp.points) == 8 * len(queues)
     assert exp.settings.trials == 3
-    seen = {(p.tags["queue"], p.tags["link"], p.tags["downloads"]) for p in exp.points}
+    assert exp.settings.traces == ["drops"], "the ACK count with an upload needs it"
+    seen = {
+        (p.tags["queue"], p.tags["link"], p.tags["downloads"], p.tags["uploads"])
+        for p in exp.points
+    }
     assert len(seen) == len(exp.points)
+    assert {(p.tags["downloads"], p.tags["uploads"]) for p in exp.points} == set(T.MIXES)
     for p in exp.points:
         sc = p.scenario
-        assert len(sc.tcp) == p.tags["downloads"]
+        dirs = [t.direction for t in sc.tcp]
+        assert dirs == ["down"] * p.tags["downloads"] + ["up"] * p.tags["uploads"]
         assert [(c.app, c.direction) for c in sc.cbr] == [
             ("g711", "down"),
             ("g711", "up"),
@@ -60,6 +66,9 @@ def test_today_queues_loads_with_the_designed_points():
         if p.tags["queue"] == "drop-tail":
             want = (7, 4) if adsl else (167, 34)
             assert (sc.down.queue.limit.amount, sc.up.queue.limit.amount) == want
+        if p.tags["queue"] == "cake-ackfilter":
+            up_q, down_q = sc.up.queue.model_dump(), sc.down.queue.model_dump()
+            assert up_q["ack_filter"] == "normal" and "ack_filter" not in down_q
 
 
 def test_quick_override_is_fast_and_valid():
@@ -101,16 +110,48 @@ def test_today_queues_tiny_run_draws_and_claims(tmp_path: Path):
     t = T.today_table(store)
     assert len(t) == len(exp.points)
     assert (t.trials == 1).all()
-    assert (t.goodput_bps > 0).all() and (t.acks_offered_per_s > 0).all()
+    assert (t.down_goodput_bps > 0).all() and (t.acks_offered_per_s > 0).all()
     assert (t.acks_sent_per_s <= t.acks_offered_per_s).all()
+    up = t.index.get_level_values("uploads") == 1
+    assert (t.up_goodput_bps[up] > 0).all() and t.up_goodput_bps[~up].isna().all()
     files = T.today_queues(store, tmp_path / "fig" / "today-queues", "test")
     _check_outputs(files)
     md = next(f for f in files if f.suffix == ".md").read_text()
     assert "drop-tail" in md and "ADSL1" in md and "cable" in md
     claims = T.today_claims(store)
     assert claims and all(isinstance(c, Claim) for c in claims)
-    assert all(isinstance(c.holds, bool) for c in claims)
-    assert {c.text[:3] for c in claims} >= {"(b)", "(c)"}
+    assert all(isinstance(c.holds, bool) or c.text.startswith("(d) ADSL1") for c in claims)
+    assert {c.text[:3] for c in claims} >= {"(a)", "(b)", "(c)", "(d)"}
+    # (a) only where an upload congests the upstream; (d) judged on cable only.
+    assert all("upload" in c.text for c in claims if c.text.startswith("(a)"))
+    assert all(
+        (c.holds is None) == ("ADSL1" in c.text) for c in claims if c.text.startswith("(d)")
+    )
+    assert all("tolerance" in c.text or c.holds is None for c in claims)
+
+
+def test_upload_alone_offers_no_acks(tmp_path: Path):
+    # The ACK count with an upload takes the upload's segments out of the upstream TCP
+    # count; with the upload alone nothing should be left (a few packets per run at most).
+    grids = []
+    for g in _grids("today-queues"):
+        if g["tags.queue"][0] in ("drop-tail", "cake-ackfilter", "fq_codel"):
+            mix = {
+                "tcp": [[{"cc": "cubic", "profile": "linux-6", "direction": "up"}]],
+                "tags.downloads": [0],
+                "tags.uploads": [1],
+            }
+            grids.append({**g, "zip": [mix, g["zip"][1]]})
+    exp = load_experiment(
+        experiment_path("today-queues"),
+        [("experiment.name", "tq-up"), *TINY, ("sweep", grids)],
+    )
+    run_experiment(exp, tmp_path / "up", progress=False)
+    df = T._trials(Store(tmp_path / "up"))
+    assert len(df) == 6
+    span = 10.0
+    assert (df.acks_offered_per_s.abs() * span <= 10).all(), df.acks_offered_per_s * span
+    assert (df.up_goodput_bps > 0).all()
 
 
 def test_today_l4s_tiny_run_draws_and_claims(tmp_path: Path):

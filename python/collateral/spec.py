@@ -384,6 +384,9 @@ class TcpSpec(_Model):
     #: ECN: off, classic (ECT(0); halve once per RTT on ECN-Echo) or l4s (ECT(1) with
     #: DCTCP's per-segment feedback; what the scalable dctcp and prague need).
     ecn: TcpEcn = "off"
+    #: Pace at Linux's window-based rate (120 % of cwnd/srtt; 200 % in slow start), as a
+    #: Linux sender with the fq qdisc does; None keeps the profile's (off).
+    pacing: bool | None = None
     start: Duration = 0
     #: When the application stops writing (None = never); data already sent is delivered.
     stop: OptionalDuration = None
@@ -442,6 +445,7 @@ class TcpSpec(_Model):
             "abc": self.abc,
             "recovery": self.recovery,
             "sack": self.sack,
+            "pacing": self.pacing,
             "rto_min_ns": self.rto_min,
             "initial_cwnd": self.initial_cwnd,
             "rwnd_segments": self.rwnd_segments,

@@ -51,6 +51,11 @@ pub struct TcpConfig {
     /// receiver's per-segment CE feedback of RFC 8257 §3.2; what `dctcp` and `prague`
     /// need). Both ends are configured alike, so negotiation always succeeds.
     pub ecn: TcpEcn,
+    /// Pace at Linux's window-based rate (`tcp_update_pacing_rate`: 200 % of
+    /// cwnd/srtt in slow start, 120 % after), as a Linux sender with the `fq` qdisc
+    /// does; off by default (Linux's default qdiscs send a window's ACK-clocked burst
+    /// at once). Prague paces whatever this says; BBR sets its own rate.
+    pub pacing: bool,
     /// CUBIC's variant and switches (used when `cc` is cubic).
     pub cubic: cubic::CubicConfig,
     /// H-TCP's flavour and switches (used when `cc` is htcp).
@@ -118,6 +123,7 @@ impl Default for TcpConfig {
             extra_delay_ns: 0,
             cc: CcKind::Newreno,
             ecn: TcpEcn::Off,
+            pacing: false,
             cubic: cubic::CubicConfig::modern(),
             htcp: htcp::HtcpConfig::linux(),
             mss: 1448,

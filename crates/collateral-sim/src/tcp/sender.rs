@@ -93,7 +93,8 @@ pub struct Sender {
     /// The flow paces or samples: the hot paths are compiled twice (`const X: bool`),
     /// so that flows doing neither pay nothing for either.
     extras: bool,
-    /// The algorithm asks for pacing at Linux's window-based rate (TCP Prague).
+    /// Pacing at Linux's window-based rate: asked for by the algorithm (TCP Prague) or
+    /// by the flow (`pacing`, a sender with `fq`).
     window_paced: bool,
     /// Linux's non-SACK scoreboard is in use (Linux recovery styles, or an algorithm
     /// that owns the window).
@@ -131,7 +132,7 @@ impl Sender {
             .has_cong_control()
             .then(|| Box::new(RateSampler::new(4 * cfg.initial_cwnd as usize)));
         let pacing_bps = cc.pacing_rate();
-        let window_paced = cc.paced_by_window();
+        let window_paced = cc.paced_by_window() || (cfg.pacing && !cc.has_cong_control());
         let extras = rate.is_some() || pacing_bps.is_some() || window_paced;
         let linux_acct = cfg.recovery != RecoveryStyle::Newreno || rate.is_some();
         Sender {
@@ -972,6 +973,35 @@ mod tests {
         let mut out = Vec::new();
         s.start(0, &mut out);
         assert!(out.iter().all(|p| p.tos == 0 && p.flags == 0));
+    }
+
+    #[test]
+    fn a_flow_with_pacing_paces_at_linux_window_rate() {
+        let cfg = TcpConfig {
+            initial_cwnd: 10,
+            pacing: true,
+            ..TcpConfig::default()
+        };
+        let mut s = Sender::new(0, &cfg, rng());
+        let mut out = Vec::new();
+        // No RTT sample yet: no pacing, the initial window goes at once.
+        s.start(0, &mut out);
+        assert_eq!(out.len(), 10);
+        out.clear();
+        // The ACK of segment 0 sent at 0, arriving at 100 ms: srtt = 100 ms; slow start
+        // (per ACK) makes cwnd 11, 9 in flight. Rate = mss·8·max(11, 9)·200 % / 0.1 s =
+        // 1448·8·11·2/0.1 = 2 548 480 bit/s (cwnd < ssthresh/2: the slow-start ratio).
+        s.on_ack(100 * MS, 1, 0, &mut out);
+        assert_eq!(s.pacing_rate(), Some(2_548_480));
+        // One segment leaves now, the next is held for 1500 B at that rate.
+        assert_eq!(out.len(), 1);
+        assert_eq!(s.pace_deadline, Some(100 * MS + pace_gap(1500, 2_548_480)));
+        // Without the switch the same ACK releases two segments at once.
+        let mut u = Sender::new(0, &TcpConfig { pacing: false, ..cfg }, rng());
+        u.start(0, &mut out);
+        out.clear();
+        u.on_ack(100 * MS, 1, 0, &mut out);
+        assert_eq!((out.len(), u.pace_deadline), (2, None));
     }
 
     #[test]
