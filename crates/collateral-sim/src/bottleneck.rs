@@ -214,7 +214,7 @@ impl Bottleneck {
             dropped: Vec::with_capacity(8),
             trace: trace.then(Vec::new),
             stats: LinkStats::default(),
-            meter: Meter::new(sc.duration_ns, sc.bin_ns, phase_starts),
+            meter: Meter::new(sc.duration_ns, sc.bin_ns, phase_starts, sc.trace.classes),
         })
     }
 

@@ -213,7 +213,11 @@ fn tcp(key: &str, t: &TcpConfig) -> Result<(), String> {
 /// The memory the scenario fixes in advance, against [`MEMORY_BUDGET`]; an error names
 /// the largest part.
 fn memory(sc: &Scenario) -> Result<(), String> {
-    let bins = (sc.duration_ns / sc.bin_ns.max(1) + 1) * 2 * 3 * size_of::<ClassCount>() as u64;
+    let bins = if sc.trace.classes {
+        (sc.duration_ns / sc.bin_ns.max(1) + 1) * 2 * 3 * size_of::<ClassCount>() as u64
+    } else {
+        0
+    };
     let mut parts: Vec<(String, u64, String)> = vec![(
         "bin_ns".into(),
         bins,

@@ -38,6 +38,8 @@ pub struct Meter {
     bin_ns: Nanos,
     /// The end of the run: the testbed's router keeps forwarding after it, uncounted.
     end: Nanos,
+    /// Per-bin counters, only for the `classes` trace (empty without it: no per-packet
+    /// cost for a trace the trial did not ask for).
     pub bins: Vec<[ClassCount; 3]>,
     /// Phase start times (increasing) and their counters.
     phase_starts: Vec<Nanos>,
@@ -45,8 +47,13 @@ pub struct Meter {
 }
 
 impl Meter {
-    pub fn new(duration: Nanos, bin_ns: Nanos, phase_starts: Vec<Nanos>) -> Self {
-        let n = (duration / bin_ns) as usize + 1;
+    /// `bins`: keep the per-bin counters of the `classes` trace.
+    pub fn new(duration: Nanos, bin_ns: Nanos, phase_starts: Vec<Nanos>, bins: bool) -> Self {
+        let n = if bins {
+            (duration / bin_ns) as usize + 1
+        } else {
+            0
+        };
         Meter {
             bin_ns,
             end: duration,
@@ -63,8 +70,10 @@ impl Meter {
             return;
         }
         let c = measured_class(pkt).index();
-        let b = ((now / self.bin_ns) as usize).min(self.bins.len() - 1);
-        f(&mut self.bins[b][c]);
+        if !self.bins.is_empty() {
+            let b = ((now / self.bin_ns) as usize).min(self.bins.len() - 1);
+            f(&mut self.bins[b][c]);
+        }
         let p = self.phase_starts.partition_point(|&s| s <= now);
         if p > 0 {
             f(&mut self.phases[p - 1][c]);
@@ -333,7 +342,27 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::quantile;
+    use super::{quantile, Meter};
+    use collateral_queue::{Packet, PacketKind};
+
+    #[test]
+    fn bins_only_for_the_classes_trace_phases_always() {
+        // 10 s in 1 s bins, phases from 0 and 5 s; two packets at 2 s and 7 s.
+        let p = Packet::new(PacketKind::Data, 0, 1500, 0, 0);
+        for bins in [false, true] {
+            let mut m = Meter::new(10_000_000_000, 1_000_000_000, vec![0, 5_000_000_000], bins);
+            m.on_arrival(2_000_000_000, &p);
+            m.on_arrival(7_000_000_000, &p);
+            let arrivals: Vec<u64> = m.phases.iter().map(|c| c[0].arrivals).collect();
+            assert_eq!(arrivals, [1, 1]);
+            if bins {
+                assert_eq!(m.bins.len(), 11);
+                assert_eq!((m.bins[2][0].arrivals, m.bins[7][0].arrivals), (1, 1));
+            } else {
+                assert!(m.bins.is_empty());
+            }
+        }
+    }
 
     #[test]
     fn quantile_matches_numpy_linear() {
