@@ -313,6 +313,15 @@ impl Bottleneck {
 
     #[inline]
     fn note_drops(&mut self, now: Nanos) {
+        // Almost always empty: skip building the drain iterator.
+        if self.scratch.is_empty() {
+            return;
+        }
+        self.note_drops_slow(now);
+    }
+
+    #[cold]
+    fn note_drops_slow(&mut self, now: Nanos) {
         for pkt in self.scratch.drain(..) {
             self.meter.on_drop(now, &pkt);
             self.stats.drops += 1;

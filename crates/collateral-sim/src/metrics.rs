@@ -43,6 +43,9 @@ pub struct Meter {
     pub bins: Vec<[ClassCount; 3]>,
     /// Phase start times (increasing) and their counters.
     phase_starts: Vec<Nanos>,
+    /// The phase of the last count and the span `[from, until)` it covers: counts come
+    /// in time order, so the search is almost never needed.
+    phase_cache: (usize, Nanos, Nanos),
     pub phases: Vec<[ClassCount; 3]>,
 }
 
@@ -59,6 +62,7 @@ impl Meter {
             end: duration,
             bins: vec![[ClassCount::default(); 3]; n],
             phases: vec![[ClassCount::default(); 3]; phase_starts.len()],
+            phase_cache: (0, 0, 0),
             phase_starts,
         }
     }
@@ -74,7 +78,14 @@ impl Meter {
             let b = ((now / self.bin_ns) as usize).min(self.bins.len() - 1);
             f(&mut self.bins[b][c]);
         }
-        let p = self.phase_starts.partition_point(|&s| s <= now);
+        let (mut p, from, until) = self.phase_cache;
+        if now < from || now >= until {
+            // `p` counts the phases started by `now`; phase p − 1 is the current one.
+            p = self.phase_starts.partition_point(|&s| s <= now);
+            let from = if p > 0 { self.phase_starts[p - 1] } else { 0 };
+            let until = self.phase_starts.get(p).copied().unwrap_or(Nanos::MAX);
+            self.phase_cache = (p, from, until);
+        }
         if p > 0 {
             f(&mut self.phases[p - 1][c]);
         }
