@@ -222,7 +222,8 @@ def test_a_plot_suffix_matplotlib_writes_is_written(tmp_path):
         tmp_path,
     )
     assert p.returncode == 0, p.stderr
-    assert (tmp_path / "f.pdf").stat().st_size > 0 and (tmp_path / "f.png").stat().st_size > 0
+    assert (tmp_path / "f.pdf").read_bytes()[:5] == b"%PDF-"
+    assert not (tmp_path / "f.png").exists(), "only the file asked for"
 
 
 def test_merge_checks_every_source_before_merging_any(tmp_path, store):

@@ -87,7 +87,8 @@ def test_simulate_json_is_parsable_and_plot_written(tmp_path):
         "count_in_service": False,
     }
     assert doc["summary"]["tcp"][0]["goodput_bps"] > 0
-    assert plot.stat().st_size > 0 and plot.with_suffix(".png").stat().st_size > 0
+    # Exactly the file asked for: an SVG, no PNG beside it.
+    assert b"<svg" in plot.read_bytes()[:1000] and not plot.with_suffix(".png").exists()
 
 
 def test_demo_prints_table_and_writes_png(tmp_path):

@@ -93,10 +93,13 @@ def test_simulate_takes_scenario_or_kwargs_not_both():
         collateral.simulate(queue="0p")
 
 
-def test_fig_cwnd_delay_writes_png_and_svg(demo, tmp_path):
+def test_fig_cwnd_delay_writes_the_format_asked_for(demo, tmp_path):
     paths = fig_cwnd_delay(demo, 5.0, 15.0, tmp_path / "fig1.svg")
-    assert [p.suffix for p in paths] == [".png", ".svg"]
+    assert paths == [tmp_path / "fig1.svg"] and b"<svg" in paths[0].read_bytes()[:1000]
+    assert not (tmp_path / "fig1.png").exists()
+    paths = fig_cwnd_delay(demo, 5.0, 15.0, tmp_path / "fig1.png")
     assert paths[0].read_bytes()[:4] == b"\x89PNG" and paths[0].stat().st_size > 10_000
-    assert b"<svg" in paths[1].read_bytes()[:1000]
+    # No suffix: a PNG.
+    assert fig_cwnd_delay(demo, 5.0, 15.0, tmp_path / "fig2") == [tmp_path / "fig2.png"]
     with pytest.raises(ValueError, match="empty plot window"):
         fig_cwnd_delay(demo, 10.0, 10.0, tmp_path / "x.png")

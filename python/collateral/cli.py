@@ -145,7 +145,7 @@ def _short(value: object, limit: int = 60) -> str:
 
 _NAME_MAX = 255  # bytes in one path component (Linux NAME_MAX)
 _PATH_MAX = 4096
-#: Formats a figure can be written in besides PNG (always written): its suffix says.
+#: Formats a figure can be written in: its suffix says (none: PNG).
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf", ".eps", ".ps", ".jpg", ".jpeg", ".tif", ".tiff")
 
 
@@ -202,7 +202,7 @@ def _output_file(
 ) -> Path:
     """An output file: not empty, not a directory, a name the file system takes, in a
     directory that exists (or can be created) and is writable. A figure's suffix must be
-    one it can be written as (PNG is always written beside it)."""
+    one it can be written as; only that file is written (no suffix: a PNG)."""
     p = _path(option, text, f"a file name such as {example}")
     shown = _short(text)
     if str(text).endswith(("/", os.sep)) or p.name in ("", ".", "..") or p.is_dir():
@@ -213,9 +213,9 @@ def _output_file(
         if suffix and suffix not in FIGURE_SUFFIXES:
             _fail(
                 f"{option}: {shown}: cannot write a figure as {p.suffix!r}; give a name ending"
-                f" {', '.join(FIGURE_SUFFIXES)} (a PNG is always written)"
+                f" {', '.join(FIGURE_SUFFIXES)}"
             )
-        targets = [p.with_suffix(".png")] + ([p] if suffix not in ("", ".png") else [])
+        targets = [p if suffix else p.with_suffix(".png")]
     for t in targets:
         if len(os.fsencode(t.name)) > _NAME_MAX:
             _fail(f"{option}: {shown}: the name {t.name[:20]}... is longer than {_NAME_MAX} bytes")

@@ -27,7 +27,7 @@ _STYLE = {
 }
 
 
-#: Formats a figure is written in besides PNG (always written), by its path's suffix.
+#: Formats a figure is written in besides PNG, by its path's suffix.
 EXTRA_FORMATS = (".svg", ".pdf", ".eps", ".ps", ".jpg", ".jpeg", ".tif", ".tiff")
 
 
@@ -47,28 +47,29 @@ def check_figure_path(path: str | Path) -> Path:
 
 
 def save(fig: plt.Figure, path: str | Path, svg: bool | None = None) -> list[Path]:
-    """Writes ``fig`` as a 150 dpi PNG at ``path`` (suffix replaced) and, when ``path``
-    ends in .svg, .pdf, ... (:data:`EXTRA_FORMATS`; or ``svg`` is true: as SVG), in that
-    format too; closes it; returns the files."""
+    """Writes ``fig`` to ``path`` in the format its suffix names (.png, the default
+    without a suffix, or one of :data:`EXTRA_FORMATS`; PNG at 150 dpi) and nothing else;
+    with ``svg`` true (the reproductions), as a PNG and an SVG beside each other. Closes
+    the figure; returns the files written."""
     try:
         path = check_figure_path(path)
     except ValueError:
         plt.close(fig)
         raise
     suffix = path.suffix.lower()
-    extra = [".svg"] if svg or (svg is None and suffix == ".svg") else []
-    if suffix in EXTRA_FORMATS and suffix not in extra:
-        extra.append(suffix)
+    if svg:
+        targets = [path.with_suffix(".png"), path.with_suffix(".svg")]
+    elif suffix in EXTRA_FORMATS:
+        targets = [path]
+    else:
+        targets = [path.with_suffix(".png")]
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        written = [path.with_suffix(".png")]
-        fig.savefig(written[0], dpi=150)
-        for ext in extra:
-            written.append(path.with_suffix(ext) if ext != suffix else path)
-            fig.savefig(written[-1], dpi=150)
+        for t in targets:
+            fig.savefig(t, dpi=150)
     finally:
         plt.close(fig)
-    return written
+    return targets
 
 
 def fig_cwnd_delay(
@@ -122,11 +123,12 @@ def fig_cwnd_queue(
     path: str | Path = "out.png",
     direction: str = "down",
     title: str | None = None,
+    svg: bool | None = None,
 ) -> list[Path]:
     """cwnd above the bottleneck queue's occupancy (packets) on a shared time axis, as
     Huebner 2008 plotted them: each epoch the queue fills with the window and drains after
     the back-off; how far it drains is the algorithm's signature. The default window is
-    three congestion epochs (:func:`three_epochs`)."""
+    three congestion epochs (:func:`three_epochs`). ``svg``: as :func:`save`."""
     if t0 is None or t1 is None:
         e0, e1 = three_epochs(result)
         t0 = e0 if t0 is None else t0
@@ -154,7 +156,7 @@ def fig_cwnd_queue(
             if result.scenario is not None:
                 title += "\n" + result.scenario.describe()
         fig.suptitle(title)
-        return save(fig, path)
+        return save(fig, path, svg=svg)
 
 
 def _cwnd_panel(ax: plt.Axes, result: Result, t0: float, t1: float) -> None:

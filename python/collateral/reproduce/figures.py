@@ -570,7 +570,9 @@ def huebner_epochs(store: Store, stem: Path, label: str) -> list[Path]:
             f"{label}: {_setup(row)}\n10 Mbit/s, RTT 80 ms, 1-BDP queue (67 slots),"
             f" mean epoch {row['tcp0_epoch_mean_s']:.2f} s over the trial"
         )
-        files += fig_cwnd_queue(r, path=stem.parent / f"{stem.name}-{name}.svg", title=title)
+        files += fig_cwnd_queue(
+            r, path=stem.parent / f"{stem.name}-{name}.svg", title=title, svg=True
+        )
     return files
 
 
