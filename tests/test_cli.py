@@ -124,3 +124,16 @@ def test_simulate_takes_an_aqm_an_app_and_web_users():
             [sys.executable, "-m", "collateral", "simulate", *bad], capture_output=True, text=True
         )
         assert p.returncode == 2 and p.stderr.count("\n") == 1 and msg in p.stderr, p.stderr
+
+
+def test_output_piped_to_a_file_is_not_cut():
+    """Piped (not a terminal), no cell is cut to fit 80 columns (a wide table: web users
+    and an application flow numbered past 1000)."""
+    p = run(
+        "simulate",
+        *("--duration", "6s", "--warmup", "2s", "--web-users", "300", "--app", "quake3"),
+        *("--cbr", "down"),
+    )
+    assert p.returncode == 0, p.stderr
+    assert "\u2026" not in p.stdout, p.stdout
+    assert any("web 300 users · seed 1" in ln for ln in p.stdout.splitlines()), p.stdout

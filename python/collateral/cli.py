@@ -194,6 +194,14 @@ def _check_new_parent(option: str, shown: str, target: Path, probe: bool) -> Non
         _check_writable_dir(option, shown, a)
 
 
+def _console() -> Any:
+    """A console for stdout: the terminal's width, or, piped to a file or another
+    program, no wrapping at all (rows are whole lines, as ``query`` writes them)."""
+    from rich.console import Console
+
+    return Console() if sys.stdout.isatty() else Console(width=100_000)
+
+
 def _output_file(
     option: str,
     text: object,
@@ -611,8 +619,6 @@ def _check_figure_args(args: argparse.Namespace) -> float:
 
 
 def _run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) -> int:
-    from rich.console import Console
-
     from . import _native
     from .result import Result
 
@@ -635,7 +641,7 @@ def _run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) -
     if args.json:
         print(result.to_json())
     else:
-        Console().print(result.table())
+        _console().print(result.table())
     if args.plot is not None:
         from .plots import fig_cwnd_delay
 
@@ -947,7 +953,6 @@ def _cmd_query(args: argparse.Namespace) -> int:
         print(df.to_json(orient="records", double_precision=15))
     else:
         from rich import box
-        from rich.console import Console
         from rich.table import Table
 
         shown = df if not args.max_rows else df.head(args.max_rows)
@@ -962,7 +967,7 @@ def _cmd_query(args: argparse.Namespace) -> int:
                 )
             )
         # In a pipe or a log, do not squeeze the columns into 80 characters.
-        console = Console() if sys.stdout.isatty() else Console(width=100_000)
+        console = _console()
         console.print(t)
         if len(shown) < len(df):
             console.print(f"({len(df) - len(shown)} more rows; --max-rows 0 shows all)")
@@ -1077,11 +1082,9 @@ def _add_reproduce_commands(sub: Any) -> None:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from .reproduce import STUDIES, reproduce
 
-    console = Console()
+    console = _console()
     if args.list or not args.ids:
         width = max(len(i) for i in STUDIES)
         for f in STUDIES.values():
@@ -1177,7 +1180,6 @@ def _cmd_emulate_experiment(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from rich.console import Console
     from rich.table import Table
 
     from .compare import compare_stores, fig_compare_stores
@@ -1198,7 +1200,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     for r in rows:
         diff = f"{r['diff']:+.2f} {r['diff_unit']}" if r["diff"] == r["diff"] else "n/a"
         t.add_row(f"{r['metric']} ({r['unit']})", f"{r['sim']:.4g}", f"{r['emu']:.4g}", diff)
-    Console().print(t)
+    _console().print(t)
     if args.plot is not None:
         for p in fig_compare_stores(sim, emu, args.plot):
             print(f"wrote {p}")
@@ -1294,8 +1296,6 @@ _ADVISE_OPTIONS = {
 
 
 def _cmd_advise(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from .advise import advise, plot, table
 
     if args.plot is not None:
@@ -1321,7 +1321,7 @@ def _cmd_advise(args: argparse.Namespace) -> int:
         _fail(f"{option}: {e.message}" if option else f"advise: {e}")
     except ValueError as e:  # the core stopped a trial
         _fail(f"advise: {e}")
-    Console().print(table(adv))
+    _console().print(table(adv))
     b = adv.best
     verdict = "meets the target" if b.meets else "comes closest (none meets the target)"
     print(f"recommended: {b.candidate.label} — {verdict}")
