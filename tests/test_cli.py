@@ -137,3 +137,11 @@ def test_output_piped_to_a_file_is_not_cut():
     assert p.returncode == 0, p.stderr
     assert "\u2026" not in p.stdout, p.stdout
     assert any("web 300 users · seed 1" in ln for ln in p.stdout.splitlines()), p.stdout
+
+
+def test_a_game_row_names_the_app_and_shows_its_budget_share():
+    p = run("simulate", "--duration", "6s", "--warmup", "2s", "--app", "quake3", "--cbr", "down")
+    assert p.returncode == 0, p.stderr
+    row = next(ln for ln in p.stdout.splitlines() if "quake3 down" in ln)
+    assert row.rstrip().endswith("% >100 ms"), row
+    assert "quality" in p.stdout and "CBR down" not in p.stdout

@@ -237,6 +237,7 @@ class Result:
         from rich import box
         from rich.table import Table
 
+        games = any(c.app in GAME_BUDGETS for c in (self.scenario.cbr if self.scenario else []))
         title = self.scenario.describe() if self.scenario else "collateral trial"
         if len(title) > 70:  # keep the table as narrow as its columns
             mid = title.index(" · RTT ") + 3
@@ -246,14 +247,20 @@ class Result:
             caption=f"after {self.warmup_s:g} s warm-up, of {self.duration_s:g} s;"
             " p50/p95/max of CBR one-way delay minus base"
             + (" (web: object response times)" if self.summary.get("web") else "")
-            + ";\nMOS: ITU-T G.107 E-model, G.711 with concealment, mean one-way delay and loss",
+            + ";\nMOS: ITU-T G.107 E-model, G.711 with concealment, mean one-way delay and loss"
+            + (
+                ";\ngames (quality): share of packets whose one-way delay (base included) is over"
+                " the genre's budget, lost ones included"
+                if games
+                else ""
+            ),
             box=box.SIMPLE_HEAD,  # narrow enough for an 80-column terminal
             show_edge=False,
             pad_edge=False,
             collapse_padding=True,
         )
         t.add_column("traffic", no_wrap=True)
-        for col in ("goodput", "loss", "p50", "p95", "max", "MOS"):
+        for col in ("goodput", "loss", "p50", "p95", "max", "quality" if games else "MOS"):
             t.add_column(col, justify="right", no_wrap=True)
         for f in self.tcp:
             t.add_row(
@@ -278,13 +285,18 @@ class Result:
                 "",
                 "",
             )
-        for c in self.cbr:
+        apps = [c.app for c in self.scenario.cbr] if self.scenario else []
+        for i, c in enumerate(self.cbr):
+            app = apps[i] if i < len(apps) else None
+            budget = GAME_BUDGETS.get(app or "")
             t.add_row(
-                f"{c['flow']} CBR {c['direction']}",
+                f"{c['flow']} {app or 'CBR'} {c['direction']}",
                 "",
                 f"{100 * c['loss_rate']:.2f} %",
                 *(_ms(c[k]) for k in ("delay_median_s", "delay_p95_s", "delay_max_s")),
-                _mos(c.get("mos")),
+                # A game's quality is its share of packets over the genre's budget (lost
+                # ones included); a voice flow's is the E-model MOS.
+                _share(c.get(budget[0]), budget[1]) if budget else _mos(c.get("mos")),
             )
         return t
 
@@ -298,6 +310,18 @@ def _bps(x: float) -> str:
         if x >= scale:
             return f"{x / scale:.4g} {unit}"
     return f"{x:.0f} bit/s"
+
+
+#: Games' one-way delay budgets (SPEC §6): the summary column of the share of packets
+#: over it, and its label. Other applications are rated by the E-model MOS.
+GAME_BUDGETS: dict[str, tuple[str, str]] = {
+    "quake3": ("over_100ms", "100 ms"),
+    "wow": ("over_500ms", "500 ms"),
+}
+
+
+def _share(x: float | None, budget: str) -> str:
+    return "-" if x is None or math.isnan(x) else f"{100 * x:.1f} % >{budget}"
 
 
 def _mos(m: float | None) -> str:
