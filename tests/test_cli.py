@@ -145,3 +145,16 @@ def test_a_game_row_names_the_app_and_shows_its_budget_share():
     row = next(ln for ln in p.stdout.splitlines() if "quake3 down" in ln)
     assert row.rstrip().endswith("% >100 ms"), row
     assert "quality" in p.stdout and "CBR down" not in p.stdout
+
+
+def test_implausible_values_are_warned_about_and_the_run_goes_on():
+    p = run("simulate", "--rtt", "100", "--duration", "20s")
+    assert p.returncode == 0, p.stderr
+    assert "warning: --rtt 100: read as 100 s" in p.stderr and "did you mean 100ms?" in p.stderr
+    p = run("simulate", "--down", "1500", "--up", "256kbit", "--duration", "8s", "--warmup", "2s")
+    assert p.returncode == 0 and "--down 1500: read as 1500 bit/s; did you mean 1500kbit?" in (
+        p.stderr
+    )
+    # Plausible values: no warning.
+    p = run("simulate", "--rtt", "100ms", "--duration", "8s", "--warmup", "2s")
+    assert p.returncode == 0 and "warning" not in p.stderr, p.stderr

@@ -502,7 +502,41 @@ def _option(param: str) -> str:
     return "--no-delayed-ack" if param == "delayed_ack" else "--" + param.replace("_", "-")
 
 
+def _bare_number(text: object) -> bool:
+    try:
+        float(str(text).strip())
+    except ValueError:
+        return False
+    return True
+
+
+def _warn_implausible(a: argparse.Namespace, sc: Scenario) -> None:
+    """Values that are valid but rarely meant: a warning on stderr each, naming the
+    option and what was probably meant; the run goes on."""
+    warnings = []
+    if sc.rtt >= 5_000_000_000:
+        hint = f"; did you mean {a.rtt}ms?" if _bare_number(a.rtt) else ""
+        warnings.append(f"--rtt {a.rtt}: read as {sc.rtt / 1e9:g} s, an unusual round trip{hint}")
+    for opt, text, link in (("--down", a.down, sc.down), ("--up", a.up, sc.up)):
+        if text is not None and link.rate is not None and link.rate < 10_000:
+            hint = f"; did you mean {text}kbit?" if _bare_number(text) else ""
+            warnings.append(f"{opt} {text}: read as {link.rate} bit/s{hint}")
+    if sc.duration - sc.warmup < 1_000_000_000:
+        warnings.append(
+            f"--duration {a.duration}: less than 1 s is measured after the warm-up;"
+            " figures will be noisy"
+        )
+    for w in warnings:
+        print(f"{PROG}: warning: {w}", file=sys.stderr)
+
+
 def _scenario_from_args(a: argparse.Namespace) -> Scenario:
+    sc = _scenario_from_args_unchecked(a)
+    _warn_implausible(a, sc)
+    return sc
+
+
+def _scenario_from_args_unchecked(a: argparse.Namespace) -> Scenario:
     try:
         return build_scenario(
             link=a.link,
