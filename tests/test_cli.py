@@ -158,3 +158,26 @@ def test_implausible_values_are_warned_about_and_the_run_goes_on():
     # Plausible values: no warning.
     p = run("simulate", "--rtt", "100ms", "--duration", "8s", "--warmup", "2s")
     assert p.returncode == 0 and "warning" not in p.stderr, p.stderr
+
+
+def test_queue_with_aqm_sets_its_limit_or_says_why_not():
+    def queue_of(*args):
+        p = run("simulate", *args, "--duration", "6s", "--warmup", "2s", "--json")
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout)["scenario"]["down"]["queue"]
+
+    assert queue_of("--aqm", "fq_codel", "--queue", "200p") == {"kind": "fq_codel", "limit": 200}
+    assert queue_of("--aqm", "cake", "--queue", "256kB") == {
+        "kind": "cake",
+        "memory_limit": 256_000,
+    }
+    for args, text in (
+        (("--aqm", "fq_codel", "--queue", "256kB"), "--queue: '256kB': fq_codel's limit counts"),
+        (("--aqm", "cake", "--queue", "20p"), "cake's memory_limit counts bytes"),
+        (("--aqm", "fq_codel:limit=100", "--queue", "50p"), "give it once"),
+        (("--aqm", "cbq", "--queue", "50p"), "per-class limits"),
+        (("--aqm", "fq_codel", "--rule", "ps"), "--rule"),
+    ):
+        p = run("simulate", *args, "--duration", "6s")
+        assert p.returncode == 2 and text in p.stderr, (args, p.stderr)
+        assert len(p.stderr.strip().splitlines()) == 1

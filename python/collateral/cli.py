@@ -293,9 +293,8 @@ def _add_scenario_options(p: argparse.ArgumentParser, max_tcp_flows: int = MAX_T
     g.add_argument(
         "--queue",
         metavar="LIMIT",
-        default="20kB",
         help="drop-tail limit: bytes (20kB = 20000 B, 64KiB, 1500B) or packets "
-        "(27p) (default: 20kB)",
+        "(27p) (default: 20kB); with --aqm, the AQM's limit (packets; bytes for cake)",
     )
     g.add_argument(
         "--rule",
@@ -502,6 +501,50 @@ def _option(param: str) -> str:
     return "--no-delayed-ack" if param == "delayed_ack" else "--" + param.replace("_", "-")
 
 
+#: AQMs whose hard limit `--queue` sets: the field, and whether it counts bytes.
+_AQM_LIMIT_FIELD = {
+    "red": ("limit", False),
+    "fred": ("limit", False),
+    "cbt": ("limit", False),
+    "codel": ("limit", False),
+    "fq_codel": ("limit", False),
+    "pie": ("limit", False),
+    "dualpi2": ("limit", False),
+    "cake": ("memory_limit", True),
+}
+
+
+def _aqm_with_limit(a: argparse.Namespace) -> object:
+    """``--aqm`` with ``--queue`` as its hard limit, so that neither is ignored; a limit
+    in the wrong unit, a discipline without one limit (cbq), or a limit given twice is
+    an error naming the option."""
+    if a.aqm is None or a.queue is None:
+        if a.aqm is not None and getattr(a, "rule", None) is not None:
+            _fail_param(a, "rule", "a drop-tail rule; it does not apply to --aqm")
+        return a.aqm
+    from .spec import _aqm_queue
+    from .units import parse_queue_limit
+
+    try:
+        q = dict(_aqm_queue(a.aqm))
+        limit = parse_queue_limit(a.queue)
+    except SpecError as e:
+        _fail_param(a, "aqm", e.message)
+    except ValueError as e:
+        _fail_param(a, "queue", str(e))
+    kind = str(q.get("kind"))
+    if kind not in _AQM_LIMIT_FIELD:
+        _fail_param(a, "queue", f"{kind} has per-class limits; give them in --aqm")
+    field, in_bytes = _AQM_LIMIT_FIELD[kind]
+    if field in q or "limit_rule" in q:
+        _fail_param(a, "queue", f"{kind}'s {field} is also given in --aqm; give it once")
+    if limit.in_packets == in_bytes:
+        unit, example = ("bytes", "4MB") if in_bytes else ("packets", "1000p")
+        _fail_param(a, "queue", f"{kind}'s {field} counts {unit}; give e.g. {example}")
+    q[field] = limit.amount
+    return q
+
+
 def _bare_number(text: object) -> bool:
     try:
         float(str(text).strip())
@@ -543,7 +586,7 @@ def _scenario_from_args_unchecked(a: argparse.Namespace) -> Scenario:
             down=a.down,
             up=a.up,
             rtt=a.rtt,
-            queue=a.queue,
+            queue=a.queue if a.queue is not None else "20kB",
             rule=a.rule,
             count_in_service=a.count_in_service,
             cc=a.cc,
@@ -559,7 +602,7 @@ def _scenario_from_args_unchecked(a: argparse.Namespace) -> Scenario:
             tcp_flows=a.tcp_flows,
             delayed_ack=a.delayed_ack,
             rto_min=a.rto_min,
-            aqm=a.aqm,
+            aqm=_aqm_with_limit(a),
             app=a.app,
             web_users=a.web_users,
         )
