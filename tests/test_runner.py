@@ -198,6 +198,12 @@ def test_run_shows_progress_and_query_counts_rows(tmp_path):
     assert q.stdout.splitlines() == ["n,p", "200,50"]
     q = cli("query", str(out), "SELECT down_queue_rule, count(*) AS n FROM summary GROUP BY 1")
     assert q.returncode == 0 and "fb-loose" in q.stdout and "100" in q.stdout
+    # Numbers without needless exponents; list cells in CSV as JSON.
+    q = cli("query", str(out), "SELECT 1376540.5::DOUBLE AS g, 0.000116::DOUBLE AS d")
+    assert q.returncode == 0 and "1,376,540" in q.stdout and "0.000116" in q.stdout, q.stdout
+    assert "e+06" not in q.stdout
+    q = cli("query", str(out), "SELECT [1.5, 2.0] AS l", "--format", "csv")
+    assert q.returncode == 0 and q.stdout.splitlines() == ["l", '"[1.5, 2.0]"'], q.stdout
     q = cli("query", str(out), "SELEKT 1")
     assert q.returncode == 2 and q.stderr.startswith("collateral: error: SQL:")
     q = cli("query", str(tmp_path), "SELECT 1")

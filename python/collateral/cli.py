@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import math
 import os
 import re
@@ -1025,6 +1026,10 @@ def _cmd_query(args: argparse.Namespace) -> int:
     if df is None:
         return 0
     if args.format == "csv":
+        # List cells (arrays of a trace or a sweep's values) as JSON, not numpy's repr.
+        for c in df.columns:
+            if df[c].dtype == object and df[c].map(_is_list).any():
+                df[c] = df[c].map(lambda v: json.dumps(_listify(v)) if _is_list(v) else v)
         df.to_csv(sys.stdout, index=False)
     elif args.format == "json":
         print(df.to_json(orient="records", double_precision=15))
@@ -1039,7 +1044,7 @@ def _cmd_query(args: argparse.Namespace) -> int:
         for row in shown.itertuples(index=False):
             t.add_row(
                 *(
-                    "NULL" if _is_null(v) else f"{v:.6g}" if isinstance(v, float) else str(v)
+                    "NULL" if _is_null(v) else _fmt_number(v) if isinstance(v, float) else str(v)
                     for v in row
                 )
             )
@@ -1049,6 +1054,24 @@ def _cmd_query(args: argparse.Namespace) -> int:
         if len(shown) < len(df):
             console.print(f"({len(df) - len(shown)} more rows; --max-rows 0 shows all)")
     return 0
+
+
+def _fmt_number(v: float) -> str:
+    """Six significant digits without an exponent where one is not needed: 1376540
+    bit/s reads 1,376,540, not 1.37654e+06."""
+    if v != 0 and (abs(v) >= 1e15 or abs(v) < 1e-4):
+        return f"{v:.6g}"
+    if abs(v) >= 1e5:
+        return f"{v:,.0f}"
+    return f"{v:.6g}"
+
+
+def _is_list(v: Any) -> bool:
+    return isinstance(v, (list, tuple)) or type(v).__name__ == "ndarray"
+
+
+def _listify(v: Any) -> Any:
+    return [_listify(x) for x in v] if _is_list(v) else (v.item() if hasattr(v, "item") else v)
 
 
 def _is_null(v: Any) -> bool:
