@@ -103,3 +103,13 @@ def test_fig_cwnd_delay_writes_the_format_asked_for(demo, tmp_path):
     assert fig_cwnd_delay(demo, 5.0, 15.0, tmp_path / "fig2") == [tmp_path / "fig2.png"]
     with pytest.raises(ValueError, match="empty plot window"):
         fig_cwnd_delay(demo, 10.0, 10.0, tmp_path / "x.png")
+
+
+def test_simulate_shows_its_keywords_and_names_a_typo():
+    import inspect
+
+    params = inspect.signature(collateral.simulate).parameters
+    assert {"scenario", "link", "queue", "rtt", "cc", "ecn", "aqm"} <= set(params)
+    assert params["queue"].default == "20kB"
+    with pytest.raises(TypeError, match=r"unknown parameter 'qeue'; did you mean 'queue'\?"):
+        collateral.simulate(qeue="20kB")

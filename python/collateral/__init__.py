@@ -11,6 +11,7 @@ package owns the user-facing API: specs with human units, results, plots, the CL
 
 from __future__ import annotations
 
+import inspect
 import os
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _dist_version
@@ -52,6 +53,7 @@ def simulate(scenario: Scenario | None = None, **kwargs: Any) -> Result:
     if scenario is not None and kwargs:
         raise TypeError("simulate() takes a Scenario or keyword arguments, not both")
     if scenario is None:
+        _check_keywords("simulate", kwargs)
         scenario = build_scenario(**kwargs)
     _check_scenario("scenario", scenario)
     return Result(_native.simulate(scenario.to_native_json()), scenario)
@@ -77,6 +79,32 @@ def simulate_many(scenarios: Any, threads: int = 0) -> list[Result]:
         _check_scenario(f"scenarios[{i}]", sc)
     raws = _native.simulate_many([sc.to_native_json() for sc in scenarios], threads)
     return [Result(raw, sc) for raw, sc in zip(raws, scenarios, strict=True)]
+
+
+def _check_keywords(func: str, kwargs: dict[str, Any]) -> None:
+    """An unknown keyword is named, with the closest known one."""
+    import difflib
+
+    known = list(inspect.signature(build_scenario).parameters)
+    for k in kwargs:
+        if k not in known:
+            close = difflib.get_close_matches(k, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}"
+            raise TypeError(f"{func}(): unknown parameter {k!r}{hint}")
+
+
+def _signature_with_build_params(func: Any) -> None:
+    """Shows ``build_scenario``'s keywords (names, types, defaults) in ``func``'s
+    signature, for help() and completion: one list of parameters, not two."""
+    own = inspect.signature(func)
+    params = [p for p in own.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    params += [
+        p.replace(kind=p.KEYWORD_ONLY) for p in inspect.signature(build_scenario).parameters.values()
+    ]
+    func.__signature__ = own.replace(parameters=params)
+
+
+_signature_with_build_params(simulate)
 
 
 def _check_scenario(name: str, scenario: object) -> None:
