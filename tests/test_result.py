@@ -162,3 +162,22 @@ def test_table_shows_goodput_loss_and_delay():
     assert "50.00 %" in text
     assert "10.0 ms" in text
     assert "TCP newreno down" in text and "CBR up" in text
+
+
+def test_tables_as_arrow_pandas_and_polars_with_named_codes():
+    import collateral
+
+    r = collateral.simulate(duration="10s", warmup="2s")
+    q = r.to_pandas("queue")
+    assert str(q["direction"].dtype) == "category"
+    assert set(q["direction"].cat.categories) == {"down", "up"}
+    # The categories decode the core's codes: the same rows as the raw trace.
+    raw = r.traces["queue"]
+    assert (q["direction"] == "up").sum() == int((raw["direction"] == 1).sum()) > 0
+    cbr = r.to_polars("cbr")
+    assert cbr["fate"].to_list()[0] == "arrived" and cbr.height == len(r.traces["cbr"]["seq"])
+    tcp = r.to_arrow("tcp_summary")
+    assert tcp.num_rows == 1 and tcp.column("cc").to_pylist() == ["newreno"]
+    assert r.to_pandas("queue_summary")["direction"].tolist() == ["down", "up"]
+    with pytest.raises(ValueError, match="unknown table 'cwdn'"):
+        r.to_arrow("cwdn")

@@ -134,6 +134,52 @@ class Result:
     def duration_s(self) -> float:
         return float(self.summary["duration_s"])
 
+    #: Tables :meth:`to_arrow` builds from the summary (the traces are the others).
+    SUMMARY_TABLES = ("tcp_summary", "cbr_summary", "queue_summary")
+
+    def to_arrow(self, table: str) -> Any:
+        """One table as a ``pyarrow.Table``: a trace (``cwnd``, ``queue``, ``cbr``,
+        ``drops``, ``congestion``, ``classes``: the declared columns and types, code
+        columns such as ``direction`` as categories with their names) or a summary table
+        (``tcp_summary``, ``cbr_summary``, ``queue_summary``: one row per flow or
+        direction)."""
+        import pyarrow as pa
+
+        from .schema import arrow_type, trace_columns, trace_tables
+
+        if table in self.SUMMARY_TABLES:
+            if table == "queue_summary":
+                rows = [{"direction": d, **q} for d, q in self.queues.items()]
+            else:
+                rows = self.tcp if table == "tcp_summary" else self.cbr
+            return pa.Table.from_pylist(rows)
+        if table not in trace_tables():
+            known = ", ".join([*trace_tables(), *self.SUMMARY_TABLES])
+            raise ValueError(f"table: unknown table {table!r}; known: {known}")
+        if table not in self.traces:
+            raise ValueError(f"table: the {table} trace was not recorded (Scenario.trace)")
+        data = self.traces[table]
+        cols = {}
+        for c in trace_columns(table):
+            values = data[c["name"]]
+            if c.get("codes"):
+                cols[c["name"]] = pa.DictionaryArray.from_arrays(
+                    pa.array(values, type=pa.int8()), pa.array(c["codes"])
+                )
+            else:
+                cols[c["name"]] = pa.array(values, type=arrow_type(c["dtype"]))
+        return pa.table(cols)
+
+    def to_pandas(self, table: str) -> Any:
+        """:meth:`to_arrow` as a pandas DataFrame (code columns as categoricals)."""
+        return self.to_arrow(table).to_pandas()
+
+    def to_polars(self, table: str) -> Any:
+        """:meth:`to_arrow` as a polars DataFrame (code columns as categoricals)."""
+        import polars as pl
+
+        return pl.from_arrow(self.to_arrow(table))
+
     @property
     def warmup_s(self) -> float:
         return float(self.summary["warmup_s"])

@@ -167,6 +167,7 @@ fn schema<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
                 d.set_item("unit", c.unit)?;
                 d.set_item("null", c.null)?;
                 d.set_item("meaning", c.meaning)?;
+                d.set_item("codes", c.codes.to_vec())?;
                 Ok(d)
             })
             .collect()

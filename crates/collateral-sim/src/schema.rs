@@ -38,6 +38,9 @@ pub struct Column {
     pub unit: &'static str,
     pub null: bool,
     pub meaning: &'static str,
+    /// For a code column (`u8`), the name of each code in order (code 0 first): what a
+    /// data frame shows as a category. Empty otherwise.
+    pub codes: &'static [&'static str],
 }
 
 const fn c(name: &'static str, dtype: Dtype, unit: &'static str, meaning: &'static str) -> Column {
@@ -47,8 +50,28 @@ const fn c(name: &'static str, dtype: Dtype, unit: &'static str, meaning: &'stat
         unit,
         null: false,
         meaning,
+        codes: &[],
     }
 }
+
+/// A code column: `u8` codes whose names are `codes`.
+const fn coded(
+    name: &'static str,
+    meaning: &'static str,
+    codes: &'static [&'static str],
+) -> Column {
+    Column {
+        name,
+        dtype: Dtype::U8,
+        unit: "",
+        null: false,
+        meaning,
+        codes,
+    }
+}
+
+/// Directions by code, as the core numbers them.
+const DIRECTIONS: &[&str] = &["down", "up"];
 
 /// May be NaN/None: NULL in the store.
 const fn n(name: &'static str, dtype: Dtype, unit: &'static str, meaning: &'static str) -> Column {
@@ -58,6 +81,7 @@ const fn n(name: &'static str, dtype: Dtype, unit: &'static str, meaning: &'stat
         unit,
         null: true,
         meaning,
+        codes: &[],
     }
 }
 
@@ -363,7 +387,7 @@ pub const TRACES: &[Table] = &[
         row: "a change of a bottleneck queue's occupancy",
         columns: &[
             c("time_s", F64, "s", "when"),
-            c("direction", U8, "", "0 down, 1 up"),
+            coded("direction", "0 down, 1 up", DIRECTIONS),
             c("bytes", U64, "B", "occupancy in bytes"),
             c("packets", U32, "", "occupancy in packets"),
         ],
@@ -383,11 +407,10 @@ pub const TRACES: &[Table] = &[
                 "s",
                 "one-way delay minus the base delay",
             ),
-            c(
+            coded(
                 "fate",
-                U8,
-                "",
                 "0 arrived, 1 dropped by a queue, 2 lost elsewhere, 3 in flight at the end",
+                &["arrived", "dropped", "lost", "in_flight"],
             ),
         ],
     },
@@ -396,7 +419,7 @@ pub const TRACES: &[Table] = &[
         row: "a packet dropped at a bottleneck (or lost on its wire)",
         columns: &[
             c("time_s", F64, "s", "when"),
-            c("direction", U8, "", "0 down, 1 up"),
+            coded("direction", "0 down, 1 up", DIRECTIONS),
             c("flow", U32, "", "flow id"),
             c("bytes", U32, "B", "IP length"),
         ],
@@ -407,7 +430,11 @@ pub const TRACES: &[Table] = &[
         columns: &[
             c("time_s", F64, "s", "when"),
             c("flow", U32, "", "flow id"),
-            c("kind", U8, "", "0 fast retransmit, 1 timeout"),
+            coded(
+                "kind",
+                "0 fast retransmit, 1 timeout",
+                &["fast_retransmit", "timeout"],
+            ),
         ],
     },
     Table {
@@ -415,8 +442,12 @@ pub const TRACES: &[Table] = &[
         row: "a time bin of one class at one bottleneck direction",
         columns: &[
             c("time_s", F64, "s", "bin start"),
-            c("direction", U8, "", "0 down, 1 up"),
-            c("class", U8, "", "0 tcp, 1 tagged, 2 other"),
+            coded("direction", "0 down, 1 up", DIRECTIONS),
+            coded(
+                "class",
+                "0 tcp, 1 tagged, 2 other",
+                &["tcp", "tagged", "other"],
+            ),
             c("arrivals", U64, "", "packets offered"),
             c("drops", U64, "", "packets dropped"),
             c("bytes", U64, "B", "bytes through the bottleneck"),
@@ -434,6 +465,43 @@ pub const TRACES: &[Table] = &[
 mod tests {
     use super::*;
     use crate::Scenario;
+
+    #[test]
+    fn code_names_follow_the_cores_numbering() {
+        use crate::measure::Fate;
+        use crate::tcp::Congestion;
+        use collateral_queue::TrafficClass;
+        for d in [crate::Direction::Down, crate::Direction::Up] {
+            assert_eq!(DIRECTIONS[d.index()], d.name());
+        }
+        let col = |t: &str, c: &str| {
+            let table = TRACES.iter().find(|x| x.name == t).unwrap();
+            table.columns.iter().find(|x| x.name == c).unwrap().codes
+        };
+        for k in TrafficClass::ALL {
+            assert_eq!(col("classes", "class")[k.index()], k.name());
+        }
+        let fate = col("cbr", "fate");
+        assert_eq!(fate[Fate::Arrived as usize], "arrived");
+        assert_eq!(fate[Fate::Dropped as usize], "dropped");
+        assert_eq!(fate[Fate::Lost as usize], "lost");
+        assert_eq!(fate[Fate::InFlight as usize], "in_flight");
+        let kind = col("congestion", "kind");
+        assert_eq!(kind[Congestion::FastRetransmit as usize], "fast_retransmit");
+        assert_eq!(kind[Congestion::Timeout as usize], "timeout");
+        // Every u8 column of a trace is a code column.
+        for t in TRACES {
+            for c in t.columns {
+                assert_eq!(
+                    c.dtype == Dtype::U8,
+                    !c.codes.is_empty(),
+                    "{}.{}",
+                    t.name,
+                    c.name
+                );
+            }
+        }
+    }
 
     fn names(cols: &[Column]) -> Vec<&'static str> {
         cols.iter().map(|c| c.name).collect()
