@@ -53,3 +53,11 @@ def test_bad_requests_are_refused():
     )
     assert p.returncode == 2
     assert p.stderr.count("\n") == 1 and "error: --down: " in p.stderr, p.stderr
+
+
+def test_simulates_app_names_and_a_short_duration_are_accepted():
+    # g711/quake3/wow are simulate's names for voip/fps/mmo; a 10 s trial gets a 2.5 s
+    # warm-up instead of failing on the fixed 10 s one.
+    adv = advise(link="adsl1", app="quake3", ccs=("cubic",), trials=1, duration="10s")
+    assert adv.app == "fps" and adv.metric == "over_100ms" and adv.outcomes
+    assert advise(link="adsl1", app="g711", ccs=("cubic",), trials=1, duration="8s").app == "voip"

@@ -35,6 +35,8 @@ APPS: dict[str, dict[str, Any]] = {
     "mmo": {"cbr": [{"direction": "down", "app": "wow"}], "budget": "over_500ms"},
     "rts": {"cbr": [{"direction": "down", "app": "wow"}], "budget": "over_1000ms"},
 }
+#: ``simulate``'s application names for the same traffic: the advisor takes either.
+APP_ALIASES = {"g711": "voip", "quake3": "fps", "wow": "mmo"}
 BDP_MULTIPLES = (0.25, 0.5, 1.0, 2.0, 4.0)
 #: Limits of one run of the advisor (it simulates every candidate ``trials`` times).
 MAX_TRIALS = 100
@@ -120,7 +122,7 @@ def advise(
     profile: str = "linux-6",
     trials: int = 3,
     duration: str = "60s",
-    warmup: str = "10s",
+    warmup: str | None = None,
     target: float | None = None,
     seed: int = 1,
     threads: int = 0,
@@ -128,9 +130,14 @@ def advise(
     """Simulates every candidate and returns the ranked outcomes (see the module doc).
 
     Every argument is checked before anything runs; a bad one raises
-    :class:`~collateral.spec.SpecError` (a ValueError) whose ``param`` names it."""
+    :class:`~collateral.spec.SpecError` (a ValueError) whose ``param`` names it.
+    ``app`` may also be ``simulate``'s name for the traffic (g711, quake3, wow);
+    ``warmup`` defaults to 10 s, or a quarter of a shorter ``duration``."""
+    if isinstance(app, str) and app in APP_ALIASES:
+        app = APP_ALIASES[app]
     if not isinstance(app, str) or app not in APPS:
-        raise SpecError("app", f"{app!r} is not one of {', '.join(APPS)}")
+        names = [*APPS, *APP_ALIASES]
+        raise SpecError("app", f"{app!r} is not one of {', '.join(names)}")
     tcp_flows = _whole("tcp_flows", tcp_flows, 1, MAX_TCP_FLOWS)
     trials = _whole("trials", trials, 1, MAX_TRIALS)
     threads = _whole("threads", threads, 0, MAX_THREADS)
@@ -157,6 +164,8 @@ def advise(
             f"{fmt_duration(duration_ns)}: at most {fmt_duration(MAX_DURATION_NS)} per trial"
             " (the advisor runs every candidate, trials times)",
         )
+    if warmup is None:
+        warmup = fmt_duration(min(10 * 10**9, duration_ns // 4))
     spec = APPS[app]
     metric = "MOS" if spec["budget"] is None else spec["budget"]
     if target is None:
@@ -229,6 +238,10 @@ def _whole(name: str, value: object, lo: int, hi: int) -> int:
     return value
 
 
+def _trials(n: int) -> str:
+    return f"{n} trial" if n == 1 else f"{n} trials"
+
+
 def _nan(x: float | None, default: float = float("nan")) -> float:
     return default if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
@@ -245,7 +258,12 @@ def table(advice: Advice) -> Any:
     )
     t = Table(
         title=f"{advice.app}: {want}\n{advice.setup}",
-        caption=f"medians of {advice.trials} trials; ★ the recommendation",
+        caption=f"medians of {_trials(advice.trials)}; ★ the recommendation"
+        + (
+            ""
+            if advice.metric == "MOS"
+            else "; late: one-way delay (base delay included) over the budget, or lost"
+        ),
         box=box.SIMPLE_HEAD,
     )
     t.add_column("queue, congestion control")
@@ -306,7 +324,7 @@ def plot(advice: Advice, path: str | Path) -> list[Path]:
             ax.scatter([], [], color=color, label=cc)
         ax.legend(loc="lower left", fontsize=8)
         ax.set_title(
-            f"{advice.app}: {advice.setup}\nmedians of {advice.trials} trials; shaded:"
+            f"{advice.app}: {advice.setup}\nmedians of {_trials(advice.trials)}; shaded:"
             " within the target",
             fontsize=9,
         )

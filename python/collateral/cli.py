@@ -1312,7 +1312,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _add_advise_command(sub: Any) -> None:
-    from .advise import APPS, MAX_TCP_FLOWS, MAX_TRIALS
+    from .advise import APP_ALIASES, APPS, MAX_TCP_FLOWS, MAX_TRIALS
 
     a = sub.add_parser(
         "advise",
@@ -1331,7 +1331,13 @@ def _add_advise_command(sub: Any) -> None:
     a.add_argument("--down", metavar="RATE", help="downlink rate (with --up, instead of --link)")
     a.add_argument("--up", metavar="RATE", help="uplink rate")
     a.add_argument("--rtt", metavar="TIME", default="100ms", help="base RTT (default: 100ms)")
-    a.add_argument("--app", choices=list(APPS), default="voip", help="the real-time application")
+    a.add_argument(
+        "--app",
+        choices=[*APPS, *APP_ALIASES],
+        default="voip",
+        help="the real-time application (g711, quake3 and wow, as simulate names them, are"
+        " voip, fps and mmo)",
+    )
     a.add_argument(
         "--tcp-flows",
         metavar="N",
@@ -1389,7 +1395,7 @@ _ADVISE_OPTIONS = {
     "profile": "--profile",
     "trials": "--trials",
     "duration": "--duration",
-    "warmup": "--duration",  # fixed at 10 s: a shorter duration is at fault
+    "warmup": "--duration",  # 10 s, or a quarter of a shorter duration
     "target": "--target",
     "seed": "--seed",
 }
