@@ -33,7 +33,7 @@ def test_build_scenario_defaults_to_adsl1_with_native_contract_fields():
     # Only what the user set goes across; the core's profile fills in the rest.
     assert native["tcp"] == [
         {
-            "profile": "rfc",
+            "profile": "linux-6",
             "direction": "down",
             "cc": "newreno",
             "ecn": "off",

@@ -342,9 +342,9 @@ def _add_scenario_options(p: argparse.ArgumentParser, max_tcp_flows: int = MAX_T
     g.add_argument(
         "--profile",
         metavar="STACK",
-        default="rfc",
+        default="linux-6",
         help="TCP stack profile: delayed ACKs, recovery style, RTO, initial window "
-        f"({', '.join(PROFILES)}; default: rfc)",
+        f"({', '.join(PROFILES)}; default: linux-6, a modern Linux sender)",
     )
     g.add_argument(
         "--no-delayed-ack",

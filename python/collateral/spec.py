@@ -907,7 +907,7 @@ def build_scenario(
     rule: str | None = None,
     count_in_service: bool = False,
     cc: str = "newreno",
-    profile: str = "rfc",
+    profile: str = "linux-6",
     ecn: str = "off",
     duration: str | float = "60s",
     warmup: str | float = "5s",
