@@ -26,13 +26,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from . import _native
+from .result import GAME_BUDGETS
 from .spec import CC_ALGORITHMS, PROFILES, Scenario, SpecError
 from .units import MAX_QUEUE_PACKETS, fmt_duration, parse_duration
 
 APPS: dict[str, dict[str, Any]] = {
     "voip": {"cbr": [{"direction": "down"}, {"direction": "up"}], "budget": None},
-    "fps": {"cbr": [{"direction": "down", "app": "quake3"}], "budget": "over_100ms"},
-    "mmo": {"cbr": [{"direction": "down", "app": "wow"}], "budget": "over_500ms"},
+    "fps": {"cbr": [{"direction": "down", "app": "quake3"}], "budget": GAME_BUDGETS["quake3"][0]},
+    "mmo": {"cbr": [{"direction": "down", "app": "wow"}], "budget": GAME_BUDGETS["wow"][0]},
     "rts": {"cbr": [{"direction": "down", "app": "wow"}], "budget": "over_1000ms"},
 }
 #: ``simulate``'s application names for the same traffic: the advisor takes either.

@@ -70,8 +70,8 @@ const fn coded(
     }
 }
 
-/// Directions by code, as the core numbers them.
-const DIRECTIONS: &[&str] = &["down", "up"];
+/// Directions by code, as the core numbers and names them.
+const DIRECTIONS: &[&str] = <crate::Direction as strum::VariantNames>::VARIANTS;
 
 /// May be NaN/None: NULL in the store.
 const fn n(name: &'static str, dtype: Dtype, unit: &'static str, meaning: &'static str) -> Column {
