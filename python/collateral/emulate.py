@@ -256,6 +256,20 @@ def _kill_ns_processes(ns: str) -> None:
     for p in pids:
         with contextlib.suppress(ProcessLookupError, ValueError):
             os.kill(int(p), signal.SIGKILL)
+    # SIGKILL is delivered asynchronously: wait (at most 2 s) until each process is gone
+    # (or a zombie, whose command line is empty), so that nothing is seen running after.
+    deadline = time.monotonic() + 2.0
+    for p in pids:
+        while time.monotonic() < deadline and _alive(p):
+            time.sleep(0.01)
+
+
+def _alive(pid: str) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return bool(f.read(1))
+    except OSError:
+        return False
 
 
 def _delete_ns(ns: str) -> None:
