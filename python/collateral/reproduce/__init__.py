@@ -40,6 +40,9 @@ class Claim:
     published: str
     ours: str
     holds: bool | None = None  # None: no pass/fail, just the two values
+    #: How far ours may be from the published value and still hold, in words and
+    #: numbers ("within 1 % of capacity", "≥ 95 % of sizes"); empty only with holds=None.
+    tolerance: str = ""
 
 
 @dataclass(frozen=True)
