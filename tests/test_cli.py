@@ -181,3 +181,73 @@ def test_queue_with_aqm_sets_its_limit_or_says_why_not():
         p = run("simulate", *args, "--duration", "6s")
         assert p.returncode == 2 and text in p.stderr, (args, p.stderr)
         assert len(p.stderr.strip().splitlines()) == 1
+
+
+def _summaries(*args: str) -> list[dict]:
+    p = run("simulate", "--duration", "12s", "--json", *args)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    return [t["summary"] for t in doc["trials"]] if "trials" in doc else [doc["summary"]]
+
+
+def test_trials_are_the_seeds_one_by_one_and_the_table_shows_their_median():
+    many = _summaries("--trials", "3", "--seed", "5")
+    singles = [_summaries("--seed", str(s))[0] for s in (5, 6, 7)]
+    for a, b in zip(many, singles, strict=True):
+        assert a["tcp"][0]["goodput_bps"] == b["tcp"][0]["goodput_bps"]
+        assert a["cbr"][0]["delay_p95_s"] == b["cbr"][0]["delay_p95_s"]
+    p95 = sorted(1000 * s["cbr"][0]["delay_p95_s"] for s in singles)
+    table = run("simulate", "--duration", "12s", "--trials", "3", "--seed", "5").stdout
+    assert "3 trials, seeds 5–7" in table
+    assert f"{p95[1]:.1f} ms" in table  # the median of three is the middle one
+    assert f"{p95[0]:.1f}–{p95[2]:.1f} ms" in table  # and the range below it
+
+
+def test_versus_runs_the_same_trials_with_each_queue():
+    p = run(
+        "simulate",
+        "--duration",
+        "12s",
+        "--json",
+        "--trials",
+        "2",
+        "--queue",
+        "30p",
+        "--versus",
+        "fq_codel",
+        "--versus",
+        "10p",
+    )
+    assert p.returncode == 0, p.stderr
+    queues = json.loads(p.stdout)["queues"]
+    assert [q["queue"] for q in queues] == ["30p ps", "fq_codel", "10p ps"]
+    alone = _summaries("--trials", "2", "--aqm", "fq_codel")
+    got = [t["summary"] for t in queues[1]["trials"]]
+    assert [s["down_goodput_bps"] for s in got] == [s["down_goodput_bps"] for s in alone]
+    assert [s["cbr"][0]["delay_median_s"] for s in got] == [
+        s["cbr"][0]["delay_median_s"] for s in alone
+    ]
+    table = run("simulate", "--duration", "12s", "--queue", "30p", "--versus", "fq_codel").stdout
+    assert "30p ps" in table and "fq_codel" in table and "TCP down" in table
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--versus", "10p", "--versus", "10p"), "--versus: the queue '10p ps' is given twice"),
+        (("--versus", "bogus"), "--versus: 'bogus': not JSON"),
+        (("--versus", "10p", "--rule", "fb-strict"), "--versus: '10p': rule fb-strict counts"),
+        (("--trials", "0"), "--trials"),
+        (("--trials", "1001"), "--trials"),
+    ],
+)
+def test_bad_trials_and_versus_are_one_line_errors(args, message):
+    p = run("simulate", "--duration", "8s", *args)
+    assert p.returncode == 2 and message in p.stderr and p.stderr.count("\n") == 1, p.stderr
+
+
+def test_several_flows_get_a_total_row_that_sums_them():
+    s = _summaries("--tcp-flows", "3")[0]
+    assert s["down_goodput_bps"] == sum(f["goodput_bps"] for f in s["tcp"])
+    table = run("simulate", "--duration", "12s", "--tcp-flows", "3").stdout
+    assert "TCP total down" in table

@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from .spec import Scenario
 
 PROG = "collateral"
+#: The most trials ``simulate --trials`` runs (only the first keeps its traces).
+MAX_CLI_TRIALS = 1000
 
 
 class _Parser(argparse.ArgumentParser):
@@ -455,6 +457,22 @@ def build_parser() -> argparse.ArgumentParser:
         "bytes (kB = 1000 B), times take a unit (ms, s, min; a bare number is seconds).",
     )
     _add_scenario_options(s)
+    s.add_argument(
+        "--trials",
+        metavar="N",
+        type=_count(1, MAX_CLI_TRIALS),
+        default=1,
+        help="run N trials with seeds --seed, --seed+1, ... on all cores and show each "
+        "number's median with its range [min–max] (default: 1)",
+    )
+    s.add_argument(
+        "--versus",
+        metavar="QUEUE",
+        action="append",
+        help="also run the same trials with another queue and show the queues side by "
+        "side: a drop-tail limit (64kB, 100p) or an --aqm value (fq_codel, "
+        "cake:bandwidth=19Mbit); repeatable",
+    )
     _add_output_options(s, None)
     d = sub.add_parser(
         "demo",
@@ -574,6 +592,37 @@ def _warn_implausible(a: argparse.Namespace, sc: Scenario) -> None:
         print(f"{PROG}: warning: {w}", file=sys.stderr)
 
 
+def _versus_scenarios(a: argparse.Namespace, base: Scenario) -> list[tuple[str, Scenario]]:
+    """The base scenario and one per ``--versus`` queue, each labelled by its queue; a
+    drop-tail limit keeps --rule's rule (or its unit's default), an AQM its own limit."""
+    from .units import parse_queue_limit
+
+    out = [(_queue_label(base, a.aqm), base)]
+    for value in a.versus or []:
+        b = argparse.Namespace(**vars(a))
+        b.versus_value = value
+        try:
+            parse_queue_limit(value)
+            b.queue, b.aqm = value, None
+        except ValueError:
+            b.queue, b.aqm, b.rule = None, value, None
+        sc = _scenario_from_args_unchecked(b)
+        out.append((_queue_label(sc, b.aqm), sc))
+    labels = [label for label, _ in out]
+    for label in labels:
+        if labels.count(label) > 1:
+            _fail(f"--versus: the queue {label!r} is given twice")
+    return out
+
+
+def _queue_label(sc: Scenario, aqm: object) -> str:
+    """The queue as the user named it: the --aqm text, or drop-tail's limit and rule."""
+    if isinstance(aqm, str):
+        return aqm
+    part = next(p for p in sc.describe().split(" · ") if p.startswith("queue "))
+    return part.removeprefix("queue ")
+
+
 def _scenario_from_args(a: argparse.Namespace) -> Scenario:
     sc = _scenario_from_args_unchecked(a)
     _warn_implausible(a, sc)
@@ -630,6 +679,10 @@ def _fail_param(a: argparse.Namespace, param: str, message: str) -> NoReturn:
     """One line naming the option of ``param``, with the value given when the message
     does not show it (the core's messages do not)."""
     value = getattr(a, param, None)
+    versus = getattr(a, "versus_value", None)
+    if versus is not None and param in ("queue", "aqm", "rule"):
+        shown = message.startswith(("'", '"'))
+        _fail(f"--versus: {message}" if shown else f"--versus: {_short(versus)}: {message}")
     if not hasattr(a, param) or param == "scenario":
         _fail(f"scenario: {message}")
     shown = message.startswith(("'", '"')) or (isinstance(value, str) and repr(value) in message)
@@ -712,14 +765,62 @@ def _run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) -
             print("collateral: interrupted; the testbed was torn down", file=sys.stderr)
             return 130
     else:
+        trials = getattr(args, "trials", 1)
+        variants = _versus_scenarios(args, scenario) if getattr(args, "versus", None) else []
+        bases = [sc for _, sc in variants] or [scenario]
+        if trials > 1 and scenario.seed + trials - 1 >= 2**64:
+            _fail_param(args, "seed", f"{scenario.seed} + {trials} trials passes 2^64 - 1")
+        from .spec import TraceSpec
+
+        # The tables need summaries only: the first trial keeps its traces for --plot.
+        quiet = TraceSpec(cwnd=False, queue=False, cbr=False, drops=False, classes=False)
+        scenarios = [
+            base.model_copy(update={"seed": scenario.seed + k, "trace": quiet})
+            if (v, k) != (0, 0)
+            else base
+            for v, base in enumerate(bases)
+            for k in range(trials)
+        ]
         try:
-            result = Result(_native.simulate(scenario.to_native_json()), scenario)
-        except ValueError as e:  # the core stopped the trial (e.g. its memory limit)
+            raws = _native.simulate_many([sc.to_native_json() for sc in scenarios], 0)
+        except ValueError as e:  # the core stopped a trial (e.g. its memory limit)
             _fail(f"simulate: {e}")
+        results = [Result(raw, sc) for raw, sc in zip(raws, scenarios, strict=True)]
+        result = results[0]
+        groups = [results[v * trials : (v + 1) * trials] for v in range(len(bases))]
+        if args.json and (trials > 1 or variants):
+            doc: dict[str, Any] = {"trials": [json.loads(r.to_json()) for r in groups[0]]}
+            if variants:
+                doc = {
+                    "queues": [
+                        {"queue": label, "trials": [json.loads(r.to_json()) for r in g]}
+                        for (label, _), g in zip(variants, groups, strict=True)
+                    ]
+                }
+            print(json.dumps(doc))
+            return _plot_run(result, args, window, note=f" (seed {scenario.seed})")
+        if variants:
+            from .result import compare_table
+
+            labelled = [(label, g) for (label, _), g in zip(variants, groups, strict=True)]
+            _console().print(compare_table(labelled))
+            return _plot_run(
+                result, args, window, note=f" ({variants[0][0]}, seed {scenario.seed})"
+            )
+        if trials > 1:
+            from .result import trials_table
+
+            _console().print(trials_table(results))
+            return _plot_run(result, args, window, note=f" (seed {scenario.seed})")
     if args.json:
         print(result.to_json())
     else:
         _console().print(result.table())
+    return _plot_run(result, args, window)
+
+
+def _plot_run(result: Any, args: argparse.Namespace, window: float, note: str = "") -> int:
+    """--plot: the cwnd / CBR delay figure of ``result`` (the first trial of several)."""
     if args.plot is not None:
         from .plots import fig_cwnd_delay
 
@@ -730,7 +831,7 @@ def _run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) -
             _fail(f"--plot: {_short(args.plot)}: {e.strerror or e}")
         out = sys.stderr if args.json else sys.stdout  # keep stdout pure JSON
         for path in paths:
-            print(f"wrote {path}", file=out)
+            print(f"wrote {path}{note}", file=out)
     return 0
 
 

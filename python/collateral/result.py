@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from .spec import Scenario
 
-__all__ = ["Result", "step_resample"]
+__all__ = ["Result", "compare_table", "step_resample", "trials_table"]
 
 #: ssthresh before the first loss is "infinite": u32::MAX in the trace.
 SSTHRESH_INFINITE = 2**32 - 1
@@ -280,71 +280,7 @@ class Result:
 
     def table(self) -> Table:
         """A rich table: goodput per TCP flow, loss and additional delay per CBR flow."""
-        from rich import box
-        from rich.table import Table
-
-        games = any(c.app in GAME_BUDGETS for c in (self.scenario.cbr if self.scenario else []))
-        title = self.scenario.describe() if self.scenario else "collateral trial"
-        if len(title) > 70:  # keep the table as narrow as its columns
-            mid = title.index(" · RTT ") + 3
-            title = title[:mid].rstrip(" ·") + "\n" + title[mid:]
-        t = Table(
-            title=title,
-            caption=f"after {self.warmup_s:g} s warm-up, of {self.duration_s:g} s;"
-            " p50/p95/max of CBR one-way delay minus base"
-            + (" (web: object response times)" if self.summary.get("web") else "")
-            + ";\nMOS: ITU-T G.107 E-model, G.711 with concealment, mean one-way delay and loss"
-            + (
-                ";\ngames (quality): share of packets whose one-way delay (base included) is over"
-                " the genre's budget, lost ones included"
-                if games
-                else ""
-            ),
-            box=box.SIMPLE_HEAD,  # narrow enough for an 80-column terminal
-            show_edge=False,
-            pad_edge=False,
-            collapse_padding=True,
-        )
-        t.add_column("traffic", no_wrap=True)
-        for col in ("goodput", "loss", "p50", "p95", "max", "quality" if games else "MOS"):
-            t.add_column(col, justify="right", no_wrap=True)
-        for f in self.tcp:
-            t.add_row(
-                f"{f['flow']} TCP {f['cc']} {f['direction']}",
-                _bps(f["goodput_bps"]),
-                f"{f['retransmits']} rtx"
-                + (f" {f['timeouts']} RTO" if f.get("timeouts") is not None else "")
-                + (f" {f['ecn_reductions']} ECN" if f.get("ce_received") else ""),
-                "",
-                "",
-                "",
-                "",
-            )
-        measured = self.duration_s - self.warmup_s
-        for w in self.summary.get("web", []):
-            t.add_row(
-                f"web {w['users']} users",
-                _bps(w["reply_bytes"] * 8 / measured) if measured > 0 else "-",
-                f"{w['objects_completed']} objects",
-                _ms(w["response_median_s"] if w["response_median_s"] is not None else math.nan),
-                _ms(w["response_p95_s"] if w["response_p95_s"] is not None else math.nan),
-                "",
-                "",
-            )
-        apps = [c.app for c in self.scenario.cbr] if self.scenario else []
-        for i, c in enumerate(self.cbr):
-            app = apps[i] if i < len(apps) else None
-            budget = GAME_BUDGETS.get(app or "")
-            t.add_row(
-                f"{c['flow']} {app or 'CBR'} {c['direction']}",
-                "",
-                f"{100 * c['loss_rate']:.2f} %",
-                *(_ms(c[k]) for k in ("delay_median_s", "delay_p95_s", "delay_max_s")),
-                # A game's quality is its share of packets over the genre's budget (lost
-                # ones included); a voice flow's is the E-model MOS.
-                _share(c.get(budget[0]), budget[1]) if budget else _mos(c.get("mos")),
-            )
-        return t
+        return trials_table([self])
 
     def __repr__(self) -> str:
         gp = ", ".join(_bps(f["goodput_bps"]) for f in self.tcp) or "-"
@@ -376,3 +312,218 @@ def _mos(m: float | None) -> str:
 
 def _ms(seconds: float) -> str:
     return "-" if math.isnan(seconds) else f"{1000 * seconds:.1f} ms"
+
+
+def _cell(values: list[float], fmt: Any) -> str:
+    """One trial's value, or the median of several over their range (min–max) on a
+    second line; NaN (no packet, no flow) is left out, and all-NaN shows as "-"."""
+    v = [x for x in values if x is not None and not math.isnan(x)]
+    if not v:
+        return fmt(math.nan)
+    if len(values) == 1:
+        return fmt(v[0])
+    mid, lo, hi = (fmt(x) for x in (float(np.median(v)), min(v), max(v)))
+    unit = mid.partition(" ")[2]
+    if unit and lo.partition(" ")[2] == unit == hi.partition(" ")[2]:  # "3.74–6.87 Mbit/s"
+        return f"{mid}\n[dim]{lo.partition(' ')[0]}–{hi}[/dim]"
+    return f"{mid}\n[dim]{lo}–{hi}[/dim]"
+
+
+def _counts(parts: list[tuple[list[float], str]]) -> str:
+    """Event counts ("52 rtx 0 RTO"): of one trial, or medians with their ranges below."""
+    tops = [f"{np.median(v):g} {unit}" for v, unit in parts]
+    if len(parts[0][0]) == 1:
+        return " ".join(tops)
+    ranges = ", ".join(f"{min(v):.0f}–{max(v):.0f}" for v, _ in parts)
+    return " ".join(tops) + f"\n[dim]{ranges}[/dim]"
+
+
+def trials_table(results: list[Result]) -> Table:
+    """A rich table of one trial, or of several trials of one set-up (seeds differ):
+    each cell then holds the median over the trials and, below it, their range.
+
+    Rows: goodput per TCP flow (and each direction's total when it has several flows),
+    web response times, loss and additional delay per CBR flow with its quality (MOS for
+    voice, the share of packets over the budget for games).
+    """
+    from rich import box
+    from rich.table import Table
+
+    first = results[0]
+    n = len(results)
+    sc = first.scenario
+    games = any(c.app in GAME_BUDGETS for c in (sc.cbr if sc else []))
+    voice = any(c.app not in GAME_BUDGETS for c in (sc.cbr if sc else [])) or (
+        sc is None and bool(first.cbr)
+    )
+    title = sc.describe() if sc else "collateral trial"
+    if n > 1:
+        seeds = sorted(r.scenario.seed for r in results if r.scenario is not None)
+        title = title.replace(f"seed {sc.seed}", f"{n} trials, seeds {seeds[0]}–{seeds[-1]}")
+    if len(title) > 70:  # keep the table as narrow as its columns
+        mid = title.index(" · RTT ") + 3
+        title = title[:mid].rstrip(" ·") + "\n" + title[mid:]
+    t = Table(
+        title=title,
+        caption=f"after {first.warmup_s:g} s warm-up, of {first.duration_s:g} s;"
+        + (f" median of {n} trials, \\[min–max] below;\n" if n > 1 else " ")
+        + "p50/p95/max of CBR one-way delay minus base"
+        + (" (web: object response times)" if first.summary.get("web") else "")
+        + (
+            ";\nMOS: ITU-T G.107 E-model, G.711 with concealment, mean one-way delay and loss"
+            if voice
+            else ""
+        )
+        + (
+            ";\ngames (quality): share of packets whose one-way delay (base included) is over"
+            " the genre's budget, lost ones included"
+            if games
+            else ""
+        ),
+        box=box.SIMPLE_HEAD,  # narrow enough for an 80-column terminal
+        show_edge=False,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    t.add_column("traffic", no_wrap=True)
+    for col in ("goodput", "loss", "p50", "p95", "max", "quality" if games else "MOS"):
+        t.add_column(col, justify="right", no_wrap=True)
+
+    def each(get: Any) -> list[float]:
+        return [float(get(r)) for r in results]
+
+    for i, f in enumerate(first.tcp):
+        parts = [(each(lambda r, i=i: r.tcp[i]["retransmits"]), "rtx")]
+        if f.get("timeouts") is not None:
+            parts.append((each(lambda r, i=i: r.tcp[i]["timeouts"]), "RTO"))
+        if any(r.tcp[i].get("ce_received") for r in results):
+            parts.append((each(lambda r, i=i: r.tcp[i]["ecn_reductions"]), "ECN"))
+        t.add_row(
+            f"{f['flow']} TCP {f['cc']} {f['direction']}",
+            _cell(each(lambda r, i=i: r.tcp[i]["goodput_bps"]), _bps),
+            _counts(parts),
+            "",
+            "",
+            "",
+            "",
+        )
+    for d in ("down", "up"):
+        if sum(1 for f in first.tcp if f["direction"] == d) > 1:
+            t.add_row(
+                f"TCP total {d}",
+                _cell(each(lambda r, d=d: r.summary[f"{d}_goodput_bps"]), _bps),
+                *[""] * 5,
+            )
+    measured = first.duration_s - first.warmup_s
+    for j, w in enumerate(first.summary.get("web", [])):
+        t.add_row(
+            f"web {w['users']} users",
+            _cell(each(lambda r, j=j: r.summary["web"][j]["reply_bytes"] * 8 / measured), _bps)
+            if measured > 0
+            else "-",
+            _counts([(each(lambda r, j=j: r.summary["web"][j]["objects_completed"]), "objects")]),
+            _cell(each(lambda r, j=j: _nan(r.summary["web"][j]["response_median_s"])), _ms),
+            _cell(each(lambda r, j=j: _nan(r.summary["web"][j]["response_p95_s"])), _ms),
+            "",
+            "",
+        )
+    apps = [c.app for c in sc.cbr] if sc else []
+    for j, c in enumerate(first.cbr):
+        app = apps[j] if j < len(apps) else None
+        t.add_row(f"{c['flow']} {app or 'CBR'} {c['direction']}", "", *_cbr_cells(results, j, app))
+    return t
+
+
+def _nan(x: float | None) -> float:
+    return math.nan if x is None else x
+
+
+def _cbr_cells(results: list[Result], j: int, app: str | None) -> list[str]:
+    """CBR flow ``j``'s loss, p50, p95, max and quality cells over ``results``: a game's
+    quality is its share of packets over the genre's budget (lost ones included), a
+    voice flow's the E-model MOS."""
+
+    def each(get: Any) -> list[float]:
+        return [float(get(r)) for r in results]
+
+    budget = GAME_BUDGETS.get(app or "")
+    if budget:
+        quality = _cell(
+            each(lambda r: _nan(r.cbr[j].get(budget[0]))), lambda x: _share(x, budget[1])
+        )
+    else:
+        quality = _cell(each(lambda r: _nan(r.cbr[j].get("mos"))), _mos)
+    return [
+        _cell(each(lambda r: r.cbr[j]["loss_rate"]), lambda x: f"{100 * x:.2f} %"),
+        *(
+            _cell(each(lambda r, k=k: _nan(r.cbr[j][k])), _ms)
+            for k in ("delay_median_s", "delay_p95_s", "delay_max_s")
+        ),
+        quality,
+    ]
+
+
+def compare_table(groups: list[tuple[str, list[Result]]]) -> Table:
+    """Set-ups that differ in their queue, side by side: for each (label, its trials), the
+    TCP goodput of each direction and every CBR flow's loss, delay and quality, as the
+    median over the trials with the range below (one trial: the values)."""
+    from rich import box
+    from rich.table import Table
+
+    first = groups[0][1][0]
+    sc = first.scenario
+    n = len(groups[0][1])
+    apps = [c.app for c in sc.cbr] if sc else []
+    games = any(a in GAME_BUDGETS for a in apps)
+    title = sc.describe() if sc else "collateral trials"
+    for part in title.split(" · "):  # the queue is what differs: the rows name it
+        if part.startswith("queue "):
+            title = title.replace(f" · {part}", "")
+    if n > 1:
+        title = title.replace(
+            f"seed {sc.seed}", f"{n} trials each, seeds {sc.seed}–{sc.seed + n - 1}"
+        )
+    t = Table(
+        title=title,
+        caption=f"after {first.warmup_s:g} s warm-up, of {first.duration_s:g} s;"
+        + (f" median of {n} trials, \\[min–max] below;" if n > 1 else "")
+        + "\ngoodput: all TCP flows of the direction; p50/p95/max: CBR one-way delay minus base"
+        + (
+            ";\ngames (quality): share of packets over the budget, base delay included"
+            if games
+            else ""
+        )
+        + (
+            ";\nMOS: ITU-T G.107 E-model, G.711" if any(a not in GAME_BUDGETS for a in apps) else ""
+        ),
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    t.add_column("queue", no_wrap=True)
+    t.add_column("traffic", no_wrap=True)
+    for col in ("goodput", "loss", "p50", "p95", "max", "quality" if games else "MOS"):
+        t.add_column(col, justify="right", no_wrap=True)
+    for g, (label, results) in enumerate(groups):
+
+        def each(get: Any, results: list[Result] = results) -> list[float]:
+            return [float(get(r)) for r in results]
+
+        rows = []
+        for d in ("down", "up"):
+            if any(f["direction"] == d for f in first.tcp):
+                rows.append(
+                    (f"TCP {d}", _cell(each(lambda r, d=d: r.summary[f"{d}_goodput_bps"]), _bps))
+                    + ("",) * 5
+                )
+        for j, c in enumerate(first.cbr):
+            app = apps[j] if j < len(apps) else None
+            rows.append((f"{app or 'CBR'} {c['direction']}", "", *_cbr_cells(results, j, app)))
+        for k, row in enumerate(rows):
+            t.add_row(
+                label if k == 0 else "",
+                *row,
+                end_section=k == len(rows) - 1 and g < len(groups) - 1,
+            )
+    return t

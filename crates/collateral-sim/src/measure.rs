@@ -354,7 +354,7 @@ pub fn testbed_result(
     }
     let mut traces = Traces::default();
     let n_tcp = sc.tcp.len() as u32;
-    let tcp = tcp
+    let tcp: Vec<TcpSummary> = tcp
         .iter()
         .enumerate()
         .map(|(i, r)| tcp_summary(sc, i, r))
@@ -375,6 +375,8 @@ pub fn testbed_result(
         warmup_s: sc.warmup_ns as f64 / 1e9,
         events: None,
         packets_delivered: router.down.delivered + router.up.delivered,
+        down_goodput_bps: crate::metrics::goodput_of(&tcp, "down"),
+        up_goodput_bps: crate::metrics::goodput_of(&tcp, "up"),
         tcp,
         cbr,
         web: Vec::new(),

@@ -250,12 +250,24 @@ pub struct Summary {
     pub events: Option<u64>,
     /// Packets the bottleneck carried to the far side (for events per packet).
     pub packets_delivered: u64,
+    /// Goodput of all TCP flows of a direction together: the link's useful share, one
+    /// column however many flows a sweep has.
+    pub down_goodput_bps: f64,
+    pub up_goodput_bps: f64,
     pub tcp: Vec<TcpSummary>,
     pub cbr: Vec<CbrSummary>,
     pub web: Vec<WebSummary>,
     pub queues: Queues,
     /// Per phase, direction and class (see [`PhaseSummary`]).
     pub phases: Vec<PhaseSummary>,
+}
+
+/// The sum of the goodput of `tcp`'s flows that go `direction` ("down" or "up").
+pub fn goodput_of(tcp: &[TcpSummary], direction: &str) -> f64 {
+    tcp.iter()
+        .filter(|t| t.direction == direction)
+        .map(|t| t.goodput_bps)
+        .sum()
 }
 
 /// cwnd and ssthresh (segments) of each TCP flow, a row per change.

@@ -99,7 +99,7 @@ pub struct Group {
 }
 
 /// Bumped whenever a declared column changes; stores record it.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 pub const TRIAL: &[Column] = &[
     c("mode", Str, "", "simulation or emulation (the testbed)"),
@@ -116,6 +116,18 @@ pub const TRIAL: &[Column] = &[
         U64,
         "",
         "packets the bottleneck carried to the far side, both directions",
+    ),
+    c(
+        "down_goodput_bps",
+        F64,
+        "bit/s",
+        "goodput of all downstream TCP flows together",
+    ),
+    c(
+        "up_goodput_bps",
+        F64,
+        "bit/s",
+        "goodput of all upstream TCP flows together",
     ),
 ];
 
@@ -509,6 +521,24 @@ mod tests {
 
     fn keys(v: &serde_json::Value) -> Vec<String> {
         v.as_object().unwrap().keys().cloned().collect()
+    }
+
+    /// The aggregate goodput columns are the sums of their direction's flows (two down,
+    /// one up), not of all flows.
+    #[test]
+    fn aggregate_goodput_sums_each_directions_flows() {
+        let sc = Scenario::from_json(
+            r#"{"seed": 3, "duration_ns": 4000000000, "warmup_ns": 1000000000,
+                "down": {"rate_bps": 4000000, "queue": {"rule": "ps", "limit": 30}},
+                "up": {"rate_bps": 1000000, "queue": {"rule": "ps", "limit": 30}},
+                "tcp": [{}, {}, {"direction": "up"}]}"#,
+        )
+        .unwrap();
+        let s = crate::simulate(sc).unwrap().summary;
+        let g: Vec<f64> = s.tcp.iter().map(|t| t.goodput_bps).collect();
+        assert!(g.iter().all(|&x| x > 0.0), "{g:?}");
+        assert_eq!(s.down_goodput_bps, g[0] + g[1]);
+        assert_eq!(s.up_goodput_bps, g[2]);
     }
 
     /// Every field the core writes is declared, in order, and nothing else is: a trial

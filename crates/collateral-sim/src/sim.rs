@@ -488,7 +488,7 @@ impl Simulation {
     fn finish(mut self, wall_s: f64) -> TrialResult {
         let sc = &self.sc;
         let ct = &self.traces.congestion;
-        let tcp = self.tcp[..self.n_bulk]
+        let tcp: Vec<crate::metrics::TcpSummary> = self.tcp[..self.n_bulk]
             .iter()
             .enumerate()
             .map(|(i, f)| {
@@ -552,6 +552,8 @@ impl Simulation {
                 .iter()
                 .map(|l| l.bottleneck.stats.delivered)
                 .sum(),
+            down_goodput_bps: crate::metrics::goodput_of(&tcp, "down"),
+            up_goodput_bps: crate::metrics::goodput_of(&tcp, "up"),
             tcp,
             cbr,
             web,
