@@ -9,7 +9,8 @@ each congestion control, a few seeded trials each, and ranks them:
   MOS of the worse direction (default 4.0, "satisfied");
 * ``fps``, ``mmo``, ``rts``: a game's downstream traffic (Quake 3's profile for shooters,
   World of Warcraft's for the others); the target is the share of packets later than
-  the genre's one-way budget (100, 500, 1000 ms), lost ones included (default ≤ 1 %).
+  the genre's one-way budget (100, 500, 1000 ms; ``budget`` sets another), base delay
+  and lost ones included (default ≤ 1 %).
 
 The recommendation is the candidate that meets the target with the most goodput (the
 median over trials of every download together); if none does, the one closest to it.
@@ -32,9 +33,9 @@ from .units import MAX_QUEUE_PACKETS, fmt_duration, parse_duration
 
 APPS: dict[str, dict[str, Any]] = {
     "voip": {"cbr": [{"direction": "down"}, {"direction": "up"}], "budget": None},
-    "fps": {"cbr": [{"direction": "down", "app": "quake3"}], "budget": GAME_BUDGETS["quake3"][0]},
-    "mmo": {"cbr": [{"direction": "down", "app": "wow"}], "budget": GAME_BUDGETS["wow"][0]},
-    "rts": {"cbr": [{"direction": "down", "app": "wow"}], "budget": "over_1000ms"},
+    "fps": {"cbr": [{"direction": "down", "app": "quake3"}], "budget": GAME_BUDGETS["quake3"][1]},
+    "mmo": {"cbr": [{"direction": "down", "app": "wow"}], "budget": GAME_BUDGETS["wow"][1]},
+    "rts": {"cbr": [{"direction": "down", "app": "wow"}], "budget": "1000 ms"},
 }
 #: ``simulate``'s application names for the same traffic: the advisor takes either.
 APP_ALIASES = {"g711": "voip", "quake3": "fps", "wow": "mmo"}
@@ -70,25 +71,69 @@ class Outcome:
     quality: float  # median over trials: worst-direction MOS, or share over budget
     goodput_bps: float  # median over trials of all downloads together
     meets: bool
+    #: The trials' range (min, max) of each: what "within the spread" means.
+    quality_range: tuple[float, float] = (math.nan, math.nan)
+    goodput_range: tuple[float, float] = (math.nan, math.nan)
+    #: How far the median is on the right side of the target (negative: the wrong side):
+    #: MOS points above it, or percentage points of packets below the allowed share.
+    margin: float = math.nan
 
 
 @dataclass
 class Advice:
     app: str
     target: float
-    metric: str  # "MOS" or the budget column
+    metric: str  # "MOS" or "over_budget"
     setup: str
     trials: int
     outcomes: list[Outcome] = field(default_factory=list)
+    #: A game's one-way delay budget, base delay included ("100ms"); None for voice.
+    budget: str | None = None
+
+    @property
+    def ranked(self) -> list[Outcome]:
+        """The outcomes best first. Among those that meet the target (all of them when
+        none does, then by margin), candidates whose goodput ranges over the trials
+        overlap the leader's are tied on goodput: a tie goes to the larger margin, so
+        noise in goodput never buys a worse quality."""
+        ok = [o for o in self.outcomes if o.meets]
+        rest = [o for o in self.outcomes if not o.meets]
+        if not ok:
+            return sorted(rest, key=lambda o: (-o.margin, -o.goodput_bps))
+        ranked: list[Outcome] = []
+        pool = sorted(ok, key=lambda o: -o.goodput_bps)
+        while pool:
+            lead = pool[0]
+            tied = [o for o in pool if _overlap(o.goodput_range, lead.goodput_range)]
+            tied.sort(key=lambda o: (-o.margin, -o.goodput_bps))
+            ranked += tied
+            pool = [o for o in pool if o not in tied]
+        return ranked + sorted(rest, key=lambda o: (-o.margin, -o.goodput_bps))
 
     @property
     def best(self) -> Outcome:
-        ok = [o for o in self.outcomes if o.meets]
-        if ok:
-            return max(ok, key=lambda o: o.goodput_bps)
-        if self.metric == "MOS":
-            return max(self.outcomes, key=lambda o: o.quality)
-        return min(self.outcomes, key=lambda o: o.quality)
+        return self.ranked[0]
+
+    def ties(self) -> list[Outcome]:
+        """Other candidates that meet the target with goodput within the
+        recommendation's spread: as good a choice on this evidence."""
+        b = self.best
+        return [
+            o
+            for o in self.outcomes
+            if o is not b and o.meets == b.meets and _overlap(o.goodput_range, b.goodput_range)
+        ]
+
+    def runner_up(self) -> Outcome | None:
+        """The next option in the ranking after the recommendation and its ties (None
+        when there is none)."""
+        ties = self.ties()
+        rest = [o for o in self.ranked[1:] if o not in ties]
+        return rest[0] if rest else None
+
+
+def _overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return a[0] <= b[1] and b[0] <= a[1]
 
 
 def candidates(down_bps: int, rtt_ns: int, ccs: tuple[str, ...]) -> list[Candidate]:
@@ -125,6 +170,7 @@ def advise(
     duration: str = "60s",
     warmup: str | None = None,
     target: float | None = None,
+    budget: str | None = None,
     seed: int = 1,
     threads: int = 0,
 ) -> Advice:
@@ -133,7 +179,8 @@ def advise(
     Every argument is checked before anything runs; a bad one raises
     :class:`~collateral.spec.SpecError` (a ValueError) whose ``param`` names it.
     ``app`` may also be ``simulate``'s name for the traffic (g711, quake3, wow);
-    ``warmup`` defaults to 10 s, or a quarter of a shorter ``duration``."""
+    ``warmup`` defaults to 10 s, or a quarter of a shorter ``duration``; ``budget`` is a
+    game's one-way delay budget, base delay included (default: the genre's)."""
     if isinstance(app, str) and app in APP_ALIASES:
         app = APP_ALIASES[app]
     if not isinstance(app, str) or app not in APPS:
@@ -168,7 +215,17 @@ def advise(
     if warmup is None:
         warmup = fmt_duration(min(10 * 10**9, duration_ns // 4))
     spec = APPS[app]
-    metric = "MOS" if spec["budget"] is None else spec["budget"]
+    if spec["budget"] is None and budget is not None:
+        raise SpecError("budget", f"{budget!r}: {app} is rated by its MOS, not a delay budget")
+    budget_ns = None
+    if spec["budget"] is not None:
+        try:
+            budget_ns = parse_duration(budget if budget is not None else spec["budget"])
+        except ValueError as e:
+            raise SpecError("budget", str(e)) from None
+        if not 0 < budget_ns <= MAX_DURATION_NS:
+            raise SpecError("budget", f"{budget!r}: from 1ns to {fmt_duration(MAX_DURATION_NS)}")
+    metric = "MOS" if budget_ns is None else "over_budget"
     if target is None:
         target = 4.0 if metric == "MOS" else 0.01
     lo, hi = TARGET_RANGE["MOS" if metric == "MOS" else "share"]
@@ -178,7 +235,8 @@ def advise(
         what = "a MOS" if metric == "MOS" else "a share of packets late"
         raise SpecError("target", f"{target!r}: {what} from {lo:g} to {hi:g}")
     rates = {"down": {"rate": down}, "up": {"rate": up}} if link is None else {}
-    base = dict(link=link, rtt=rtt, duration=duration, warmup=warmup, cbr=spec["cbr"], **rates)
+    cbr = [{**c, "budget": f"{budget_ns}ns"} for c in spec["cbr"]] if budget_ns else spec["cbr"]
+    base = dict(link=link, rtt=rtt, duration=duration, warmup=warmup, cbr=cbr, **rates)
     probe = _scenario(base)
     down_bps = probe.down.rate or 0  # the preset's or the given rate
     cands = candidates(down_bps, probe.rtt, ccs)
@@ -198,18 +256,23 @@ def advise(
     for ci, r in zip(owners, results, strict=True):
         s = r["summary"]
         if metric == "MOS":
-            q = min(_nan(c["mos"]) for c in s["cbr"])
+            q = min(_nan(c["mos"], 1.0) for c in s["cbr"])  # no packet through: the worst
         else:
             q = max(_nan(c[metric], 1.0) for c in s["cbr"])
         per[ci].append((q, sum(t["goodput_bps"] for t in s["tcp"])))
     where = probe.describe(sep="\n").split("\n")[:2]
     setup = " · ".join([*where, f"{tcp_flows} bulk download(s) on {profile}", f"{duration} trials"])
-    advice = Advice(app, target, metric, setup, trials)
+    shown = fmt_duration(budget_ns) if budget_ns is not None else None
+    advice = Advice(app, target, metric, setup, trials, budget=shown)
     for ci, c in enumerate(cands):
-        qs = median(q for q, _ in per[ci])
-        g = median(g for _, g in per[ci])
+        quals = [q for q, _ in per[ci]]
+        goods = [g for _, g in per[ci]]
+        qs, g = median(quals), median(goods)
         meets = qs >= target if metric == "MOS" else qs <= target
-        advice.outcomes.append(Outcome(c, qs, g, meets))
+        margin = qs - target if metric == "MOS" else 100 * (target - qs)
+        advice.outcomes.append(
+            Outcome(c, qs, g, meets, (min(quals), max(quals)), (min(goods), max(goods)), margin)
+        )
     advice.outcomes.sort(key=lambda o: -o.goodput_bps)
     return advice
 
@@ -247,62 +310,161 @@ def _nan(x: float | None, default: float = float("nan")) -> float:
     return default if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
 
+def _quality_text(advice: Advice, q: float) -> str:
+    return f"{q:.2f}" if advice.metric == "MOS" else f"{q:.1%}"
+
+
+def _margin_text(advice: Advice, m: float) -> str:
+    return f"{m:+.2f} MOS" if advice.metric == "MOS" else f"{m:+.1f} pp"
+
+
 def table(advice: Advice) -> Any:
-    """The outcomes as a rich table, the recommendation marked."""
+    """The outcomes as a rich table, best first: each median with the trials' range
+    below it, the margin to the target, ★ the recommendation and = its ties."""
     from rich import box
     from rich.table import Table
 
-    want = (
-        f"MOS ≥ {advice.target:g}"
-        if advice.metric == "MOS"
-        else (f"≤ {advice.target:.0%} of packets {advice.metric.replace('over_', 'over ')}")
-    )
     t = Table(
-        title=f"{advice.app}: {want}\n{advice.setup}",
-        caption=f"medians of {_trials(advice.trials)}; ★ the recommendation"
+        title=f"{advice.app}: {want(advice)}\n{advice.setup}",
+        caption=f"medians of {_trials(advice.trials)}"
+        + (", \\[min–max] below" if advice.trials > 1 else "")
+        + "; ★ the recommendation, = tied with it (goodput within the trials' spread);"
+        "\nmargin: how far the median is on the right side of the target"
         + (
             ""
             if advice.metric == "MOS"
-            else "; late: one-way delay (base delay included) over the budget, or lost"
+            else " (percentage points);\nlate: one-way delay, base delay included, over the"
+            " budget, or lost"
         ),
         box=box.SIMPLE_HEAD,
     )
-    t.add_column("queue, congestion control")
+    t.add_column("queue, congestion control", no_wrap=True)
     t.add_column(advice.metric if advice.metric == "MOS" else "late", justify="right")
-    t.add_column("goodput", justify="right")
+    t.add_column("margin", justify="right")
+    t.add_column("goodput (Mbit/s)", justify="right")
     t.add_column("meets", justify="center")
-    best = advice.best
-    for o in advice.outcomes:
-        q = f"{o.quality:.2f}" if advice.metric == "MOS" else f"{o.quality:.1%}"
-        mark = "★ " if o is best else ""
+    best, ties = advice.best, advice.ties()
+    spread = advice.trials > 1
+    for o in advice.ranked:
+        mark = "★ " if o is best else ("= " if o in ties else "")
+        q, (qlo, qhi) = o.quality, o.quality_range
+        g, (glo, ghi) = o.goodput_bps / 1e6, o.goodput_range
         t.add_row(
             mark + o.candidate.label,
-            q,
-            f"{o.goodput_bps / 1e6:.3f} Mbit/s",
+            _quality_text(advice, q)
+            + (
+                f"\n[dim]{_quality_text(advice, qlo)}–{_quality_text(advice, qhi)}[/dim]"
+                if spread
+                else ""
+            ),
+            _margin_text(advice, o.margin),
+            f"{g:.3f}" + (f"\n[dim]{glo / 1e6:.3f}–{ghi / 1e6:.3f}[/dim]" if spread else ""),
             "✓" if o.meets else "✗",
         )
     return t
 
 
-def plot(advice: Advice, path: str | Path) -> list[Path]:
-    """Goodput against the quality metric, the target shaded and the choice marked."""
-    from .plots import _STYLE, plt, save
+def want(advice: Advice) -> str:
+    """The target in words: "MOS ≥ 4", or "≤ 1 % of packets over 100 ms one way"."""
+    if advice.metric == "MOS":
+        return f"MOS ≥ {advice.target:g} (worse direction)"
+    return f"≤ {advice.target:.0%} of packets over {advice.budget} one way (base delay included)"
 
+
+def verdict(advice: Advice) -> list[str]:
+    """The recommendation in sentences: its margin, its ties, and the next option."""
+    b = advice.best
+    head = f"recommended: {b.candidate.label} — "
+    if b.meets:
+        head += f"meets the target with a margin of {_margin_text(advice, b.margin)}"
+    else:
+        head += f"none meets the target; this one misses it by {_margin_text(advice, b.margin)}"
+    lines = [head + f", {b.goodput_bps / 1e6:.3f} Mbit/s goodput"]
+    worst = b.quality_range[0] if advice.metric == "MOS" else b.quality_range[1]
+    if (
+        b.meets
+        and advice.trials > 1
+        and (worst < advice.target if advice.metric == "MOS" else worst > advice.target)
+    ):
+        lines.append(
+            f"  but its worst trial misses the target ({_quality_text(advice, worst)}):"
+            " run more trials, or take a candidate with a larger margin"
+        )
+    ties = advice.ties()
+    if ties:
+        names = ", ".join(o.candidate.label for o in ties[:4]) + (", ..." if len(ties) > 4 else "")
+        lines.append(f"  as good on this evidence (goodput within the trials' spread): {names}")
+    nxt = advice.runner_up()
+    if nxt is not None:
+        dg = (nxt.goodput_bps / b.goodput_bps - 1) * 100 if b.goodput_bps > 0 else math.nan
+        lines.append(
+            f"  next option: {nxt.candidate.label} — goodput {dg:+.1f} %, margin"
+            f" {_margin_text(advice, nxt.margin)}" + ("" if nxt.meets else " (misses the target)")
+        )
+    return lines
+
+
+def plot(advice: Advice, path: str | Path) -> list[Path]:
+    """Writes :func:`figure` to ``path`` (PNG, SVG, ... by its suffix)."""
+    from .plots import save
+
+    return save(figure(advice), Path(path))
+
+
+def figure(advice: Advice) -> Any:
+    """Goodput against the quality metric, the target shaded and the choice marked.
+
+    Candidates that land on the same spot (a full 2- and 4-BDP queue, say) share one
+    label, so labels do not print over each other; the legend sits outside the axes."""
+    from .plots import _STYLE, plt
+
+    games = advice.metric != "MOS"
+    scale = 100.0 if games else 1.0
+    pts = [(o.quality * scale, o.goodput_bps / 1e6, o) for o in advice.outcomes]
+    xs, ys = [x for x, _, _ in pts], [y for _, y, _ in pts]
+    xspan = (max(xs) - min(xs)) or 1.0
+    yspan = (max(ys) - min(ys)) or 1.0
+    groups: list[list[tuple[float, float, Outcome]]] = []
+    for p in sorted(pts, key=lambda p: (p[0], p[1])):
+        for g in groups:
+            gx, gy, _ = g[0]
+            if abs(p[0] - gx) < 0.03 * xspan and abs(p[1] - gy) < 0.04 * yspan:
+                g.append(p)
+                break
+        else:
+            groups.append([p])
     with plt.rc_context(_STYLE):
-        fig, ax = plt.subplots(figsize=(8.5, 5.2), layout="constrained")
-        scale = 1.0 if advice.metric == "MOS" else 100.0
-        for o in advice.outcomes:
+        fig, ax = plt.subplots(figsize=(8.5, 5.6), layout="constrained")
+        colors = {"newreno": "C0", "cubic": "C3"}
+        for x, y, o in pts:
             c = o.candidate
             marker = "o" if c.queue_label.startswith("drop-tail") else "D"
-            color = "C0" if c.cc == "newreno" else ("C3" if c.cc == "cubic" else "C2")
-            ax.scatter(o.quality * scale, o.goodput_bps / 1e6, marker=marker, color=color, s=40)
-            ax.annotate(
-                c.queue_label.split(" (")[0],
-                (o.quality * scale, o.goodput_bps / 1e6),
-                fontsize=7,
-                xytext=(4, 3),
-                textcoords="offset points",
-            )
+            ax.scatter(x, y, marker=marker, color=colors.get(c.cc, "C2"), s=40, zorder=3)
+        # Each label takes the first of a few spots around its point (inwards first)
+        # where it overlaps no label placed before it.
+        renderer = fig.canvas.get_renderer()
+        placed: list[Any] = []
+        for g in sorted(groups, key=lambda g: -g[0][1]):
+            names = list(dict.fromkeys(_short_label(o) for _, _, o in g))
+            text = ", ".join(names[:3]) + (f" +{len(names) - 3}" if len(names) > 3 else "")
+            x, y, _ = g[0]
+            side = -1 if x > min(xs) + 0.65 * xspan else 1
+            spots = [(side * 7, 5), (side * 7, -12), (-side * 7, 5), (-side * 7, -12)]
+            spots += [(side * 7, dy) for dy in (16, -23, 27, -34, 38, -45)]
+            for dx, dy in spots:
+                t = ax.annotate(
+                    text,
+                    (x, y),
+                    fontsize=8,
+                    xytext=(dx, dy),
+                    textcoords="offset points",
+                    ha="left" if dx > 0 else "right",
+                )
+                box = t.get_window_extent(renderer)
+                if not any(box.overlaps(p) for p in placed) or (dx, dy) == spots[-1]:
+                    placed.append(box)
+                    break
+                t.remove()
         b = advice.best
         ax.scatter(
             b.quality * scale,
@@ -312,21 +474,36 @@ def plot(advice: Advice, path: str | Path) -> list[Path]:
             edgecolors="k",
             linewidths=1.5,
             label=f"recommended: {b.candidate.label}",
+            zorder=4,
         )
         lo, hi = ax.get_xlim()
-        if advice.metric == "MOS":
+        if not games:
             ax.axvspan(advice.target, max(hi, advice.target + 0.1), color="C2", alpha=0.08)
+            ax.set_xlim(lo, max(hi, advice.target + 0.1) + 0.03 * (hi - lo))
             ax.set_xlabel("MOS of the worse direction (ITU-T G.107, G.711)")
         else:
-            ax.axvspan(min(lo, 0), advice.target * 100, color="C2", alpha=0.08)
-            ax.set_xlabel(f"packets {advice.metric.replace('over_', 'over ')} (%, lost included)")
+            right = max(hi, advice.target * 100 * 1.5)
+            ax.axvspan(0, advice.target * 100, color="C2", alpha=0.12, label="within the target")
+            ax.set_xlim(-0.02 * right, right)  # a share is never negative: shade from 0
+            ax.set_xlabel(
+                f"packets over {advice.budget} one way (%, base delay and lost ones included)"
+            )
         ax.set_ylabel("download goodput (Mbit/s)")
-        for cc, color in (("newreno", "C0"), ("cubic", "C3")):
-            ax.scatter([], [], color=color, label=cc)
-        ax.legend(loc="lower left", fontsize=8)
+        for cc in dict.fromkeys(o.candidate.cc for o in advice.outcomes):
+            ax.scatter([], [], color=colors.get(cc, "C2"), label=cc)
+        ax.scatter([], [], marker="o", color="0.5", label="drop-tail (label: packets)")
+        ax.scatter([], [], marker="D", color="0.5", label="AQM")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=3, fontsize=8)
         ax.set_title(
-            f"{advice.app}: {advice.setup}\nmedians of {_trials(advice.trials)}; shaded:"
-            " within the target",
+            f"{advice.app}: {want(advice)}\n{advice.setup}\nmedians of"
+            f" {_trials(advice.trials)}; shaded: within the target",
             fontsize=9,
         )
-        return save(fig, Path(path))
+        return fig
+
+
+def _short_label(o: Outcome) -> str:
+    """ "12p" for a drop-tail queue, the AQM's name otherwise, with the CC's initial."""
+    q = o.candidate.queue_label
+    name = q.split(" ")[1] if q.startswith("drop-tail") else q
+    return f"{name} {o.candidate.cc[0].upper()}"

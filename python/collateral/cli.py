@@ -1470,6 +1470,12 @@ def _add_advise_command(sub: Any) -> None:
         help="MOS at least X, 1 to 4.5 (voip, default 4.0), or at most this share of packets"
         " late, 0 to 1 (games, default 0.01)",
     )
+    a.add_argument(
+        "--budget",
+        metavar="TIME",
+        help="a game's one-way delay budget, base delay included (default: the genre's: "
+        "fps 100ms, mmo 500ms, rts 1000ms); voip is rated by its MOS instead",
+    )
     a.add_argument("--seed", metavar="N", type=_count(0, 2**62), default=1)
     a.add_argument("--plot", metavar="PATH", help="write the goodput-vs-quality figure here")
 
@@ -1498,12 +1504,13 @@ _ADVISE_OPTIONS = {
     "duration": "--duration",
     "warmup": "--duration",  # 10 s, or a quarter of a shorter duration
     "target": "--target",
+    "budget": "--budget",
     "seed": "--seed",
 }
 
 
 def _cmd_advise(args: argparse.Namespace) -> int:
-    from .advise import advise, plot, table
+    from .advise import advise, plot, table, verdict
 
     if args.plot is not None:
         _output_file("--plot", args.plot, "out/advice.png", figure=True)
@@ -1521,6 +1528,7 @@ def _cmd_advise(args: argparse.Namespace) -> int:
             trials=args.trials,
             duration=args.duration,
             target=args.target,
+            budget=args.budget,
             seed=args.seed,
         )
     except SpecError as e:
@@ -1529,9 +1537,8 @@ def _cmd_advise(args: argparse.Namespace) -> int:
     except ValueError as e:  # the core stopped a trial
         _fail(f"advise: {e}")
     _console().print(table(adv))
-    b = adv.best
-    verdict = "meets the target" if b.meets else "comes closest (none meets the target)"
-    print(f"recommended: {b.candidate.label} — {verdict}")
+    for line in verdict(adv):
+        print(line)
     if args.plot is not None:
         for p in plot(adv, args.plot):
             print(f"wrote {p}")

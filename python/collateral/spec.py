@@ -487,6 +487,9 @@ class CbrSpec(_Model):
     #: A thin-stream application whose packet sizes and gaps replace size, interval and
     #: jitter: rdp, vnc, g711, skype_udp, wow, quake3 (SPEC §5; fits in the core's docs).
     app: AppProfile | None = None
+    #: The application's one-way delay budget, base delay included: the summary's
+    #: ``over_budget`` is the share of packets later than it (lost ones included).
+    budget: OptionalDuration = None
 
     @field_validator("size")
     @classmethod
@@ -521,6 +524,7 @@ class CbrSpec(_Model):
             "tag": self.tag,
             "ecn": self.ecn,
             **({"app": self.app} if self.app else {}),
+            **({"budget_ns": self.budget} if self.budget is not None else {}),
         }
 
 

@@ -157,6 +157,9 @@ pub fn check(sc: &Scenario) -> Result<(), String> {
         if let Some(s) = c.start_ns {
             time(&k("start_ns"), s)?;
         }
+        if let Some(b) = c.budget_ns {
+            time(&k("budget_ns"), b)?;
+        }
         if let Some(s) = c.stop_ns {
             time(&k("stop_ns"), s)?;
         }

@@ -164,6 +164,7 @@ pub fn realtime_summary(
         over_100ms: over(b100),
         over_500ms: over(b500),
         over_1000ms: over(b1000),
+        over_budget: cfg.budget_ns.map_or(f64::NAN, |b| over(b as f64 / 1e9)),
     }
 }
 

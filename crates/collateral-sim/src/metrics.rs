@@ -217,6 +217,8 @@ pub struct CbrSummary {
     pub over_100ms: f64,
     pub over_500ms: f64,
     pub over_1000ms: f64,
+    /// Share later than the flow's own `budget_ns` (NaN without one).
+    pub over_budget: f64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -99,7 +99,7 @@ pub struct Group {
 }
 
 /// Bumped whenever a declared column changes; stores record it.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 
 pub const TRIAL: &[Column] = &[
     c("mode", Str, "", "simulation or emulation (the testbed)"),
@@ -223,6 +223,7 @@ pub const CBR: &[Column] = &[
     n("over_100ms", F64, "", "share of packets (lost included) later than 100 ms one way (shooters)"),
     n("over_500ms", F64, "", "share later than 500 ms (MMOs)"),
     n("over_1000ms", F64, "", "share later than 1000 ms (strategy games)"),
+    n("over_budget", F64, "", "share later than the flow's own budget (none: NaN)"),
 ];
 
 pub const WEB: &[Column] = &[

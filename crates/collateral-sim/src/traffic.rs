@@ -128,6 +128,9 @@ pub struct CbrConfig {
     /// A thin-stream application: its payload sizes and gaps replace `packet_bytes`,
     /// `interval_ns` and `jitter_ns`.
     pub app: Option<AppProfile>,
+    /// The application's one-way delay budget (base delay included): the summary's
+    /// `over_budget` is the share of packets later than it, lost ones included.
+    pub budget_ns: Option<Nanos>,
 }
 
 impl Default for CbrConfig {
@@ -142,6 +145,7 @@ impl Default for CbrConfig {
             tag: 0,
             ecn: Ecn::NotEct,
             app: None,
+            budget_ns: None,
         }
     }
 }
