@@ -113,3 +113,26 @@ def test_simulate_shows_its_keywords_and_names_a_typo():
     assert params["queue"].default == "20kB"
     with pytest.raises(TypeError, match=r"unknown parameter 'qeue'; did you mean 'queue'\?"):
         collateral.simulate(qeue="20kB")
+    # Written out for static completion, they are build_scenario's, one for one.
+    own = [p for name, p in params.items() if name != "scenario"]
+    theirs = list(inspect.signature(collateral.build_scenario).parameters.values())
+    assert [(p.name, p.default, p.annotation) for p in own] == [
+        (p.name, p.default, p.annotation) for p in theirs
+    ]
+    assert all(p.kind is p.KEYWORD_ONLY for p in own)
+    with pytest.raises(TypeError, match="not both .got rtt"):
+        collateral.simulate(collateral.build_scenario(), rtt="20ms")
+
+
+def test_spec_models_show_readable_signatures():
+    import inspect
+
+    from collateral.spec import CbrSpec
+
+    sig = inspect.signature(collateral.Scenario)
+    assert str(sig.parameters["rtt"]) == "rtt: 'Duration' = '100ms'"
+    assert str(sig.parameters["down"]) == "down: 'LinkSpec' = LinkSpec()"
+    assert (
+        str(inspect.signature(CbrSpec).parameters["budget"]) == "budget: 'Duration | None' = None"
+    )
+    assert "BeforeValidator" not in str(sig) and len(str(sig)) < 700

@@ -11,11 +11,13 @@ package owns the user-facing API: specs with human units, results, plots, the CL
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
+from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _dist_version
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from . import _native
 from .result import Result
@@ -42,19 +44,74 @@ except PackageNotFoundError:  # running from a source tree without installing
 native_version: str = _native.version()
 
 
-def simulate(scenario: Scenario | None = None, **kwargs: Any) -> Result:
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _suggest_typos(func: Callable[P, R]) -> Callable[P, R]:
+    """An unknown keyword is named with the closest known one (Python's own error
+    names it without a suggestion); the signature stays ``func``'s for help() and
+    completion."""
+
+    @functools.wraps(func)
+    def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+        import difflib
+
+        known = list(inspect.signature(func).parameters)
+        for k in kwargs:
+            if k not in known:
+                close = difflib.get_close_matches(k, known, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}"
+                raise TypeError(f"{func.__name__}(): unknown parameter {k!r}{hint}")
+        return func(*args, **kwargs)
+
+    return checked
+
+
+@_suggest_typos
+def simulate(
+    scenario: Scenario | None = None,
+    *,
+    link: str | None = None,
+    down: str | float | None = None,
+    up: str | float | None = None,
+    rtt: str | float = "100ms",
+    queue: str | float = "20kB",
+    rule: str | None = None,
+    count_in_service: bool = False,
+    cc: str = "newreno",
+    profile: str = "linux-6",
+    ecn: str = "off",
+    duration: str | float = "60s",
+    warmup: str | float = "5s",
+    seed: int = 1,
+    cbr: str = "both",
+    cbr_size: str | float = "186B",
+    cbr_interval: str | float = "20ms",
+    jitter: str | float = "1ms",
+    tcp_flows: int = 1,
+    delayed_ack: bool | None = None,
+    rto_min: str | float | None = None,
+    aqm: str | None = None,
+    app: str | None = None,
+    web_users: int = 0,
+) -> Result:
     """Runs one trial and returns its :class:`Result`.
 
-    Give a :class:`Scenario`, or keyword arguments with human units as taken by
-    :func:`collateral.spec.build_scenario` (``link="adsl1"``, ``queue="27p"``,
-    ``rtt="100ms"``, ``cbr="both"``, ...), not both. Raises :class:`SpecError` (a
-    ``ValueError``) naming the bad parameter.
+    Give a :class:`Scenario`, or the keywords of :func:`collateral.spec.build_scenario`
+    with human units (``link="adsl1"``, ``queue="27p"``, ``rtt="100ms"``,
+    ``cbr="both"``, ...), not both. Raises :class:`SpecError` (a ``ValueError``) naming
+    the bad parameter, and TypeError for an unknown keyword (with the closest one).
     """
-    if scenario is not None and kwargs:
-        raise TypeError("simulate() takes a Scenario or keyword arguments, not both")
+    given = {k: v for k, v in locals().items() if k != "scenario"}
+    defaults = {k: p.default for k, p in inspect.signature(simulate).parameters.items()}
+    changed = {k: v for k, v in given.items() if v != defaults[k]}
+    if scenario is not None and changed:
+        raise TypeError(
+            f"simulate() takes a Scenario or keyword arguments, not both (got {', '.join(changed)})"
+        )
     if scenario is None:
-        _check_keywords("simulate", kwargs)
-        scenario = build_scenario(**kwargs)
+        scenario = build_scenario(**given)
     _check_scenario("scenario", scenario)
     return Result(_native.simulate(scenario.to_native_json()), scenario)
 
@@ -79,32 +136,6 @@ def simulate_many(scenarios: Any, threads: int = 0) -> list[Result]:
         _check_scenario(f"scenarios[{i}]", sc)
     raws = _native.simulate_many([sc.to_native_json() for sc in scenarios], threads)
     return [Result(raw, sc) for raw, sc in zip(raws, scenarios, strict=True)]
-
-
-def _check_keywords(func: str, kwargs: dict[str, Any]) -> None:
-    """An unknown keyword is named, with the closest known one."""
-    import difflib
-
-    known = list(inspect.signature(build_scenario).parameters)
-    for k in kwargs:
-        if k not in known:
-            close = difflib.get_close_matches(k, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}"
-            raise TypeError(f"{func}(): unknown parameter {k!r}{hint}")
-
-
-def _signature_with_build_params(func: Any) -> None:
-    """Shows ``build_scenario``'s keywords (names, types, defaults) in ``func``'s
-    signature, for help() and completion: one list of parameters, not two."""
-    own = inspect.signature(func)
-    params = [p for p in own.parameters.values() if p.kind is not p.VAR_KEYWORD]
-    params += [
-        p.replace(kind=p.KEYWORD_ONLY) for p in inspect.signature(build_scenario).parameters.values()
-    ]
-    func.__signature__ = own.replace(parameters=params)
-
-
-_signature_with_build_params(simulate)
 
 
 def _check_scenario(name: str, scenario: object) -> None:

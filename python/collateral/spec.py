@@ -74,9 +74,9 @@ __all__ = [
     "TraceSpec",
     "WebSpec",
     "build_scenario",
-    "parse_aqm_shorthand",
     "core_path_field",
     "flat_param",
+    "parse_aqm_shorthand",
 ]
 
 #: Every name a scenario accepts, as the core spells it (``_native.vocabulary()``): the
@@ -768,6 +768,62 @@ class Scenario(_Model):
             ]
         )
 
+
+class _Shown:
+    """A default as a signature shows it (``LinkSpec()`` rather than its fields)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _readable_signatures() -> None:
+    """Gives every spec model a signature a reader can take in (help(), completion):
+    a human-unit field shows its alias (``rtt: Duration = '100ms'``) instead of the
+    validators behind it, and defaults show as the units they are written in."""
+    import inspect
+    import typing
+
+    by_parser: dict[Any, str] = {}
+    for name, alias in globals().items():
+        if typing.get_origin(alias) is typing.Annotated:
+            shown = (
+                f"{name.removeprefix('Optional')} | None" if name.startswith("Optional") else name
+            )
+            for meta in typing.get_args(alias)[1:]:
+                if isinstance(meta, BeforeValidator):
+                    by_parser.setdefault(meta.func, shown)
+    models = [m for m in globals().values() if isinstance(m, type) and issubclass(m, _Model)]
+    for model in models:
+        params = []
+        for name, f in model.model_fields.items():
+            alias = next(
+                (by_parser[m.func] for m in f.metadata if getattr(m, "func", None) in by_parser),
+                None,
+            )
+            annotation = alias or inspect.formatannotation(f.annotation).replace(
+                "collateral.spec.", ""
+            )
+            if f.is_required():
+                default = inspect.Parameter.empty
+            else:
+                default = f.get_default(call_default_factory=True)
+            serializer = next((m for m in f.metadata if isinstance(m, PlainSerializer)), None)
+            if serializer is not None and default not in (None, inspect.Parameter.empty):
+                default = serializer.func(default)
+            if isinstance(default, _Model) and default == type(default)():
+                default = _Shown(f"{type(default).__name__}()")
+            params.append(
+                inspect.Parameter(
+                    name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+                )
+            )
+        model.__signature__ = inspect.Signature(params, return_annotation=None)
+
+
+_readable_signatures()
 
 _validate_native = getattr(_native, "validate_scenario", None)
 
