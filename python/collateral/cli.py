@@ -511,6 +511,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_experiment_commands(sub)
     _add_reproduce_commands(sub)
+    from .storeplot import add_parser as _add_plot_command
+
+    _add_plot_command(sub)
     _add_advise_command(sub)
     return p
 
@@ -871,6 +874,10 @@ def _main(argv: list[str] | None) -> int:
         return _cmd_run(args)
     if args.command == "query":
         return _cmd_query(args)
+    if args.command == "plot":
+        from .storeplot import run as _cmd_plot
+
+        return _cmd_plot(args)
     if args.command == "reproduce":
         return _cmd_reproduce(args)
     if args.command == "report":
@@ -1283,15 +1290,16 @@ def _add_reproduce_commands(sub: Any) -> None:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from .reproduce import STUDIES, reproduce
+    from .reproduce import STUDIES, TestbedUnavailable, reproduce
 
     console = _console()
     if args.list or not args.ids:
         width = max(len(i) for i in STUDIES)
         for f in STUDIES.values():
-            print(f"{f.id:<{width}}  {f.paper}: {f.title}")
+            where = " [testbed: real Linux TCP, needs root; not in 'all']" if f.testbed else ""
+            print(f"{f.id:<{width}}  {f.paper}: {f.title}{where}")
         return 0 if args.list else 2
-    ids = list(STUDIES) if args.ids == ["all"] else args.ids
+    ids = [i for i, f in STUDIES.items() if not f.testbed] if args.ids == ["all"] else args.ids
     unknown = [i for i in ids if i not in STUDIES]
     if unknown:
         _fail(f"reproduce: unknown figure {_short(unknown[0])}; see 'collateral reproduce --list'")
@@ -1302,7 +1310,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     for fid in ids:
         try:
             rep = reproduce(fid, out=args.out, quick=args.quick, workers=args.workers)
-        except (ExperimentError, StoreError) as e:
+        except (ExperimentError, StoreError, TestbedUnavailable) as e:
             _fail(f"reproduce: {fid}: {e}")
         except OSError as e:
             _fail(f"reproduce: {fid}: {e.strerror or e}: {e.filename or args.out}")

@@ -26,6 +26,22 @@ one over PS limits in packets and one over FB rules with limits in bytes. ``tags
 axes attach a label to each point (a ``tag_NAME`` column in the results) without
 changing the scenario, e.g. the byte size a slot limit stands for.
 
+**Buffer sizes for disciplines that count packets.** A queue limit axis may be given in
+bytes for a discipline whose limit counts packets (FQ-CoDel, CoDel, PIE, RED..., or a
+``ps`` drop-tail): ``{ values = [...] | from/to/step, packets_of = "1500B" }`` sets each
+point's limit to ``ceil(bytes / 1500)`` packets (at least 1) and keeps the byte size it
+stands for as the tag ``KEY_bytes`` (``"down.queue.limit"`` -> ``tag_down_queue_limit_bytes``),
+so a drop-tail grid in bytes and an FQ-CoDel grid in packets share one axis::
+
+    [[sweep]]                   # drop-tail: the limit counts bytes
+    "down.queue.limit" = ["10kB", "50kB", "200kB"]
+    [[sweep]]                   # FQ-CoDel: 7, 34 and 134 packets
+    "down.queue" = [{ kind = "fq_codel" }]
+    "down.queue.limit" = { values = ["10kB", "50kB", "200kB"], packets_of = "1500B" }
+
+(``collateral plot DIR --x down.queue.limit`` then shows both in kB.) Two sizes that
+round to the same number of packets are two points of the same scenario: an error.
+
 Everything is validated before anything runs; a problem is reported as one
 :class:`ExperimentError` naming the file, the key path, the value and what is allowed.
 
@@ -59,6 +75,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from . import _native
 from .spec import VOCABULARY, Scenario, TraceSpec, split_path
+from .units import parse_size
 
 __all__ = [
     "TRACE_NAMES",
@@ -213,6 +230,18 @@ class _Axis:
     key: str  # as written in the file, e.g. "queue.limit" or "tcp.cc"
     paths: tuple[tuple[object, ...], ...]  # ("down","queue","limit"), ("tcp","*","cc")
     values: tuple[Any, ...]
+    #: ``packets_of``: bytes per packet; the values are sizes set as packet limits.
+    packet_bytes: int | None = None
+    sizes: tuple[int, ...] = ()  # the values in bytes (with packet_bytes)
+
+    @property
+    def bytes_tag(self) -> str:
+        """The tag that keeps the byte size a packet limit stands for."""
+        return self.key.replace(".", "_") + "_bytes"
+
+    def packets(self, i: int) -> int:
+        assert self.packet_bytes is not None
+        return max(1, -(-self.sizes[i] // self.packet_bytes))
 
 
 def _parse_axis_key(source: str, where: str, segs: Sequence[str]) -> tuple[tuple[object, ...], ...]:
@@ -284,6 +313,19 @@ def _is_range(value: object) -> bool:
     return isinstance(value, dict) and set(value) <= {"from", "to", "step"} and "from" in value
 
 
+_AXIS_TABLE_KEYS = {"from", "to", "step", "values", "packets_of"}
+
+
+def _is_axis_table(value: object) -> bool:
+    """An axis given as a table: a range ``{from, to, step}`` or ``{values = [...]}``,
+    either with ``packets_of``; any other table holds nested axes."""
+    return (
+        isinstance(value, dict)
+        and set(value) <= _AXIS_TABLE_KEYS
+        and ("from" in value or "values" in value)
+    )
+
+
 def _split_number(text: object) -> tuple[Decimal, str]:
     if isinstance(text, bool) or not isinstance(text, int | float | str):
         raise ValueError("expected a number with an optional unit, e.g. 52500B or 10ms")
@@ -347,8 +389,16 @@ def _range_values(source: str, key: str, spec: dict[str, Any]) -> list[Any]:
 
 
 def _axis_values(source: str, key: str, raw: object) -> list[Any]:
-    if _is_range(raw):
-        return _range_values(source, key, raw)  # type: ignore[arg-type]
+    if _is_axis_table(raw):
+        assert isinstance(raw, dict)
+        if "values" in raw:
+            extra = sorted(set(raw) & {"from", "to", "step"})
+            if extra:
+                raise ExperimentError(
+                    source, key, f"give either values or from/to/step, not both ({extra[0]})", raw
+                )
+            return _axis_values(source, key, raw["values"])
+        return _range_values(source, key, {k: v for k, v in raw.items() if k != "packets_of"})
     if not isinstance(raw, list):
         raise ExperimentError(
             source,
@@ -369,12 +419,15 @@ def _collect_axes(
     axes: list[_Axis] = []
     for k, v in table.items():
         segs = (*prefix, *k.split("."))
-        if isinstance(v, dict) and not _is_range(v):
+        if isinstance(v, dict) and not _is_axis_table(v):
             axes += _collect_axes(source, where, v, segs)
             continue
         key = f"{where}.{'.'.join(segs)}"
         paths = _parse_axis_key(source, where, segs)
         values = _axis_values(source, key, v)
+        if isinstance(v, dict) and "packets_of" in v:
+            axes.append(_packet_axis(source, key, segs, paths, values, v["packets_of"]))
+            continue
         if segs[0] == "tags":
             for j, tv in enumerate(values):
                 if not isinstance(tv, str | int | float | bool):
@@ -383,6 +436,37 @@ def _collect_axes(
                     )
         axes.append(_Axis(".".join(segs), paths, tuple(values)))
     return axes
+
+
+def _packet_axis(
+    source: str,
+    key: str,
+    segs: Sequence[str],
+    paths: tuple[tuple[object, ...], ...],
+    values: list[Any],
+    packet: object,
+) -> _Axis:
+    """An axis of byte sizes set as packet limits (``packets_of``), checked."""
+    if segs[-1] != "limit" or "queue" not in segs or segs[0] == "tags":
+        raise ExperimentError(
+            source,
+            f"{key}.packets_of",
+            "applies to a queue limit (queue.limit, down.queue.limit, up.queue.limit)",
+            packet,
+        )
+    try:
+        per = parse_size(packet)  # type: ignore[arg-type]
+    except ValueError as e:
+        raise ExperimentError(source, f"{key}.packets_of", f"{e}; e.g. 1500B", packet) from None
+    sizes = []
+    for j, v in enumerate(values):
+        try:
+            sizes.append(parse_size(v))
+        except ValueError as e:
+            raise ExperimentError(
+                source, f"{key}[{j}]", f"{e}; with packets_of, give sizes such as 20kB", v
+            ) from None
+    return _Axis(".".join(segs), paths, tuple(values), per, tuple(sizes))
 
 
 @dataclass(frozen=True)
@@ -432,6 +516,14 @@ def _parse_grid(source: str, where: str, table: object) -> _Grid:
             raise ExperimentError(source, gwhere, f"zipped axes must have equal lengths; {shown}")
         zips.append(tuple(axes))
     all_axes = [*product, *(a for g in zips for a in g)]
+    tags = {str(p[1]) for a in all_axes for p in a.paths if p[0] == "tags"}
+    for a in all_axes:
+        if a.packet_bytes is not None and a.bytes_tag in tags:
+            raise ExperimentError(
+                source,
+                f"{where}.tags.{a.bytes_tag}",
+                f"{where}.{a.key} with packets_of keeps its sizes as this tag; remove one",
+            )
     seen: dict[tuple[object, ...], str] = {}
     for a in all_axes:
         for p in a.paths:
@@ -475,6 +567,17 @@ def _set_path(d: dict[str, Any], path: Sequence[object], value: Any) -> None:
     if nxt is None:
         nxt = d[head] = [] if rest[0] == _WILDCARD or isinstance(rest[0], int) else {}  # type: ignore[index]
     _set_path(nxt, rest, value)
+
+
+def _packet_limit(d: Any, path: Sequence[object], packets: int) -> int | str:
+    """A limit of ``packets`` as the queue at ``path`` takes it: a number for a discipline
+    (a table with a ``kind``), ``"Np"`` for drop-tail."""
+    for seg in path[:-1]:
+        d = d.get(seg) if isinstance(d, dict) else None  # type: ignore[arg-type]
+    rule = d.get("limit_rule", d.get("rule", "ps")) if isinstance(d, dict) else "ps"
+    if rule != "ps" and (isinstance(d, dict) and ("kind" in d or "rule" in d)):
+        raise TypeError(f"the queue counts bytes (rule {rule}); give the sizes without packets_of")
+    return packets if isinstance(d, dict) and "kind" in d else f"{packets}p"
 
 
 def _canonical(native: Mapping[str, Any]) -> str:
@@ -738,7 +841,7 @@ def _flat_axes(
                 _flat_axes(g, "", source, f"{where}.zip[{j}]") if isinstance(g, dict) else g
                 for j, g in enumerate(groups)
             ]
-        elif isinstance(v, dict) and not _is_range(v):
+        elif isinstance(v, dict) and not _is_axis_table(v):
             for kk, vv in _flat_axes(v, f"{prefix}{k}.", source, where).items():
                 put(kk, vv)
         else:
@@ -880,12 +983,20 @@ def _build(data: Mapping[str, Any], source: str, text: str | None) -> Experiment
             # Whole values first (a swept `tcp` list), then keys inside them.
             for axis, i in sorted(combo, key=lambda x: min(len(p) for p in x[0].paths)):
                 value = axis.values[i]
+                if axis.packet_bytes is not None:
+                    tags[axis.bytes_tag] = axis.sizes[i]
                 for p in axis.paths:
                     if p[0] == "tags":
                         tags[str(p[1])] = value
                         continue
                     try:
-                        _set_path(d, p, value)
+                        _set_path(
+                            d,
+                            p,
+                            value
+                            if axis.packet_bytes is None
+                            else _packet_limit(d, p, axis.packets(i)),
+                        )
                     except (KeyError, IndexError, TypeError) as ex:
                         raise ExperimentError(
                             source,

@@ -13,7 +13,7 @@ coarser sweeps — into its own store, and labels its figures as such.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -26,8 +26,12 @@ __all__ = [
     "Claim",
     "Figure",
     "Reproduction",
+    "TestbedUnavailable",
     "UnknownFigure",
+    "claims_line",
+    "claims_summary",
     "experiment_path",
+    "format_claims_summary",
     "reproduce",
 ]
 
@@ -45,6 +49,39 @@ class Claim:
     tolerance: str = ""
 
 
+def claims_summary(claims: Iterable[Claim]) -> tuple[int, int, int]:
+    """(hold, differ, total) over ``claims``; a claim without a verdict counts only in
+    the total."""
+    cs = list(claims)
+    return (
+        sum(c.holds is True for c in cs),
+        sum(c.holds is False for c in cs),
+        len(cs),
+    )
+
+
+def format_claims_summary(claims: Iterable[Claim]) -> str:
+    """``claims: N hold, M differ, K total`` (and how many have no verdict, if any)."""
+    hold, differ, total = claims_summary(claims)
+    line = f"claims: {hold} hold, {differ} differ, {total} total"
+    if total - hold - differ:
+        line += f" ({total - hold - differ} without a verdict)"
+    return line
+
+
+def claims_line(fig_ids: Iterable[str], out: str | Path = "results", quick: bool = False) -> str:
+    """The claims summary line for figures already reproduced into ``out``: each
+    figure's claims are checked again against its store (nothing is run)."""
+    from ..store import Store
+
+    claims: list[Claim] = []
+    for fid in fig_ids:
+        fig = STUDIES[fid]
+        path = Path(out) / (fig.experiment + ("-quick" if quick else ""))
+        claims += fig.claims(Store(path))
+    return format_claims_summary(claims)
+
+
 @dataclass(frozen=True)
 class Figure:
     id: str
@@ -55,6 +92,15 @@ class Figure:
     claims: Callable[[Any], list[Claim]] = lambda store: []
     #: (dotted key, value) overrides for --quick, applied to the experiment file.
     quick: tuple[tuple[str, Any], ...] = ()
+    #: Run on the emulation testbed (real Linux TCP, needs root) instead of the simulator;
+    #: such figures are left out of ``reproduce all``.
+    testbed: bool = False
+
+
+def _parris_multimedia_and_table(store: Any, stem: Path, label: str) -> list[Path]:
+    """The multimedia figure, and beside it the study's table with the parameters run
+    (``<stem>-table.md`` / ``.csv``)."""
+    return [*F.parris_multimedia(store, stem, label), *F.parris_table(store, stem)]
 
 
 _QUICK_SHORT = (("experiment.trials", 2), ("scenario.duration", "40s"), ("scenario.warmup", "10s"))
@@ -166,7 +212,9 @@ FIGURES: list[Figure] = [
         "VoIP one-way delay vs queue occupancy",
         "huebner-2008",
         F.huebner_owd_queue,
-        lambda s: [],
+        # SPEC §1's delay-distribution shapes, on this set-up's per-packet delays and
+        # queue trace (10 Mbit/s, RTT 80 ms, 1 BDP).
+        F.huebner_shape_claims,
         (("scenario.duration", "90s"),),
     ),
     Figure(
@@ -201,12 +249,14 @@ FIGURES: list[Figure] = [
         "Parris, Jeffay & Smith (MMCN '99)",
         "multimedia drop rate and latency during the UDP blast",
         "parris-cbt",
-        F.parris_multimedia,
+        _parris_multimedia_and_table,
         F.parris_multimedia_claims,
         (("experiment.trials", 1),),
     ),
     # Today's access queues and RFC 9332's coupling goal (figures and claims in today.py).
     *__import__(f"{__package__}.today", fromlist=["FIGURES"]).FIGURES,
+    # MMSys Fig. 4(b): FB-loose loss at k x 1500 B, simulated and on the testbed.
+    *__import__(f"{__package__}.fig4b", fromlist=["FIGURES"]).FIGURES,
 ]
 STUDIES: dict[str, Figure] = {f.id: f for f in FIGURES}
 
@@ -214,6 +264,31 @@ STUDIES: dict[str, Figure] = {f.id: f for f in FIGURES}
 def experiment_path(name: str) -> Path:
     """The shipped experiment file ``name`` (without .toml)."""
     return Path(str(resources.files(__package__) / "experiments" / f"{name}.toml"))
+
+
+class TestbedUnavailable(RuntimeError):
+    """A testbed figure asked for where the testbed cannot run (not root, no
+    ``ip``, ...): the message says why and names the simulated figure."""
+
+
+def _on_testbed(exp: Any, path: Path, progress: bool | None) -> tuple[int, int]:
+    """The experiment's trials on the emulation testbed, one after the other in real
+    time (resuming), after checking every point can run here."""
+    import sys
+
+    from ..emulate import EmulationError, _check_ready, check_testbed, emulate_experiment
+
+    try:
+        for p in exp.points:
+            check_testbed(p.scenario)
+            _check_ready(p.scenario)
+    except EmulationError as e:
+        raise TestbedUnavailable(f"needs the emulation testbed, which cannot run here: {e}") from None
+
+    def tell(n: int, total: int, trial: Any) -> None:
+        print(f"  testbed trial {n}/{total} done", file=sys.stderr, flush=True)
+
+    return emulate_experiment(exp, path, tell if progress is not False else None)
 
 
 class UnknownFigure(KeyError, ValueError):
@@ -259,7 +334,11 @@ def reproduce(
     overrides = list(fig.quick) if quick else []
     exp = load_experiment(experiment_path(fig.experiment), [("experiment.name", name), *overrides])
     t0 = time.monotonic()
-    report = run_experiment(exp, Path(out) / name, workers=workers, progress=progress)
+    if fig.testbed:
+        ran, total = _on_testbed(exp, Path(out) / name, progress)
+    else:
+        report = run_experiment(exp, Path(out) / name, workers=workers, progress=progress)
+        ran, total = report.ran, report.total
     store = Store(Path(out) / name)
     label = f"{fig.paper}: {fig.title}" + (" [QUICK: reduced trials/duration]" if quick else "")
     figdir = store.path / "figures"
@@ -270,7 +349,7 @@ def reproduce(
         store=store.path,
         files=files,
         claims=fig.claims(store),
-        trials_run=report.ran,
-        trials_total=report.total,
+        trials_run=ran,
+        trials_total=total,
         wall_s=time.monotonic() - t0,
     )
