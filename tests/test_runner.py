@@ -204,6 +204,19 @@ def test_run_shows_progress_and_query_counts_rows(tmp_path):
     assert "e+06" not in q.stdout
     q = cli("query", str(out), "SELECT [1.5, 2.0] AS l", "--format", "csv")
     assert q.returncode == 0 and q.stdout.splitlines() == ["l", '"[1.5, 2.0]"'], q.stdout
+    # Columns of a known unit (declared or a parameter's suffix) in human units; --raw
+    # and csv keep the stored numbers.
+    sql = (
+        "SELECT tcp0_goodput_bps, cbr0_delay_p95_s, rtt_s, queue_down_max_bytes"
+        " FROM summary ORDER BY key LIMIT 1"
+    )
+    raw = cli("query", str(out), sql, "--format", "csv").stdout.splitlines()[1].split(",")
+    g, p95, rtt, qmax = (float(x) for x in raw)
+    q = cli("query", str(out), sql)
+    assert f"{g / 1e6:.4g} Mbit/s" in q.stdout and f"{p95 * 1e3:.4g} ms" in q.stdout, q.stdout
+    assert f"{rtt * 1e3:.4g} ms" in q.stdout and f"{qmax / 1e3:.4g} kB" in q.stdout, q.stdout
+    q = cli("query", str(out), sql, "--raw")
+    assert f"{g:,.0f}" in q.stdout and "Mbit/s" not in q.stdout, q.stdout
     q = cli("query", str(out), "SELEKT 1")
     assert q.returncode == 2 and q.stderr.startswith("collateral: error: SQL:")
     q = cli("query", str(tmp_path), "SELECT 1")

@@ -992,6 +992,11 @@ def _add_experiment_commands(sub: Any) -> None:
         default=100,
         help="rows shown in table format (default: 100; 0 = all)",
     )
+    q.add_argument(
+        "--raw",
+        action="store_true",
+        help="table format: numbers as stored (bit/s, s, B) instead of human units",
+    )
     sub.add_parser(
         "schema",
         help="every result column: name, type, unit, meaning",
@@ -1147,21 +1152,50 @@ def _cmd_query(args: argparse.Namespace) -> int:
 
         shown = df if not args.max_rows else df.head(args.max_rows)
         t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        units = [None if args.raw else _column_unit(str(c)) for c in df.columns]
         for c in df.columns:
             t.add_column(str(c), justify="right" if df[c].dtype.kind in "iuf" else "left")
         for row in shown.itertuples(index=False):
-            t.add_row(
-                *(
-                    "NULL" if _is_null(v) else _fmt_number(v) if isinstance(v, float) else str(v)
-                    for v in row
-                )
-            )
+            t.add_row(*(_fmt_cell(v, u) for v, u in zip(row, units, strict=True)))
         # In a pipe or a log, do not squeeze the columns into 80 characters.
         console = _console()
         console.print(t)
         if len(shown) < len(df):
             console.print(f"({len(df) - len(shown)} more rows; --max-rows 0 shows all)")
     return 0
+
+
+def _column_unit(name: str) -> str | None:
+    """The unit a result column is stored in: the declared schema's, else the suffix of
+    a scenario parameter (``rtt_s``, ``down_rate_bps``); None for other columns."""
+    from .schema import column
+
+    declared = column(name)
+    if declared is not None:
+        return declared["unit"] or None
+    for suffix, unit in (("_bps", "bit/s"), ("_s", "s"), ("_bytes", "B")):
+        if name.endswith(suffix):
+            return unit
+    return None
+
+
+def _fmt_cell(v: Any, unit: str | None) -> str:
+    """A table cell in human units (18.68 Mbit/s, 0.94 ms, 30 kB) where the column's
+    unit is known; other numbers as :func:`_fmt_number`. ``--raw`` and the csv and json
+    formats keep the stored numbers."""
+    if _is_null(v):
+        return "NULL"
+    if unit and isinstance(v, (int, float)) and not isinstance(v, bool):
+        x = float(v)
+        scales = {
+            "bit/s": ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s"), (1, "bit/s")),
+            "s": ((1, "s"), (0, "ms")),
+            "B": ((1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1, "B")),
+        }.get(unit)
+        if scales is not None:
+            scale, name = next(((k, n) for k, n in scales if abs(x) >= k), scales[-1])
+            return f"{x / (1e-3 if name == 'ms' else scale):.4g} {name}"
+    return _fmt_number(v) if isinstance(v, float) else str(v)
 
 
 def _fmt_number(v: float) -> str:
