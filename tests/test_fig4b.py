@@ -11,7 +11,7 @@ import sys
 import pandas as pd
 import pytest
 
-from collateral.reproduce import STUDIES, reproduce
+from collateral.reproduce import STUDIES, format_claims_summary, reproduce
 from collateral.reproduce.fig4b import _QUICK_SWEEP, peaks
 
 
@@ -42,6 +42,25 @@ def test_simulated_fig4b_draws_and_gives_a_verdict_with_its_tolerance(tmp_path):
     assert claim.holds is not None and "75%" in claim.tolerance
     caption = (rep.store / "figures" / "mmsys-fig4b.caption.txt").read_text()
     assert "k × 1500 B" in caption
+    # The CLI (resuming: nothing runs) prints each claim with its tolerance and ends
+    # with the summary line of the same claims.
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "collateral",
+            "reproduce",
+            "mmsys-fig4b",
+            "--quick",
+            "-o",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert p.returncode == 0, p.stderr
+    assert "0 trials run" in p.stdout and f"[tolerance: {claim.tolerance}]" in p.stdout
+    assert p.stdout.rstrip().splitlines()[-1] == format_claims_summary(rep.claims)
 
 
 def test_reproduce_all_leaves_the_testbed_out_and_lists_it():

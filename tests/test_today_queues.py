@@ -91,7 +91,7 @@ def test_l4s_coupling_loads():
 
 def _check_outputs(files: list[Path]) -> None:
     suffixes = sorted(f.suffix for f in files)
-    assert suffixes == [".csv", ".md", ".png", ".svg"]
+    assert suffixes == [".csv", ".md", ".png", ".svg", ".txt"]  # .txt: the caption
     assert all(f.exists() and f.stat().st_size > 0 for f in files)
     png = next(f for f in files if f.suffix == ".png")
     assert png.stat().st_size > 20_000
@@ -120,14 +120,10 @@ def test_today_queues_tiny_run_draws_and_claims(tmp_path: Path):
     assert "drop-tail" in md and "ADSL1" in md and "cable" in md
     claims = T.today_claims(store)
     assert claims and all(isinstance(c, Claim) for c in claims)
-    assert all(isinstance(c.holds, bool) or c.text.startswith("(d) ADSL1") for c in claims)
+    assert all(isinstance(c.holds, bool) and c.tolerance for c in claims)
     assert {c.text[:3] for c in claims} >= {"(a)", "(b)", "(c)", "(d)"}
-    # (a) only where an upload congests the upstream; (d) judged on cable only.
+    # (a) only where an upload congests the upstream.
     assert all("upload" in c.text for c in claims if c.text.startswith("(a)"))
-    assert all(
-        (c.holds is None) == ("ADSL1" in c.text) for c in claims if c.text.startswith("(d)")
-    )
-    assert all("tolerance" in c.text or c.holds is None for c in claims)
 
 
 def test_upload_alone_offers_no_acks(tmp_path: Path):

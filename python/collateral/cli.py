@@ -1324,7 +1324,7 @@ def _add_reproduce_commands(sub: Any) -> None:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from .reproduce import STUDIES, TestbedUnavailable, reproduce
+    from .reproduce import STUDIES, TestbedUnavailable, format_claims_summary, reproduce
 
     console = _console()
     if args.list or not args.ids:
@@ -1341,6 +1341,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     from .experiment import ExperimentError
     from .store import StoreError
 
+    claims: list[Any] = []
     for fid in ids:
         try:
             rep = reproduce(fid, out=args.out, quick=args.quick, workers=args.workers)
@@ -1363,7 +1364,11 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         for c in rep.claims:
             mark = {True: "[green]holds[/green]", False: "[red]differs[/red]", None: ""}[c.holds]
             pub = f" (paper: {c.published})" if c.published else ""
-            console.print(f"  {c.text}: {c.ours}{pub} {mark}")
+            tol = f" \\[tolerance: {c.tolerance}]" if c.tolerance else ""
+            console.print(f"  {c.text}: {c.ours}{pub}{tol} {mark}")
+        claims += rep.claims
+    if len(ids) > 1 or claims:
+        console.print(f"[bold]{format_claims_summary(claims)}[/bold]")
     return 0
 
 

@@ -283,7 +283,9 @@ def _on_testbed(exp: Any, path: Path, progress: bool | None) -> tuple[int, int]:
             check_testbed(p.scenario)
             _check_ready(p.scenario)
     except EmulationError as e:
-        raise TestbedUnavailable(f"needs the emulation testbed, which cannot run here: {e}") from None
+        raise TestbedUnavailable(
+            f"needs the emulation testbed, which cannot run here: {e}"
+        ) from None
 
     def tell(n: int, total: int, trial: Any) -> None:
         print(f"  testbed trial {n}/{total} done", file=sys.stderr, flush=True)

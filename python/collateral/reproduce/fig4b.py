@@ -57,6 +57,7 @@ def peaks(df: pd.DataFrame) -> dict[str, Any]:
     """How often the multiple's median loss is above each neighbour's, and the median
     ratio of the multiple's loss to the neighbours' mean (1: no peak)."""
     m = _medians(df).pivot_table(index=["cc", "k"], columns="off", values="med")
+    m = m.reindex(columns=sorted({0, *NEIGHBOURS, *m.columns}))  # sizes not run: NaN
     pairs = m.dropna(subset=[0, *NEIGHBOURS])
     above = (pairs[0] > pairs[NEIGHBOURS[0]]) & (pairs[0] > pairs[NEIGHBOURS[1]])
     mean_nb = pairs[list(NEIGHBOURS)].mean(axis=1)

@@ -1,0 +1,192 @@
+"""Claims: every claim of every (quick) reproduction has a verdict and a stated
+tolerance; the statistics the shape claims rest on are right on samples whose values
+are known by hand; the summary line counts correctly."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from collateral.reproduce import (
+    STUDIES,
+    Claim,
+    claims_line,
+    claims_summary,
+    format_claims_summary,
+    reproduce,
+)
+from collateral.reproduce.figures import _monotone_misfit, _shape_stats
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """Every simulated figure reproduced in --quick mode (about a minute on one core);
+    testbed figures need root and are left out, as ``reproduce all`` leaves them out."""
+    out = tmp_path_factory.mktemp("claims")
+    reps = {
+        fid: reproduce(fid, out=out, quick=True, workers=1, progress=False)
+        for fid, fig in STUDIES.items()
+        if not fig.testbed
+    }
+    return out, reps
+
+
+def test_every_claim_has_a_verdict_and_a_tolerance(quick: tuple[Path, dict]):
+    _, reps = quick
+    claims = [(fid, c) for fid, rep in reps.items() for c in rep.claims]
+    assert len(claims) > 40, "the quick reproductions check dozens of claims"
+    missing = [f"{fid}: {c.text}" for fid, c in claims if c.holds is None]
+    assert not missing, f"claims without a verdict: {missing}"
+    bare = [f"{fid}: {c.text}" for fid, c in claims if not c.tolerance.strip()]
+    assert not bare, f"claims without a stated tolerance: {bare}"
+    assert all(isinstance(c.holds, bool) for _, c in claims), "verdicts are plain bools"
+
+
+def test_summary_line_from_the_stores_matches_the_claims(quick: tuple[Path, dict]):
+    out, reps = quick
+    claims = [c for rep in reps.values() for c in rep.claims]
+    line = claims_line(list(reps), out, quick=True)
+    hold, differ, total = claims_summary(claims)
+    assert line == f"claims: {hold} hold, {differ} differ, {total} total"
+
+
+def test_huebner_shapes_are_checked_for_each_algorithm(quick: tuple[Path, dict]):
+    _, reps = quick
+    texts = [c.text for c in reps["huebner-owd-queue"].claims]
+    for want in (
+        "newreno (linux-2.6.25): VoIP delay distribution close to uniform",
+        "htcp (linux-2.6.25): VoIP delay skewed towards the minimum",
+        "cubic (linux-2.6.25): VoIP delay skewed towards the maximum",
+    ):
+        assert any(t.startswith(want) for t in texts), (want, texts)
+
+
+def test_parris_table_has_every_discipline_and_its_parameters(quick: tuple[Path, dict]):
+    _, reps = quick
+    rep = reps["parris-multimedia"]
+    md = next(f for f in rep.files if f.name == "parris-multimedia-table.md")
+    csv = next(f for f in rep.files if f.name == "parris-multimedia-table.csv")
+    text = md.read_text()
+    for d in ("drop-tail", "RED", "FRED", "CBT", "CBT-queue-avg", "CBQ"):
+        assert f"| {d} |" in text
+    assert "fred: min_th 10, max_th 60" in text, "FRED runs a larger threshold than RED"
+    assert "max_th 15, max_p 0.1, w_q 0.002; tagged threshold 3.84, other 2.40" in text, (
+        "CBT holds a lower maximum average queue than RED's 30 packets"
+    )
+    assert csv.read_text().splitlines()[0] == (
+        "discipline,parameters,multimedia_drop_rate,multimedia_latency_s,tcp_throughput_bps,trials"
+    )
+
+
+# --- the statistics, on samples with hand-computed values ------------------------------
+
+N = 10_000
+U = (np.arange(N) + 0.5) / N  # an exact uniform sample on [0, 1] (its quantiles)
+
+
+def test_shape_stats_of_a_uniform_sample():
+    # Over its own [min, max] the grid maps to i/(N−1): the empirical CDF's first step
+    # (1/N at x = 0) is the largest gap, KS = 1/N.
+    st = _shape_stats(U)
+    assert st["ks"] == pytest.approx(1 / N, abs=1e-9)
+    assert _shape_stats(U, lo=0.0, hi=1.0)["ks"] == pytest.approx(0.5 / N, abs=1e-9)
+    assert st["skew"] == pytest.approx(0.0, abs=1e-9)
+    assert st["median"] == pytest.approx(0.5, abs=1e-4)
+    assert st["top"] == pytest.approx(0.25, abs=1e-4)
+
+
+def test_shape_stats_of_a_sample_skewed_to_the_minimum():
+    # x = u²: F(x) = √x, so KS = max(√x − x) = 1/4 at x = 1/4; median (1/2)² = 1/4;
+    # share above 3/4 = 1 − √(3/4); skewness from the moments E x = 1/3, E x² = 1/5,
+    # E x³ = 1/7: (16/945) / (4/45)^1.5 = 2·√45 / 21 = 0.63888.
+    x = U**2
+    st = _shape_stats(x, lo=0.0, hi=1.0)
+    m1, m2, m3 = 1 / 3, 1 / 5, 1 / 7
+    var = m2 - m1**2
+    skew = (m3 - 3 * m1 * m2 + 2 * m1**3) / var**1.5
+    assert st["ks"] == pytest.approx(0.25, abs=1e-3)
+    assert st["median"] == pytest.approx(0.25, abs=1e-3)
+    assert st["top"] == pytest.approx(1 - math.sqrt(0.75), abs=1e-3)
+    assert st["skew"] == pytest.approx(skew, abs=2e-3)
+    assert skew == pytest.approx(2 * math.sqrt(45) / 21, abs=1e-12)
+
+
+def test_shape_stats_of_a_sample_skewed_to_the_maximum():
+    # x = √u: F(x) = x², KS = max(x − x²) = 1/4 at x = 1/2; median √(1/2); share above
+    # 3/4 = 1 − 9/16 = 7/16; moments E x = 2/3, E x² = 1/2, E x³ = 2/5, so the skewness
+    # is (−1/135) / (1/18)^1.5 = −18·√18 / 135 = −0.56569.
+    x = np.sqrt(U)
+    st = _shape_stats(x, lo=0.0, hi=1.0)
+    m1, m2, m3 = 2 / 3, 1 / 2, 2 / 5
+    var = m2 - m1**2
+    skew = (m3 - 3 * m1 * m2 + 2 * m1**3) / var**1.5
+    assert st["ks"] == pytest.approx(0.25, abs=1e-3)
+    assert st["median"] == pytest.approx(math.sqrt(0.5), abs=1e-3)
+    assert st["top"] == pytest.approx(7 / 16, abs=1e-3)
+    assert st["skew"] == pytest.approx(skew, abs=2e-3)
+    assert skew == pytest.approx(-18 * math.sqrt(18) / 135, abs=1e-12)
+
+
+def test_shape_stats_range_defaults_to_the_sample_and_scales_out():
+    # A uniform sample on [40 ms, 120 ms]: the same shape as on [0, 1].
+    st = _shape_stats(0.040 + 0.080 * U)
+    assert st["ks"] == pytest.approx(1 / N, abs=1e-6)
+    assert st["median"] == pytest.approx(0.5, abs=1e-4)
+    # The same delays against a range twice as wide (empty queue at 0): mass at the top.
+    st = _shape_stats(0.040 + 0.080 * U, lo=-0.040, hi=0.120)
+    assert st["median"] == pytest.approx(0.75, abs=1e-4)
+    assert st["top"] == pytest.approx(0.5, abs=1e-4)
+    assert st["ks"] == pytest.approx(0.5, abs=1e-3)
+
+
+def test_newreno_sawtooth_density_is_within_the_uniform_bound():
+    # The model behind NewReno's 0.15 bound: queue delay density rising linearly 1 → 2
+    # over the range (RTT grows with the queue), F(x) = (x + x²/2)/1.5, KS = 1/12.
+    x = -1 + np.sqrt(1 + 3 * U)  # inverse of F
+    st = _shape_stats(x, lo=0.0, hi=1.0)
+    assert st["ks"] == pytest.approx(1 / 12, abs=1e-3)
+    assert st["ks"] <= 0.15
+
+
+def test_monotone_misfit_zero_for_monotone_curves_large_for_a_sawtooth():
+    x = np.arange(50)
+    assert _monotone_misfit(x * 0.1, se=0.05) == 0.0
+    assert _monotone_misfit(-(x**2.0), se=1.0) == 0.0
+    # A sawtooth 0, 1, 0, 1, …, 1 (50 points): the best non-decreasing fit keeps the
+    # first 0 and the last 1 and pools the 48 between to ½ (the best non-increasing fit
+    # pools all 50 to ½), so the RMS is ½·√(48/50), in units of se = 0.1: 4.899.
+    saw = (x % 2).astype(float)
+    assert _monotone_misfit(saw, se=0.1) == pytest.approx(5 * math.sqrt(48 / 50), rel=1e-9)
+    # Monotone truth plus noise of one SE scores about 1 or less.
+    rng = np.random.default_rng(7)
+    noisy = x * 0.01 + rng.normal(0, 1.0, len(x))
+    assert _monotone_misfit(noisy, se=1.0) < 1.2
+    assert _monotone_misfit(saw, se=0.0) == math.inf
+    assert _monotone_misfit(np.ones(5), se=0.0) == 0.0
+
+
+# --- the summary ----------------------------------------------------------------------
+
+
+def test_claims_summary_counts_a_hand_made_list():
+    claims = [
+        Claim("a", "1", "1", True, "exact"),
+        Claim("b", "1", "2", False, "exact"),
+        Claim("c", "1", "1", True, "exact"),
+        Claim("d", "1", "3", False, "exact"),
+        Claim("e", "1", "1", True, "exact"),
+    ]
+    assert claims_summary(claims) == (3, 2, 5)
+    assert format_claims_summary(claims) == "claims: 3 hold, 2 differ, 5 total"
+    assert claims_summary([]) == (0, 0, 0)
+    assert format_claims_summary([]) == "claims: 0 hold, 0 differ, 0 total"
+    # A claim without a verdict counts in the total only, and the line says so.
+    assert claims_summary([*claims, Claim("f", "", "x")]) == (3, 2, 6)
+    assert format_claims_summary([*claims, Claim("f", "", "x")]) == (
+        "claims: 3 hold, 2 differ, 6 total (1 without a verdict)"
+    )
+    # Any iterable, consumed once.
+    assert claims_summary(c for c in claims) == (3, 2, 5)
