@@ -301,6 +301,8 @@ def today_queues(store: Store, stem: Path, label: str) -> list[Path]:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
+    from ..plots import floor_at_zero, suptitle
+
     t = today_table(store)
     links = [lk for lk in LINKS if lk in t.index.get_level_values("link")]
     rows = (
@@ -345,10 +347,10 @@ def today_queues(store: Store, stem: Path, label: str) -> list[Path]:
                     ax.axhline(1.0, color="k", lw=0.6, ls=":")
                     ax.axhline(MTU_WIRE_S[link] * 1e3, color="k", lw=0.8, ls="-.")
                 elif kind == "mos":
-                    ax.set_ylim(1.0, 4.6)
+                    ax.set_ylim(0.9, 4.6)  # MOS 1 (the floor) shows above the axis
                     ax.axhline(4.0, color="k", lw=0.6, ls=":")
-                else:
-                    ax.set_ylim(0, top * 1.12 if top > 0 else 1.0)
+                else:  # a little below 0: a 0 bar or tick shows on the axis
+                    floor_at_zero(ax, top * 1.12 if top > 0 else 1.0, margin=0.03)
                 if j == 0:
                     ax.set_ylabel(ylabel)
                 if i == 0:
@@ -379,11 +381,26 @@ def today_queues(store: Store, stem: Path, label: str) -> list[Path]:
             fontsize=9,
             title_fontsize=9,
         )
-        fig.suptitle(
+        suptitle(
+            fig,
             f"{label}\nG.711 call (EF) and Quake 3 game both ways beside CUBIC downloads and"
-            f" an upload (Linux 6); medians of {_trials_text(n)}; dotted: 1 ms delay, MOS 4"
+            f" an upload (Linux 6); medians of {_trials_text(n)}; dotted: 1 ms delay, MOS 4",
         )
-        files = _save(fig, stem)
+        caption = (
+            "A G.711 voice call (EF-marked) and a Quake 3 game flow, both ways, beside bulk"
+            " CUBIC downloads (1 or 4, with or without an upload; Linux 6 stack) on ADSL1"
+            " (left) and 100/20 Mbit/s cable (right), for each access queue variant: drop-tail"
+            " of 1 BDP, PIE, FQ-CoDel (drop, ECN), CAKE (besteffort, diffserv4, ACK filter)"
+            " and DualPI2 (classic, L4S downloads). Rows: the call's 95th-percentile added"
+            " one-way delay (log scale; dash-dot: one 1500 B packet's time on the wire),"
+            " the call's loss, its MOS (ITU-T G.107; dotted: 4), the share of game packets"
+            " later than 100 ms one way (lost ones included), the TCP goodput, and the"
+            " upstream ACK rate. Bars: downstream, one per TCP mix (hatched: 4 downloads,"
+            " pale: with an upload); black ticks: the upstream value. Medians of"
+            f" {_trials_text(n)} per bar; linear axes start just below 0 so that zero"
+            " bars and ticks show."
+        )
+        files = _save(fig, stem, caption)
     head = (
         "Today's access queues: medians over trials. call = G.711 (EF), game = Quake 3;"
         " delays are p95 of the one-way delay minus the empty-path delay; '>100 ms' is the"
@@ -462,6 +479,8 @@ def today_claims(store: Store) -> list[Claim]:
                         f" {g0 / 1e6:.3f} -> {g1 / 1e6:.3f} Mbit/s ({dg:+.1%}); upload"
                         f" {u0 / 1e6:.3f} -> {u1 / 1e6:.3f} Mbit/s{why}",
                         ok,
+                        ">= 30 % fewer ACK packets sent upstream; download goodput at most 3 %"
+                        " lower (a rise is no failure)",
                     )
                 )
     # (b) FQ-CoDel / CAKE vs drop-tail at 1 BDP: the call's p95, downstream for every mix
@@ -507,6 +526,7 @@ def today_claims(store: Store) -> list[Claim]:
                             f" {worst * 1e3:.1f} ms (x{worst / dt:.2f}), best ({best_q})"
                             f" {vals[best_q] * 1e3:.1f} ms{ctx}",
                             ok,
+                            "the worst of FQ-CoDel/CAKE's call p95 delays <= 1/4 of drop-tail's",
                         )
                     )
     # (c) FQ-CoDel with ECN: no retransmissions.
@@ -528,11 +548,16 @@ def today_claims(store: Store) -> list[Claim]:
                         f"rtx per trial: drop {r0:.0f}, ECN {r1:.0f} ({ce:.0f} CE marks down)"
                         + ("" if ok else " — FAILS"),
                         ok,
+                        "ECN variant <= 2 retransmissions per trial or <= 5 % of the drop"
+                        " variant's",
                     )
                 )
-    # (d) DualPI2 + L4S: the call and game (ECT(1)) in the L queue, downstream. Tested on
-    # the cable link; on ADSL1 one full packet takes 9 ms, far beyond the 1 ms step, so
-    # the L queue cannot be 1 ms-class there: reported as context, no verdict.
+    # (d) DualPI2 + L4S: the call and game (ECT(1)) in the L queue, downstream. On both
+    # links the bound is 2 ms plus one full packet's time on the wire (the wait behind the
+    # packet in service, which no queue removes). On ADSL1 that packet takes 9 ms, far
+    # beyond the 1 ms step, so the L queue cannot be 1 ms-class there; RFC 9332 §1 sets
+    # its ~1 ms goal at rates where a packet is well under 1 ms, and the same formula
+    # (11 ms) is the fair reading of it at 1.5 Mbit/s.
     if "dualpi2-l4s" in have:
         for link in LINKS:
             bound = 2e-3 + MTU_WIRE_S[link]
@@ -552,14 +577,17 @@ def today_claims(store: Store) -> list[Claim]:
                 if link == "ADSL1":
                     out.append(
                         Claim(
-                            f"(d) {link}, {_mix_text(mix)}: DualPI2 with L4S downloads — context,"
-                            " no verdict: at 1.5 Mbit/s one 1500 B packet takes"
-                            f" {MTU_WIRE_S[link] * 1e3:.1f} ms on the wire, 9x the 1 ms step,"
-                            " so every queued L packet is marked and the L queue cannot be"
-                            f" 1 ms-class (the cable bound would read {bound * 1e3:.1f} ms here)",
+                            f"(d) {link}, {_mix_text(mix)}: DualPI2 with L4S downloads: at 1.5"
+                            f" Mbit/s one 1500 B packet takes {MTU_WIRE_S[link] * 1e3:.1f} ms on"
+                            " the wire, 9x the 1 ms step, so every queued L packet is marked and"
+                            " the L queue cannot be 1 ms-class; tested with the cable's formula"
+                            f" (tolerance: p95 <= 2 ms + one full packet on the wire ="
+                            f" {bound * 1e3:.2f} ms)",
                             "~1 ms (RFC 9332 §1), at rates where a packet is well under 1 ms",
-                            ours,
-                            None,
+                            ours + ("" if max(c, g) <= bound else " — FAILS"),
+                            bool(max(c, g) <= bound),
+                            f"p95 of call and game <= 2 ms + one full packet on the wire ="
+                            f" {bound * 1e3:.2f} ms",
                         )
                     )
                     continue
@@ -573,6 +601,8 @@ def today_claims(store: Store) -> list[Claim]:
                         "~1 ms (RFC 9332 §1)",
                         ours + ("" if ok else " — FAILS"),
                         ok,
+                        f"p95 of call and game <= 2 ms + one full packet on the wire ="
+                        f" {bound * 1e3:.2f} ms",
                     )
                 )
     return out
@@ -671,9 +701,12 @@ _L4S_COLS = (
 def l4s_coupling(store: Store, stem: Path, label: str) -> list[Path]:
     """Left: Prague and CUBIC goodput per RTT (median, min-max), the ratio written on top;
     right: the CDF of the L-queue (ECT(1)) and C-queue (Not-ECT) probes' added delay."""
+    from ..plots import legend_outside, suptitle
+
     df = _l4s_trials(store)
     t = l4s_table(store)
     rtts = list(t.index)
+    n = int(t.trials.min()) if len(t) else 0
     with plt.rc_context(_STYLE):
         fig, (a0, a1) = plt.subplots(1, 2, figsize=(13, 4.8), layout="constrained")
         x = np.arange(len(rtts))
@@ -689,7 +722,7 @@ def l4s_coupling(store: Store, stem: Path, label: str) -> list[Path]:
                 w,
                 color=color,
                 label=name,
-                yerr=[(med - lo).to_numpy(), (hi - med).to_numpy()],
+                yerr=[(med - lo).to_numpy(), (hi - med).to_numpy()] if n > 1 else None,
                 capsize=3,
             )
         for xi, rtt in zip(x, rtts, strict=True):
@@ -706,6 +739,7 @@ def l4s_coupling(store: Store, stem: Path, label: str) -> list[Path]:
         a0.set_ylabel("goodput (Mbit/s)")
         a0.axhline(5.0, color="k", lw=0.7, ls=":", label="half the link (10 Mbit/s / 2)")
         a0.set_ylim(0, 12.5)
+        a0.grid(axis="x", visible=False)
         a0.legend(loc="upper left", fontsize=9, ncols=2)
         a0.set_title("throughput: one Prague and one CUBIC download")
         if "cbr" in store.tables():
@@ -716,7 +750,7 @@ def l4s_coupling(store: Store, stem: Path, label: str) -> list[Path]:
                 " WHERE c.sent_s >= s.warmup_s AND isfinite(c.extra_delay_s)"
             )
             d = d[d.key.isin(set(df.key))]
-            styles = ("-", "--", ":", "-.")
+            styles = ("-", "--", "-.", (0, (5, 1, 1, 1, 1, 1)))  # dotted: the p99 line
             for i, rtt in enumerate(rtts):
                 for ecn, color, name in (
                     ("ect1", "C3", "L probe (ECT(1))"),
@@ -726,7 +760,7 @@ def l4s_coupling(store: Store, stem: Path, label: str) -> list[Path]:
                     v = np.sort(d[sel].d.to_numpy() * 1e3)
                     if len(v):
                         a1.plot(
-                            np.maximum(v, 1e-3),
+                            np.maximum(v, 1e-2),
                             np.arange(1, len(v) + 1) / len(v),
                             color=color,
                             ls=styles[i % len(styles)],
@@ -738,13 +772,25 @@ def l4s_coupling(store: Store, stem: Path, label: str) -> list[Path]:
         a1.set_xlabel("probe added delay (ms, log; one-way minus empty path)")
         a1.set_ylabel("CDF over packets")
         a1.set_title("queuing delay: L queue vs C queue")
-        a1.legend(loc="upper left", fontsize=8)
-        n = int(t.trials.min()) if len(t) else 0
-        fig.suptitle(
+        legend_outside(a1, "right", fontsize=9)
+        suptitle(
+            fig,
             f"{label}\n10 Mbit/s DualPI2 (Linux defaults) shared by one Prague and one CUBIC"
-            f" download (Linux 6); {_trials_text(n)} per RTT; dotted: 99th percentile"
+            f" download (Linux 6); {_trials_text(n)} per RTT; dotted: 99th percentile",
         )
-        files = _save(fig, stem)
+        caption = (
+            "RFC 9332's coupling goal for DualPI2 at 10 Mbit/s (Linux default parameters):"
+            " one Prague (L4S, ECT(1)) and one CUBIC (classic) download share the link at"
+            " RTTs of " + ", ".join(f"{r:g}" for r in rtts) + " ms. Left: each download's"
+            f" goodput (bars: median over {_trials_text(n)}"
+            + (", error bars: min-max over them" if n > 1 else "; one trial, no spread")
+            + "), with the"
+            " Prague/CUBIC ratio written above; the dotted line is half the link. Right:"
+            " the CDF of the added one-way delay of a 100 B / 10 ms probe in the L queue"
+            " (ECT(1), red) and one in the C queue (Not-ECT, blue), log scale; the dotted"
+            " line is the 99th percentile. Delays below 0.01 ms are drawn at the left edge."
+        )
+        files = _save(fig, stem, caption)
     head = (
         "RFC 9332 coupling: one Prague (L4S) and one CUBIC download through DualPI2 at"
         " 10 Mbit/s; medians over trials (ratio min/max over trials). Probe delays are the"
@@ -779,6 +825,7 @@ def l4s_claims(store: Store) -> list[Claim]:
                 f" ratio {r.ratio:.2f} (trials {r.ratio_min:.2f}..{r.ratio_max:.2f})"
                 + ("" if ok else _L4S_WHY),
                 ok,
+                "median Prague/CUBIC rate ratio in [0.5, 2], every trial's in [1/3, 3]",
             )
         )
         p99 = r.get("l_p99_s", math.nan)
@@ -793,6 +840,7 @@ def l4s_claims(store: Store) -> list[Claim]:
                 f" {r.l_p95_s * 1e3:.2f} ms, max {r.l_max_s * 1e3:.2f} ms; C probe p99"
                 f" {r.get('c_p99_s', math.nan) * 1e3:.1f} ms",
                 bool(p99 <= 5e-3),
+                f"L probe {src} <= 5 ms",
             )
         )
     return out
