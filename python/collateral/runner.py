@@ -698,7 +698,11 @@ class _Progress:
                 speed_estimate_period=60,
             )
             self._progress.start()
-            self._task = self._progress.add_task("trials", total=self.todo, rate="", completed=0)
+            # Trials stored before this run count as done: a resumed run shows 103/320,
+            # not 1/218 (the rate and ETA still come from this run's advances only).
+            self._task = self._progress.add_task(
+                "trials", total=self.already + self.todo, rate="", completed=self.already
+            )
         return self
 
     def rate(self) -> float:
@@ -717,7 +721,8 @@ class _Progress:
             left = self.todo - self.done - self.failed
             eta = left / self.rate() if self.rate() > 0 else math.inf
             self.console.print(
-                f"collateral: {self.done + self.failed}/{self.todo} trials,"
+                f"collateral: {self.already + self.done + self.failed:,}"
+                f"/{self.already + self.todo:,} trials,"
                 f" {self.rate():,.1f} trials/s, ETA {_fmt_s(eta)}",
                 highlight=False,
             )
