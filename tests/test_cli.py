@@ -137,6 +137,10 @@ def test_output_piped_to_a_file_is_not_cut():
     assert p.returncode == 0, p.stderr
     assert "\u2026" not in p.stdout, p.stdout
     assert any("web 300 users · seed 1" in ln for ln in p.stdout.splitlines()), p.stdout
+    # Real-time rows are named by application and direction, not by a flow id that
+    # counts the 1200 web slots (1201, 1202).
+    rows = [ln for ln in p.stdout.splitlines() if ln.rstrip().endswith("% >100 ms")]
+    assert rows and all(ln.startswith("quake3 down") for ln in rows), rows
 
 
 def test_a_game_row_names_the_app_and_shows_its_budget_share():

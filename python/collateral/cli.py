@@ -682,6 +682,16 @@ def _fail_param(a: argparse.Namespace, param: str, message: str) -> NoReturn:
     """One line naming the option of ``param``, with the value given when the message
     does not show it (the core's messages do not)."""
     value = getattr(a, param, None)
+    missing = re.search(r"missing field `(\w+)`", message)
+    if param == "aqm" and missing and isinstance(value, str):
+        kind = value.partition(":")[0].strip()
+        field = missing[1]
+        hint = (
+            f"; give --queue (e.g. --queue 60p) or {kind}:{field}=60"
+            if _AQM_LIMIT_FIELD.get(kind, ("",))[0] == field
+            else f"; give {kind}:{field}=..."
+        )
+        message = f"{kind} needs its {field}{hint}"
     versus = getattr(a, "versus_value", None)
     if versus is not None and param in ("queue", "aqm", "rule"):
         shown = message.startswith(("'", '"'))

@@ -428,14 +428,27 @@ def trials_table(results: list[Result]) -> Table:
             "",
         )
     apps = [c.app for c in sc.cbr] if sc else []
-    for j, c in enumerate(first.cbr):
+    for j in range(len(first.cbr)):
         app = apps[j] if j < len(apps) else None
-        t.add_row(f"{c['flow']} {app or 'CBR'} {c['direction']}", "", *_cbr_cells(results, j, app))
+        t.add_row(_cbr_label(first, apps, j), "", *_cbr_cells(results, j, app))
     return t
 
 
 def _nan(x: float | None) -> float:
     return math.nan if x is None else x
+
+
+def _cbr_label(r: Result, apps: list[str | None], j: int) -> str:
+    """A real-time flow's row: its application (or CBR) and direction, numbered among
+    the flows of the same kind only when there are several (not by its flow id, which
+    counts the web users' slots too)."""
+
+    def name(k: int) -> str:
+        app = apps[k] if k < len(apps) else None
+        return f"{app or 'CBR'} {r.cbr[k]['direction']}"
+
+    same = [k for k in range(len(r.cbr)) if name(k) == name(j)]
+    return name(j) + (f" #{same.index(j) + 1}" if len(same) > 1 else "")
 
 
 def _cbr_cells(results: list[Result], j: int, app: str | None) -> list[str]:
@@ -517,9 +530,9 @@ def compare_table(groups: list[tuple[str, list[Result]]]) -> Table:
                     (f"TCP {d}", _cell(each(lambda r, d=d: r.summary[f"{d}_goodput_bps"]), _bps))
                     + ("",) * 5
                 )
-        for j, c in enumerate(first.cbr):
+        for j in range(len(first.cbr)):
             app = apps[j] if j < len(apps) else None
-            rows.append((f"{app or 'CBR'} {c['direction']}", "", *_cbr_cells(results, j, app)))
+            rows.append((_cbr_label(first, apps, j), "", *_cbr_cells(results, j, app)))
         for k, row in enumerate(rows):
             t.add_row(
                 label if k == 0 else "",
