@@ -1370,7 +1370,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             f"experiment) in {rep.wall_s:.1f} s; results in {rep.store}"
         )
         for f in rep.files:
-            console.print(f"  figure {f}")
+            console.print(f"  {'caption' if f.suffix == '.txt' else 'figure'} {f}")
         for c in rep.claims:
             mark = {True: "[green]holds[/green]", False: "[red]differs[/red]", None: ""}[c.holds]
             pub = f" (paper: {c.published})" if c.published else ""

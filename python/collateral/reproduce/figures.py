@@ -993,8 +993,9 @@ def huebner_owd_queue(store: Store, stem: Path, label: str) -> list[Path]:
         return _save(fig, stem, caption)
 
 
-#: The ``fate`` codes of the cbr trace (the schema's names, in the core's order).
-_ARRIVED, _IN_FLIGHT = 0, 3
+#: The ``fate`` code of a cbr-trace packet still in the network when the run ended
+#: (arrived 0, dropped 1, lost 2, in_flight 3: the schema's names in the core's order).
+_IN_FLIGHT = 3
 
 
 def _delay_df(store: Store) -> pd.DataFrame:
