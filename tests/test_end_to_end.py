@@ -120,7 +120,7 @@ def test_simulate_shows_its_keywords_and_names_a_typo():
         (p.name, p.default, p.annotation) for p in theirs
     ]
     assert all(p.kind is p.KEYWORD_ONLY for p in own)
-    with pytest.raises(TypeError, match="not both .got rtt"):
+    with pytest.raises(TypeError, match=r"not both \(got rtt"):
         collateral.simulate(collateral.build_scenario(), rtt="20ms")
 
 

@@ -19,6 +19,7 @@ needs_root = pytest.mark.skipif(
     reason="the testbed needs root and Linux",
 )
 
+DURATION = ("--duration", "5s", "--warmup", "1s")
 BASE = dict(down={"rate": "10Mbit"}, up={"rate": "10Mbit"}, duration="5s", warmup="1s")
 
 
@@ -63,8 +64,7 @@ def test_classic_ecn_is_accepted_and_enabled_on_the_sending_hosts():
 )
 def test_the_cli_refuses_l4s_in_one_line_with_exit_2(args, option, words, tmp_path):
     p = subprocess.run(
-        [sys.executable, "-m", "collateral", "emulate", *args, "--duration", "5s"]
-        + ["--warmup", "1s"],
+        [sys.executable, "-m", "collateral", "emulate", *args, *DURATION],
         capture_output=True,
         text=True,
         cwd=tmp_path,
