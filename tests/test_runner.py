@@ -239,7 +239,8 @@ def test_rows_carry_parameters_versions_and_reproduce_with_simulate(tmp_path):
     trial = exp.trials()[1]
     row = df.set_index("key").loc[trial.key]
     assert row["seed"] == trial.seed and row["rep"] == 1 and row["point"] == trial.point.key
-    assert row["down_queue_limit"] == 30000 and row["tcp0_cc"] == "newreno"
+    assert row["down_queue_limit_bytes"] == 30000 and row["tcp0_cc"] == "newreno"
+    assert "down_queue_limit_packets" not in row  # one unit per column
     assert row["model_version"] == collateral.native_version
     assert row["code_version"].startswith(f"collateral {collateral.__version__}")
     # The stored scenario and seed give the same trial again.

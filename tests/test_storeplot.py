@@ -90,7 +90,7 @@ def _trials(store, y_sql):
     rows = duckdb.sql(
         f"""
         SELECT coalesce(down_queue_kind, 'drop-tail') AS kind,
-               coalesce(tag_down_queue_limit_bytes, down_queue_limit) AS bytes,
+               coalesce(tag_down_queue_limit_bytes, down_queue_limit_bytes) AS bytes,
                list({y_sql} ORDER BY key) AS ys
         FROM read_parquet('{store}/parts/*/summary.parquet', union_by_name = true)
         GROUP BY ALL
@@ -191,18 +191,18 @@ def test_categorical_x_keeps_the_sweep_order_and_facets_are_panels(store):
 
 def test_packets_of_sets_packet_limits_and_keeps_the_bytes(store):
     got = duckdb.sql(
-        f"""SELECT DISTINCT down_queue_kind, down_queue_limit, down_queue_rule,
-                   tag_down_queue_limit_bytes
+        f"""SELECT DISTINCT down_queue_kind, down_queue_limit_packets, down_queue_limit_bytes,
+                   down_queue_rule, tag_down_queue_limit_bytes
             FROM read_parquet('{store}/parts/*/summary.parquet', union_by_name = true)
             ORDER BY ALL"""
     ).fetchall()
     assert got == [
-        ("fq_codel", 7, None, 10_000),  # ceil(10000 / 1500)
-        ("fq_codel", 20, None, 30_000),
-        ("fq_codel", 40, None, 60_000),
-        (None, 10_000, "fb-strict", None),
-        (None, 30_000, "fb-strict", None),
-        (None, 60_000, "fb-strict", None),
+        ("fq_codel", 7, None, None, 10_000),  # ceil(10000 / 1500) packets
+        ("fq_codel", 20, None, None, 30_000),
+        ("fq_codel", 40, None, None, 60_000),
+        (None, None, 10_000, "fb-strict", None),  # drop-tail's in bytes, its own column
+        (None, None, 30_000, "fb-strict", None),
+        (None, None, 60_000, "fb-strict", None),
     ]
 
 
@@ -273,7 +273,10 @@ def test_suggest_and_list(store, capsys):
     }
     assert _cli(["plot", str(store), "--list"]) == 0
     out = capsys.readouterr().out
-    assert "down.queue.limit (also down_queue_limit): 10 kB, 30 kB, 60 kB" in out
+    assert (
+        "down.queue.limit (also down_queue_limit_bytes, down_queue_limit_packets):"
+        " 10 kB, 30 kB, 60 kB" in out
+    ), out
     assert "down.queue.kind (also down_queue_kind): drop-tail, FQ-CoDel" in out
     assert re.search(r"voip_p95_ms\s+ms\s", out) and re.search(r"goodput_mbps\s+Mbit/s\s", out)
 
@@ -322,7 +325,7 @@ def _cli(argv):
         ),
         (["--x", "limit", "--y", "link"], "--y: 'link' is not a numeric result column"),
         (
-            ["--x", "limit", "--y", "loss_pct", "--hue", "down_queue_limit"],
+            ["--x", "limit", "--y", "loss_pct", "--hue", "down_queue_limit_bytes"],
             "--hue: down.queue.limit is the same as --x",
         ),
         (["--x", "limit", "--y", "loss_pct", "--interval", "ci"], "--interval: invalid choice"),

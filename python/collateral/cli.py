@@ -982,7 +982,7 @@ def _add_experiment_commands(sub: Any) -> None:
         "query",
         help="SQL over a results directory (DuckDB)",
         description="Run SQL over a results directory. Views: summary (one row per trial: "
-        "key, point, rep, seed, parameters such as down_queue_limit, tcp0_cc, rtt_s, and "
+        "key, point, rep, seed, parameters such as down_queue_limit_bytes, tcp0_cc, rtt_s, and "
         "metrics such as tcp0_goodput_bps, cbr0_loss_rate, cbr0_delay_p95_s) and the trace "
         "tables the experiment kept (cwnd, queue, cbr, drops, congestion). "
         "'collateral schema' lists every result column with its type, unit and meaning.",

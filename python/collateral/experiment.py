@@ -634,11 +634,14 @@ class Trial:
 
 
 _DURATION_SUFFIX = "_ns"
+#: Drop-tail rules whose limit counts bytes (the others count packets).
+_BYTE_RULES = ("fb-strict", "fb-loose")
 
 
 def param_columns(scenario: Scenario) -> dict[str, Any]:
     """A scenario as flat columns in SI base units, named by the file's key paths:
-    ``rtt_s``, ``down_rate_bps``, ``down_queue_limit`` (bytes, or packets for ps),
+    ``rtt_s``, ``down_rate_bps``, ``down_queue_limit_bytes`` (FB rules) or
+    ``down_queue_limit_packets`` (ps and AQMs),
     ``down_queue_rule``, ``tcp0_cc``, ``cbr1_interval_s``... (durations in seconds)."""
     out: dict[str, Any] = {"link": scenario.link}
 
@@ -657,6 +660,13 @@ def param_columns(scenario: Scenario) -> dict[str, Any]:
                 out[name] = json.dumps(v)
             elif k.endswith(_DURATION_SUFFIX):
                 out[name[: -len(_DURATION_SUFFIX)] + "_s"] = None if v is None else v / 1e9
+            elif k == "limit" and ("rule" in d or "kind" in d):
+                # One unit per column: a queue's limit counts bytes under the FB rules
+                # (of drop-tail, or an AQM's limit_rule), packets otherwise.
+                rule = d.get("rule", d.get("limit_rule", "ps"))
+                out[f"{name}_{'bytes' if rule in _BYTE_RULES else 'packets'}"] = v
+            elif k == "memory_limit":
+                out[f"{name}_bytes"] = v
             else:
                 out[name] = v
 

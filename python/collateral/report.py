@@ -198,7 +198,8 @@ _PARAM_LABELS = {
     "down_queue_rule": "queue rule",
     "tcp0_cc": "CC",
     "tcp0_profile": "TCP stack",
-    "down_queue_limit": "queue limit",
+    "down_queue_limit_bytes": "queue limit",
+    "down_queue_limit_packets": "queue limit (packets)",
     "tcp_flows": "TCP flows",
     "cbr0_jitter_s": "CBR jitter",
     "down_rate_bps": "rate ↓",
@@ -354,27 +355,9 @@ def _measures(df: Any) -> list[Measure]:
 
 
 def _param_cells(per_point: Any, name: str) -> tuple[str, list[Cell]]:
-    """A parameter column's label and cells: numbers in their unit, the queue limit in
-    packets or bytes as its rule counts it (``ps``: packets)."""
+    """A parameter column's label and cells: numbers in their unit (a queue limit is
+    stored in bytes or in packets, one column each)."""
     vals = per_point[name].tolist()
-    if name.endswith("queue_limit"):
-        # Bytes for drop-tail's fb rules (and an AQM's limit_rule), packets otherwise.
-        d = name.removesuffix("_queue_limit")
-        none = [None] * len(vals)
-        kinds, rules, limit_rules = (
-            per_point[c].tolist() if c in per_point.columns else none
-            for c in (f"{d}_queue_kind", f"{d}_queue_rule", f"{d}_queue_limit_rule")
-        )
-        cells = []
-        for v, k, r, lr in zip(vals, kinds, rules, limit_rules, strict=True):
-            in_bytes = (lr if not _is_missing(k) else r) in ("fb-strict", "fb-loose")
-            if _is_missing(v):
-                cells.append(Cell("—"))
-            elif in_bytes:
-                cells.append(Cell(f"{float(v) / 1e3:,.{_decimals([v / 1e3])}f} kB", float(v)))
-            else:
-                cells.append(Cell(f"{float(v):,.0f} p", float(v)))
-        return _param_label(name), cells
     if name.endswith("queue_kind"):  # no kind: drop-tail
         return _param_label(name), [Cell("drop-tail" if _is_missing(v) else str(v)) for v in vals]
     nums = [v for v in vals if not _is_missing(v)]

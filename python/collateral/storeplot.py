@@ -17,7 +17,7 @@ bands. :func:`table` gives the plotted numbers.
 **Parameters** (``x``, ``hue``, ``facet``, ``where``) are named by their dotted sweep key
 as an experiment file writes it (``down.queue.limit``, ``queue.limit`` — the downstream
 queue unless only the upstream one varies —, ``tcp.cc`` — every flow's, when they
-agree —, ``tags.aqm``), by a store column (``down_queue_limit``, ``tag_aqm``) or by a
+agree —, ``tags.aqm``), by a store column (``down_queue_limit_bytes``, ``tag_aqm``) or by a
 short alias (``limit``, ``cc``, ``aqm``) when it names one swept parameter. Besides the
 columns, ``down.queue.kind`` (and ``queue.kind``, ``kind``) is the discipline:
 ``drop-tail`` or the AQM's kind.
@@ -464,7 +464,6 @@ def _queue_params(df: pd.DataFrame, d: str) -> list[Param]:
     n = len(df)
     kind_col = df.get(f"{d}_queue_kind", pd.Series([None] * n, index=df.index))
     rule = df.get(f"{d}_queue_rule", pd.Series([None] * n, index=df.index))
-    limit_rule = df.get(f"{d}_queue_limit_rule", pd.Series([None] * n, index=df.index))
     kind = kind_col.astype(object).where(kind_col.notna(), None)
     shown = kind.map(lambda k: "drop-tail" if k is None else _KIND_NAMES.get(str(k), str(k)))
     out = [
@@ -476,17 +475,18 @@ def _queue_params(df: pd.DataFrame, d: str) -> list[Param]:
             note="the discipline: drop-tail or the AQM's kind",
         )
     ]
-    col = f"{d}_queue_limit"
-    if col not in df.columns:
+    # The limit is stored in one column per unit: bytes (FB rules) or packets.
+    cols = [c for c in (f"{d}_queue_limit_bytes", f"{d}_queue_limit_packets") if c in df.columns]
+    if not cols:
         return out
-    limit = pd.to_numeric(df[col], errors="coerce").astype(float)
-    in_bytes = pd.Series(
-        [
-            (k is None and r in _BYTE_RULES) or (k is not None and lr in _BYTE_RULES)
-            for k, r, lr in zip(kind, rule.astype(object), limit_rule.astype(object), strict=True)
-        ],
-        index=df.index,
-    )
+
+    def num(c: str) -> pd.Series:
+        if c not in df.columns:
+            return pd.Series([float("nan")] * n, index=df.index)
+        return pd.to_numeric(df[c], errors="coerce").astype(float)
+
+    in_bytes = num(f"{d}_queue_limit_bytes").notna()
+    limit = num(f"{d}_queue_limit_bytes").where(in_bytes, num(f"{d}_queue_limit_packets"))
     bytes_ = limit.where(in_bytes)
     tagged = ""
     for t in (f"tag_{d}_queue_limit_bytes", "tag_queue_limit_bytes"):
@@ -497,15 +497,15 @@ def _queue_params(df: pd.DataFrame, d: str) -> list[Param]:
     known = limit.notna()
     key = f"{d}.queue.limit"
     if known.any() and bytes_[known].notna().all():
-        p = Param(key, bytes_ / 1e3, "kB", True, [col])  # as _scaled
+        p = Param(key, bytes_ / 1e3, "kB", True, cols)  # as _scaled
         if tagged and (~in_bytes & known).any():
             which = ", ".join(sorted(set(shown[~in_bytes & known])))
             p.note = f"{which}: packet limits shown at the byte sizes swept (packets_of, {tagged})"
             p.consumes = tagged
         return [*out, p]
     if known.any() and not in_bytes[known].any():
-        return [*out, Param(key, limit, "packets", True, [col])]
-    p = Param(key, limit, "", True, [col])
+        return [*out, Param(key, limit, "packets", True, cols)]
+    p = Param(key, limit, "", True, cols)
     owner = pd.Series(
         [k if k != "drop-tail" else f"drop-tail {r}" for k, r in zip(shown, rule, strict=True)],
         index=df.index,
@@ -528,7 +528,7 @@ def params(df: pd.DataFrame) -> dict[str, Param]:
     (``D.queue.kind``, ``D.queue.limit`` in bytes, ``tcp.X`` for all flows) included."""
     out: dict[str, Param] = {}
     for col in df.columns:
-        if not _is_param_column(col) or col in ("down_queue_limit", "up_queue_limit"):
+        if not _is_param_column(col) or re.fullmatch(r"(down|up)_queue_limit_(bytes|packets)", col):
             continue
         key = _dotted(col)
         p = _series_param(key, col, df[col])

@@ -238,7 +238,7 @@ def goodput_vs_slots(link: str):
     def draw(store: Store, stem: Path, label: str) -> list[Path]:
         df = _df(
             store,
-            f"SELECT tcp0_cc, down_queue_limit AS slots, tcp0_goodput_bps AS g "
+            f"SELECT tcp0_cc, down_queue_limit_packets AS slots, tcp0_goodput_bps AS g "
             f"FROM summary WHERE link = '{link}'",
         )
         a = _agg(df, ["tcp0_cc", "slots"], "g")
@@ -311,7 +311,7 @@ def fig3_claims(link: str):
 
         df = _df(
             store,
-            f"SELECT tcp0_cc, down_queue_limit AS slots, tcp0_goodput_bps AS g "
+            f"SELECT tcp0_cc, down_queue_limit_packets AS slots, tcp0_goodput_bps AS g "
             f"FROM summary WHERE link = '{link}'",
         )
         a = _agg(df, ["tcp0_cc", "slots"], "g")
@@ -540,7 +540,7 @@ def fine_sweep(cc: str):
     def draw(store: Store, stem: Path, label: str) -> list[Path]:
         df = _df(
             store,
-            f"SELECT down_queue_rule AS rule, down_queue_limit AS qb, cbr0_loss_rate AS loss "
+            f"SELECT down_queue_rule AS rule, down_queue_limit_bytes AS qb, cbr0_loss_rate AS loss "
             f"FROM summary WHERE tcp0_cc = '{cc}'",
         )
         n = int(df.groupby(["rule", "qb"]).size().min()) if len(df) else 0
@@ -630,7 +630,7 @@ def fig6_claims(cc: str):
 
         df = _df(
             store,
-            f"SELECT down_queue_rule AS rule, down_queue_limit AS qb, cbr0_loss_rate AS loss "
+            f"SELECT down_queue_rule AS rule, down_queue_limit_bytes AS qb, cbr0_loss_rate AS loss "
             f"FROM summary WHERE tcp0_cc = '{cc}'",
         )
         a = _agg(df, ["rule", "qb"], "loss").pivot(index="qb", columns="rule", values="med")
@@ -767,7 +767,9 @@ def fig7_claims(store: Store):
 
 
 def adsl2_loss(store: Store, stem: Path, label: str) -> list[Path]:
-    df = _df(store, "SELECT tcp0_cc, down_queue_limit AS qb, cbr0_loss_rate AS loss FROM summary")
+    df = _df(
+        store, "SELECT tcp0_cc, down_queue_limit_bytes AS qb, cbr0_loss_rate AS loss FROM summary"
+    )
     a = _agg(df, ["tcp0_cc", "qb"], "loss")
     n = int(a.n.min()) if len(a) else 0
     spread = _spread_text(n, (0.0, 1.0))
@@ -815,7 +817,7 @@ def adsl2_claims(store: Store):
     # The paper plots medians over trials; compare those, and show the worst trial too.
     df = _df(
         store,
-        "SELECT tcp0_cc, down_queue_limit, median(cbr0_loss_rate) AS med, "
+        "SELECT tcp0_cc, down_queue_limit_bytes, median(cbr0_loss_rate) AS med, "
         "max(cbr0_loss_rate) AS mx FROM summary GROUP BY ALL",
     )
     lo, hi, worst = float(df.med.min()), float(df.med.max()), float(df.mx.max())
@@ -1108,7 +1110,7 @@ def huebner_median_bdp(store: Store, stem: Path, label: str) -> list[Path]:
     df = _df(
         store,
         "SELECT tcp0_cc AS cc, tcp0_profile AS p, tag_bdp_bytes AS bdp, "
-        "tag_bdp_fraction AS frac, rtt_s, down_queue_limit AS slots, "
+        "tag_bdp_fraction AS frac, rtt_s, down_queue_limit_packets AS slots, "
         "down_rate_bps AS rate, cbr0_delay_median_s AS d FROM summary",
     )
     # The queue's real size in seconds (slots are whole packets: ceil(f·BDP / 1500)).
@@ -1242,7 +1244,8 @@ def _queue_share_above(store: Store, key: str, frac: float = 0.75) -> float:
     if "queue" not in store.tables():
         return math.nan
     s = _df(
-        store, f"SELECT warmup_s, duration_s, down_queue_limit FROM summary WHERE key = '{key}'"
+        store,
+        f"SELECT warmup_s, duration_s, down_queue_limit_packets FROM summary WHERE key = '{key}'",
     )
     q = _df(
         store,
@@ -1250,7 +1253,8 @@ def _queue_share_above(store: Store, key: str, frac: float = 0.75) -> float:
     )
     if not len(s) or not len(q):
         return math.nan
-    w, end, lim = (float(s.iloc[0][c]) for c in ("warmup_s", "duration_s", "down_queue_limit"))
+    cols = ("warmup_s", "duration_s", "down_queue_limit_packets")
+    w, end, lim = (float(s.iloc[0][c]) for c in cols)
     t = q.time_s.to_numpy(dtype=float)
     t0 = np.clip(t, w, end)
     t1 = np.clip(np.append(t[1:], end), w, end)
