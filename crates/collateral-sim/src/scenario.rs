@@ -502,3 +502,36 @@ impl Scenario {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_builders_defaults_are_valid_and_those_of_the_json_form() {
+        let built = Scenario::builder().build();
+        built.validate().unwrap();
+        let json = Scenario::from_json(
+            r#"{"seed": 1, "duration_ns": 60000000000,
+                "down": {"rate_bps": 10000000, "queue": {"rule": "ps", "limit": 100}},
+                "up": {"rate_bps": 10000000, "queue": {"rule": "ps", "limit": 100}}}"#,
+        )
+        .unwrap();
+        let v = |s: &Scenario| serde_json::to_value(s).unwrap();
+        assert_eq!(v(&built), v(&json));
+        // `link` sets both directions; `down_queue` then the downstream one alone.
+        let sc = Scenario::builder()
+            .link(
+                1_500_000,
+                256_000,
+                QueueConfig::drop_tail(FullRule::FbLoose, 60_000),
+            )
+            .down_queue(QueueConfig::drop_tail(FullRule::Ps, 7))
+            .loss(0.01)
+            .build();
+        assert_eq!((sc.down.rate_bps, sc.up.rate_bps), (1_500_000, 256_000));
+        assert!(matches!(&sc.down.queue, Queue::DropTail(q) if q.limit == 7));
+        assert!(matches!(&sc.up.queue, Queue::DropTail(q) if q.limit == 60_000));
+        assert_eq!((sc.down.loss_rate, sc.up.loss_rate), (0.01, 0.01));
+    }
+}

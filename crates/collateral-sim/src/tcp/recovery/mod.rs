@@ -231,3 +231,34 @@ impl Recovery {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_style_and_sack_setting_has_its_module() {
+        let name = |r: &Recovery| match r {
+            Recovery::NewrenoInflation(_) => "newreno_inflation",
+            Recovery::RateHalving(_) => "rate_halving",
+            Recovery::Prr(_) => "prr",
+            Recovery::Fack(_) => "fack",
+            Recovery::Rfc6675(_) => "rfc6675",
+            Recovery::FreebsdSack(_) => "freebsd_sack",
+        };
+        let cases = [
+            (RecoveryStyle::Newreno, false, "newreno_inflation", false),
+            (RecoveryStyle::RateHalving, false, "rate_halving", true),
+            (RecoveryStyle::Prr, false, "prr", true),
+            (RecoveryStyle::Newreno, true, "freebsd_sack", false),
+            (RecoveryStyle::RateHalving, true, "fack", true),
+            (RecoveryStyle::Prr, true, "rfc6675", true),
+        ];
+        for (style, sack, module, linux) in cases {
+            let r = Recovery::new(style, sack);
+            assert_eq!((name(&r), r.linux_scoreboard()), (module, linux));
+            assert_eq!(r.own_send_window().is_some(), module == "freebsd_sack");
+            assert_eq!(r.detects_lost_retransmits(), module != "freebsd_sack");
+        }
+    }
+}
