@@ -1,7 +1,7 @@
 //! A bulk TCP sender: slow start and congestion avoidance through [`CongestionControl`],
 //! fast retransmit and fast recovery by one of the styles in [`recovery`](super::recovery)
-//! (chosen from [`RecoveryStyle`](super::RecoveryStyle) and SACK), and a retransmission timer with the
-//! estimator of [`rto`](super::rto) and backoff.
+//! (chosen from [`RecoveryStyle`](super::RecoveryStyle) and SACK), and a retransmission
+//! timer with the estimator of [`rto`] and backoff.
 //!
 //! The sender runs the state machine (Open, Disorder, Recovery, Loss), keeps the
 //! accounting every style shares and calls the style's hooks where it acts: entering
@@ -19,8 +19,8 @@
 //! recovery styles' window changes, and paces its departures at the algorithm's rate.
 //!
 //! With SACK (`TcpConfig::sack`) the sender keeps a real scoreboard instead
-//! ([`Scoreboard`]) and runs the SACK half of this module ([`sack_path`](self::sack_path)):
-//! the ACK path, loss marking, `NextSeg()` and the timeout differ; the RTO estimator, the
+//! ([`Scoreboard`]) and runs the SACK half of this module (`sack_path`): the ACK path,
+//! loss marking, `NextSeg()` and the timeout differ; the RTO estimator, the
 //! congestion-control hooks and the recovery hooks are shared.
 
 mod sack_path;

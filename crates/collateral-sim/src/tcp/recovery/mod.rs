@@ -1,11 +1,11 @@
 //! Fast recovery, one module per source. Which one a flow uses follows from its
 //! `recovery` style and whether it negotiates SACK:
 //!
-//! | style          | without SACK                                | with SACK                       |
-//! |----------------|---------------------------------------------|---------------------------------|
-//! | `newreno`      | [`newreno_inflation`] (RFC 6582)            | [`freebsd_sack`] (FreeBSD 7)    |
-//! | `rate_halving` | [`rate_halving`] (Linux 2.6.25)             | [`fack`] (Linux 2.6.25, FACK)   |
-//! | `prr`          | [`prr`] (RFC 6937, Linux ≥ 3.2)             | [`rfc6675`] with PRR's window   |
+//! | style          | without SACK                          | with SACK                     |
+//! |----------------|---------------------------------------|-------------------------------|
+//! | `newreno`      | [`newreno_inflation`] (RFC 6582)      | [`freebsd_sack`] (FreeBSD 7)  |
+//! | `rate_halving` | [`rate_halving`] (Linux 2.6.25)       | [`fack`] (Linux 2.6.25, FACK) |
+//! | `prr`          | [`prr`] (RFC 6937, Linux ≥ 3.2)       | [`rfc6675`] with PRR's window |
 //!
 //! Each style is a plain struct holding its own state; [`Recovery`] dispatches to them
 //! statically (one `match` per hook, no allocation). The hooks are the moments a

@@ -11,8 +11,9 @@
 //! Rule (4), the rescue retransmission, is not modelled.
 //!
 //! When recovery starts, which segments are lost and how the window moves in recovery
-//! are the recovery style's ([`Recovery`](crate::tcp::recovery::Recovery)): [`fack`](crate::tcp::recovery::fack) (Linux
-//! 2.6.25), [`rfc6675`](crate::tcp::recovery::rfc6675) (with PRR) and
+//! are the recovery style's ([`Recovery`](crate::tcp::recovery::Recovery)):
+//! [`fack`](crate::tcp::recovery::fack) (Linux 2.6.25),
+//! [`rfc6675`](crate::tcp::recovery::rfc6675) (with PRR) and
 //! [`freebsd_sack`](crate::tcp::recovery::freebsd_sack) (FreeBSD 7, which also keeps a
 //! send window of its own in recovery and sends no forward retransmissions).
 //!
