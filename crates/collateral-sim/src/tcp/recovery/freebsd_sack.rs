@@ -18,7 +18,9 @@
 //!   retransmitted data outstanding is below cwnd; new data while that plus the new
 //!   data sent since recovery began is. No forward retransmissions.
 //! - The full ACK ends recovery as NewReno's does
-//!   ([`newreno_inflation::exit_cwnd`](super::newreno_inflation::exit_cwnd)).
+//!   ([`newreno_inflation::exit_cwnd`](super::newreno_inflation::exit_cwnd): RFC 6582's
+//!   rule, which gives two segments where FreeBSD 7 gives one when nothing is
+//!   outstanding).
 //! - Lost retransmissions are not detected: the RTO recovers them.
 
 use super::{AckInfo, DUPTHRESH};

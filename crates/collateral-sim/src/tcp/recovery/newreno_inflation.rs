@@ -10,9 +10,10 @@
 //!   grows by one ("inflation"), so new data can keep the ACK clock going.
 //! - A partial ACK (step 4): the sender retransmits the new head; cwnd is deflated by
 //!   the amount acknowledged and one segment added back.
-//! - The full ACK (step 3 of §3.2's exit, "full acknowledgment"): cwnd =
-//!   min(ssthresh, max(FlightSize, SMSS) + SMSS), which is also FreeBSD's formula
-//!   (`snd_max − th_ack + maxseg`, at most ssthresh); FreeBSD's SACK recovery
+//! - The full ACK (§3.2 step 3, "full acknowledgment"): cwnd =
+//!   min(ssthresh, max(FlightSize, SMSS) + SMSS). FreeBSD 7 takes `snd_max − th_ack +
+//!   maxseg` when that is below ssthresh, else ssthresh: the same except when nothing
+//!   is outstanding (one segment there, two here). FreeBSD's SACK recovery
 //!   ([`freebsd_sack`](super::freebsd_sack)) ends the same way.
 //!
 //! Whether the RTO restarts on every partial ACK ("Slow-but-Steady") or the first only
