@@ -17,7 +17,7 @@ use collateral_queue::{Ecn, Nanos, Packet};
 
 use crate::metrics::ClassCount;
 use crate::scenario::{Queue, Scenario};
-use crate::tcp::sack::Scoreboard;
+use crate::tcp::sack_scoreboard::Scoreboard;
 use crate::tcp::TcpConfig;
 
 /// Seconds in nanoseconds.

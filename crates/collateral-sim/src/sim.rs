@@ -9,7 +9,7 @@
 //! access link (a FIFO serialiser at `access_rate_bps`, no propagation delay), so the
 //! bottleneck queue is the only place packets wait.
 
-mod web;
+mod web_users;
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -78,7 +78,7 @@ pub struct Simulation {
     /// Bulk flows first (`n_bulk` of them), then the web groups' connection slots.
     tcp: Vec<TcpFlow>,
     n_bulk: usize,
-    web: web::WebState,
+    web: web_users::WebState,
     cbr: Vec<CbrFlow>,
     access: Rate,
     out: Vec<Packet>,
@@ -113,7 +113,7 @@ impl Simulation {
                 )
             })
             .collect();
-        let web = web::WebState::new(&sc, &mut tcp, &mut events);
+        let web = web_users::WebState::new(&sc, &mut tcp, &mut events);
         let n_tcp = tcp.len() as u32;
         let cbr: Vec<CbrFlow> = (0..sc.cbr.len())
             .map(|j| {
@@ -309,7 +309,7 @@ impl Simulation {
             }
             // The flow's extra delay sits in front of the receiving host.
             let to_receiver = pkt.kind == PacketKind::Data
-                || (pkt.kind == PacketKind::Setup && pkt.seq == web::SYN_ACK);
+                || (pkt.kind == PacketKind::Setup && pkt.seq == web_users::SYN_ACK);
             if f.extra_delay > 0 && to_receiver {
                 let t = now + f.extra_delay;
                 f.extra.push_back((t, pkt));

@@ -1,54 +1,32 @@
 //! Whole trials with active queue management and scheduling on the bottleneck.
 
-use collateral_sim::queue::{DisciplineConfig, FullRule};
-use collateral_sim::scenario::{LinkConfig, Queue, QueueConfig, TraceConfig};
+mod support;
+
+use collateral_sim::queue::DisciplineConfig;
+use collateral_sim::scenario::Queue;
 use collateral_sim::tcp::{Profile, TcpConfig};
 use collateral_sim::traffic::CbrConfig;
 use collateral_sim::{simulate, Direction, Scenario};
 use proptest::prelude::*;
+use support::{MS, S};
 
-const MS: u64 = 1_000_000;
-const S: u64 = 1_000_000_000;
-
+/// 10 Mbit/s each way, 60 ms RTT, `down` on the bottleneck (100 packets drop-tail up),
+/// `flows` Linux 6 flows down 100 ms apart and one CBR flow down.
 fn scenario(down: Queue, seed: u64, flows: usize) -> Scenario {
-    let up = QueueConfig {
-        rule: FullRule::Ps,
-        limit: 100,
-        count_in_service: false,
-    };
-    Scenario {
-        seed,
-        duration_ns: 40 * S,
-        warmup_ns: 5 * S,
-        rtt_ns: 60 * MS,
-        access_rate_bps: 1_000_000_000,
-        down: LinkConfig {
-            rate_bps: 10_000_000,
-            queue: down,
-            loss_rate: 0.0,
-            framing: Default::default(),
-        },
-        up: LinkConfig {
-            rate_bps: 10_000_000,
-            queue: up.into(),
-            loss_rate: 0.0,
-            framing: Default::default(),
-        },
-        tcp: (0..flows)
-            .map(|i| TcpConfig {
-                start_ns: i as u64 * 100 * MS,
-                ..Profile::Linux6.config()
-            })
-            .collect(),
-        cbr: vec![CbrConfig {
+    support::ten_meg(60, 100)
+        .down_queue(down)
+        .seed(seed)
+        .duration(40 * S)
+        .warmup(5 * S)
+        .tcp_flows((0..flows).map(|i| TcpConfig {
+            start_ns: i as u64 * 100 * MS,
+            ..Profile::Linux6.config()
+        }))
+        .cbr(CbrConfig {
             direction: Direction::Down,
             ..Default::default()
-        }],
-        web: vec![],
-        phases: vec![],
-        bin_ns: 1_000_000_000,
-        trace: TraceConfig::default(),
-    }
+        })
+        .build()
 }
 
 fn aqm(json: &str) -> Queue {
@@ -68,17 +46,7 @@ fn median_queue(r: &collateral_sim::TrialResult) -> u32 {
 fn red_keeps_the_queue_shorter_than_drop_tail_of_the_same_size() {
     // Four NewReno flows into a 60-packet queue: drop-tail fills it before each loss;
     // RED (min 5, max 15) drops early and keeps the occupancy near its thresholds.
-    let dt = simulate(scenario(
-        QueueConfig {
-            rule: FullRule::Ps,
-            limit: 60,
-            count_in_service: false,
-        }
-        .into(),
-        1,
-        4,
-    ))
-    .unwrap();
+    let dt = simulate(scenario(support::packets(60).into(), 1, 4)).unwrap();
     let red = simulate(scenario(
         aqm(r#"{"kind":"red","min_th":5,"max_th":15,"max_p":0.1,"w_q":0.002,"limit":60,"gentle":true}"#),
         1,
@@ -198,11 +166,7 @@ fn cbt_tells_tagged_multimedia_from_other_udp() {
 /// do not quite: a 5 ms standing queue is far below their BDP, a known CoDel trait).
 #[test]
 fn codel_keeps_the_standing_queue_near_target() {
-    let big = QueueConfig {
-        rule: FullRule::Ps,
-        limit: 1000,
-        count_in_service: false,
-    };
+    let big = support::packets(1000);
     let codel = aqm(r#"{"kind":"codel","target_ns":5000000,"interval_ns":100000000,"limit":1000}"#);
     let tail = simulate(scenario(big.into(), 1, 4)).unwrap();
     let cd = simulate(scenario(codel, 1, 4)).unwrap();

@@ -1,55 +1,27 @@
 //! Whole trials with BBR: link use and queue compared with NewReno, PROBE_RTT under a
 //! standing queue, seeding, and robustness under random loss and random dumbbells.
 
-use collateral_sim::queue::FullRule;
-use collateral_sim::scenario::{LinkConfig, QueueConfig, TraceConfig};
+mod support;
+
+use collateral_sim::scenario::TraceConfig;
 use collateral_sim::tcp::{CcKind, Profile, TcpConfig};
 use collateral_sim::traffic::CbrConfig;
 use collateral_sim::{simulate, Direction, Scenario, TrialResult};
 use proptest::prelude::*;
-
-const MS: u64 = 1_000_000;
-const S: u64 = 1_000_000_000;
+use support::{MS, S};
 
 /// 10 Mbit/s both ways, 40 ms RTT, a packet-limited queue, the given flows down.
 /// One BDP is 10 Mbit/s × 40 ms = 50,000 B = 33 packets of 1500 B.
 fn ten_meg(flows: &[CcKind], queue_packets: u64, seed: u64) -> Scenario {
-    let q = QueueConfig {
-        rule: FullRule::Ps,
-        limit: queue_packets,
-        count_in_service: false,
-    };
-    Scenario {
-        seed,
-        duration_ns: 60 * S,
-        warmup_ns: 5 * S,
-        rtt_ns: 40 * MS,
-        access_rate_bps: 1_000_000_000,
-        down: LinkConfig {
-            rate_bps: 10_000_000,
-            queue: q.clone().into(),
-            loss_rate: 0.0,
-            framing: Default::default(),
-        },
-        up: LinkConfig {
-            rate_bps: 10_000_000,
-            queue: q.into(),
-            loss_rate: 0.0,
-            framing: Default::default(),
-        },
-        tcp: flows
-            .iter()
-            .map(|&cc| TcpConfig {
-                cc,
-                ..Profile::Linux6.config()
-            })
-            .collect(),
-        cbr: vec![],
-        web: vec![],
-        phases: vec![],
-        bin_ns: 1_000_000_000,
-        trace: TraceConfig::default(),
-    }
+    support::ten_meg(40, queue_packets)
+        .seed(seed)
+        .duration(60 * S)
+        .warmup(5 * S)
+        .tcp_flows(flows.iter().map(|&cc| TcpConfig {
+            cc,
+            ..Profile::Linux6.config()
+        }))
+        .build()
 }
 
 /// Time-weighted median of the downlink queue (packets) over [from, to), from the
@@ -167,41 +139,12 @@ fn bbr_trials_repeat_exactly_and_the_seed_moves_the_gain_cycle() {
 }
 
 fn lossy_bbr_transfer(seed: u64, loss: f64, segments: u64, profile: Profile) -> TrialResult {
-    let q = QueueConfig {
-        rule: FullRule::Ps,
-        limit: 50,
-        count_in_service: false,
+    let tcp = TcpConfig {
+        cc: CcKind::Bbr,
+        size_segments: Some(segments),
+        ..profile.config()
     };
-    let sc = Scenario {
-        seed,
-        duration_ns: 600 * S,
-        warmup_ns: 0,
-        rtt_ns: 40 * MS,
-        access_rate_bps: 1_000_000_000,
-        down: LinkConfig {
-            rate_bps: 10_000_000,
-            queue: q.clone().into(),
-            loss_rate: loss,
-            framing: Default::default(),
-        },
-        up: LinkConfig {
-            rate_bps: 10_000_000,
-            queue: q.into(),
-            loss_rate: loss,
-            framing: Default::default(),
-        },
-        tcp: vec![TcpConfig {
-            cc: CcKind::Bbr,
-            size_segments: Some(segments),
-            ..profile.config()
-        }],
-        cbr: vec![],
-        web: vec![],
-        phases: vec![],
-        bin_ns: 1_000_000_000,
-        trace: TraceConfig::OFF,
-    };
-    simulate(sc).unwrap()
+    support::lossy_transfer(seed, loss, tcp)
 }
 
 proptest! {
@@ -234,29 +177,23 @@ proptest! {
         flows in prop::collection::vec(any::<bool>(), 1..4),
         loss in prop_oneof![Just(0.0), 0.0f64..0.03],
     ) {
-        let q = QueueConfig { rule: FullRule::Ps, limit, count_in_service: false };
         // No warm-up: every byte counted crossed the link within the trial (data held
         // out of order at a warm-up boundary could otherwise be counted after it).
-        let sc = Scenario {
-            seed,
-            duration_ns: 20 * S,
-            warmup_ns: 0,
-            rtt_ns: rtt * MS,
-            access_rate_bps: 1_000_000_000,
-            down: LinkConfig { rate_bps: down, queue: q.clone().into(), loss_rate: loss, framing: Default::default() },
-            up: LinkConfig { rate_bps: up, queue: q.into(), loss_rate: loss, framing: Default::default() },
-            tcp: flows.iter().enumerate().map(|(i, &bbr)| TcpConfig {
+        let sc = Scenario::builder()
+            .seed(seed)
+            .duration(20 * S)
+            .rtt(rtt * MS)
+            .link(down, up, support::packets(limit))
+            .loss(loss)
+            .tcp_flows(flows.iter().enumerate().map(|(i, &bbr)| TcpConfig {
                 cc: if bbr || i == 0 { CcKind::Bbr } else { CcKind::Newreno },
                 direction: if i % 2 == 0 { Direction::Down } else { Direction::Up },
                 start_ns: i as u64 * 300 * MS,
                 ..Profile::Linux6.config()
-            }).collect(),
-            cbr: vec![CbrConfig { direction: Direction::Down, ..Default::default() }],
-            web: vec![],
-            phases: vec![],
-            bin_ns: 1_000_000_000,
-            trace: TraceConfig::OFF,
-        };
+            }))
+            .cbr(CbrConfig { direction: Direction::Down, ..Default::default() })
+            .trace(TraceConfig::OFF)
+            .build();
         let r = simulate(sc).unwrap();
         for q in [&r.summary.queues.down, &r.summary.queues.up] {
             prop_assert_eq!(q.arrivals, q.delivered + q.drops + q.wire_losses + q.in_flight);

@@ -1,56 +1,26 @@
 //! End-to-end properties of whole trials on the dumbbell.
 
+mod support;
+
 use collateral_sim::queue::FullRule;
-use collateral_sim::scenario::{LinkConfig, QueueConfig, TraceConfig};
+use collateral_sim::scenario::QueueConfig;
 use collateral_sim::tcp::{Profile, TcpConfig};
 use collateral_sim::traffic::CbrConfig;
 use collateral_sim::{simulate, Direction, Scenario};
 use proptest::prelude::*;
-
-const MS: u64 = 1_000_000;
-const S: u64 = 1_000_000_000;
+use support::{MS, S};
 
 /// ADSL1, 100 ms RTT, one NewReno flow down, bidirectional CBR: the demo scenario.
 fn adsl1(rule: FullRule, limit: u64, seed: u64, secs: u64) -> Scenario {
-    let q = QueueConfig {
-        rule,
-        limit,
-        count_in_service: false,
-    };
-    Scenario {
-        seed,
-        duration_ns: secs * S,
-        warmup_ns: 5 * S,
-        rtt_ns: 100 * MS,
-        access_rate_bps: 1_000_000_000,
-        down: LinkConfig {
-            rate_bps: 1_500_000,
-            queue: q.clone().into(),
-            loss_rate: 0.0,
-            framing: Default::default(),
-        },
-        up: LinkConfig {
-            rate_bps: 256_000,
-            queue: q.into(),
-            loss_rate: 0.0,
-            framing: Default::default(),
-        },
-        tcp: vec![TcpConfig::default()],
-        cbr: vec![
-            CbrConfig {
-                direction: Direction::Down,
-                ..Default::default()
-            },
-            CbrConfig {
-                direction: Direction::Up,
-                ..Default::default()
-            },
-        ],
-        web: vec![],
-        phases: vec![],
-        bin_ns: 1_000_000_000,
-        trace: TraceConfig::default(),
-    }
+    Scenario::builder()
+        .seed(seed)
+        .duration(secs * S)
+        .warmup(5 * S)
+        .rtt(100 * MS)
+        .link(1_500_000, 256_000, QueueConfig::drop_tail(rule, limit))
+        .tcp(TcpConfig::default())
+        .cbr_both_ways()
+        .build()
 }
 
 #[test]
@@ -178,40 +148,11 @@ fn lossy_transfer(
     segments: u64,
     profile: Profile,
 ) -> collateral_sim::TrialResult {
-    let q = QueueConfig {
-        rule: FullRule::Ps,
-        limit: 50,
-        count_in_service: false,
+    let tcp = TcpConfig {
+        size_segments: Some(segments),
+        ..profile.config()
     };
-    let sc = Scenario {
-        seed,
-        duration_ns: 600 * S,
-        warmup_ns: 0,
-        rtt_ns: 40 * MS,
-        access_rate_bps: 1_000_000_000,
-        down: LinkConfig {
-            rate_bps: 10_000_000,
-            queue: q.clone().into(),
-            loss_rate: loss,
-            framing: Default::default(),
-        },
-        up: LinkConfig {
-            rate_bps: 10_000_000,
-            queue: q.into(),
-            loss_rate: loss,
-            framing: Default::default(),
-        },
-        tcp: vec![TcpConfig {
-            size_segments: Some(segments),
-            ..profile.config()
-        }],
-        cbr: vec![],
-        web: vec![],
-        phases: vec![],
-        bin_ns: 1_000_000_000,
-        trace: TraceConfig::OFF,
-    };
-    simulate(sc).unwrap()
+    support::lossy_transfer(seed, loss, tcp)
 }
 
 proptest! {
@@ -249,28 +190,21 @@ proptest! {
     ) {
         let limit = if rule == FullRule::Ps { limit % 100 + 1 } else { limit.max(1500) };
         let q = QueueConfig { rule, limit, count_in_service: count };
-        let sc = Scenario {
-            seed,
-            duration_ns: 20 * S,
-            warmup_ns: 2 * S,
-            rtt_ns: rtt * MS,
-            access_rate_bps: 1_000_000_000,
-            down: LinkConfig { rate_bps: down, queue: q.clone().into(), loss_rate: loss, framing: Default::default() },
-            up: LinkConfig { rate_bps: up, queue: q.into(), loss_rate: loss, framing: Default::default() },
-            tcp: (0..flows).map(|i| TcpConfig {
+        let sc = Scenario::builder()
+            .seed(seed)
+            .duration(20 * S)
+            .warmup(2 * S)
+            .rtt(rtt * MS)
+            .link(down, up, q)
+            .loss(loss)
+            .tcp_flows((0..flows).map(|i| TcpConfig {
                 direction: if i % 2 == 0 { Direction::Down } else { Direction::Up },
                 start_ns: i as u64 * 300 * MS,
                 ..profile.config()
-            }).collect(),
-            cbr: vec![
-                CbrConfig { direction: Direction::Down, ..Default::default() },
-                CbrConfig { direction: Direction::Up, jitter_ns: 0, ..Default::default() },
-            ],
-            web: vec![],
-            phases: vec![],
-            bin_ns: 1_000_000_000,
-            trace: TraceConfig::default(),
-        };
+            }))
+            .cbr(CbrConfig { direction: Direction::Down, ..Default::default() })
+            .cbr(CbrConfig { direction: Direction::Up, jitter_ns: 0, ..Default::default() })
+            .build();
         let r = simulate(sc).unwrap();
         for q in [&r.summary.queues.down, &r.summary.queues.up] {
             prop_assert_eq!(q.arrivals, q.delivered + q.drops + q.wire_losses + q.in_flight);

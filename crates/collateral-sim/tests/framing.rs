@@ -1,11 +1,12 @@
 //! ATM framing on an ADSL bottleneck, against the cell arithmetic done by hand.
 
+mod support;
+
 use collateral_sim::bottleneck::ser_ns;
 use collateral_sim::{simulate, Scenario};
 use serde_json::json;
 
-const MS: u64 = 1_000_000;
-const S: u64 = 1_000_000_000;
+use support::{MS, S};
 
 fn adsl1(framing: serde_json::Value, tcp: bool) -> Scenario {
     let link = |rate: u64| json!({"rate_bps": rate, "queue": {"rule": "ps", "limit": 30}, "framing": framing});

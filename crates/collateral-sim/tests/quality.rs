@@ -1,11 +1,12 @@
 //! The real-time quality columns of a CBR summary agree with its per-packet trace.
 
+mod support;
+
 use collateral_sim::quality::voip_quality;
 use collateral_sim::{simulate, Scenario};
 use serde_json::json;
 
-const MS: u64 = 1_000_000;
-const S: u64 = 1_000_000_000;
+use support::{MS, S};
 
 #[test]
 fn game_budgets_and_mos_follow_from_the_packets() {

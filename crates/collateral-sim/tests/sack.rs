@@ -1,49 +1,21 @@
 //! Whole trials with SACK: a slow-start overshoot repaired in a few round trips instead of
 //! one lost segment per round trip.
 
-use collateral_sim::queue::FullRule;
-use collateral_sim::scenario::{LinkConfig, QueueConfig, TraceConfig};
-use collateral_sim::tcp::{Profile, TcpConfig};
-use collateral_sim::{simulate, Scenario, TrialResult};
+mod support;
 
-const MS: u64 = 1_000_000;
-const S: u64 = 1_000_000_000;
+use collateral_sim::tcp::{Profile, TcpConfig};
+use collateral_sim::{simulate, TrialResult};
+use support::{MS, S};
 
 /// One Linux 2.6.25 flow down a 10 Mbit/s link with 80 ms RTT and a 67-packet queue.
 fn overshoot(sack: bool) -> TrialResult {
-    let q = QueueConfig {
-        rule: FullRule::Ps,
-        limit: 67,
-        count_in_service: false,
-    };
-    let sc = Scenario {
-        seed: 1,
-        duration_ns: 20 * S,
-        warmup_ns: 0,
-        rtt_ns: 80 * MS,
-        access_rate_bps: 1_000_000_000,
-        down: LinkConfig {
-            rate_bps: 10_000_000,
-            queue: q.clone().into(),
-            loss_rate: 0.0,
-            framing: Default::default(),
-        },
-        up: LinkConfig {
-            rate_bps: 10_000_000,
-            queue: q.into(),
-            loss_rate: 0.0,
-            framing: Default::default(),
-        },
-        tcp: vec![TcpConfig {
+    let sc = support::ten_meg(80, 67)
+        .duration(20 * S)
+        .tcp(TcpConfig {
             sack,
             ..Profile::Linux2625.config()
-        }],
-        cbr: vec![],
-        web: vec![],
-        phases: vec![],
-        bin_ns: 1_000_000_000,
-        trace: TraceConfig::default(),
-    };
+        })
+        .build();
     simulate(sc).unwrap()
 }
 

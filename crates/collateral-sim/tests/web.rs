@@ -1,12 +1,13 @@
 //! Web users, phases and the per-class measurements, checked against values worked out
 //! by hand from the model's formulas.
 
+mod support;
+
 use collateral_sim::bottleneck::ser_ns;
 use collateral_sim::{simulate, Scenario};
 use serde_json::{json, Value};
 
-const MS: u64 = 1_000_000;
-const S: u64 = 1_000_000_000;
+use support::{MS, S};
 
 fn scenario(extra: Value) -> Scenario {
     let mut sc = json!({

@@ -11,51 +11,21 @@
 use std::time::Instant;
 
 use collateral_sim::queue::FullRule;
-use collateral_sim::scenario::{LinkConfig, QueueConfig, TraceConfig};
+use collateral_sim::scenario::{QueueConfig, TraceConfig};
 use collateral_sim::tcp::{CcKind, Profile, TcpConfig};
-use collateral_sim::traffic::CbrConfig;
-use collateral_sim::{simulate, Direction, Scenario};
+use collateral_sim::{simulate, Scenario};
 
 fn scenario(tcp: TcpConfig, down: u64, up: u64, seed: u64) -> Scenario {
-    let q = QueueConfig {
-        rule: FullRule::FbLoose,
-        limit: 60_000,
-        count_in_service: false,
-    };
-    Scenario {
-        seed,
-        duration_ns: 180_000_000_000,
-        warmup_ns: 10_000_000_000,
-        rtt_ns: 100_000_000,
-        access_rate_bps: 1_000_000_000,
-        down: LinkConfig {
-            rate_bps: down,
-            queue: q.clone().into(),
-            loss_rate: 0.0,
-            framing: Default::default(),
-        },
-        up: LinkConfig {
-            rate_bps: up,
-            queue: q.into(),
-            loss_rate: 0.0,
-            framing: Default::default(),
-        },
-        tcp: vec![tcp],
-        cbr: vec![
-            CbrConfig {
-                direction: Direction::Down,
-                ..Default::default()
-            },
-            CbrConfig {
-                direction: Direction::Up,
-                ..Default::default()
-            },
-        ],
-        web: vec![],
-        phases: vec![],
-        bin_ns: 1_000_000_000,
-        trace: TraceConfig::OFF,
-    }
+    Scenario::builder()
+        .seed(seed)
+        .duration(180_000_000_000)
+        .warmup(10_000_000_000)
+        .rtt(100_000_000)
+        .link(down, up, QueueConfig::drop_tail(FullRule::FbLoose, 60_000))
+        .tcp(tcp)
+        .cbr_both_ways()
+        .trace(TraceConfig::OFF)
+        .build()
 }
 
 fn main() {

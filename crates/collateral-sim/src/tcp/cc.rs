@@ -12,6 +12,7 @@ use super::bbr::Bbr;
 use super::cubic::Cubic;
 use super::dctcp::Dctcp;
 use super::htcp::Htcp;
+pub use super::newreno::NewReno;
 use super::rate::RateSample;
 use super::TcpConfig;
 
@@ -382,61 +383,6 @@ impl CongestionControl for AnyCc {
             AnyCc::Bbr(c) => c.app_limited(),
             AnyCc::Dctcp(c) => c.app_limited(),
         }
-    }
-}
-
-/// NewReno's window growth and reduction (RFC 5681 §3.1; Linux `tcp_reno_*`).
-///
-/// Loss recovery (fast retransmit, fast recovery, timeouts) is the sender's; this is only
-/// the additive-increase / multiplicative-decrease rule.
-#[derive(Debug, Clone)]
-pub struct NewReno {
-    g: Growth,
-    /// Congestion-avoidance counter (Linux `snd_cwnd_cnt`).
-    cnt: u32,
-    /// In the slow start that follows a timeout (ABC's L = 1).
-    after_timeout: bool,
-}
-
-impl NewReno {
-    pub fn new(g: Growth) -> Self {
-        NewReno {
-            g,
-            cnt: 0,
-            after_timeout: false,
-        }
-    }
-}
-
-impl CongestionControl for NewReno {
-    fn on_ack(&mut self, w: &mut Window, ack: &Ack) {
-        if self.g.in_slow_start(w) {
-            slow_start(w, ack.acked, self.g.slow_start, self.after_timeout);
-            return;
-        }
-        self.after_timeout = false;
-        // One segment per window's worth of ACKs (RFC 5681 eq. 3, counted as Linux's
-        // snd_cwnd_cnt does) or of acked segments with ABC.
-        let per = w.cwnd;
-        self.g.additive_increase(w, &mut self.cnt, per, ack.acked);
-    }
-
-    /// max(cwnd / 2, 2) (Linux `tcp_reno_ssthresh`, FreeBSD) or max(FlightSize / 2, 2)
-    /// (RFC 5681 eq. 4).
-    fn ssthresh(&mut self, _now: Nanos, w: &Window, flight: u32) -> u32 {
-        self.cnt = 0;
-        (self.g.loss_base(w, flight) / 2).max(2)
-    }
-
-    fn set_state(&mut self, _now: Nanos, state: CaState) {
-        if state == CaState::Loss {
-            self.after_timeout = true;
-        }
-    }
-
-    /// Linux `tcp_reno_min_cwnd`: rate-halving may go down to half of ssthresh.
-    fn min_cwnd(&self, w: &Window) -> u32 {
-        (w.ssthresh / 2).max(2)
     }
 }
 

@@ -644,6 +644,7 @@ impl CongestionControl for Htcp {
 mod tests {
     use super::*;
     use crate::tcp::cc::SlowStart;
+    use crate::tcp::cc_op_harness::{any_growth, drive, op};
     use proptest::prelude::*;
 
     const MS: Nanos = 1_000_000;
@@ -1088,26 +1089,6 @@ mod tests {
         assert!(serde_json::from_str::<HtcpConfig>(r#"{"beta": 1}"#).is_err());
     }
 
-    #[derive(Debug, Clone)]
-    enum Op {
-        Ack { acked: u32, rtt_ms: u64, dt_ms: u64 },
-        FastRetransmit,
-        RecoveryDone,
-        Timeout,
-        Disorder,
-    }
-
-    fn op() -> impl Strategy<Value = Op> {
-        prop_oneof![
-            8 => (1u32..64, 0u64..3000, 0u64..3000)
-                .prop_map(|(acked, rtt_ms, dt_ms)| Op::Ack { acked, rtt_ms, dt_ms }),
-            1 => Just(Op::FastRetransmit),
-            1 => Just(Op::RecoveryDone),
-            1 => Just(Op::Timeout),
-            1 => Just(Op::Disorder),
-        ]
-    }
-
     fn any_cfg() -> impl Strategy<Value = HtcpConfig> {
         (0usize..3, any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(f, r, b, a)| {
             HtcpConfig {
@@ -1123,15 +1104,6 @@ mod tests {
         })
     }
 
-    fn any_growth() -> impl Strategy<Value = Growth> {
-        (0usize..3, any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(s, a, i, h)| Growth {
-            slow_start: [SlowStart::PerAck, SlowStart::Abc, SlowStart::PerSegment][s],
-            ca_per_segment: a,
-            ss_inclusive: i,
-            halve_cwnd: h,
-        })
-    }
-
     proptest! {
         /// Random ACKs (with long gaps, so α gets large and its u32 square term wraps)
         /// and congestion events as the sender drives them: cwnd ≥ 1, ssthresh ≥ 2,
@@ -1140,52 +1112,12 @@ mod tests {
         fn windows_stay_sane(
             cfg in any_cfg(),
             g in any_growth(),
-            ops in prop::collection::vec(op(), 1..400),
+            ops in prop::collection::vec(op(3000), 1..400),
             start_ms in 0u64..100_000_000,
         ) {
             let mut h = Htcp::new(cfg, g);
-            let mut w = Window { cwnd: 3, ssthresh: u32::MAX };
-            let mut now = start_ms * MS;
-            let mut state = CaState::Open;
-            for op in ops {
-                match op {
-                    Op::Ack { acked, rtt_ms, dt_ms } => {
-                        now += dt_ms * MS;
-                        let rtt = Some(rtt_ms * MS / 3);
-                        let a = Ack { now, acked, prior_in_flight: w.cwnd, rtt, state };
-                        h.pkts_acked(&a);
-                        if state != CaState::Recovery {
-                            h.on_ack(&mut w, &a);
-                        }
-                        if state == CaState::Disorder || state == CaState::Loss {
-                            state = CaState::Open;
-                            h.set_state(now, state);
-                        }
-                    }
-                    Op::FastRetransmit if state != CaState::Recovery => {
-                        w.ssthresh = h.ssthresh(now, &w, w.cwnd);
-                        state = CaState::Recovery;
-                        h.set_state(now, state);
-                        w.cwnd = w.ssthresh;
-                    }
-                    Op::RecoveryDone if state == CaState::Recovery => {
-                        state = CaState::Open;
-                        h.set_state(0, state); // a stale time must not move Δ back
-                    }
-                    Op::Timeout => {
-                        w.ssthresh = h.ssthresh(now, &w, w.cwnd);
-                        state = CaState::Loss;
-                        h.set_state(now, state);
-                        w.cwnd = 1;
-                    }
-                    Op::Disorder if state == CaState::Open => {
-                        state = CaState::Disorder;
-                        h.set_state(now, state);
-                    }
-                    _ => {}
-                }
-                prop_assert!(w.cwnd >= 1);
-                prop_assert!(w.ssthresh >= 2);
+            // A stale time at the end of recovery must not move Δ back.
+            drive(&mut h, ops, start_ms, true, |h| {
                 match &h.model {
                     Model::Linux(s) => {
                         prop_assert!(s.alpha >= 1);
@@ -1196,7 +1128,8 @@ mod tests {
                         prop_assert!((BSD_MINBETA..=BSD_MAXBETA).contains(&s.beta));
                     }
                 }
-            }
+                Ok(())
+            })?;
         }
     }
 }

@@ -6,13 +6,18 @@
 
 pub mod bbr;
 pub mod cc;
+#[cfg(test)]
+mod cc_op_harness;
 pub mod cubic;
 pub mod dctcp;
 pub mod htcp;
+pub mod newreno;
 pub mod profile;
 pub mod rate;
 pub mod receiver;
-pub mod sack;
+pub mod recovery;
+pub mod rto;
+pub mod sack_scoreboard;
 pub mod sender;
 
 use collateral_queue::Nanos;
@@ -24,10 +29,11 @@ pub use cc::{
     AnyCc, CaState, CcKind, CongestionControl, EcnAck, Growth, NewReno, SlowStart, Window,
 };
 pub use profile::Profile;
+pub use rto::RtoEstimator;
 
 pub use rate::RateSample;
 pub use receiver::Receiver;
-pub use sack::SackBlock;
+pub use sack_scoreboard::SackBlock;
 pub use sender::Sender;
 
 const MS: Nanos = 1_000_000;
@@ -179,21 +185,6 @@ pub enum RecoveryStyle {
     RateHalving,
     /// RFC 6937 Proportional Rate Reduction with slow-start reduction bound (Linux ≥ 3.2).
     Prr,
-}
-
-/// The retransmission-timeout formula.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RtoEstimator {
-    /// RFC 6298 §2: RTO = max(rto_min, SRTT + max(G, 4·RTTVAR)). With a 200 ms minimum
-    /// instead of the RFC's 1 s, a queue of one BDP makes this fire spuriously after
-    /// every fast retransmit: the retransmission waits a full queue more than SRTT.
-    Rfc6298,
-    /// Linux: the variance term never drops below `rto_min` (`tcp_rtt_estimator` keeps
-    /// `rttvar >= tcp_rto_min`), so RTO = SRTT + max(4·RTTVAR, rto_min) ≥ SRTT + 200 ms.
-    /// Linux's 1/32 gain for samples below SRTT − mdev and its per-RTT decay of
-    /// `mdev_max` are not modelled.
-    Linux,
 }
 
 /// Counters a sender keeps for the summary.

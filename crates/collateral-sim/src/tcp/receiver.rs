@@ -4,7 +4,7 @@
 
 use collateral_queue::{tcp_flags, Ecn, Nanos, Packet, PacketKind};
 
-use super::sack::{ack_len, AckRing, SackBlock, MAX_SACK_BLOCKS};
+use super::sack_scoreboard::{ack_len, AckRing, SackBlock, MAX_SACK_BLOCKS};
 use super::{TcpConfig, TcpEcn};
 
 /// First blocks of recent ACKs remembered to repeat in later ones (Linux keeps four

@@ -1,8 +1,13 @@
 //! A bulk TCP sender: slow start and congestion avoidance through [`CongestionControl`],
-//! fast retransmit with one of three fast-recovery styles ([`RecoveryStyle`]), and a
-//! retransmission timer with RFC 6298's estimator (or Linux's floor) and backoff.
+//! fast retransmit and fast recovery by one of the styles in [`recovery`](super::recovery)
+//! (chosen from [`RecoveryStyle`](super::RecoveryStyle) and SACK), and a retransmission
+//! timer with the estimator of [`rto`] and backoff.
 //!
-//! For rate-halving and PRR the sender keeps Linux's non-SACK scoreboard: `sacked_out`
+//! The sender runs the state machine (Open, Disorder, Recovery, Loss), keeps the
+//! accounting every style shares and calls the style's hooks where it acts: entering
+//! recovery, a duplicate ACK, a partial ACK and the full ACK.
+//!
+//! For the Linux styles the sender keeps Linux's non-SACK scoreboard: `sacked_out`
 //! counts duplicate ACKs (`tcp_add_reno_sack`), `lost_out`/`retrans_out` the head segment
 //! marked lost and retransmitted, and packets in flight are
 //! `packets_out − sacked_out − lost_out + retrans_out` (`tcp_packets_in_flight`).
@@ -14,23 +19,25 @@
 //! recovery styles' window changes, and paces its departures at the algorithm's rate.
 //!
 //! With SACK (`TcpConfig::sack`) the sender keeps a real scoreboard instead
-//! ([`Scoreboard`]) and runs the SACK half of this module ([`sack`](self::sack)): the
-//! ACK path, loss marking, `NextSeg()` and the timeout differ; the RTO estimator, the
-//! congestion-control hooks and the recovery styles' window rules are shared.
+//! ([`Scoreboard`]) and runs the SACK half of this module (`sack_path`): the ACK path,
+//! loss marking, `NextSeg()` and the timeout differ; the RTO estimator, the
+//! congestion-control hooks and the recovery hooks are shared.
 
-mod sack;
+mod sack_path;
 
 use collateral_queue::{tcp_flags, Ecn, Nanos, Packet, PacketKind};
 use rand_pcg::Pcg64Mcg;
 
 use super::cc::{Ack, AnyCc, CaState, CongestionControl, EcnAck, Window};
 use super::rate::RateSampler;
-use super::sack::{SackBlock, Scoreboard};
-use super::{Congestion, RecoveryStyle, RtoEstimator, SenderStats, TcpConfig, TcpEcn};
+use super::recovery::{AckInfo, Recovery, DUPTHRESH};
+use super::rto::{self, RttEstimator};
+use super::sack_scoreboard::{SackBlock, Scoreboard};
+use super::{Congestion, SenderStats, TcpConfig, TcpEcn};
 
 /// RFC 5681 §3.2 (and Linux's `tcp_reordering` default): fast retransmit on the third
 /// duplicate ACK.
-const DUPACK_THRESHOLD: u32 = 3;
+const DUPACK_THRESHOLD: u32 = DUPTHRESH;
 
 const SEC: Nanos = 1_000_000_000;
 
@@ -65,17 +72,12 @@ pub struct Sender {
     sacked_out: u32,
     head_lost: bool,
     head_retx: bool,
-    /// Rate-halving's every-second-ACK toggle (Linux reuses `snd_cwnd_cnt`).
-    halving_cnt: u32,
-    /// PRR state (RFC 6937 §3).
-    prr_delivered: u32,
-    prr_out: u32,
-    recover_fs: u32,
+    /// The recovery style and its state.
+    recovery: Recovery,
     /// New segments sent by limited transmit in this dupACK series.
     limited_sent: u32,
     /// RFC 6298 state.
-    srtt: Option<Nanos>,
-    rttvar: Nanos,
+    rtt: RttEstimator,
     pub rto: Nanos,
     /// Consecutive timeouts without an ACK of new data in between.
     backoffs: u32,
@@ -101,9 +103,6 @@ pub struct Sender {
     linux_acct: bool,
     /// The SACK scoreboard (`None` without SACK; boxed so SACK-less senders stay small).
     sb: Option<Box<Scoreboard>>,
-    /// `snd_nxt` when SACK recovery began (FreeBSD `sack_newdata`): new data sent since
-    /// counts against cwnd in FreeBSD's SACK recovery.
-    sack_newdata: u64,
     /// With SACK: the last attempt to send stopped because the window was full (Linux's
     /// `is_cwnd_limited`). FreeBSD's window is not Linux's in-flight count, so this is
     /// how a SACK sender knows it was cwnd-limited.
@@ -134,7 +133,8 @@ impl Sender {
         let pacing_bps = cc.pacing_rate();
         let window_paced = cc.paced_by_window() || (cfg.pacing && !cc.has_cong_control());
         let extras = rate.is_some() || pacing_bps.is_some() || window_paced;
-        let linux_acct = cfg.recovery != RecoveryStyle::Newreno || rate.is_some();
+        let recovery = Recovery::new(cfg.recovery, cfg.sack);
+        let linux_acct = recovery.linux_scoreboard() || rate.is_some();
         Sender {
             flow,
             cc,
@@ -152,13 +152,9 @@ impl Sender {
             sacked_out: 0,
             head_lost: false,
             head_retx: false,
-            halving_cnt: 0,
-            prr_delivered: 0,
-            prr_out: 0,
-            recover_fs: 0,
+            recovery,
             limited_sent: 0,
-            srtt: None,
-            rttvar: 0,
+            rtt: RttEstimator::default(),
             rto: cfg.rto_initial_ns,
             backoffs: 0,
             rto_deadline: None,
@@ -172,7 +168,6 @@ impl Sender {
             sb: cfg
                 .sack
                 .then(|| Box::new(Scoreboard::new(4 * cfg.initial_cwnd as usize))),
-            sack_newdata: 0,
             window_full: false,
             stats: SenderStats::default(),
             events: Vec::new(),
@@ -253,7 +248,7 @@ impl Sender {
     }
 
     pub fn srtt(&self) -> Option<Nanos> {
-        self.srtt
+        self.rtt.srtt
     }
 
     /// A finite transfer has been fully acknowledged.
@@ -294,7 +289,7 @@ impl Sender {
             self.high_sent = seq + 1;
         }
         if self.state == CaState::Recovery {
-            self.prr_out += 1;
+            self.recovery.sent();
         }
         let len = if Some(seq + 1) == self.cfg.size_segments {
             self.last_bytes
@@ -332,7 +327,7 @@ impl Sender {
     /// `tcp_pacing_ca_ratio`). The rate counts payload and paces whole IP packets, as
     /// Linux's does. No RTT sample yet: no pacing.
     fn window_pacing_rate(&self) -> Option<u64> {
-        let srtt = self.srtt.filter(|&s| s > 0)?;
+        let srtt = self.rtt.srtt.filter(|&s| s > 0)?;
         let ratio = if self.w.cwnd < self.w.ssthresh / 2 {
             200
         } else {
@@ -412,12 +407,7 @@ impl Sender {
     fn send_allowed_as<const X: bool>(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         let limit = self.cfg.size_segments.unwrap_or(u64::MAX);
         let rwnd_end = self.snd_una + self.cfg.rwnd_segments as u64;
-        if X {
-            self.pace_deadline = None;
-            if self.window_paced {
-                self.pacing_bps = self.window_pacing_rate();
-            }
-        }
+        self.before_sending::<X>();
         if self.linux_accounting() {
             if self.head_lost
                 && !self.head_retx
@@ -437,13 +427,7 @@ impl Sender {
                 self.segment_as::<X>(now, seq, out);
             }
         } else {
-            let mut wnd = self.w.cwnd as u64;
-            if self.cfg.limited_transmit && matches!(self.state, CaState::Open | CaState::Disorder)
-            {
-                // RFC 3042: the first two duplicate ACKs each release one new segment.
-                wnd += self.dupacks.min(2) as u64;
-            }
-            let end = (self.snd_una + wnd).min(rwnd_end).min(limit);
+            let end = (self.snd_una + self.una_window()).min(rwnd_end).min(limit);
             while self.snd_nxt < end && !self.pace_blocked::<X>(now) {
                 let seq = self.snd_nxt;
                 self.snd_nxt += 1;
@@ -453,6 +437,25 @@ impl Sender {
                 self.segment_as::<X>(now, seq, out);
             }
         }
+        self.after_sending::<X>(now, limit);
+    }
+
+    /// Before a send loop: no pacing wake-up pending, the window-based pacing rate
+    /// brought up to date.
+    #[inline]
+    fn before_sending<const X: bool>(&mut self) {
+        if X {
+            self.pace_deadline = None;
+            if self.window_paced {
+                self.pacing_bps = self.window_pacing_rate();
+            }
+        }
+    }
+
+    /// After a send loop: an application-limited mark if the data ran out, and the
+    /// retransmission timer armed if data is outstanding.
+    #[inline]
+    fn after_sending<const X: bool>(&mut self, now: Nanos, limit: u64) {
         if X && self.rate.is_some() && self.snd_nxt >= limit {
             self.check_app_limited();
         }
@@ -461,28 +464,37 @@ impl Sender {
         }
     }
 
-    /// RFC 6298 §2: update SRTT/RTTVAR from a sample and recompute the RTO (this also
-    /// ends any backoff: the sample comes from a timestamp echo, valid even for
-    /// retransmitted segments, RFC 7323 §4).
-    fn rtt_sample(&mut self, r: Nanos) {
-        match self.srtt {
-            None => {
-                self.srtt = Some(r);
-                self.rttvar = r / 2;
-            }
-            Some(s) => {
-                // RTTVAR = 3/4 RTTVAR + 1/4 |SRTT − R|, then SRTT = 7/8 SRTT + 1/8 R.
-                self.rttvar = (3 * self.rttvar + s.abs_diff(r)) / 4;
-                self.srtt = Some((7 * s + r) / 8);
-            }
+    /// The send window counted from `snd_una` (RFC 5681; FreeBSD): cwnd, plus, with RFC
+    /// 3042 limited transmit, one segment for each of the first two duplicate ACKs.
+    #[inline]
+    fn una_window(&self) -> u64 {
+        let mut wnd = self.w.cwnd as u64;
+        if self.cfg.limited_transmit && matches!(self.state, CaState::Open | CaState::Disorder) {
+            wnd += self.dupacks.min(2) as u64;
         }
-        let srtt = self.srtt.unwrap();
-        let rto = match self.cfg.rto_estimator {
-            // RTO = SRTT + max(G, 4·RTTVAR), G = 1 ns here (the clock is exact).
-            RtoEstimator::Rfc6298 => srtt + (4 * self.rttvar).max(1),
-            RtoEstimator::Linux => srtt + (4 * self.rttvar).max(self.cfg.rto_min_ns),
-        };
-        self.rto = rto.clamp(self.cfg.rto_min_ns, self.cfg.rto_max_ns);
+        wnd
+    }
+
+    /// What the recovery hooks see of the sender now; the caller fills in the ACK's part.
+    #[inline]
+    fn ack_info(&self) -> AckInfo {
+        AckInfo {
+            flight: self.flight(),
+            in_flight: self.in_flight(),
+            limited_sent: self.limited_sent,
+            snd_nxt: self.snd_nxt,
+            snd_una: self.snd_una,
+            ..AckInfo::default()
+        }
+    }
+
+    /// An RTT sample: update the estimator and recompute the RTO (this also ends any
+    /// backoff: the sample comes from a timestamp echo, valid even for retransmitted
+    /// segments, RFC 7323 §4).
+    fn rtt_sample(&mut self, r: Nanos) {
+        self.rtt.sample(r);
+        let c = &self.cfg;
+        self.rto = self.rtt.rto(c.rto_estimator, c.rto_min_ns, c.rto_max_ns);
         self.backoffs = 0;
     }
 
@@ -653,15 +665,14 @@ impl Sender {
             match self.state {
                 // The algorithm sets cwnd in cong_control below.
                 CaState::Recovery if X && self.owns_window() => {}
-                CaState::Recovery => match self.cfg.recovery {
-                    // Window inflation: each duplicate ACK means a segment has left.
-                    RecoveryStyle::Newreno => self.w.cwnd += 1,
-                    RecoveryStyle::RateHalving => self.cwnd_down(),
-                    RecoveryStyle::Prr => {
-                        let delivered = prior_unsacked - (self.flight() - self.sacked_out);
-                        self.prr(delivered, false);
-                    }
-                },
+                CaState::Recovery => {
+                    let a = AckInfo {
+                        delivered: prior_unsacked - (self.flight() - self.sacked_out),
+                        is_dupack: true,
+                        ..self.ack_info()
+                    };
+                    self.recovery.dup_ack(&mut self.w, &self.cc, None, &a);
+                }
                 CaState::Open | CaState::Disorder => {
                     if self.dupacks >= DUPACK_THRESHOLD && self.recover.is_none_or(|r| ack > r) {
                         let delivered = prior_unsacked - (self.flight() - self.sacked_out);
@@ -691,7 +702,7 @@ impl Sender {
             prior_in_flight,
             in_flight,
             self.state,
-            self.srtt,
+            self.rtt.srtt,
         );
         self.cc.cong_control(&mut self.w, &rs);
         if self.cc.app_limited() {
@@ -710,6 +721,26 @@ impl Sender {
     /// Fast retransmit and the start of fast recovery (RFC 6582 §3.2 steps 1–2; Linux
     /// `tcp_fastretrans_alert` entering TCP_CA_Recovery).
     fn enter_recovery(&mut self, now: Nanos, delivered: u32, out: &mut Vec<Packet>) {
+        let flight = self.start_recovery(now);
+        if self.owns_window() {
+            // Linux marks the head lost and lets cong_control size the window; the
+            // retransmission goes out when the window and pacing allow.
+            self.mark_head_lost();
+            return;
+        }
+        self.repair_head(now, out);
+        let a = AckInfo {
+            flight,
+            delivered,
+            is_dupack: true,
+            ..self.ack_info()
+        };
+        self.recovery.enter(&mut self.w, &self.cc, &a);
+    }
+
+    /// What every style does at a fast retransmit: ssthresh from the algorithm, `recover`
+    /// set, the Recovery state, the event counted. Returns FlightSize at that moment.
+    fn start_recovery(&mut self, now: Nanos) -> u32 {
         let flight = self.flight();
         // Linux `tcp_enter_recovery`: a loss inside an ECN reduction's window does not
         // reduce again.
@@ -721,54 +752,34 @@ impl Sender {
         self.partial_seen = false;
         self.stats.fast_retransmits += 1;
         self.events.push((now, Congestion::FastRetransmit));
-        if self.owns_window() {
-            // Linux marks the head lost and lets cong_control size the window; the
-            // retransmission goes out when the window and pacing allow.
-            self.mark_head_lost();
-            return;
-        }
-        match self.cfg.recovery {
-            RecoveryStyle::Newreno => {
-                let una = self.snd_una;
-                self.segment(now, una, out);
-                // cwnd = ssthresh + 3 segments, less what limited transmit already sent
-                // (FreeBSD: ssthresh + mss·(dupacks − snd_limited)).
-                self.w.cwnd = self.w.ssthresh + DUPACK_THRESHOLD - self.limited_sent;
-            }
-            RecoveryStyle::RateHalving => {
-                self.head_lost = true;
-                self.halving_cnt = 0;
-                self.cwnd_down();
-            }
-            RecoveryStyle::Prr => {
-                self.head_lost = true;
-                self.prr_delivered = 0;
-                self.prr_out = 0;
-                self.recover_fs = flight;
-                self.prr(delivered, true);
-            }
+        flight
+    }
+
+    /// The head segment is lost: Linux's styles mark it so (it goes when the window
+    /// allows); NewReno retransmits it at once (RFC 6582 §3.2 steps 2 and 4).
+    #[inline]
+    fn repair_head(&mut self, now: Nanos, out: &mut Vec<Packet>) {
+        if self.linux_accounting() {
+            self.head_lost = true;
+        } else {
+            let una = self.snd_una;
+            self.segment(now, una, out);
         }
     }
 
     /// A partial ACK in recovery (RFC 6582 §3.2 step 4; Linux marks the new head lost).
     fn partial_ack(&mut self, now: Nanos, acked: u32, delivered: u32, out: &mut Vec<Packet>) {
-        match self.cfg.recovery {
-            _ if self.owns_window() => self.mark_head_lost(),
-            RecoveryStyle::Newreno => {
-                // Retransmit the first unacknowledged segment, deflate by the amount
-                // acked and add back one segment.
-                let una = self.snd_una;
-                self.segment(now, una, out);
-                self.w.cwnd = (self.w.cwnd.saturating_sub(acked) + 1).max(1);
-            }
-            RecoveryStyle::RateHalving => {
-                self.head_lost = true;
-                self.cwnd_down();
-            }
-            RecoveryStyle::Prr => {
-                self.head_lost = true;
-                self.prr(delivered, false);
-            }
+        if self.owns_window() {
+            self.mark_head_lost();
+        } else {
+            self.repair_head(now, out);
+            let a = AckInfo {
+                acked,
+                delivered,
+                advanced: true,
+                ..self.ack_info()
+            };
+            self.recovery.partial_ack(&mut self.w, &self.cc, None, &a);
         }
         if self.cfg.slow_but_steady || !self.partial_seen {
             self.partial_seen = true;
@@ -776,17 +787,11 @@ impl Sender {
         }
     }
 
-    /// The full ACK: recovery ends (RFC 6582 step 3; Linux `tcp_complete_cwr`; PRR
-    /// ends at ssthresh).
+    /// The full ACK: recovery ends with the style's window (RFC 6582 step 3; Linux
+    /// `tcp_complete_cwr`; PRR ends at ssthresh).
     fn exit_recovery(&mut self, now: Nanos) {
         if !self.owns_window() {
-            self.w.cwnd = match self.cfg.recovery {
-                // min(ssthresh, max(FlightSize, SMSS) + SMSS), also FreeBSD's formula.
-                RecoveryStyle::Newreno => self.w.ssthresh.min(self.flight().max(1) + 1),
-                RecoveryStyle::RateHalving => self.w.cwnd.min(self.w.ssthresh),
-                RecoveryStyle::Prr => self.w.ssthresh,
-            }
-            .max(1);
+            self.w.cwnd = self.recovery.full_ack(&self.w, self.flight());
         }
         self.dupacks = 0;
         self.sacked_out = 0;
@@ -794,35 +799,6 @@ impl Sender {
         self.head_retx = false;
         self.state = CaState::Open;
         self.cc.set_state(now, CaState::Open);
-    }
-
-    /// Linux 2.6.25 `tcp_cwnd_down`: on every second ACK take one segment off cwnd while
-    /// it is above the algorithm's floor, and never let it exceed in-flight + 1.
-    fn cwnd_down(&mut self) {
-        let decr = self.halving_cnt + 1;
-        self.halving_cnt = decr & 1;
-        if decr >> 1 == 1 && self.w.cwnd > self.cc.min_cwnd(&self.w) {
-            self.w.cwnd -= 1;
-        }
-        self.w.cwnd = self.w.cwnd.min(self.in_flight() + 1).max(1);
-    }
-
-    /// RFC 6937 PRR with the slow-start reduction bound, as Linux `tcp_cwnd_reduction`.
-    fn prr(&mut self, delivered: u32, fast_rexmit: bool) {
-        self.prr_delivered += delivered;
-        let pipe = self.in_flight() as i64;
-        let ssthresh = self.w.ssthresh as i64;
-        let sndcnt = if pipe > ssthresh {
-            // Proportional part: ⌈prr_delivered · ssthresh / RecoverFS⌉ − prr_out.
-            let fs = self.recover_fs.max(1) as i64;
-            (self.prr_delivered as i64 * ssthresh + fs - 1) / fs - self.prr_out as i64
-        } else {
-            // SSRB: min(ssthresh − pipe, max(prr_delivered − prr_out, DeliveredData) + 1).
-            (ssthresh - pipe)
-                .min((self.prr_delivered as i64 - self.prr_out as i64).max(delivered as i64) + 1)
-        };
-        let sndcnt = sndcnt.max(fast_rexmit as i64);
-        self.w.cwnd = (pipe + sndcnt).max(1) as u32;
     }
 
     /// The retransmission timer expired (RFC 6298 §5.4–5.6, RFC 5681 §3.1; Linux
@@ -864,7 +840,7 @@ impl Sender {
             self.snd_nxt = self.snd_una;
         }
         self.backoffs += 1;
-        self.rto = (self.rto * 2).min(self.cfg.rto_max_ns);
+        self.rto = rto::backoff(self.rto, self.cfg.rto_max_ns);
         self.rto_deadline = None;
         self.send_allowed(now, out);
     }
@@ -873,7 +849,7 @@ impl Sender {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tcp::{CcKind, RecoveryStyle, TcpEcn};
+    use crate::tcp::{CcKind, RecoveryStyle, RtoEstimator, TcpEcn};
 
     const MS: Nanos = 1_000_000;
 
@@ -997,7 +973,14 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!(s.pace_deadline, Some(100 * MS + pace_gap(1500, 2_548_480)));
         // Without the switch the same ACK releases two segments at once.
-        let mut u = Sender::new(0, &TcpConfig { pacing: false, ..cfg }, rng());
+        let mut u = Sender::new(
+            0,
+            &TcpConfig {
+                pacing: false,
+                ..cfg
+            },
+            rng(),
+        );
         u.start(0, &mut out);
         out.clear();
         u.on_ack(100 * MS, 1, 0, &mut out);

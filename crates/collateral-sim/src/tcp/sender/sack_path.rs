@@ -10,37 +10,12 @@
 //! SACKed one that is neither lost nor retransmitted (Linux's forward retransmission).
 //! Rule (4), the rescue retransmission, is not modelled.
 //!
-//! Loss detection and the window in recovery depend on the stack ([`LossRule`]):
-//!
-//! - **Rate-halving (Linux 2.6.25, FACK on).** Recovery starts when the highest SACKed
-//!   segment is more than `reordering` = 3 above `snd_una` (`fackets_out > reordering`)
-//!   or something is already lost (`tcp_time_to_recover`). On duplicate ACKs, and on
-//!   ACKs that SACK new data while `fackets_out > reordering`, the first
-//!   `fackets_out − reordering` segments (at least one) are marked lost, never beyond
-//!   `high_seq` (`tcp_update_scoreboard`, `tcp_mark_head_lost`). cwnd falls by one every
-//!   second ACK that acknowledges or SACKs data, to in-flight + 1 at most
-//!   (`tcp_cwnd_down`); a retransmission is deemed lost again once a segment sent after
-//!   it is SACKed (`tcp_mark_lost_retrans`).
-//! - **PRR (Linux ≥ 3.2; modern Linux's RACK is approximated by RFC 6675).** RFC 6675 §5:
-//!   a duplicate ACK is one that SACKs new data; recovery starts at the third, or as soon
-//!   as `IsLost(HighACK + 1)`, i.e. three segments are SACKed; a segment is lost once
-//!   three SACKed segments lie above it. cwnd follows RFC 6937 with DeliveredData = newly
-//!   cumulatively acknowledged + newly SACKed segments (`tcp_cwnd_reduction`, which does
-//!   nothing on an ACK that delivers nothing). Lost retransmissions are detected as above
-//!   (RACK does the same by send time).
-//! - **NewReno style = FreeBSD 7's SACK recovery** (`tcp_input.c`, `tcp_output.c`,
-//!   `tcp_sack.c`). Recovery starts at the third duplicate ACK: ssthresh is set, cwnd goes
-//!   to one segment and the first hole is retransmitted. Every hole below the highest
-//!   SACKed segment (and below `snd_recover`) may be retransmitted, lowest first
-//!   (`tcp_sack_output`). Each further duplicate ACK adds a segment to cwnd, up to
-//!   ssthresh, while the data in flight beyond the highest SACK plus the retransmitted
-//!   data is below ssthresh; a partial ACK sets cwnd to what was retransmitted plus the
-//!   new data sent in recovery plus one segment (two if it acknowledged more than two),
-//!   at most ssthresh (`tcp_sack_partialack`). Retransmissions may go while the
-//!   retransmitted data outstanding is below cwnd; new data while that plus the new data
-//!   sent since recovery began is. Outside recovery the window is counted from
-//!   `snd_una`, with RFC 3042 limited transmit. FreeBSD does not detect lost
-//!   retransmissions: the RTO does.
+//! When recovery starts, which segments are lost and how the window moves in recovery
+//! are the recovery style's ([`Recovery`](crate::tcp::recovery::Recovery)):
+//! [`fack`](crate::tcp::recovery::fack) (Linux 2.6.25),
+//! [`rfc6675`](crate::tcp::recovery::rfc6675) (with PRR) and
+//! [`freebsd_sack`](crate::tcp::recovery::freebsd_sack) (FreeBSD 7, which also keeps a
+//! send window of its own in recovery and sends no forward retransmissions).
 //!
 //! Recovery ends when the cumulative ACK passes `recover`, with each style's exit rule
 //! ([`Sender::exit_recovery`]); the scoreboard above it is kept (RFC 6675 §5 (A)), so
@@ -55,32 +30,10 @@
 use collateral_queue::{Nanos, Packet};
 
 use super::super::cc::{Ack, CaState, CongestionControl};
-use super::super::RecoveryStyle;
-use super::{Congestion, SackBlock, Sender};
-
-/// Linux's `tcp_reordering` default and RFC 6675's DupThresh.
-const REORDERING: u64 = 3;
-
-/// How a SACK sender decides that a segment is lost.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum LossRule {
-    /// Linux 2.6.25 with FACK: more than `reordering` segments below the highest SACKed.
-    Fack,
-    /// RFC 6675 `IsLost()`: at least DupThresh SACKed segments above.
-    Rfc6675,
-    /// FreeBSD 7: every hole below the highest SACKed segment, once in recovery.
-    Freebsd,
-}
+use super::super::recovery::AckInfo;
+use super::{SackBlock, Sender};
 
 impl Sender {
-    pub(super) fn loss_rule(&self) -> LossRule {
-        match self.cfg.recovery {
-            RecoveryStyle::RateHalving => LossRule::Fack,
-            RecoveryStyle::Prr => LossRule::Rfc6675,
-            RecoveryStyle::Newreno => LossRule::Freebsd,
-        }
-    }
-
     /// Processes an ACK that may carry SACK blocks. A sender without SACK ignores them
     /// (its peer sends none).
     pub fn on_ack_sack(
@@ -117,7 +70,7 @@ impl Sender {
         }
         let una = self.snd_una;
         let snd_nxt = self.snd_nxt;
-        let detect_lost_rexmit = self.loss_rule() != LossRule::Freebsd;
+        let detect_lost_rexmit = self.recovery.detects_lost_retransmits();
         let sb = self.sb.as_deref_mut().expect("SACK sender");
         let prior_high = sb.high_sacked;
         // The SACK blocks first, clipped to what is outstanding. Each newly SACKed segment
@@ -244,32 +197,12 @@ impl Sender {
         self.sack_send_as::<X>(now, out);
     }
 
-    /// Counts duplicate ACKs the stack's way and says whether recovery starts now.
+    /// Counts duplicate ACKs the style's way and says whether recovery starts now.
     fn sack_time_to_recover(&mut self, is_dupack: bool, newly_sacked: u32) -> bool {
         let sb = self.sb.as_deref().expect("SACK sender");
-        match self.loss_rule() {
-            // `tcp_time_to_recover`: the loss is proven, or fackets_out > reordering.
-            LossRule::Fack => sb.lost_out > 0 || sb.fackets(self.snd_una) > REORDERING,
-            // RFC 6675 §5: only an ACK that SACKs new data is a duplicate ACK; it starts
-            // recovery as the DupThresh-th one or when IsLost(HighACK + 1).
-            LossRule::Rfc6675 => {
-                if newly_sacked == 0 {
-                    return false;
-                }
-                self.dupacks += 1;
-                self.dupacks >= REORDERING as u32
-                    || sb.sacked_out >= REORDERING as u32
-                    || sb.lost_out > 0
-            }
-            // FreeBSD: the third pure duplicate ACK (`t_dupacks == tcprexmtthresh`).
-            LossRule::Freebsd => {
-                if !is_dupack {
-                    return false;
-                }
-                self.dupacks += 1;
-                self.dupacks == REORDERING as u32
-            }
-        }
+        let una = self.snd_una;
+        self.recovery
+            .time_to_recover(sb, &mut self.dupacks, is_dupack, newly_sacked, una)
     }
 
     /// Fast retransmit with SACK: the start of recovery.
@@ -281,19 +214,10 @@ impl Sender {
         newly_sacked: u32,
         delivered: u32,
     ) {
-        let flight = self.flight();
-        if !self.in_cwr() {
-            self.w.ssthresh = self.cc.ssthresh(now, &self.w, flight);
-        }
-        self.recover = Some(self.snd_nxt - 1);
-        self.set_state(now, CaState::Recovery);
-        self.partial_seen = false;
-        self.stats.fast_retransmits += 1;
-        self.events.push((now, Congestion::FastRetransmit));
-        if self.loss_rule() == LossRule::Rfc6675 {
-            // RFC 6675 (4.3): the first segment presumed dropped goes at once.
-            let una = self.snd_una;
-            let n = self.sb.as_deref_mut().unwrap().mark_lost(una, una + 1);
+        let flight = self.start_recovery(now);
+        let una = self.snd_una;
+        let n = (self.recovery).mark_lost_at_entry(self.sb.as_deref_mut().unwrap(), una);
+        if n > 0 {
             if let Some(r) = &mut self.rate {
                 r.lost(n as u64);
             }
@@ -303,67 +227,38 @@ impl Sender {
         if self.owns_window() {
             return;
         }
-        match self.cfg.recovery {
-            RecoveryStyle::Newreno => {
-                self.sack_newdata = self.snd_nxt;
-                self.w.cwnd = 1;
-            }
-            RecoveryStyle::RateHalving => {
-                self.halving_cnt = 0;
-                if advanced || newly_sacked > 0 {
-                    self.cwnd_down();
-                }
-            }
-            RecoveryStyle::Prr => {
-                self.prr_delivered = 0;
-                self.prr_out = 0;
-                self.recover_fs = flight;
-                if delivered > 0 {
-                    self.prr(delivered, true);
-                }
-            }
-        }
+        let a = AckInfo {
+            flight,
+            advanced,
+            is_dupack,
+            newly_sacked,
+            delivered,
+            ..self.ack_info()
+        };
+        self.recovery.enter(&mut self.w, &self.cc, &a);
     }
 
-    /// Marks lost what the stack's rule deems lost now (in recovery).
+    /// Marks lost what the style's rule deems lost now (in recovery).
     fn sack_mark(&mut self, advanced: bool, is_dupack: bool, newly_sacked: u32) {
         let una = self.snd_una;
         // Linux `high_seq` / FreeBSD `snd_recover`: no loss marked at or beyond it.
         let high_seq = self.recover.map_or(una, |r| r + 1);
-        let rule = self.loss_rule();
-        let sb = self.sb.as_deref_mut().expect("SACK sender");
-        let n = match rule {
-            LossRule::Fack => {
-                // `tcp_fastretrans_alert`: `do_lost` on a duplicate ACK, or on SACKs of new
-                // data beyond `reordering`; on a partial ACK only beyond `reordering`.
-                let beyond = sb.fackets(una) > REORDERING;
-                let do_lost = if advanced {
-                    beyond
-                } else {
-                    is_dupack || (newly_sacked > 0 && beyond)
-                };
-                if do_lost {
-                    let lost = sb.fackets(una).saturating_sub(REORDERING).max(1);
-                    sb.mark_lost(una, (una + lost).min(high_seq))
-                } else {
-                    0
-                }
-            }
-            LossRule::Rfc6675 => match sb.nth_highest_sacked(una, REORDERING as u32) {
-                Some(b) => sb.mark_lost(una, b),
-                None => 0,
-            },
-            LossRule::Freebsd => {
-                let to = sb.high_sacked.min(high_seq);
-                sb.mark_lost(una, to)
-            }
+        let a = AckInfo {
+            advanced,
+            is_dupack,
+            newly_sacked,
+            snd_una: una,
+            ..AckInfo::default()
         };
+        let sb = self.sb.as_deref_mut().expect("SACK sender");
+        let n = self.recovery.mark_lost(sb, high_seq, &a);
         if let Some(r) = &mut self.rate {
             r.lost(n as u64);
         }
     }
 
-    /// How an ACK in recovery changes cwnd, by recovery style.
+    /// How an ACK in recovery changes cwnd: the style's partial-ACK hook if it moved
+    /// `snd_una`, its duplicate-ACK hook otherwise.
     fn sack_recovery_window(
         &mut self,
         advanced: bool,
@@ -375,35 +270,19 @@ impl Sender {
         if self.owns_window() {
             return;
         }
-        match self.cfg.recovery {
-            RecoveryStyle::Newreno => {
-                let sb = self.sb.as_deref().expect("SACK sender");
-                if advanced {
-                    // `tcp_sack_partialack`.
-                    let segs = if acked > 2 { 2 } else { 1 };
-                    let sent = sb.retrans_out + (self.snd_nxt - self.sack_newdata) as u32;
-                    self.w.cwnd = (sent + segs).min(self.w.ssthresh).max(1);
-                } else if is_dupack {
-                    // Data beyond the highest SACK plus retransmitted data still out
-                    // (`snd_nxt − snd_fack + sack_bytes_rexmit`).
-                    let fack = sb.high_sacked.max(self.snd_una);
-                    let awnd = (self.snd_nxt - fack) as u32 + sb.retrans_out;
-                    if awnd < self.w.ssthresh {
-                        self.w.cwnd = (self.w.cwnd + 1).min(self.w.ssthresh);
-                    }
-                }
-            }
-            RecoveryStyle::RateHalving => {
-                // FLAG_ANY_PROGRESS: the ACK acknowledged or SACKed something.
-                if advanced || newly_sacked > 0 {
-                    self.cwnd_down();
-                }
-            }
-            RecoveryStyle::Prr => {
-                if delivered > 0 {
-                    self.prr(delivered, false);
-                }
-            }
+        let a = AckInfo {
+            acked,
+            advanced,
+            is_dupack,
+            newly_sacked,
+            delivered,
+            ..self.ack_info()
+        };
+        let sb = self.sb.as_deref();
+        if advanced {
+            self.recovery.partial_ack(&mut self.w, &self.cc, sb, &a);
+        } else {
+            self.recovery.dup_ack(&mut self.w, &self.cc, sb, &a);
         }
     }
 
@@ -420,13 +299,9 @@ impl Sender {
     fn sack_send_as<const X: bool>(&mut self, now: Nanos, out: &mut Vec<Packet>) {
         let limit = self.cfg.size_segments.unwrap_or(u64::MAX);
         let new_end = (self.snd_una + self.cfg.rwnd_segments as u64).min(limit);
-        if X {
-            self.pace_deadline = None;
-            if self.window_paced {
-                self.pacing_bps = self.window_pacing_rate();
-            }
-        }
-        let freebsd = self.loss_rule() == LossRule::Freebsd && !self.owns_window();
+        self.before_sending::<X>();
+        // FreeBSD keeps its own window in recovery (unless the algorithm owns it).
+        let own_window = !self.owns_window() && self.recovery.own_send_window().is_some();
         let repairing = matches!(self.state, CaState::Recovery | CaState::Loss);
         self.window_full = false;
         loop {
@@ -435,13 +310,15 @@ impl Sender {
             let (seq, retx) = match repairing.then(|| sb.next_lost(una)).flatten() {
                 Some(s) => (s, true),
                 None if self.snd_nxt < new_end => (self.snd_nxt, false),
-                None if self.state == CaState::Recovery && !freebsd => match sb.next_forward(una) {
-                    Some(s) => (s, true),
-                    None => break,
-                },
+                None if self.state == CaState::Recovery && !own_window => {
+                    match sb.next_forward(una) {
+                        Some(s) => (s, true),
+                        None => break,
+                    }
+                }
                 None => break,
             };
-            if !self.sack_window_allows(freebsd, seq, retx) {
+            if !self.sack_window_allows(own_window, seq, retx) {
                 self.window_full = true;
                 break;
             }
@@ -463,39 +340,22 @@ impl Sender {
             }
             self.segment_as::<X>(now, seq, out);
         }
-        if X && self.rate.is_some() && self.snd_nxt >= limit {
-            self.check_app_limited();
-        }
-        if self.rto_deadline.is_none() && self.snd_nxt > self.snd_una {
-            self.rto_deadline = Some(now + self.rto);
-        }
+        self.after_sending::<X>(now, limit);
     }
 
     /// Whether the window lets segment `seq` (a retransmission if `retx`) go now.
-    fn sack_window_allows(&self, freebsd: bool, seq: u64, retx: bool) -> bool {
-        if !freebsd {
+    fn sack_window_allows(&self, own_window: bool, seq: u64, retx: bool) -> bool {
+        if !own_window {
             // RFC 6675 (C): while cwnd − pipe ≥ 1 segment.
             return self.in_flight() < self.w.cwnd;
         }
-        let sb = self.sb.as_deref().expect("SACK sender");
-        match self.state {
-            CaState::Recovery => {
-                let rexmit = sb.retrans_out;
-                if retx {
-                    rexmit < self.w.cwnd
-                } else {
-                    rexmit + ((self.snd_nxt - self.sack_newdata) as u32) < self.w.cwnd
-                }
+        match (self.state, self.recovery.own_send_window()) {
+            (CaState::Recovery, Some(r)) => {
+                let sb = self.sb.as_deref().expect("SACK sender");
+                r.window_allows(&self.w, sb, retx, self.snd_nxt)
             }
-            _ => {
-                let mut wnd = self.w.cwnd as u64;
-                if self.cfg.limited_transmit
-                    && matches!(self.state, CaState::Open | CaState::Disorder)
-                {
-                    wnd += self.dupacks.min(2) as u64;
-                }
-                seq < self.snd_una + wnd
-            }
+            // Outside recovery FreeBSD counts the window from snd_una.
+            _ => seq < self.snd_una + self.una_window(),
         }
     }
 }
