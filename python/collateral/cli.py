@@ -1334,6 +1334,8 @@ def _add_reproduce_commands(sub: Any) -> None:
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from rich.markup import escape
+
     from .reproduce import STUDIES, TestbedUnavailable, format_claims_summary, reproduce
 
     console = _console()
@@ -1374,8 +1376,9 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         for c in rep.claims:
             mark = {True: "[green]holds[/green]", False: "[red]differs[/red]", None: ""}[c.holds]
             pub = f" (paper: {c.published})" if c.published else ""
-            tol = f" \\[tolerance: {c.tolerance}]" if c.tolerance else ""
-            console.print(f"  {c.text}: {c.ours}{pub}{tol} {mark}")
+            tol = f" [tolerance: {c.tolerance}]" if c.tolerance else ""
+            # The claims' own brackets ("[base, max]") are text, not console markup.
+            console.print(escape(f"  {c.text}: {c.ours}{pub}{tol}") + f" {mark}")
         claims += rep.claims
     if len(ids) > 1 or claims:
         console.print(f"[bold]{format_claims_summary(claims)}[/bold]")

@@ -52,10 +52,18 @@ pub enum HtcpFlavor {
     #[serde(rename = "linux_2_6_25")]
     #[strum(serialize = "linux_2_6_25")]
     Linux2625,
-    /// FreeBSD `cc_htcp`.
+    /// FreeBSD `cc_htcp` as today (`htcp_cong_signal`: the maxRTT decay, then β from
+    /// the decayed maxRTT).
     #[serde(rename = "freebsd")]
     #[strum(serialize = "freebsd")]
     FreeBsd,
+    /// The H-TCP module for FreeBSD 7 (CAIA's NewTCP patch, v0.9.1, later imported as
+    /// `sys/netinet/cc_htcp.c` @33330ab5): `htcp_pre_fr` sets ssthresh with the β that
+    /// `htcp_recalc_beta` last computed on an ACK, from the maxRTT before the decay,
+    /// and only then decays maxRTT. The same arithmetic as `FreeBsd` otherwise.
+    #[serde(rename = "freebsd_7")]
+    #[strum(serialize = "freebsd_7")]
+    FreeBsd7,
 }
 
 /// H-TCP's switches. When deserialized, fields left out take the defaults of the given
@@ -105,6 +113,14 @@ impl HtcpConfig {
             adaptive_backoff: false,
         }
     }
+
+    /// The FreeBSD 7 module's defaults (the same sysctls, off).
+    pub fn freebsd_7() -> Self {
+        HtcpConfig {
+            flavor: HtcpFlavor::FreeBsd7,
+            ..Self::freebsd()
+        }
+    }
 }
 
 impl Default for HtcpConfig {
@@ -129,6 +145,7 @@ impl From<HtcpConfigSpec> for HtcpConfig {
             HtcpFlavor::Linux => HtcpConfig::linux(),
             HtcpFlavor::Linux2625 => HtcpConfig::linux_2_6_25(),
             HtcpFlavor::FreeBsd => HtcpConfig::freebsd(),
+            HtcpFlavor::FreeBsd7 => HtcpConfig::freebsd_7(),
         };
         HtcpConfig {
             flavor: d.flavor,
@@ -234,7 +251,7 @@ impl Htcp {
                 bi: 0,
                 lasttime: 0,
             }),
-            HtcpFlavor::FreeBsd => Model::Bsd(BsdState {
+            HtcpFlavor::FreeBsd | HtcpFlavor::FreeBsd7 => Model::Bsd(BsdState {
                 alpha: 1,
                 beta: BSD_MINBETA,
                 minrtt: 0,
@@ -570,15 +587,20 @@ impl CongestionControl for Htcp {
             }
             Model::Bsd(s) => {
                 // FreeBSD's "hysteresis" reads (minrtt + (maxrtt − minrtt)·95) / 100: the
-                // whole sum is divided by 100, so maxrtt collapses to about 1 % of itself
-                // (and with adaptive backoff β then saturates at 0.8). Reproduced as written.
+                // whole sum is divided by 100, so maxrtt falls below minrtt whenever
+                // maxrtt < ~2.3·minrtt (with adaptive backoff, β from it saturates at
+                // 0.8). Reproduced as written.
                 let decayed = s
                     .minrtt
                     .wrapping_add(s.maxrtt.wrapping_sub(s.minrtt).wrapping_mul(95))
                     / 100;
                 s.pending_maxrtt = Some(decayed);
                 let beta = if s.had_event {
-                    s.beta = s.beta_with(&self.cfg, decayed);
+                    // Today's order: β from the decayed maxRTT. FreeBSD 7's module used
+                    // the β of the last ACK, from the maxRTT before the decay.
+                    if self.cfg.flavor == HtcpFlavor::FreeBsd {
+                        s.beta = s.beta_with(&self.cfg, decayed);
+                    }
                     s.beta
                 } else {
                     BSD_MINBETA // the first event always halves
@@ -1016,6 +1038,34 @@ mod tests {
         assert_eq!(bsd(&mut h).t_last_cong, 6000);
     }
 
+    /// FreeBSD 7's module: the second event takes the β its last ACK computed from the
+    /// undecayed maxRTT (70/100 ms: 179, 0.70), not the 0.8 of the decayed one, and the
+    /// decay still follows.
+    #[test]
+    fn freebsd_7_takes_beta_before_the_decay() {
+        let cfg = HtcpConfig {
+            adaptive_backoff: true,
+            ..HtcpConfig::freebsd_7()
+        };
+        let mut h = Htcp::new(cfg, growth(true));
+        h.tick(0);
+        let w = Window {
+            cwnd: 100,
+            ssthresh: 1000,
+        };
+        let s = bsd(&mut h);
+        (s.maxrtt, s.minrtt) = (3200, 2240);
+        assert_eq!(h.ssthresh(1000 * MS, &w, 100), 50); // the first event halves
+        h.set_state(1000 * MS, CaState::Recovery);
+        let s = bsd(&mut h);
+        assert_eq!(s.maxrtt, 934); // (2240 + 960·95)/100, as today's module
+        s.maxrtt = 3200;
+        s.beta = s.beta_with(&cfg, s.maxrtt); // what the last ACK computed: 179
+                                              // 100·179 >> 8 = 69 (today's order gives 79, from β 204).
+        assert_eq!(h.ssthresh(5000 * MS, &w, 100), 69);
+        assert_eq!(bsd(&mut h).pending_maxrtt, Some(934));
+    }
+
     #[test]
     fn freebsd_growth() {
         // ABC: α segments once a window (≤ 2 per ACK counted) has been acked.
@@ -1090,12 +1140,13 @@ mod tests {
     }
 
     fn any_cfg() -> impl Strategy<Value = HtcpConfig> {
-        (0usize..3, any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(f, r, b, a)| {
+        (0usize..4, any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(f, r, b, a)| {
             HtcpConfig {
                 flavor: [
                     HtcpFlavor::Linux,
                     HtcpFlavor::Linux2625,
                     HtcpFlavor::FreeBsd,
+                    HtcpFlavor::FreeBsd7,
                 ][f],
                 use_rtt_scaling: r,
                 use_bandwidth_switch: b,

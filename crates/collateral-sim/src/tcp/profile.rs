@@ -101,7 +101,7 @@ impl Profile {
                 cc: CcKind::Newreno,
                 // FreeBSD 7 shipped no CUBIC; the modern one stands in if asked for.
                 cubic: CubicConfig::modern(),
-                htcp: HtcpConfig::freebsd(),
+                htcp: HtcpConfig::freebsd_7(),
                 // RFC 3390: min(4·MSS, max(2·MSS, 4380 B)) = 4380 B = 3 segments.
                 initial_cwnd: 3,
                 slow_start: SlowStart::PerAck,
