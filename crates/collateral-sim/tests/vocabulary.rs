@@ -37,7 +37,7 @@ fn every_name_of_every_unit_enum_round_trips_through_serde() {
     assert_eq!(round_trips::<CubicVariant>(), ["linux_2_6_25", "modern"]);
     assert_eq!(
         round_trips::<HtcpFlavor>(),
-        ["linux", "linux_2_6_25", "freebsd"]
+        ["linux", "linux_2_6_25", "freebsd", "freebsd_7"]
     );
     assert_eq!(
         round_trips::<CcKind>(),
