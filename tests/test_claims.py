@@ -22,16 +22,15 @@ from collateral.reproduce.figures import _monotone_misfit, _shape_stats
 
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
-    """Every simulated figure reproduced in --quick mode (about a minute on one core);
-    testbed figures need root and are left out, as ``reproduce all`` leaves them out."""
-    out = tmp_path_factory.mktemp("claims")
+def quick(quick_results: Path) -> tuple[Path, dict]:
+    """Every simulated figure reproduced in --quick mode (the session's runs: checked
+    again, nothing run); testbed figures are left out, as ``reproduce all`` does."""
     reps = {
-        fid: reproduce(fid, out=out, quick=True, workers=1, progress=False)
+        fid: reproduce(fid, out=quick_results, quick=True, workers=1, progress=False)
         for fid, fig in STUDIES.items()
         if not fig.testbed
     }
-    return out, reps
+    return quick_results, reps
 
 
 def test_every_claim_has_a_verdict_and_a_tolerance(quick: tuple[Path, dict]):
