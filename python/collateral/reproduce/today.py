@@ -330,7 +330,7 @@ def today_queues(store: Store, stem: Path, label: str) -> list[Path]:
         fig, axes = plt.subplots(
             len(rows),
             len(links),
-            figsize=(8.6 * len(links), 2.6 * len(rows) + 1.4),
+            figsize=(7.2 * len(links), 2.6 * len(rows) + 1.4),
             layout="constrained",
             squeeze=False,
             sharex="col",
