@@ -1419,21 +1419,9 @@ def parris_throughput(store: Store, stem: Path, label: str) -> list[Path]:
 def _blast_table(store: Store) -> pd.DataFrame:
     """Per discipline, during the udpblast phase: median over trials of the multimedia
     (tagged) drop rate and latency, TCP throughput, and the blast's own share."""
-    ph = _phases(store)
-    b = ph[ph.phase == BLAST]
-    piv = b.pivot_table(
-        index=["discipline", "rep"],
-        columns="class",
-        values=["drop_rate", "latency_mean_s", "throughput_bps"],
-        aggfunc="first",
-    )
-    t = (
-        piv.groupby(level="discipline")
-        .median()
-        .rename(columns={"drop_rate": "drop", "latency_mean_s": "lat", "throughput_bps": "thr"})
-    )
-    t.columns = [f"{a}_{c}" for a, c in t.columns]
-    t["trials"] = piv.groupby(level="discipline").size()
+    per = _blast_per_trial(store).groupby(level="discipline")
+    t = per.median()
+    t["trials"] = per.size()
     return t.reindex(_order(t.index))
 
 
