@@ -53,11 +53,13 @@ impl Rate {
     pub fn ser(&self, len: u32) -> Nanos {
         // The truncated factor makes q at most 1 below the exact floor; step up to the
         // ceiling (q·rate ≥ len·8e9), at most twice.
+        if self.bps == 0 {
+            return 0;
+        }
         let mut q = ((len as u128 * self.ns_per_byte) >> 64) as u64;
         let bits = len as u64 * 8_000_000_000;
-        while self.bps > 0 && q * self.bps < bits {
-            q += 1;
-        }
+        q += (q * self.bps < bits) as u64;
+        q += (q * self.bps < bits) as u64;
         q
     }
 }
@@ -70,8 +72,12 @@ pub struct DelayLine {
     pub prop_ns: Nanos,
     /// The far-side hosts' access links (a zero rate: none).
     egress: Rate,
-    /// One lane per far-side host (`Packet::dst`); each a FIFO of `(release, packet)`.
-    lanes: [VecDeque<(Nanos, Packet)>; 2],
+    /// One lane per far-side host (`Packet::dst`); each a FIFO of release times beside
+    /// a FIFO of packets. Kept apart, a popped packet is read whole from its own
+    /// 48-byte slot: out of `(release, packet)` pairs it was read 8 bytes off the
+    /// 16-byte words just stored, a stalled store-to-load forward per delivery.
+    times: [VecDeque<Nanos>; 2],
+    lanes: [VecDeque<Packet>; 2],
     /// When each host's egress link finishes its current packet.
     egress_busy: [Nanos; 2],
 }
@@ -81,6 +87,7 @@ impl DelayLine {
         DelayLine {
             prop_ns,
             egress: egress.unwrap_or(Rate::new(0)),
+            times: [VecDeque::with_capacity(256), VecDeque::with_capacity(256)],
             lanes: [VecDeque::with_capacity(256), VecDeque::with_capacity(256)],
             egress_busy: [0; 2],
         }
@@ -101,29 +108,49 @@ impl DelayLine {
 
     #[inline]
     pub fn push(&mut self, done: Nanos, pkt: Packet) {
-        let t = self.release_time(&pkt, done);
+        self.push_at(self.release_time(&pkt, done), pkt);
+    }
+
+    /// [`push`](Self::push) with the release time already computed by `release_time`.
+    #[inline]
+    fn push_at(&mut self, t: Nanos, pkt: Packet) {
         let l = Self::lane(&pkt);
         self.egress_busy[l] = t;
-        self.lanes[l].push_back((t, pkt));
+        self.times[l].push_back(t);
+        self.lanes[l].push_back(pkt);
     }
 
     /// The earliest release among the packets in the line.
     #[inline]
     pub fn next_release(&self) -> Nanos {
-        let a = self.lanes[0].front().map_or(NEVER, |&(t, _)| t);
-        let b = self.lanes[1].front().map_or(NEVER, |&(t, _)| t);
+        let a = self.times[0].front().copied().unwrap_or(NEVER);
+        let b = self.times[1].front().copied().unwrap_or(NEVER);
         a.min(b)
     }
 
-    /// One packet released by `t`, if any (lane 0 first).
+    /// The lane of a packet released by `t`, if any (lane 0 first).
+    #[inline]
+    fn released(&self, t: Nanos) -> Option<usize> {
+        (0..2).find(|&l| self.times[l].front().is_some_and(|&r| r <= t))
+    }
+
+    /// One packet released by `t`, if any (lane 0 first), with its release time.
     #[inline]
     pub fn pop_released(&mut self, t: Nanos) -> Option<(Nanos, Packet)> {
-        for q in &mut self.lanes {
-            if q.front().is_some_and(|&(r, _)| r <= t) {
-                return q.pop_front();
-            }
-        }
-        None
+        let l = self.released(t)?;
+        Some((self.times[l].pop_front()?, self.lanes[l].pop_front()?))
+    }
+
+    /// [`pop_released`](Self::pop_released) without the release time.
+    #[inline]
+    pub fn pop_packet(&mut self, t: Nanos) -> Option<Packet> {
+        let l = self.released(t)?;
+        // Copied out by index, then dropped from the front: `pop_front`'s
+        // `Option<Packet>` is copied around its niche byte in pieces.
+        let pkt = self.lanes[l][0];
+        self.times[l].pop_front();
+        self.lanes[l].pop_front();
+        Some(pkt)
     }
 
     pub fn len(&self) -> usize {
@@ -135,7 +162,7 @@ impl DelayLine {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Packet> {
-        self.lanes.iter().flat_map(|q| q.iter().map(|(_, p)| p))
+        self.lanes.iter().flatten()
     }
 }
 
@@ -167,6 +194,9 @@ pub struct Bottleneck {
     rng: Pcg64Mcg,
     in_tx: Option<Packet>,
     busy_until: Nanos,
+    /// When the packet in transmission will reach its host: fixed when it starts, since
+    /// nothing enters the delay line before it completes.
+    tx_release: Nanos,
     /// Idle although packets wait: the discipline's shaper holds them until then.
     wake: Nanos,
     scratch: Vec<Packet>,
@@ -209,6 +239,7 @@ impl Bottleneck {
             rng: rng::stream(sc.seed, rng::LINK_STREAMS[k]),
             in_tx: None,
             busy_until: 0,
+            tx_release: NEVER,
             wake: NEVER,
             scratch: Vec::with_capacity(8),
             dropped: Vec::with_capacity(8),
@@ -241,6 +272,12 @@ impl Bottleneck {
         self.in_tx.as_ref().map(|p| (p, self.busy_until))
     }
 
+    /// When the packet in transmission, if any, will be released to its host.
+    #[inline]
+    pub fn tx_release(&self) -> Option<Nanos> {
+        self.in_tx.as_ref().map(|_| self.tx_release)
+    }
+
     /// Completes every transmission that ends by `t`, each next one starting when the
     /// previous ended. Call before an arrival at `t`.
     #[inline]
@@ -252,12 +289,16 @@ impl Bottleneck {
 
     /// A packet arrives at the queue at `now`; every completion due by `now` must have
     /// been handled ([`catch_up`](Self::catch_up)). Returns whether it was queued.
-    #[inline]
+    #[inline(never)]
     pub fn arrive(&mut self, now: Nanos, pkt: Packet) -> bool {
         self.stats.arrivals += 1;
         self.meter.on_arrival(now, &pkt);
         let queued = self.queue.enqueue(now, pkt, &mut self.scratch);
         self.note_drops(now);
+        // Occupancy only grows by an enqueue: the maxima are taken here, not per dequeue.
+        let (b, p) = (self.queue.bytes(), self.queue.packets());
+        self.stats.max_bytes = self.stats.max_bytes.max(b);
+        self.stats.max_packets = self.stats.max_packets.max(p);
         self.note_occupancy(now);
         if self.in_tx.is_none() {
             self.start_next(now);
@@ -268,7 +309,7 @@ impl Bottleneck {
     /// The transmission in progress ends at `now` (= its completion time): the packet
     /// enters the delay line, or is lost on the wire, and the next one starts. When idle,
     /// `now` is the shaper's wake-up time: the discipline is asked again.
-    #[inline]
+    #[inline(never)]
     pub fn complete(&mut self, now: Nanos) {
         let Some(pkt) = self.in_tx.take() else {
             self.wake = NEVER;
@@ -285,7 +326,7 @@ impl Bottleneck {
             self.stats.wire_losses += 1;
             self.dropped.push((now, pkt, true));
         } else {
-            self.delay.push(now, pkt);
+            self.delay.push_at(self.tx_release, pkt);
         }
         self.start_next(now);
         self.note_occupancy(now);
@@ -295,6 +336,7 @@ impl Bottleneck {
     fn start_next(&mut self, now: Nanos) {
         if let Some(pkt) = self.queue.dequeue(now, &mut self.scratch) {
             self.busy_until = now + self.wire_time(pkt.bytes());
+            self.tx_release = self.delay.release_time(&pkt, self.busy_until);
             self.in_tx = Some(pkt);
         } else if self.queue.waiting() > 0 {
             // A shaper's hold: never in the past, so the loop always advances.
@@ -307,6 +349,14 @@ impl Bottleneck {
     #[inline]
     pub fn pop_released(&mut self, t: Nanos) -> Option<(Nanos, Packet)> {
         let p = self.delay.pop_released(t);
+        self.stats.delivered += p.is_some() as u64;
+        p
+    }
+
+    /// [`pop_released`](Self::pop_released) without the release time (the simulator's).
+    #[inline]
+    pub fn pop_packet(&mut self, t: Nanos) -> Option<Packet> {
+        let p = self.delay.pop_packet(t);
         self.stats.delivered += p.is_some() as u64;
         p
     }
@@ -329,13 +379,11 @@ impl Bottleneck {
         }
     }
 
+    /// Appends the occupancy to the trace when it changed (nothing without the trace).
     #[inline]
     fn note_occupancy(&mut self, now: Nanos) {
-        let b = self.queue.bytes();
-        let p = self.queue.packets();
-        self.stats.max_bytes = self.stats.max_bytes.max(b);
-        self.stats.max_packets = self.stats.max_packets.max(p);
         if let Some(tr) = &mut self.trace {
+            let (b, p) = (self.queue.bytes(), self.queue.packets());
             if tr.last().is_none_or(|&(_, lb, lp)| lb != b || lp != p) {
                 tr.push((now, b, p));
             }

@@ -74,8 +74,11 @@ pub fn realtime_summary(
     let fixed_base = base_owd(sc, dir, cfg.packet_bytes);
     let (mut sent, mut received, mut lost, mut in_queue, mut in_flight) = (0u64, 0, 0, 0, 0);
     let mut base_sum = 0u128;
-    let mut delays = Vec::new();
-    let mut owds = Vec::new();
+    // One-way delays (ns) of the packets received, and, only when sizes differ, their
+    // additional delays; with one size the additional delay is the one-way delay minus
+    // a constant, so one integer sort orders both (the sort is most of this function).
+    let mut owd_ns: Vec<Nanos> = Vec::with_capacity(rec.sent.len());
+    let mut extra_ns: Vec<i64> = Vec::new();
     for (seq, (&s, &a)) in rec.sent.iter().zip(&rec.arrived).enumerate() {
         let len = rec.lens.get(seq).copied().unwrap_or(cfg.packet_bytes);
         // Applications' packets differ in size, and so in their base delay.
@@ -123,13 +126,25 @@ pub fn realtime_summary(
             a => {
                 received += 1;
                 base_sum += base as u128;
-                delays.push(extra_s(s, a, base));
-                owds.push((a - s) as f64 / 1e9);
+                owd_ns.push(a - s);
+                if !rec.lens.is_empty() {
+                    extra_ns.push(a as i64 - s as i64 - base as i64);
+                }
             }
         }
     }
-    delays.sort_unstable_by(f64::total_cmp);
-    owds.sort_unstable_by(f64::total_cmp);
+    owd_ns.sort_unstable();
+    let owds: Vec<f64> = owd_ns.iter().map(|&o| o as f64 / 1e9).collect();
+    let delays: Vec<f64> = if rec.lens.is_empty() {
+        let base = fixed_base as i64;
+        owd_ns
+            .iter()
+            .map(|&o| (o as i64 - base) as f64 / 1e9)
+            .collect()
+    } else {
+        extra_ns.sort_unstable();
+        extra_ns.iter().map(|&x| x as f64 / 1e9).collect()
+    };
     let done = sent - in_flight;
     // The base delay of the packets' (mean) size.
     let base_s = if received > 0 && !rec.lens.is_empty() {
@@ -276,7 +291,7 @@ pub fn phase_summaries(sc: &Scenario, meters: [&Meter; 2]) -> Vec<PhaseSummary> 
     for (k, (name, start, end)) in phases(sc).into_iter().enumerate() {
         let secs = (end - start) as f64 / 1e9;
         for d in [Direction::Down, Direction::Up] {
-            let counts = &meters[d.index()].phases[k];
+            let counts = meters[d.index()].phase_counts(k);
             for c in TrafficClass::ALL {
                 let n = &counts[c.index()];
                 out.push(PhaseSummary {

@@ -41,12 +41,27 @@ pub struct Meter {
     /// Per-bin counters, only for the `classes` trace (empty without it: no per-packet
     /// cost for a trace the trial did not ask for).
     pub bins: Vec<[ClassCount; 3]>,
-    /// Phase start times (increasing) and their counters.
+    /// Phase start times (increasing) and the counters of the phases that have ended.
     phase_starts: Vec<Nanos>,
-    /// The phase of the last count and the span `[from, until)` it covers: counts come
-    /// in time order, so the search is almost never needed.
-    phase_cache: (usize, Nanos, Nanos),
-    pub phases: Vec<[ClassCount; 3]>,
+    phases: Vec<[ClassCount; 3]>,
+    /// The counters of the phase in progress, `phase` (`None` before the first phase and
+    /// after the end: counted, then discarded), valid for `now` in `[from, until)`.
+    /// Counts come in time order, so a packet costs two comparisons and an add; the
+    /// counters move to `phases` when a count falls outside the span.
+    current: [ClassCount; 3],
+    phase: Option<usize>,
+    from: Nanos,
+    until: Nanos,
+}
+
+impl ClassCount {
+    fn add(&mut self, o: &ClassCount) {
+        self.arrivals += o.arrivals;
+        self.drops += o.drops;
+        self.departures += o.departures;
+        self.bytes += o.bytes;
+        self.latency_ns += o.latency_ns;
+    }
 }
 
 impl Meter {
@@ -62,33 +77,64 @@ impl Meter {
             end: duration,
             bins: vec![[ClassCount::default(); 3]; n],
             phases: vec![[ClassCount::default(); 3]; phase_starts.len()],
-            phase_cache: (0, 0, 0),
             phase_starts,
+            current: [ClassCount::default(); 3],
+            phase: None,
+            // Empty: the first count finds its phase.
+            from: 1,
+            until: 0,
         }
+    }
+
+    /// The counters of phase `k` (one per class).
+    pub fn phase_counts(&self, k: usize) -> [ClassCount; 3] {
+        let mut c = self.phases[k];
+        if self.phase == Some(k) {
+            for (a, b) in c.iter_mut().zip(&self.current) {
+                a.add(b);
+            }
+        }
+        c
+    }
+
+    /// Moves to the phase of `now`: the current counters go to their phase.
+    #[cold]
+    fn switch(&mut self, now: Nanos) {
+        if let Some(k) = self.phase {
+            for (a, b) in self.phases[k].iter_mut().zip(&self.current) {
+                a.add(b);
+            }
+        }
+        self.current = [ClassCount::default(); 3];
+        if now > self.end {
+            (self.phase, self.from, self.until) = (None, self.end + 1, Nanos::MAX);
+            return;
+        }
+        // `p` counts the phases started by `now`; phase p − 1 is the current one.
+        let p = self.phase_starts.partition_point(|&s| s <= now);
+        let until = self.phase_starts.get(p).copied().unwrap_or(Nanos::MAX);
+        (self.phase, self.from, self.until) = match p {
+            0 => (None, 0, until),
+            _ => (
+                Some(p - 1),
+                self.phase_starts[p - 1],
+                until.min(self.end + 1),
+            ),
+        };
     }
 
     /// Applies `f` to the counters of `pkt`'s class in the bin and the phase of `now`.
     #[inline]
     fn count(&mut self, now: Nanos, pkt: &Packet, f: impl Fn(&mut ClassCount)) {
-        if now > self.end {
-            return;
+        if now < self.from || now >= self.until {
+            self.switch(now);
         }
         let c = measured_class(pkt).index();
-        if !self.bins.is_empty() {
+        if !self.bins.is_empty() && now <= self.end {
             let b = ((now / self.bin_ns) as usize).min(self.bins.len() - 1);
             f(&mut self.bins[b][c]);
         }
-        let (mut p, from, until) = self.phase_cache;
-        if now < from || now >= until {
-            // `p` counts the phases started by `now`; phase p − 1 is the current one.
-            p = self.phase_starts.partition_point(|&s| s <= now);
-            let from = if p > 0 { self.phase_starts[p - 1] } else { 0 };
-            let until = self.phase_starts.get(p).copied().unwrap_or(Nanos::MAX);
-            self.phase_cache = (p, from, until);
-        }
-        if p > 0 {
-            f(&mut self.phases[p - 1][c]);
-        }
+        f(&mut self.current[c]);
     }
 
     #[inline]
@@ -378,7 +424,7 @@ mod tests {
             let mut m = Meter::new(10_000_000_000, 1_000_000_000, vec![0, 5_000_000_000], bins);
             m.on_arrival(2_000_000_000, &p);
             m.on_arrival(7_000_000_000, &p);
-            let arrivals: Vec<u64> = m.phases.iter().map(|c| c[0].arrivals).collect();
+            let arrivals: Vec<u64> = (0..2).map(|k| m.phase_counts(k)[0].arrivals).collect();
             assert_eq!(arrivals, [1, 1]);
             if bins {
                 assert_eq!(m.bins.len(), 11);
@@ -387,6 +433,36 @@ mod tests {
                 assert!(m.bins.is_empty());
             }
         }
+    }
+
+    #[test]
+    fn phases_count_their_span_only_in_any_order() {
+        // Phases from 2 s and 6 s of a 10 s run: a count before 2 s or after 10 s is
+        // nobody's; the counts may come out of order (each finds its phase).
+        let p = Packet::new(PacketKind::Data, 0, 1500, 0, 0);
+        let mut m = Meter::new(
+            10_000_000_000,
+            1_000_000_000,
+            vec![2_000_000_000, 6_000_000_000],
+            false,
+        );
+        let s = 1_000_000_000;
+        for t in [
+            s,
+            2 * s,
+            3 * s,
+            7 * s,
+            5 * s,
+            10 * s,
+            10 * s + 1,
+            6 * s - 1,
+            6 * s,
+        ] {
+            m.on_arrival(t, &p);
+        }
+        let arrivals: Vec<u64> = (0..2).map(|k| m.phase_counts(k)[0].arrivals).collect();
+        // [2, 6): 2 s, 3 s, 5 s, 6 s − 1 ns; [6, 10]: 7 s, 10 s, 6 s.
+        assert_eq!(arrivals, [4, 3]);
     }
 
     #[test]

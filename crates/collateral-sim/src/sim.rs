@@ -325,34 +325,35 @@ impl Simulation {
     }
 
     /// A packet is handed to its host's TCP, web or CBR endpoint.
+    ///
+    /// An `if` chain in order of frequency rather than a `match`: the kinds of successive
+    /// packets alternate, and a jump table's indirect branch is mispredicted far more
+    /// often than these conditional ones (callgrind's branch simulation: 272 k indirect
+    /// mispredictions in a 180 s ADSL2 trial).
     #[inline]
     fn receive(&mut self, pkt: Packet) {
         let now = self.now;
-        match pkt.kind {
-            PacketKind::Data => {
-                // Late packets of an earlier connection were dropped in `deliver`; a
-                // slot's delay line is emptied when a new connection takes it.
-                let i = pkt.flow as usize;
-                let r = &mut self.tcp[i].receiver;
-                r.on_ecn(now, pkt.tos, pkt.flags, &mut self.out);
-                r.on_data(now, pkt.seq, pkt.sent, &mut self.out);
-                self.after_receiver(i);
-            }
-            PacketKind::Setup => self.web_setup_packet(pkt),
-            PacketKind::Ack => {
-                let i = pkt.flow as usize;
-                let f = &mut self.tcp[i];
-                // The SACK blocks travel beside the packet, kept by the receiver.
-                f.sender.on_ecn_echo(now, pkt.seq, pkt.flags);
-                let sack = f.receiver.sack_blocks(pkt.sack);
-                f.sender
-                    .on_ack_sack(now, pkt.seq, pkt.echo, sack, &mut self.out);
-                self.after_sender(i);
-            }
-            PacketKind::Cbr => {
-                let n_tcp = self.tcp.len();
-                self.cbr[pkt.flow as usize - n_tcp].on_arrival(now, pkt.seq);
-            }
+        let i = pkt.flow as usize;
+        if pkt.kind == PacketKind::Data {
+            // Late packets of an earlier connection were dropped in `deliver`; a
+            // slot's delay line is emptied when a new connection takes it.
+            let r = &mut self.tcp[i].receiver;
+            r.on_ecn(now, pkt.tos, pkt.flags, &mut self.out);
+            r.on_data(now, pkt.seq, pkt.sent, &mut self.out);
+            self.after_receiver(i);
+        } else if pkt.kind == PacketKind::Ack {
+            let f = &mut self.tcp[i];
+            // The SACK blocks travel beside the packet, kept by the receiver.
+            f.sender.on_ecn_echo(now, pkt.seq, pkt.flags);
+            let sack = f.receiver.sack_blocks(pkt.sack);
+            f.sender
+                .on_ack_sack(now, pkt.seq, pkt.echo, sack, &mut self.out);
+            self.after_sender(i);
+        } else if pkt.kind == PacketKind::Cbr {
+            let n_tcp = self.tcp.len();
+            self.cbr[i - n_tcp].on_arrival(now, pkt.seq);
+        } else {
+            self.web_setup_packet(pkt);
         }
     }
 
@@ -447,17 +448,18 @@ impl Simulation {
 
     /// A host sends a packet: its access link serialises it to the router.
     #[inline]
-    fn inject(&mut self, dir: Direction, host: usize, mut pkt: Packet) {
+    fn inject(&mut self, dir: Direction, host: usize, pkt: Packet) {
         let d = dir.index();
         let busy = &mut self.access_busy[d][host];
         let t = (*busy).max(self.now) + self.access.ser(pkt.bytes());
         *busy = t;
-        pkt.arrived = t;
-        // Host `host` on one side talks to host `host` on the other.
-        pkt.dst = host as u8;
-        pkt.src = host as u8;
-        self.links[d].arrive(pkt);
-        self.arm_link(d);
+        self.links[d].arrive(pkt, t, host as u8);
+        // The packet cannot reach the far side before it has crossed the link, and an
+        // arrival never brings another packet's delivery forward: when a wake-up is
+        // already due by then, there is nothing to reschedule.
+        if self.link_pending[d] > t + self.links[d].bottleneck.delay.prop_ns {
+            self.arm_link(d);
+        }
     }
 
     #[inline]
@@ -469,7 +471,15 @@ impl Simulation {
         }
     }
 
+    #[inline]
     fn note_drops(&mut self, d: usize) {
+        if !self.links[d].bottleneck.dropped.is_empty() {
+            self.note_drops_slow(d);
+        }
+    }
+
+    #[cold]
+    fn note_drops_slow(&mut self, d: usize) {
         let n_tcp = self.tcp.len();
         for (t, pkt, wire) in self.links[d].bottleneck.dropped.drain(..) {
             if pkt.kind == PacketKind::Cbr {

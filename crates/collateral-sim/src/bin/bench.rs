@@ -6,7 +6,10 @@
 //! on Linux 6), bidirectional CBR (186 B / 20 ms, σ 1 ms), 60 000-byte FB-loose queues,
 //! traces off. Each trial is repeated and the best (least disturbed) run reported.
 //!
-//!     cargo run --release -p collateral-sim --bin collateral-bench [REPS]
+//!     cargo run --release -p collateral-sim --bin collateral-bench [REPS] [FILTER]
+//!
+//! `FILTER` keeps the rows whose link and stack contain it (e.g. `ADSL1`, `cubic`), for
+//! profiling one scenario.
 
 use std::time::Instant;
 
@@ -33,6 +36,7 @@ fn main() {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(20);
+    let filter = std::env::args().nth(2).unwrap_or_default();
     println!(
         "{:<8} {:<22} {:>8} {:>9} {:>12} {:>9} {:>9} {:>12}",
         "link", "tcp", "wall_ms", "events", "events/s", "packets", "ev/pkt", "goodput"
@@ -69,6 +73,7 @@ fn main() {
     .into_iter()
     .flat_map(|l| std::iter::repeat(l).zip(stacks.iter()))
     .map(|((n, d, u), (label, tcp))| ((n, label, tcp.clone()), d, u))
+    .filter(|((n, label, _), _, _)| format!("{n} {label}").contains(&filter))
     {
         let (name, label, tcp) = name;
         let mut best = f64::INFINITY;

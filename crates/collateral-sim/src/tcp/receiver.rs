@@ -155,6 +155,7 @@ impl Receiver {
         self.quick = self.quick.saturating_sub(self.unacked.max(1));
         self.unacked = 0;
         self.delack_deadline = None;
+        // Built where it is kept (see `Sender::segment_as`).
         let mut p = Packet::new(
             PacketKind::Ack,
             self.flow,
@@ -163,13 +164,17 @@ impl Receiver {
             now,
         );
         p.echo = self.ts_recent;
-        if self.ece {
-            p.flags |= tcp_flags::ECE;
-        }
-        if self.sack.is_some() && self.ooo_count > 0 {
-            self.attach_sack(&mut p, trigger);
-        }
         out.push(p);
+        let sack = self.sack.is_some() && self.ooo_count > 0;
+        if self.ece || sack {
+            let p = out.last_mut().expect("just pushed");
+            if self.ece {
+                p.flags |= tcp_flags::ECE;
+            }
+            if sack {
+                self.attach_sack(p, trigger);
+            }
+        }
     }
 
     /// Chooses the ACK's SACK blocks by RFC 2018 §4: first the contiguous block holding

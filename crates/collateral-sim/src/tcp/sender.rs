@@ -296,11 +296,13 @@ impl Sender {
         } else {
             self.cfg.data_bytes
         };
-        let mut p = Packet::new(PacketKind::Data, self.flow, len, seq, now);
+        // Pushed as built and stamped in place: a copy of a packet read right after its
+        // fields were stored one by one stalls the CPU (a failed store-to-load forward).
+        out.push(Packet::new(PacketKind::Data, self.flow, len, seq, now));
         if self.cfg.ecn != TcpEcn::Off {
-            self.ecn_stamp(&mut p, retransmit);
+            let p = out.last_mut().expect("just pushed");
+            self.ecn_stamp(p, retransmit);
         }
-        out.push(p);
     }
 
     /// The ECN codepoint and CWR flag of a data segment. Classic ECN sends

@@ -1,0 +1,110 @@
+"""Digest of the core's summaries over a fixed, varied set of scenarios (not a test).
+
+An optimisation of the core must not change a single result. Run this before and after
+it (with the build of each installed) and compare the printed digests; `--dump F`
+writes the summaries themselves, to find which field moved when they differ.
+
+    python benchmarks/summary_digest.py [--dump before.json]
+
+The set covers both ADSL links and a 100 Mbit/s link, every congestion control, byte
+and packet queues with both full rules, the AQMs, ECN, applications, web users and
+the traces (on for the first seed, off for the second). The digest covers the
+summaries and every trace column; it leaves out the wall time and the event count
+(the engine's work, not a result).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+
+import collateral
+from collateral.spec import TraceSpec
+
+TRACES_OFF = TraceSpec(cwnd=False, queue=False, cbr=False, drops=False, classes=False)
+
+
+def scenarios() -> list[tuple[str, collateral.Scenario]]:
+    out = []
+    base = {"duration": "40s", "warmup": "5s"}
+    for link in ("adsl1", "adsl2"):
+        for cc, profile in (
+            ("newreno", "linux-2.6.25"),
+            ("cubic", "linux-2.6.25"),
+            ("htcp", "freebsd-7"),
+            ("newreno", "rfc"),
+            ("bbr", "linux-6"),
+            ("dctcp", "linux-6"),
+        ):
+            for queue, rule in (("60kB", "fb-loose"), ("40p", "ps"), ("30kB", "fb-strict")):
+                for seed in (1, 2):
+                    name = f"{link} {cc}/{profile} {queue} {rule} seed {seed}"
+                    sc = collateral.build_scenario(
+                        link=link,
+                        cc=cc,
+                        profile=profile,
+                        queue=queue,
+                        rule=rule,
+                        seed=seed,
+                        ecn="l4s" if cc == "dctcp" else "off",
+                        **base,
+                    )
+                    if seed == 2:  # traces off: the hot path without them
+                        sc = sc.model_copy(update={"trace": TRACES_OFF})
+                    out.append((name, sc))
+    for aqm in (
+        "codel",
+        "fq_codel",
+        "pie",
+        "dualpi2",
+        "cake",
+        "red:min_th=5,max_th=15,max_p=0.1,w_q=0.002,limit=1000",
+    ):
+        for ecn in ("off", "classic"):
+            name = f"100Mbit {aqm} ecn {ecn}"
+            sc = collateral.build_scenario(
+                down="100Mbit",
+                up="10Mbit",
+                cc="cubic",
+                aqm=aqm,
+                queue="1000p",
+                ecn=ecn,
+                tcp_flows=3,
+                seed=7,
+                **base,
+            )
+            out.append((name, sc))
+    for app in ("quake3", "g711"):
+        sc = collateral.build_scenario(link="adsl2", app=app, web_users=50, tcp_flows=2, **base)
+        out.append((f"adsl2 {app} web 50", sc))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dump", help="write the summaries to this JSON file")
+    args = ap.parse_args()
+    named = scenarios()
+    results = collateral.simulate_many([sc for _, sc in named])
+    dump = {}
+    h = hashlib.sha256()
+    for (name, _), r in zip(named, results, strict=True):
+        s = dict(r.summary)
+        s.pop("events")  # a count of the engine's work, not a result
+        text = json.dumps(s, sort_keys=True, default=str)
+        dump[name] = s
+        h.update(name.encode())
+        h.update(text.encode())
+        for table, cols in sorted(r.traces.items()):
+            for col, arr in sorted(cols.items()):
+                h.update(f"{table}.{col}".encode())
+                h.update(arr.tobytes())
+    print(f"{len(named)} scenarios, summaries and traces digest {h.hexdigest()[:16]}")
+    if args.dump:
+        with open(args.dump, "w") as f:
+            json.dump(dump, f, sort_keys=True, indent=1, default=str)
+
+
+if __name__ == "__main__":
+    main()
