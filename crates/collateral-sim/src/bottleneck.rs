@@ -31,8 +31,15 @@ pub fn ser_ns(len: u32, rate_bps: u64) -> Nanos {
 }
 
 /// A line rate with its nanoseconds-per-byte precomputed as a 64.64 fixed-point number,
-/// so the per-packet serialisation time is multiplications instead of a division. The
-/// estimate is corrected upwards to exactly [`ser_ns`]'s value.
+/// rounded up, so the per-packet serialisation time is one multiplication instead of a
+/// division, and exactly [`ser_ns`]'s value:
+///
+/// with `C = ⌈8·10⁹·2⁶⁴ / bps⌉ = 8·10⁹·2⁶⁴/bps + ε` (0 ≤ ε < 1) and `x = len·8·10⁹/bps`,
+/// `len·C = x·2⁶⁴ + len·ε`. If `x` is whole, the fraction of `len·C` is `len·ε < 2¹⁷`;
+/// if not, `x`'s own fraction is at least `1/bps`, i.e. at least `2⁶⁴/10¹³ > 2²⁰` in
+/// 2⁻⁶⁴ units, and `len·ε` cannot carry it past a whole number. So `⌈x⌉` is the integer
+/// part plus one exactly when the fraction is at least 2¹⁹ (`len` < 2¹⁷ and
+/// `bps` ≤ `limits::MAX_RATE_BPS`; other lengths take the division).
 #[derive(Debug, Clone, Copy)]
 pub struct Rate {
     pub bps: u64,
@@ -41,26 +48,22 @@ pub struct Rate {
 
 impl Rate {
     pub fn new(bps: u64) -> Self {
+        debug_assert!(bps <= crate::limits::MAX_RATE_BPS);
         let ns_per_byte = if bps == 0 {
             0
         } else {
-            ((8_000_000_000u128) << 64) / bps as u128
+            ((8_000_000_000u128) << 64).div_ceil(bps as u128)
         };
         Rate { bps, ns_per_byte }
     }
 
     #[inline]
     pub fn ser(&self, len: u32) -> Nanos {
-        // The truncated factor makes q at most 1 below the exact floor; step up to the
-        // ceiling (q·rate ≥ len·8e9), at most twice.
-        if self.bps == 0 {
-            return 0;
+        if len >= 1 << 17 {
+            return ser_ns(len, self.bps);
         }
-        let mut q = ((len as u128 * self.ns_per_byte) >> 64) as u64;
-        let bits = len as u64 * 8_000_000_000;
-        q += (q * self.bps < bits) as u64;
-        q += (q * self.bps < bits) as u64;
-        q
+        let x = len as u128 * self.ns_per_byte;
+        (x >> 64) as u64 + ((x as u64) >= 1 << 19) as u64
     }
 }
 
@@ -130,7 +133,7 @@ impl DelayLine {
 
     /// The lane of a packet released by `t`, if any (lane 0 first).
     #[inline]
-    fn released(&self, t: Nanos) -> Option<usize> {
+    pub fn released(&self, t: Nanos) -> Option<usize> {
         (0..2).find(|&l| self.times[l].front().is_some_and(|&r| r <= t))
     }
 
@@ -141,16 +144,16 @@ impl DelayLine {
         Some((self.times[l].pop_front()?, self.lanes[l].pop_front()?))
     }
 
-    /// [`pop_released`](Self::pop_released) without the release time.
+    /// The packet at the head of lane `l` (which [`released`](Self::released) named),
+    /// copied out by index and then dropped from the lane. Not as an `Option<Packet>`:
+    /// that is copied around its niche byte in pieces, which the next 16-byte read of
+    /// the packet cannot forward from (a stall on every delivery).
     #[inline]
-    pub fn pop_packet(&mut self, t: Nanos) -> Option<Packet> {
-        let l = self.released(t)?;
-        // Copied out by index, then dropped from the front: `pop_front`'s
-        // `Option<Packet>` is copied around its niche byte in pieces.
+    pub fn take(&mut self, l: usize) -> Packet {
         let pkt = self.lanes[l][0];
         self.times[l].pop_front();
         self.lanes[l].pop_front();
-        Some(pkt)
+        pkt
     }
 
     pub fn len(&self) -> usize {
@@ -192,7 +195,10 @@ pub struct Bottleneck {
     /// Probability that a packet is lost on the wire after serialisation (tests).
     loss_rate: f64,
     rng: Pcg64Mcg,
-    in_tx: Option<Packet>,
+    /// The packet in transmission, when `busy`. Not an `Option<Packet>`: one of those
+    /// is copied around its niche byte in pieces (see `DelayLine::take`).
+    in_tx: Packet,
+    busy: bool,
     busy_until: Nanos,
     /// When the packet in transmission will reach its host: fixed when it starts, since
     /// nothing enters the delay line before it completes.
@@ -237,7 +243,8 @@ impl Bottleneck {
             delay: DelayLine::new(sc.rtt_ns / 2, egress),
             loss_rate: l.loss_rate,
             rng: rng::stream(sc.seed, rng::LINK_STREAMS[k]),
-            in_tx: None,
+            in_tx: Packet::new(collateral_queue::PacketKind::Data, 0, 0, 0, 0),
+            busy: false,
             busy_until: 0,
             tx_release: NEVER,
             wake: NEVER,
@@ -259,7 +266,7 @@ impl Bottleneck {
     /// shaper holds its packets, when it will release one ([`NEVER`] when idle and empty).
     #[inline]
     pub fn next_completion(&self) -> Nanos {
-        if self.in_tx.is_some() {
+        if self.busy {
             self.busy_until
         } else {
             self.wake
@@ -269,13 +276,13 @@ impl Bottleneck {
     /// The packet being transmitted and when it will have been serialised.
     #[inline]
     pub fn in_transmission(&self) -> Option<(&Packet, Nanos)> {
-        self.in_tx.as_ref().map(|p| (p, self.busy_until))
+        self.busy.then_some((&self.in_tx, self.busy_until))
     }
 
     /// When the packet in transmission, if any, will be released to its host.
     #[inline]
     pub fn tx_release(&self) -> Option<Nanos> {
-        self.in_tx.as_ref().map(|_| self.tx_release)
+        self.busy.then_some(self.tx_release)
     }
 
     /// Completes every transmission that ends by `t`, each next one starting when the
@@ -300,7 +307,7 @@ impl Bottleneck {
         self.stats.max_bytes = self.stats.max_bytes.max(b);
         self.stats.max_packets = self.stats.max_packets.max(p);
         self.note_occupancy(now);
-        if self.in_tx.is_none() {
+        if !self.busy {
             self.start_next(now);
         }
         queued
@@ -311,12 +318,14 @@ impl Bottleneck {
     /// `now` is the shaper's wake-up time: the discipline is asked again.
     #[inline(never)]
     pub fn complete(&mut self, now: Nanos) {
-        let Some(pkt) = self.in_tx.take() else {
+        if !self.busy {
             self.wake = NEVER;
             self.start_next(now);
             self.note_occupancy(now);
             return;
-        };
+        }
+        self.busy = false;
+        let pkt = self.in_tx;
         self.queue.transmit_done(now);
         self.meter.on_departure(now, &pkt);
         // Sources never send CE and each direction has one queue: a CE packet leaving
@@ -337,7 +346,8 @@ impl Bottleneck {
         if let Some(pkt) = self.queue.dequeue(now, &mut self.scratch) {
             self.busy_until = now + self.wire_time(pkt.bytes());
             self.tx_release = self.delay.release_time(&pkt, self.busy_until);
-            self.in_tx = Some(pkt);
+            self.in_tx = pkt;
+            self.busy = true;
         } else if self.queue.waiting() > 0 {
             // A shaper's hold: never in the past, so the loop always advances.
             self.wake = self.queue.ready_at().max(now + 1);
@@ -353,12 +363,18 @@ impl Bottleneck {
         p
     }
 
-    /// [`pop_released`](Self::pop_released) without the release time (the simulator's).
+    /// The delay-line lane with a packet released by `t`, if any; take it with
+    /// [`take_released`](Self::take_released) (the simulator's pair of
+    /// [`pop_released`](Self::pop_released), without an `Option<Packet>`).
     #[inline]
-    pub fn pop_packet(&mut self, t: Nanos) -> Option<Packet> {
-        let p = self.delay.pop_packet(t);
-        self.stats.delivered += p.is_some() as u64;
-        p
+    pub fn released(&self, t: Nanos) -> Option<usize> {
+        self.delay.released(t)
+    }
+
+    #[inline]
+    pub fn take_released(&mut self, lane: usize) -> Packet {
+        self.stats.delivered += 1;
+        self.delay.take(lane)
     }
 
     #[inline]
@@ -392,14 +408,14 @@ impl Bottleneck {
 
     /// Packets inside: queued, in transmission, propagating.
     pub fn in_flight(&self) -> usize {
-        self.queue.waiting() + self.in_tx.is_some() as usize + self.delay.len()
+        self.queue.waiting() + self.busy as usize + self.delay.len()
     }
 
     /// Calls `f` on every packet still inside.
     pub fn for_each_in_flight(&self, mut f: impl FnMut(&Packet)) {
         self.queue.visit(&mut f);
-        if let Some(p) = &self.in_tx {
-            f(p);
+        if self.busy {
+            f(&self.in_tx);
         }
         self.delay.iter().for_each(f);
     }
@@ -426,6 +442,39 @@ mod tests {
                 let exact = ser_ns(len, bps);
                 let fast = r.ser(len);
                 assert_eq!(fast, exact, "{bps} bit/s, {len} B");
+            }
+        }
+        // Every length at rates spread over the whole range (an LCG picks them).
+        let mut v: u64 = 12345;
+        for _ in 0..200_000 {
+            v = v
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let bps = 1 + (v >> 20) % crate::limits::MAX_RATE_BPS;
+            let bps = if v & 1 == 0 {
+                bps
+            } else {
+                1 + bps % 10_000_000
+            };
+            let len = ((v >> 3) % (1 << 18)) as u32;
+            assert_eq!(
+                Rate::new(bps).ser(len),
+                ser_ns(len, bps),
+                "{bps} bit/s, {len} B"
+            );
+        }
+        for bps in [
+            1,
+            3,
+            crate::limits::MAX_RATE_BPS,
+            crate::limits::MAX_RATE_BPS - 1,
+        ] {
+            for len in [0, 1, (1 << 17) - 1, 1 << 17, 65_535] {
+                assert_eq!(
+                    Rate::new(bps).ser(len),
+                    ser_ns(len, bps),
+                    "{bps} bit/s, {len} B"
+                );
             }
         }
         // 1500 B at 1.5 Mbit/s is exactly 8 ms.

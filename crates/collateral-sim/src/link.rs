@@ -75,7 +75,7 @@ impl Link {
             if t_done <= t_arr && t_done <= t {
                 b.complete(t_done);
             } else if t_arr <= t {
-                // By index, then dropped: see `DelayLine::pop_packet`.
+                // By index, then dropped: see `DelayLine::take`.
                 let pkt = self.ingress[0];
                 self.ingress.pop_front();
                 b.arrive(t_arr, pkt);
@@ -106,10 +106,19 @@ impl Link {
         t
     }
 
-    /// Pops one packet that has reached its host by `t`, if any.
+    /// The lane of a packet that has reached its host by `t`, if any, for
+    /// [`take_delivered`](Self::take_delivered).
     #[inline]
-    pub fn pop_delivered(&mut self, t: Nanos) -> Option<Packet> {
-        self.bottleneck.pop_packet(t)
+    pub fn delivered_lane(&self, t: Nanos) -> Option<usize> {
+        self.bottleneck.released(t)
+    }
+
+    /// Takes the packet at the head of `lane`, which [`delivered_lane`] named.
+    ///
+    /// [`delivered_lane`]: Self::delivered_lane
+    #[inline]
+    pub fn take_delivered(&mut self, lane: usize) -> Packet {
+        self.bottleneck.take_released(lane)
     }
 
     /// Packets inside the link (ingress, queued, in transmission, propagating).

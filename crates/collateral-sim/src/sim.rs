@@ -72,7 +72,6 @@ pub struct Simulation {
     now: Nanos,
     events: Events,
     links: [Link; 2],
-    link_pending: [Nanos; 2],
     /// When each host's access link is free: `[side][host]`, side 0 = left.
     access_busy: [[Nanos; 2]; 2],
     /// Bulk flows first (`n_bulk` of them), then the web groups' connection slots.
@@ -133,7 +132,6 @@ impl Simulation {
             now: 0,
             events,
             links,
-            link_pending: [NEVER; 2],
             access_busy: [[0; 2]; 2],
             tcp,
             n_bulk,
@@ -223,14 +221,12 @@ impl Simulation {
         let now = self.now;
         match wake {
             Wake::Link(d) => {
+                // A slot's wake-up (`Events::set_slot`): never stale.
                 let d = d as usize;
-                if now != self.link_pending[d] {
-                    return; // superseded
-                }
-                self.link_pending[d] = NEVER;
                 self.links[d].advance(now);
                 self.note_drops(d);
-                while let Some(pkt) = self.links[d].pop_delivered(now) {
+                while let Some(lane) = self.links[d].delivered_lane(now) {
+                    let pkt = self.links[d].take_delivered(lane);
                     self.deliver(pkt);
                 }
                 self.arm_link(d);
@@ -439,10 +435,13 @@ impl Simulation {
     fn flush(&mut self, dir: Direction, host: usize) {
         // Take the buffer to appease the borrow checker; it is put back, so the hot path
         // never allocates.
+        // By index, not `drain`: its `Option<Packet>` items are copied in pieces
+        // (see `DelayLine::take`).
         let mut out = std::mem::take(&mut self.out);
-        for pkt in out.drain(..) {
-            self.inject(dir, host, pkt);
+        for i in 0..out.len() {
+            self.inject(dir, host, out[i]);
         }
+        out.clear();
         self.out = out;
     }
 
@@ -457,7 +456,7 @@ impl Simulation {
         // The packet cannot reach the far side before it has crossed the link, and an
         // arrival never brings another packet's delivery forward: when a wake-up is
         // already due by then, there is nothing to reschedule.
-        if self.link_pending[d] > t + self.links[d].bottleneck.delay.prop_ns {
+        if self.events.slot_time(d) > t + self.links[d].bottleneck.delay.prop_ns {
             self.arm_link(d);
         }
     }
@@ -465,9 +464,8 @@ impl Simulation {
     #[inline]
     fn arm_link(&mut self, d: usize) {
         let t = self.links[d].next_delivery();
-        if t < self.link_pending[d] {
-            self.link_pending[d] = t;
-            self.events.schedule(t, Wake::Link(d as u8));
+        if t < self.events.slot_time(d) {
+            self.events.set_slot(d, t);
         }
     }
 
