@@ -435,11 +435,11 @@ impl Simulation {
     fn flush(&mut self, dir: Direction, host: usize) {
         // Take the buffer to appease the borrow checker; it is put back, so the hot path
         // never allocates.
-        // By index, not `drain`: its `Option<Packet>` items are copied in pieces
+        // By reference, not `drain`: its `Option<Packet>` items are copied in pieces
         // (see `DelayLine::take`).
         let mut out = std::mem::take(&mut self.out);
-        for i in 0..out.len() {
-            self.inject(dir, host, out[i]);
+        for &pkt in &out {
+            self.inject(dir, host, pkt);
         }
         out.clear();
         self.out = out;
