@@ -7,8 +7,8 @@ use serde::Deserialize;
 
 use crate::bottleneck::{ser_ns, Bottleneck};
 use crate::metrics::{
-    quantile, CbrSummary, CbrTrace, ClassTrace, Meter, PhaseSummary, QueueSummary, Summary,
-    TcpSummary, Traces, TrialResult,
+    quantile, quantile_by, CbrSummary, CbrTrace, ClassTrace, Meter, PhaseSummary, QueueSummary,
+    Summary, TcpSummary, Traces, TrialResult,
 };
 use crate::quality;
 use crate::scenario::{Direction, Scenario};
@@ -134,16 +134,16 @@ pub fn realtime_summary(
         }
     }
     owd_ns.sort_unstable();
-    let owds: Vec<f64> = owd_ns.iter().map(|&o| o as f64 / 1e9).collect();
-    let delays: Vec<f64> = if rec.lens.is_empty() {
-        let base = fixed_base as i64;
-        owd_ns
-            .iter()
-            .map(|&o| (o as i64 - base) as f64 / 1e9)
-            .collect()
-    } else {
-        extra_ns.sort_unstable();
-        extra_ns.iter().map(|&x| x as f64 / 1e9).collect()
+    extra_ns.sort_unstable(); // empty with one size
+                              // Read in place: no vector of seconds beside the integers (memory per packet).
+    let owd = |i: usize| owd_ns[i] as f64 / 1e9;
+    let base = fixed_base as i64;
+    let delay = |i: usize| {
+        if rec.lens.is_empty() {
+            (owd_ns[i] as i64 - base) as f64 / 1e9
+        } else {
+            extra_ns[i] as f64 / 1e9
+        }
     };
     let done = sent - in_flight;
     // The base delay of the packets' (mean) size.
@@ -152,11 +152,12 @@ pub fn realtime_summary(
     } else {
         fixed_base as f64 / 1e9
     };
-    let owd_mean = ratio(owds.iter().sum::<f64>(), owds.len() as f64);
+    let n = owd_ns.len();
+    let owd_mean = ratio((0..n).map(owd).sum::<f64>(), n as f64);
     let loss_rate = ratio(lost as f64, done as f64);
     let q = quality::voip_quality(owd_mean, loss_rate);
     let over = |budget: f64| {
-        let late = owds.len() - owds.partition_point(|&d| d <= budget);
+        let late = n - owd_ns.partition_point(|&o| o as f64 / 1e9 <= budget);
         ratio((late as u64 + lost) as f64, done as f64)
     };
     let [b100, b500, b1000] = quality::GAME_BUDGETS_S;
@@ -170,9 +171,9 @@ pub fn realtime_summary(
         in_flight,
         loss_rate,
         base_owd_s: base_s,
-        delay_median_s: quantile(&delays, 0.5),
-        delay_p95_s: quantile(&delays, 0.95),
-        delay_max_s: delays.last().copied().unwrap_or(f64::NAN),
+        delay_median_s: quantile_by(n, 0.5, delay),
+        delay_p95_s: quantile_by(n, 0.95, delay),
+        delay_max_s: if n > 0 { delay(n - 1) } else { f64::NAN },
         owd_mean_s: owd_mean,
         r_factor: q.r_factor,
         mos: q.mos,

@@ -402,13 +402,18 @@ pub struct TrialResult {
 /// The `q`-quantile of sorted data (linear interpolation between closest ranks, numpy's
 /// default), NaN when empty.
 pub fn quantile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
+    quantile_by(sorted.len(), q, |i| sorted[i])
+}
+
+/// [`quantile`] of `n` sorted values read through `at`, for values kept in another form.
+pub fn quantile_by(n: usize, q: f64, at: impl Fn(usize) -> f64) -> f64 {
+    if n == 0 {
         return f64::NAN;
     }
-    let pos = q * (sorted.len() - 1) as f64;
+    let pos = q * (n - 1) as f64;
     let lo = pos.floor() as usize;
     let hi = pos.ceil() as usize;
-    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+    at(lo) + (at(hi) - at(lo)) * (pos - lo as f64)
 }
 
 #[cfg(test)]
