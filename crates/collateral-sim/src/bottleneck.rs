@@ -67,6 +67,15 @@ impl Rate {
     }
 }
 
+/// A packet in the delay line with its release time; the packet first, so that it is
+/// read whole from the start of its slot.
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+struct Held {
+    pkt: Packet,
+    release: Nanos,
+}
+
 /// Propagation: a constant delay after serialisation, then, in the simulator, the
 /// access link of the host on the far side (a FIFO serialiser per host). The testbed's
 /// far side is a real veth, so its delay line has no egress serialiser.
@@ -75,12 +84,9 @@ pub struct DelayLine {
     pub prop_ns: Nanos,
     /// The far-side hosts' access links (a zero rate: none).
     egress: Rate,
-    /// One lane per far-side host (`Packet::dst`); each a FIFO of release times beside
-    /// a FIFO of packets. Kept apart, a popped packet is read whole from its own
-    /// 48-byte slot: out of `(release, packet)` pairs it was read 8 bytes off the
-    /// 16-byte words just stored, a stalled store-to-load forward per delivery.
-    times: [VecDeque<Nanos>; 2],
-    lanes: [VecDeque<Packet>; 2],
+    /// One lane per far-side host (`Packet::dst`); each a FIFO of packets with their
+    /// release times.
+    lanes: [VecDeque<Held>; 2],
     /// When each host's egress link finishes its current packet.
     egress_busy: [Nanos; 2],
 }
@@ -90,7 +96,6 @@ impl DelayLine {
         DelayLine {
             prop_ns,
             egress: egress.unwrap_or(Rate::new(0)),
-            times: [VecDeque::with_capacity(256), VecDeque::with_capacity(256)],
             lanes: [VecDeque::with_capacity(256), VecDeque::with_capacity(256)],
             egress_busy: [0; 2],
         }
@@ -119,29 +124,29 @@ impl DelayLine {
     fn push_at(&mut self, t: Nanos, pkt: Packet) {
         let l = Self::lane(&pkt);
         self.egress_busy[l] = t;
-        self.times[l].push_back(t);
-        self.lanes[l].push_back(pkt);
+        self.lanes[l].push_back(Held { pkt, release: t });
     }
 
     /// The earliest release among the packets in the line.
     #[inline]
     pub fn next_release(&self) -> Nanos {
-        let a = self.times[0].front().copied().unwrap_or(NEVER);
-        let b = self.times[1].front().copied().unwrap_or(NEVER);
+        let a = self.lanes[0].front().map_or(NEVER, |h| h.release);
+        let b = self.lanes[1].front().map_or(NEVER, |h| h.release);
         a.min(b)
     }
 
     /// The lane of a packet released by `t`, if any (lane 0 first).
     #[inline]
     pub fn released(&self, t: Nanos) -> Option<usize> {
-        (0..2).find(|&l| self.times[l].front().is_some_and(|&r| r <= t))
+        (0..2).find(|&l| self.lanes[l].front().is_some_and(|h| h.release <= t))
     }
 
     /// One packet released by `t`, if any (lane 0 first), with its release time.
     #[inline]
     pub fn pop_released(&mut self, t: Nanos) -> Option<(Nanos, Packet)> {
         let l = self.released(t)?;
-        Some((self.times[l].pop_front()?, self.lanes[l].pop_front()?))
+        let h = self.lanes[l].pop_front()?;
+        Some((h.release, h.pkt))
     }
 
     /// The packet at the head of lane `l` (which [`released`](Self::released) named),
@@ -150,8 +155,7 @@ impl DelayLine {
     /// the packet cannot forward from (a stall on every delivery).
     #[inline]
     pub fn take(&mut self, l: usize) -> Packet {
-        let pkt = self.lanes[l][0];
-        self.times[l].pop_front();
+        let pkt = self.lanes[l][0].pkt;
         self.lanes[l].pop_front();
         pkt
     }
@@ -165,7 +169,7 @@ impl DelayLine {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Packet> {
-        self.lanes.iter().flatten()
+        self.lanes.iter().flatten().map(|h| &h.pkt)
     }
 }
 
