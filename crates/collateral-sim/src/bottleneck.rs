@@ -300,11 +300,18 @@ impl Bottleneck {
 
     /// A packet arrives at the queue at `now`; every completion due by `now` must have
     /// been handled ([`catch_up`](Self::catch_up)). Returns whether it was queued.
-    #[inline(never)]
+    #[inline]
     pub fn arrive(&mut self, now: Nanos, pkt: Packet) -> bool {
+        self.arrive_from(now, &pkt)
+    }
+
+    /// [`arrive`](Self::arrive) of a packet read where it lies (the simulator's ingress):
+    /// copied once, into the queue.
+    #[inline(never)]
+    pub fn arrive_from(&mut self, now: Nanos, pkt: &Packet) -> bool {
         self.stats.arrivals += 1;
-        self.meter.on_arrival(now, &pkt);
-        let queued = self.queue.enqueue(now, pkt, &mut self.scratch);
+        self.meter.on_arrival(now, pkt);
+        let queued = self.queue.enqueue(now, *pkt, &mut self.scratch);
         self.note_drops(now);
         // Occupancy only grows by an enqueue: the maxima are taken here, not per dequeue.
         let (b, p) = (self.queue.bytes(), self.queue.packets());

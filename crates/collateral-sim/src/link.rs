@@ -75,10 +75,9 @@ impl Link {
             if t_done <= t_arr && t_done <= t {
                 b.complete(t_done);
             } else if t_arr <= t {
-                // By index, then dropped: see `DelayLine::take`.
-                let pkt = self.ingress[0];
+                // Read in place, then dropped (see `DelayLine::take`).
+                b.arrive_from(t_arr, &self.ingress[0]);
                 self.ingress.pop_front();
-                b.arrive(t_arr, pkt);
             } else {
                 break;
             }
