@@ -6,7 +6,8 @@
 //!
 //! ```text
 //! collateral-emu router --scenario F --t0 NS --until-ns N --left IF --right IF
-//!                       [--l2-overhead B] [--log FILE] [--report FILE]
+//!                       [--l2-overhead B] [--log FILE] [--report FILE] [--stats FILE]
+//!                       [--cpu N] [--spin-ns N]
 //! collateral-emu cbr-send --scenario F --flow J --t0 NS --src IP:PORT --dst IP:PORT --out F
 //! collateral-emu cbr-recv --bind IP:PORT --t0 NS --until-ns N --out F
 //! collateral-emu tcp-send --src IP --dst IP:PORT --cc NAME --t0 NS --duration-ns N
@@ -97,9 +98,17 @@ fn main() -> ExitCode {
                 report: a.0.get("report").cloned(),
                 t0_real: a.n("t0")?,
                 until_ns: a.n("until-ns")?,
+                stats: a.0.get("stats").cloned(),
+                cpu: a
+                    .0
+                    .get("cpu")
+                    .map(|v| v.parse().map_err(|_| "--cpu: expected an integer"))
+                    .transpose()?,
+                spin_ns: a.opt_n("spin-ns")?.unwrap_or(300_000),
             }),
             "cbr-send" => {
                 router::install_signal_handlers();
+                net::avoid_router_cpu();
                 endpoints::cbr_send(endpoints::CbrSend {
                     scenario: scenario(&a.s("scenario")?)?,
                     flow: a.n("flow")? as usize,
@@ -111,10 +120,12 @@ fn main() -> ExitCode {
             }
             "cbr-recv" => {
                 router::install_signal_handlers();
+                net::avoid_router_cpu();
                 endpoints::cbr_recv(&a.s("bind")?, a.n("t0")?, a.n("until-ns")?, &a.s("out")?)
             }
             "tcp-send" => {
                 router::install_signal_handlers();
+                net::avoid_router_cpu();
                 endpoints::tcp_send(endpoints::TcpSend {
                     src_ip: a.s("src")?,
                     dst: a.s("dst")?,
@@ -128,6 +139,7 @@ fn main() -> ExitCode {
             }
             "tcp-recv" => {
                 router::install_signal_handlers();
+                net::avoid_router_cpu();
                 endpoints::tcp_recv(&a.s("bind")?, a.n("t0")?, a.n("until-ns")?, &a.s("out")?)
             }
             "train" => {
