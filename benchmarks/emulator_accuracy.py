@@ -6,10 +6,10 @@ For each bottleneck rate, two runs of the testbed:
   error = measured OWD - the model's base delay (propagation, serialisation at the
   bottleneck and on the two 1 Gbit/s access links), p50 and p99 of its magnitude;
 - loaded link: one bulk TCP flow (cubic) fills the link (or, for the small-packet
-  point, UDP floods of 200-byte packets that offer about 1.3 times the rate), with the
-  same probes. Rate error: the IP bytes the router really put on the wire between the
-  warm-up's end and the run's end (counted by the time each frame left, from the
-  router's ``--stats``), against the setting. Delay error under load: each probe's
+  point, a UDP flood of 200-byte packets, ``collateral-emu flood``, offering 1.3 times
+  the rate), with the same probes. Rate error: the IP bytes the router really put on
+  the wire between the warm-up's end and the run's end (counted by the time each frame
+  left, from the router's ``--stats``), against the setting. Delay error under load: each probe's
   measured OWD minus what the model said it should be (its queueing, serialisation and
   propagation: the router log's departure minus arrival) minus the access links.
 
@@ -32,7 +32,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import tempfile
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +45,6 @@ import pyarrow.csv as pacsv
 
 import collateral
 from collateral.emulate import EV_LEFT, EV_QUEUED, emulate
-from collateral.spec import CbrSpec
 
 #: (rate, packet size of the loading traffic): 1500 = a TCP flow's full-size segments.
 POINTS = [
@@ -102,14 +105,30 @@ def scenario(rate: str, seconds: int, load: str, size: int) -> collateral.Scenar
         duration=f"{seconds}s",
         warmup=f"{WARMUP_S}s",
     )
-    if load == "udp":
-        # Floods of `size`-byte packets, each flow one every 100 µs (the shortest gap the
-        # testbed's senders keep), enough of them to offer about 1.3 times the rate.
-        per_flow = size * 8 / 100e-6
-        n = int(np.ceil(1.3 * bps / per_flow))
-        flood = CbrSpec(size=size, interval="100us", jitter="5us")
-        sc = sc.model_copy(update={"cbr": [*sc.cbr, *([flood] * n)]})
     return sc
+
+
+#: The small-packet point's flood offers this many times the bottleneck's rate.
+FLOOD_LOAD = 1.3
+
+
+def flood_in_run(size: int, rate_bps: float, seconds: float) -> None:
+    """Once this process's testbed namespaces exist, floods the downstream from host B
+    to D's discard port with ``size``-byte UDP packets at ``rate_bps`` for ``seconds``
+    (``collateral-emu flood``): it starts before the run's origin (about a second after
+    the namespaces) and ends after it. The run's teardown stops it if still going."""
+    from collateral.emulate import LEFT_B, PREFIX, RIGHT_D, find_emulator
+
+    ns = f"{PREFIX}{os.getpid()}l"
+    deadline = time.monotonic() + 10
+    while ns not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout:
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.05)
+    cmd = ["ip", "netns", "exec", ns, find_emulator(), "flood", "--src", f"{LEFT_B}:6999"]
+    cmd += ["--dst", f"{RIGHT_D}:9", "--size", str(size), "--rate-bps", str(int(rate_bps))]
+    cmd += ["--duration-ns", str(int(seconds * 1e9))]
+    subprocess.run(cmd, capture_output=True)
 
 
 def probe_idle(rate: str, seconds: int) -> tuple[float, float]:
@@ -120,9 +139,19 @@ def probe_idle(rate: str, seconds: int) -> tuple[float, float]:
 
 
 def loaded(rate: str, size: int, seconds: int) -> Row:
-    sc = scenario(rate, seconds, "tcp" if size == 1500 else "udp", size)
+    sc = scenario(rate, seconds, "tcp" if size == 1500 else "none", size)
     with tempfile.TemporaryDirectory() as d:
-        r = emulate(sc, workdir=d, keep=True)
+        flood = None
+        if size != 1500:
+            flood = threading.Thread(
+                target=flood_in_run, args=(size, FLOOD_LOAD * sc.down.rate, seconds + 3)
+            )
+            flood.start()
+        try:
+            r = emulate(sc, workdir=d, keep=True)
+        finally:
+            if flood is not None:
+                flood.join()
         t = pacsv.read_csv(Path(d) / "router.csv").to_pandas()
         stats_path = Path(d) / "router-stats.json"
         stats = json.loads(stats_path.read_text()) if stats_path.exists() else None
@@ -137,13 +166,9 @@ def loaded(rate: str, size: int, seconds: int) -> Row:
         lost = sum(stats["rx_drops"]) + stats["down"]["refused"] + stats["up"]["refused"]
     else:  # an older router without --stats: the model's departures are all there is
         wire, late, lost = model, float("nan"), 0
-    # What the receivers got, in IP bytes (TCP payload · 1500/1448; CBR whole packets).
-    if size == 1500:
-        goodput = r.tcp[0]["goodput_bps"] * 1500 / 1448
-    else:
-        c = r.traces["cbr"]
-        sel = (c["fate"] == 0) & (c["sent_s"] >= WARMUP_S) & (c["sent_s"] < seconds)
-        goodput = c["bytes"][sel].sum() * 8 / (seconds - WARMUP_S)
+    # What the TCP receiver got, in IP bytes (payload · 1500/1448).
+    # (The flood goes to a port nobody reads: the router's count is the measure.)
+    goodput = r.tcp[0]["goodput_bps"] * 1500 / 1448 if size == 1500 else float("nan")
     # Probes under load: measured OWD minus the model's own delay for each (departure
     # after the delay line minus arrival, both from the router log), minus the access
     # links' serialisation on either side.
@@ -164,6 +189,64 @@ def loaded(rate: str, size: int, seconds: int) -> Row:
     return Row(rate, size, (np.nan, np.nan), lp, wire, model, goodput, late, lost)
 
 
+def source_ceiling(seconds: int) -> tuple[float, float]:
+    """What the testbed's own endpoints get through without the router: the same
+    namespaces and veths (offloads off), the router namespace a kernel bridge instead,
+    no added delay. One ``tcp-send`` to one ``tcp-recv`` (kernel TCP, cubic), and the
+    flood of 200-byte UDP packets of the small-packet point at twice its offered rate;
+    returns (TCP payload bit/s, UDP packets/s delivered)."""
+    from collateral.emulate import LEFT_A, LEFT_B, RIGHT_C, RIGHT_D, Testbed, find_emulator
+
+    emu = find_emulator()
+    with tempfile.TemporaryDirectory() as d:
+        wd = Path(d)
+        tb = Testbed(wd)
+        try:
+            tb.build()
+            br = f"{tb.ifs['router_left'][:-2]}br"
+            tb.exec("router", "ip", "link", "add", br, "type", "bridge")
+            for dev in (tb.ifs["router_left"], tb.ifs["router_right"]):
+                tb.exec("router", "ip", "link", "set", dev, "master", br)
+            tb.exec("router", "ip", "link", "set", br, "up")
+            # TCP.
+            t0 = time.clock_gettime_ns(time.CLOCK_REALTIME) + 500_000_000
+            dur = seconds * 10**9
+            recv = tb.start(
+                "right", "tcp-recv", emu, "tcp-recv", "--bind", f"{RIGHT_C}:5001",
+                "--t0", str(t0), "--until-ns", str(dur + 10**9), "--out", str(wd / "recv.csv"),
+            )  # fmt: skip
+            send = tb.start(
+                "left", "tcp-send", emu, "tcp-send", "--src", LEFT_A, "--dst",
+                f"{RIGHT_C}:5001", "--cc", "cubic", "--t0", str(t0), "--duration-ns", str(dur),
+                "--poll-ns", "1000000", "--out", str(wd / "s.csv"),
+                "--congestion-out", str(wd / "c.csv"),
+            )  # fmt: skip
+            tb.wait(send, seconds + 10)
+            tb.wait(recv, 5)
+            rows = pacsv.read_csv(wd / "recv.csv").to_pandas()
+            w = rows[(rows.t_ns >= 10**9) & (rows.t_ns <= dur)]
+            tcp = (
+                (w.bytes.iloc[-1] - w.bytes.iloc[0])
+                * 8
+                / ((w.t_ns.iloc[-1] - w.t_ns.iloc[0]) / 1e9)
+            )
+            # The small-packet point's flood, at twice its rate, counted on the
+            # receiving host's interface.
+            dev = tb.ifs["right"]
+            rx = f"/sys/class/net/{dev}/statistics/rx_packets"
+            before = int(tb.exec("right", "cat", rx).stdout)
+            t = time.monotonic()
+            tb.exec(
+                "left", emu, "flood", "--src", f"{LEFT_B}:6999", "--dst", f"{RIGHT_D}:9",
+                "--size", "200", "--rate-bps", str(int(2 * FLOOD_LOAD * 100e6)),
+                "--duration-ns", str(seconds * 10**9),
+            )  # fmt: skip
+            udp = (int(tb.exec("right", "cat", rx).stdout) - before) / (time.monotonic() - t)
+        finally:
+            tb.teardown()
+    return tcp, udp
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=int, default=12, help="per run (default 12)")
@@ -172,7 +255,21 @@ def main() -> None:
         default=None,
         help="comma-separated rates to run (default all; '100Mbit/200' is the small-packet point)",
     )
+    ap.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="first measure what the endpoints get through a kernel bridge (no router)",
+    )
     a = ap.parse_args()
+    if a.ceiling:
+        tcp, udp = source_ceiling(a.seconds)
+        print(
+            f"without the router (kernel bridge, no delay): one cubic flow {tcp / 1e6:.1f}"
+            f" Mbit/s of payload; the 200-byte flood at {2 * FLOOD_LOAD * 100:.0f} Mbit/s"
+            f" {udp / 1e3:.1f} k packets/s"
+            f" ({udp * 200 * 8 / 1e6:.1f} Mbit/s)",
+            flush=True,
+        )
     points = POINTS
     if a.rates:
         want = a.rates.split(",")

@@ -13,6 +13,7 @@
 //! collateral-emu tcp-send --src IP --dst IP:PORT --cc NAME --t0 NS --duration-ns N
 //!                         --poll-ns N --out F --congestion-out F
 //! collateral-emu tcp-recv --bind IP:PORT --t0 NS --until-ns N --out F
+//! collateral-emu flood --src IP:PORT --dst IP:PORT --size B --rate-bps R --duration-ns N
 //! collateral-emu train --src IP:PORT --dst IP:PORT --sizes 1500,186,... [--first-seq N]
 //! ```
 
@@ -141,6 +142,17 @@ fn main() -> ExitCode {
                 router::install_signal_handlers();
                 net::avoid_router_cpu();
                 endpoints::tcp_recv(&a.s("bind")?, a.n("t0")?, a.n("until-ns")?, &a.s("out")?)
+            }
+            "flood" => {
+                router::install_signal_handlers();
+                net::avoid_router_cpu();
+                endpoints::flood(
+                    &a.s("src")?,
+                    &a.s("dst")?,
+                    a.n("size")? as u32,
+                    a.n("rate-bps")?,
+                    a.n("duration-ns")?,
+                )
             }
             "train" => {
                 let sizes = a

@@ -589,14 +589,6 @@ const RX_BATCH: usize = 64;
 pub fn run(cfg: RouterConfig) -> Result<(), String> {
     tight_timers();
     install_signal_handlers();
-    let cpu = match cfg.cpu {
-        Some(c) if c < 0 => None,
-        Some(c) => Some(c as usize),
-        None => router_cpu(),
-    };
-    if let Some(c) = cpu {
-        pin_to_cpu(c).map_err(|e| format!("--cpu {c}: {e}"))?;
-    }
     let sc = &cfg.scenario;
     let socks = [
         PacketSocket::open(&cfg.left).map_err(|e| format!("{}: {e}", cfg.left))?,
@@ -610,6 +602,15 @@ pub fn run(cfg: RouterConfig) -> Result<(), String> {
         Some(p) => Log::create(p)?,
         None => Log::none(),
     };
+    // Pinned after the log's writer thread has started, so that it may keep off this CPU.
+    let cpu = match cfg.cpu {
+        Some(c) if c < 0 => None,
+        Some(c) => Some(c as usize),
+        None => router_cpu(),
+    };
+    if let Some(c) = cpu {
+        pin_to_cpu(c).map_err(|e| format!("--cpu {c}: {e}"))?;
+    }
     let mut slab = Slab {
         frames: Vec::new(),
         free: Vec::new(),
