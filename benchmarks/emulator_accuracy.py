@@ -13,6 +13,10 @@ For each bottleneck rate, two runs of the testbed:
   measured OWD minus what the model said it should be (its queueing, serialisation and
   propagation: the router log's departure minus arrival) minus the access links.
 
+The router needs its CPU to itself (it pins itself to the last one and spins): another
+busy process there (a compiler, a benchmark) takes it for milliseconds at a time, and
+the ``preempt`` column counts how often that happened in the loaded run.
+
 Also shown: the rate the *model* gave the flow (the router log's departures in the same
 window: below the setting means the source did not keep the queue busy, which is not the
 router's error), the receivers' goodput in IP bytes, how late the router sent frames
@@ -73,6 +77,7 @@ class Row:
     goodput_bps: float
     late_p99_ms: float
     lost_outside: int
+    preempted: int = 0
 
     @property
     def target(self) -> float:
@@ -164,8 +169,9 @@ def loaded(rate: str, size: int, seconds: int) -> Row:
         wire = stats["down"]["window_rate_bps"]
         late = stats["down"]["late"]["p99_ns"] / 1e6
         lost = sum(stats["rx_drops"]) + stats["down"]["refused"] + stats["up"]["refused"]
+        preempted = stats.get("preempted", 0)
     else:  # an older router without --stats: the model's departures are all there is
-        wire, late, lost = model, float("nan"), 0
+        wire, late, lost, preempted = model, float("nan"), 0, 0
     # What the TCP receiver got, in IP bytes (payload · 1500/1448).
     # (The flood goes to a port nobody reads: the router's count is the measure.)
     goodput = r.tcp[0]["goodput_bps"] * 1500 / 1448 if size == 1500 else float("nan")
@@ -186,7 +192,7 @@ def loaded(rate: str, size: int, seconds: int) -> Row:
         if s in owd and not np.isnan(owd[s]) and s >= 0
     ]
     lp = (float(np.quantile(errs, 0.5)), float(np.quantile(errs, 0.99))) if errs else (np.nan,) * 2
-    return Row(rate, size, (np.nan, np.nan), lp, wire, model, goodput, late, lost)
+    return Row(rate, size, (np.nan, np.nan), lp, wire, model, goodput, late, lost, preempted)
 
 
 def source_ceiling(seconds: int) -> tuple[float, float]:
@@ -277,7 +283,7 @@ def main() -> None:
     head = (
         f"{'rate':>8} {'pkt':>5} | {'idle p50':>8} {'p99':>6} | {'load p50':>8} {'p99':>6} |"
         f" {'wire rate':>9} {'err':>7} | {'model':>9} {'goodput':>9} |"
-        f" {'late p99':>8} {'lost':>5} | ok"
+        f" {'late p99':>8} {'lost':>5} {'preempt':>7} | ok"
     )
     print(head)
     print("-" * len(head), flush=True)
@@ -293,10 +299,15 @@ def main() -> None:
             f" {row.loaded[0]:>5.3f} ms {row.loaded[1]:>6.3f} |"
             f" {mb(row.wire_bps)} {row.rate_err:>+6.2f}% |"
             f" {mb(row.model_bps)} {mb(row.goodput_bps)} |"
-            f" {row.late_p99_ms:>5.3f} ms {row.lost_outside:>5} | {'yes' if row.ok else 'NO'}",
+            f" {row.late_p99_ms:>5.3f} ms {row.lost_outside:>5} {row.preempted:>7} |"
+            f" {'yes' if row.ok else 'NO'}",
             flush=True,
         )
-    print("(rates in Mbit/s of IP bytes; delay errors in ms)")
+    print(
+        "(rates in Mbit/s of IP bytes; delay errors in ms; late: the router's sends after"
+        " the model's release, p99;\n lost: outside the model; preempt: times the scheduler"
+        " took the router's CPU for another task in the loaded run)"
+    )
     good = [r for r in rows if r.size == 1500 and r.ok]
     if good:
         best = max(good, key=lambda r: r.target)

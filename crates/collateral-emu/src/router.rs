@@ -583,6 +583,19 @@ impl Stats {
     }
 }
 
+/// How often the scheduler took the CPU from this thread (another task on the router's
+/// CPU: each is a stall of up to a few ms, which the accuracy cannot survive).
+fn involuntary_switches() -> u64 {
+    // SAFETY: ru is a valid out-buffer.
+    unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        if libc::getrusage(libc::RUSAGE_THREAD, &mut ru) < 0 {
+            return 0;
+        }
+        ru.ru_nivcsw as u64
+    }
+}
+
 /// Frames read per `recvmmsg`.
 const RX_BATCH: usize = 64;
 
@@ -774,7 +787,8 @@ pub fn run(cfg: RouterConfig) -> Result<(), String> {
     }
     if let Some(path) = &cfg.stats {
         stats.rx_drops = [socks[0].rx_drops(), socks[1].rx_drops()];
-        let js = stats.json(end.saturating_sub(sc.warmup_ns), cpu);
+        let mut js = stats.json(end.saturating_sub(sc.warmup_ns), cpu);
+        js["preempted"] = involuntary_switches().into();
         std::fs::write(path, js.to_string()).map_err(|e| format!("{path}: {e}"))?;
     }
     Ok(())
