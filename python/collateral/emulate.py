@@ -534,6 +534,7 @@ class Testbed:
         log: Path | None = None,
         report: Path | None = None,
         l2_overhead: int = 0,
+        stats: Path | None = None,
     ) -> _Proc:
         """``collateral-emu router`` in the router namespace, running the scenario's
         bottleneck (the simulator's own code) from the origin ``t0`` (CLOCK_REALTIME ns)."""
@@ -557,6 +558,8 @@ class Testbed:
             args += ["--log", str(log)]
         if report is not None:
             args += ["--report", str(report)]
+        if stats is not None:
+            args += ["--stats", str(stats)]
         return self.start("router", "router", *args)
 
     def wait(self, proc: _Proc, timeout: float) -> None:
@@ -696,7 +699,13 @@ def _emulate_in(
             t0 = time.clock_gettime_ns(time.CLOCK_REALTIME) + int(START_MARGIN_S * 1e9)
             t = lambda ns: str(ns)  # noqa: E731
             router = tb.start_router(
-                emu, sc_json, t0, dur + 3_000_000_000, wd / "router.csv", wd / "router.json"
+                emu,
+                sc_json,
+                t0,
+                dur + 3_000_000_000,
+                wd / "router.csv",
+                wd / "router.json",
+                stats=wd / "router-stats.json",
             )
             until = t(dur + 2_000_000_000)
 

@@ -338,6 +338,61 @@ pub fn train(src: &str, dst: &str, sizes: &[usize], first_seq: u64) -> Result<()
     Ok(())
 }
 
+/// Packets of a flood sent in one burst, and how often bursts leave: `(burst, gap_ns)`
+/// for `rate_bps` of `size`-byte (IP) packets, bursts about every 100 µs (a timed sleep
+/// is tens of µs late; the queue absorbs a burst).
+pub fn flood_bursts(rate_bps: u64, size: u32) -> (u64, u64) {
+    let pps = rate_bps as f64 / (size as f64 * 8.0);
+    let burst = (pps * 100e-6).round().max(1.0);
+    (burst as u64, (burst / pps * 1e9) as u64)
+}
+
+/// A UDP flood for loading the bottleneck with small packets: `size`-byte (IP length)
+/// datagrams at `rate_bps`, paced in bursts ([`flood_bursts`]), from now for
+/// `duration_ns`. Each carries a sequence number like CBR packets. Sends to whatever
+/// listens at `dst` (nothing need: the packets are for the router's queue).
+pub fn flood(
+    src: &str,
+    dst: &str,
+    size: u32,
+    rate_bps: u64,
+    duration_ns: u64,
+) -> Result<(), String> {
+    let payload = size
+        .checked_sub(UDP_HEADERS)
+        .filter(|&p| p >= SEQ_BYTES)
+        .ok_or("--size: at least 36 bytes")? as usize;
+    // The namespace's address may still be being set up: retry for 2 s.
+    let mut tries = 0;
+    let sock = loop {
+        match UdpSocket::bind(src) {
+            Ok(s) => break s,
+            Err(_) if tries < 100 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => return Err(format!("bind {src}: {e}")),
+        }
+    };
+    sock.connect(dst)
+        .map_err(|e| format!("connect {dst}: {e}"))?;
+    let (burst, gap) = flood_bursts(rate_bps, size);
+    let mut buf = vec![0u8; payload];
+    let start = mono_ns();
+    let mut next = start;
+    let mut seq = 0u64;
+    while next < start + duration_ns && !STOP.load(Ordering::Relaxed) {
+        sleep_until_mono(next);
+        for _ in 0..burst {
+            buf[..8].copy_from_slice(&seq.to_be_bytes());
+            let _ = sock.send(&buf);
+            seq += 1;
+        }
+        next += gap;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -372,6 +427,18 @@ mod tests {
             // The same sizes and gaps, packet by packet.
             assert_eq!(ours, theirs, "flow {j}");
         }
+    }
+
+    #[test]
+    fn flood_bursts_keep_the_rate() {
+        // 130 Mbit/s of 200-byte packets: 81 250 packets/s, 8 every 98.46 µs.
+        let (b, gap) = flood_bursts(130_000_000, 200);
+        assert_eq!(b, 8);
+        let rate = b as f64 * 200.0 * 8.0 / (gap as f64 / 1e9);
+        assert!((rate / 130e6 - 1.0).abs() < 1e-4, "{rate}"); // whole ns gaps
+                                                              // Slower than a packet per 100 µs: one at a time.
+        let (b, gap) = flood_bursts(1_000_000, 1500);
+        assert_eq!((b, gap), (1, 12_000_000));
     }
 
     #[test]

@@ -6,12 +6,14 @@
 //!
 //! ```text
 //! collateral-emu router --scenario F --t0 NS --until-ns N --left IF --right IF
-//!                       [--l2-overhead B] [--log FILE] [--report FILE]
+//!                       [--l2-overhead B] [--log FILE] [--report FILE] [--stats FILE]
+//!                       [--cpu N] [--spin-ns N]
 //! collateral-emu cbr-send --scenario F --flow J --t0 NS --src IP:PORT --dst IP:PORT --out F
 //! collateral-emu cbr-recv --bind IP:PORT --t0 NS --until-ns N --out F
 //! collateral-emu tcp-send --src IP --dst IP:PORT --cc NAME --t0 NS --duration-ns N
 //!                         --poll-ns N --out F --congestion-out F
 //! collateral-emu tcp-recv --bind IP:PORT --t0 NS --until-ns N --out F
+//! collateral-emu flood --src IP:PORT --dst IP:PORT --size B --rate-bps R --duration-ns N
 //! collateral-emu train --src IP:PORT --dst IP:PORT --sizes 1500,186,... [--first-seq N]
 //! ```
 
@@ -97,9 +99,17 @@ fn main() -> ExitCode {
                 report: a.0.get("report").cloned(),
                 t0_real: a.n("t0")?,
                 until_ns: a.n("until-ns")?,
+                stats: a.0.get("stats").cloned(),
+                cpu: a
+                    .0
+                    .get("cpu")
+                    .map(|v| v.parse().map_err(|_| "--cpu: expected an integer"))
+                    .transpose()?,
+                spin_ns: a.opt_n("spin-ns")?.unwrap_or(300_000),
             }),
             "cbr-send" => {
                 router::install_signal_handlers();
+                net::avoid_router_cpu();
                 endpoints::cbr_send(endpoints::CbrSend {
                     scenario: scenario(&a.s("scenario")?)?,
                     flow: a.n("flow")? as usize,
@@ -111,10 +121,12 @@ fn main() -> ExitCode {
             }
             "cbr-recv" => {
                 router::install_signal_handlers();
+                net::avoid_router_cpu();
                 endpoints::cbr_recv(&a.s("bind")?, a.n("t0")?, a.n("until-ns")?, &a.s("out")?)
             }
             "tcp-send" => {
                 router::install_signal_handlers();
+                net::avoid_router_cpu();
                 endpoints::tcp_send(endpoints::TcpSend {
                     src_ip: a.s("src")?,
                     dst: a.s("dst")?,
@@ -128,7 +140,19 @@ fn main() -> ExitCode {
             }
             "tcp-recv" => {
                 router::install_signal_handlers();
+                net::avoid_router_cpu();
                 endpoints::tcp_recv(&a.s("bind")?, a.n("t0")?, a.n("until-ns")?, &a.s("out")?)
+            }
+            "flood" => {
+                router::install_signal_handlers();
+                net::avoid_router_cpu();
+                endpoints::flood(
+                    &a.s("src")?,
+                    &a.s("dst")?,
+                    a.n("size")? as u32,
+                    a.n("rate-bps")?,
+                    a.n("duration-ns")?,
+                )
             }
             "train" => {
                 let sizes = a

@@ -95,49 +95,107 @@ impl PacketSocket {
                 std::mem::size_of::<libc::sockaddr_ll>() as u32,
             ))?;
             let size: libc::c_int = 8 << 20;
-            for opt in [libc::SO_RCVBUF, libc::SO_SNDBUF] {
-                libc::setsockopt(
-                    fd,
-                    libc::SOL_SOCKET,
-                    opt,
-                    &size as *const _ as *const libc::c_void,
-                    4,
-                );
+            // As root the FORCE variants pass net.core.rmem_max/wmem_max (4 MB here):
+            // at 1 Gbit/s a few ms of frames must fit while the router is busy.
+            for (force, opt) in [
+                (libc::SO_RCVBUFFORCE, libc::SO_RCVBUF),
+                (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF),
+            ] {
+                if setsockopt_int(fd, libc::SOL_SOCKET, force, size).is_err() {
+                    let _ = setsockopt_int(fd, libc::SOL_SOCKET, opt, size);
+                }
             }
+            // Our own transmissions are not copied back to us (Linux 4.20), so a frame
+            // costs one read, not two; frames go straight to the veth's driver.
+            let _ = setsockopt_int(fd, libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, 1);
+            let _ = setsockopt_int(fd, libc::SOL_PACKET, PACKET_QDISC_BYPASS, 1);
+            // The kernel's arrival time of each frame (CLOCK_REALTIME), read with it.
+            let _ = setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1);
             Ok(PacketSocket { fd })
         }
     }
 
-    /// Reads one incoming frame into `buf`; `Ok(None)` when none is waiting. Frames this
-    /// socket itself sent (PACKET_OUTGOING) are skipped.
-    pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
-        loop {
-            // SAFETY: buf and sll are valid for writes of their sizes.
-            let (n, pkttype) = unsafe {
-                let mut sll: libc::sockaddr_ll = std::mem::zeroed();
-                let mut len = std::mem::size_of::<libc::sockaddr_ll>() as u32;
-                let n = libc::recvfrom(
-                    self.fd,
-                    buf.as_mut_ptr() as *mut libc::c_void,
-                    buf.len(),
-                    0,
-                    &mut sll as *mut _ as *mut libc::sockaddr,
-                    &mut len,
-                );
-                (n, sll.sll_pkttype)
+    /// Reads up to a batch of incoming frames (one `recvmmsg`) into `rx`; returns how
+    /// many; 0 when none is waiting.
+    pub fn recv_batch(&self, rx: &mut RxBatch) -> io::Result<usize> {
+        rx.reset();
+        // SAFETY: every header points into rx's buffers, which live as long as rx and
+        // were sized for it ([`RxBatch::new`]); MSG_DONTWAIT: never blocks.
+        let n = unsafe {
+            libc::recvmmsg(
+                self.fd,
+                rx.hdrs.as_mut_ptr(),
+                rx.hdrs.len() as libc::c_uint,
+                libc::MSG_DONTWAIT,
+                std::ptr::null_mut(),
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return match e.kind() {
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(0),
+                _ => Err(e),
             };
-            if n < 0 {
-                let e = io::Error::last_os_error();
-                return if e.kind() == io::ErrorKind::WouldBlock {
-                    Ok(None)
-                } else {
-                    Err(e)
-                };
+        }
+        rx.n = n as usize;
+        Ok(rx.n)
+    }
+
+    /// Sends `frames` (one `sendmmsg` for as many as the kernel takes at once, more
+    /// calls for the rest); returns how many the kernel refused (a full backlog on the
+    /// veth's other end: lost outside the model, counted by the caller).
+    pub fn send_batch<'a>(
+        &self,
+        tx: &mut TxBatch,
+        frames: impl IntoIterator<Item = &'a [u8]>,
+    ) -> usize {
+        let total = tx.fill(frames);
+        let mut done = 0;
+        let mut refused = 0;
+        while done < total {
+            // SAFETY: the headers point to iovecs that point into `frames`, valid for
+            // reads of their lengths for the duration of the call.
+            let n = unsafe {
+                libc::sendmmsg(
+                    self.fd,
+                    tx.hdrs[done..].as_mut_ptr(),
+                    (total - done) as libc::c_uint,
+                    0,
+                )
+            };
+            if n <= 0 {
+                if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                // This frame is refused (ENOBUFS); go on with the next.
+                refused += 1;
+                done += 1;
+            } else {
+                done += n as usize;
             }
-            if pkttype == libc::PACKET_OUTGOING {
-                continue;
-            }
-            return Ok(Some(n as usize));
+        }
+        refused
+    }
+
+    /// Frames the kernel dropped because our receive buffer was full, since the last
+    /// call (PACKET_STATISTICS, which resets on read).
+    pub fn rx_drops(&self) -> u64 {
+        let mut st = [0u32; 2];
+        let mut len = 8u32;
+        // SAFETY: st is a valid out-buffer of `len` bytes (struct tpacket_stats).
+        let r = unsafe {
+            libc::getsockopt(
+                self.fd,
+                libc::SOL_PACKET,
+                PACKET_STATISTICS,
+                st.as_mut_ptr() as *mut libc::c_void,
+                &mut len,
+            )
+        };
+        if r < 0 {
+            0
+        } else {
+            st[1] as u64
         }
     }
 
@@ -156,6 +214,187 @@ impl PacketSocket {
         } else {
             Ok(())
         }
+    }
+}
+
+const PACKET_STATISTICS: libc::c_int = 6;
+const PACKET_QDISC_BYPASS: libc::c_int = 20;
+const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
+
+fn setsockopt_int(
+    fd: RawFd,
+    level: libc::c_int,
+    opt: libc::c_int,
+    v: libc::c_int,
+) -> io::Result<()> {
+    // SAFETY: a pointer to an int of the size passed.
+    check(unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            opt,
+            &v as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as u32,
+        )
+    })
+    .map(|_| ())
+}
+
+/// The largest frame a batch slot holds (a jumbo frame; the testbed's veths carry 1514).
+pub const FRAME_MAX: usize = 9216;
+
+/// Buffers for one `recvmmsg`: `cap` frames with their link-layer address (to skip our
+/// own outgoing frames, should the kernel still show them) and their kernel arrival
+/// time. Pointers into the buffers are set once; the buffers never move.
+pub struct RxBatch {
+    data: Vec<u8>,
+    addrs: Vec<libc::sockaddr_ll>,
+    ctl: Vec<[u64; 8]>,
+    iovs: Vec<libc::iovec>,
+    hdrs: Vec<libc::mmsghdr>,
+    n: usize,
+}
+
+impl RxBatch {
+    pub fn new(cap: usize) -> Box<RxBatch> {
+        // SAFETY: sockaddr_ll and mmsghdr are plain C structs; all-zero is valid.
+        let mut b = Box::new(RxBatch {
+            data: vec![0u8; cap * FRAME_MAX],
+            addrs: vec![unsafe { std::mem::zeroed() }; cap],
+            ctl: vec![[0u64; 8]; cap],
+            iovs: Vec::with_capacity(cap),
+            hdrs: Vec::with_capacity(cap),
+            n: 0,
+        });
+        for k in 0..cap {
+            let base = b.data[k * FRAME_MAX..].as_mut_ptr();
+            b.iovs.push(libc::iovec {
+                iov_base: base as *mut libc::c_void,
+                iov_len: FRAME_MAX,
+            });
+        }
+        for k in 0..cap {
+            // SAFETY: as above.
+            let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
+            h.msg_hdr.msg_iov = &mut b.iovs[k];
+            h.msg_hdr.msg_iovlen = 1;
+            h.msg_hdr.msg_name = &mut b.addrs[k] as *mut _ as *mut libc::c_void;
+            h.msg_hdr.msg_control = b.ctl[k].as_mut_ptr() as *mut libc::c_void;
+            b.hdrs.push(h);
+        }
+        b.reset();
+        b
+    }
+
+    fn reset(&mut self) {
+        self.n = 0;
+        for h in &mut self.hdrs {
+            h.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_ll>() as u32;
+            h.msg_hdr.msg_controllen = std::mem::size_of::<[u64; 8]>();
+            h.msg_hdr.msg_flags = 0;
+            h.msg_len = 0;
+        }
+    }
+
+    /// The `k`th frame of the last read: its bytes, its kernel arrival time
+    /// (CLOCK_REALTIME ns, 0 if the kernel gave none), and whether to take it (not one
+    /// of our own outgoing frames, not cut short).
+    pub fn frame(&self, k: usize) -> (&[u8], u64, bool) {
+        assert!(k < self.n);
+        let h = &self.hdrs[k];
+        let len = (h.msg_len as usize).min(FRAME_MAX);
+        let ok = self.addrs[k].sll_pkttype != libc::PACKET_OUTGOING
+            && h.msg_hdr.msg_flags & libc::MSG_TRUNC == 0;
+        let mut ts = 0;
+        // SAFETY: the kernel filled msg_control/msg_controllen for this message.
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(&h.msg_hdr);
+            while !c.is_null() {
+                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                    let t = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                    ts = t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64;
+                }
+                c = libc::CMSG_NXTHDR(&h.msg_hdr, c);
+            }
+        }
+        (&self.data[k * FRAME_MAX..k * FRAME_MAX + len], ts, ok)
+    }
+}
+
+/// Headers for one `sendmmsg`, reused from call to call.
+#[derive(Default)]
+pub struct TxBatch {
+    iovs: Vec<libc::iovec>,
+    hdrs: Vec<libc::mmsghdr>,
+}
+
+impl TxBatch {
+    /// Headers for `frames`; returns how many.
+    fn fill<'a>(&mut self, frames: impl IntoIterator<Item = &'a [u8]>) -> usize {
+        self.iovs.clear();
+        self.iovs.extend(frames.into_iter().map(|f| libc::iovec {
+            iov_base: f.as_ptr() as *mut libc::c_void,
+            iov_len: f.len(),
+        }));
+        self.hdrs.clear();
+        for iov in &mut self.iovs {
+            // SAFETY: all-zero is a valid mmsghdr.
+            let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
+            h.msg_hdr.msg_iov = iov;
+            h.msg_hdr.msg_iovlen = 1;
+            self.hdrs.push(h);
+        }
+        self.hdrs.len()
+    }
+}
+
+/// Pins the calling thread to CPU `cpu`.
+pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
+    set_affinity(&[cpu])
+}
+
+fn set_affinity(cpus: &[usize]) -> io::Result<()> {
+    // SAFETY: a zeroed cpu_set_t filled with CPU_SET, passed with its size.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus {
+            libc::CPU_SET(c, &mut set);
+        }
+        check(libc::sched_setaffinity(
+            0,
+            std::mem::size_of::<libc::cpu_set_t>(),
+            &set,
+        ))
+        .map(|_| ())
+    }
+}
+
+/// The CPUs this thread may run on.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t out-buffer of the size passed.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) < 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
+/// The CPU the router takes by default: the last one allowed, if there are at least
+/// two (the endpoints and the kernel's TCP keep the others); `None` on one CPU.
+pub fn router_cpu() -> Option<usize> {
+    let cpus = allowed_cpus();
+    (cpus.len() >= 2).then(|| *cpus.last().unwrap())
+}
+
+/// Keeps an endpoint off the router's CPU ([`router_cpu`]), where the router spins.
+pub fn avoid_router_cpu() {
+    let cpus = allowed_cpus();
+    if cpus.len() >= 2 {
+        let _ = set_affinity(&cpus[..cpus.len() - 1]);
     }
 }
 
