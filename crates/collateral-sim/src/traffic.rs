@@ -215,7 +215,7 @@ impl CbrSource {
                 let gap = match &self.jitter {
                     // A negative draw (more than `interval / jitter` sigmas out) is
                     // clamped to zero: the packet leaves right after the previous one.
-                    Some(n) => n.sample(&mut self.rng).max(0.0).round() as Nanos,
+                    Some(n) => round_ns(n.sample(&mut self.rng).max(0.0)),
                     None => self.cfg.interval_ns,
                 };
                 (self.cfg.packet_bytes, gap)
@@ -290,9 +290,51 @@ impl CbrFlow {
     }
 }
 
+/// `x.round() as Nanos` for `x` ≥ 0 (half away from zero), without the call to libm's
+/// `round` that `f64::round` is on baseline x86-64: below 2⁵³ the integer part converts
+/// exactly and the fraction `x − ⌊x⌋` is exact.
+#[inline]
+pub fn round_ns(x: f64) -> Nanos {
+    if !(x < 9_007_199_254_740_992.0) {
+        return x.round() as Nanos;
+    }
+    let i = x as Nanos;
+    i + (x - i as f64 >= 0.5) as Nanos
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn round_ns_is_f64_round() {
+        let mut v: u64 = 7;
+        for k in 0..200_000u64 {
+            v = v
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Halves, near-halves and spread magnitudes.
+            let x = match k % 4 {
+                0 => (v >> 40) as f64 + 0.5,
+                1 => f64::from_bits(0x3FE0_0000_0000_0000 - (v & 0xff)) + (v >> 50) as f64,
+                2 => (v >> 11) as f64 / (1u64 << (v % 53)) as f64,
+                _ => f64::from_bits((v >> 2) % 0x4350_0000_0000_0000),
+            };
+            assert_eq!(round_ns(x), x.round() as Nanos, "{x:e}");
+        }
+        for x in [
+            0.0,
+            0.49999999999999994,
+            0.5,
+            1.5,
+            2.5,
+            4503599627370495.5,
+            9.1e15,
+            1e300,
+        ] {
+            assert_eq!(round_ns(x), x.round() as Nanos, "{x:e}");
+        }
+    }
     use rand::SeedableRng;
 
     /// `n` packets of `app`: sorted gaps (ms) and payload bytes.
