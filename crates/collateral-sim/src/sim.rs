@@ -320,12 +320,8 @@ impl Simulation {
         self.receive(pkt);
     }
 
-    /// A packet is handed to its host's TCP, web or CBR endpoint.
-    ///
-    /// An `if` chain in order of frequency rather than a `match`: the kinds of successive
-    /// packets alternate, and a jump table's indirect branch is mispredicted far more
-    /// often than these conditional ones (callgrind's branch simulation: 272 k indirect
-    /// mispredictions in a 180 s ADSL2 trial).
+    /// A packet is handed to its host's TCP, web or CBR endpoint (kinds in order of
+    /// frequency).
     #[inline]
     fn receive(&mut self, pkt: Packet) {
         let now = self.now;
