@@ -1,10 +1,12 @@
 """Digest of the core's summaries over a fixed, varied set of scenarios (not a test).
 
 An optimisation of the core must not change a single result. Run this before and after
-it (with the build of each installed) and compare the printed digests; `--dump F`
-writes the summaries themselves, to find which field moved when they differ.
+it (with the build of each installed) and compare the printed digests. `--dump F`
+writes the summaries themselves; `--compare F` lists the summary fields that differ from
+such a dump, scenario by scenario (traces count only in the digest).
 
-    python benchmarks/summary_digest.py [--dump before.json]
+    python benchmarks/summary_digest.py --dump before.json      # with the old build
+    python benchmarks/summary_digest.py --compare before.json   # with the new one
 
 The set covers both ADSL links and a 100 Mbit/s link, every congestion control, byte
 and packet queues with both full rules, the AQMs, ECN, applications, web users and
@@ -84,6 +86,7 @@ def scenarios() -> list[tuple[str, collateral.Scenario]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dump", help="write the summaries to this JSON file")
+    ap.add_argument("--compare", help="list the summary fields that differ from this dump")
     args = ap.parse_args()
     named = scenarios()
     results = collateral.simulate_many([sc for _, sc in named])
@@ -104,6 +107,35 @@ def main() -> None:
     if args.dump:
         with open(args.dump, "w") as f:
             json.dump(dump, f, sort_keys=True, indent=1, default=str)
+    if args.compare:
+        with open(args.compare) as f:
+            before = json.load(f)
+        # Both sides through JSON, so that NaN and tuples compare alike.
+        now = json.loads(json.dumps(dump, default=str))
+        moved = [
+            f"{name}: {path}: {a!r} -> {b!r}"
+            for name in sorted(set(before) | set(now))
+            for path, a, b in _differences(before.get(name), now.get(name), "")
+        ]
+        print("\n".join(moved) if moved else f"summaries equal to {args.compare}")
+
+
+def _differences(a: object, b: object, path: str) -> list[tuple[str, object, object]]:
+    """The leaves where two JSON values differ, with their paths."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [
+            d
+            for k in sorted(set(a) | set(b))
+            for d in _differences(a.get(k), b.get(k), f"{path}.{k}")
+        ]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [
+            d
+            for i, (x, y) in enumerate(zip(a, b, strict=True))
+            for d in _differences(x, y, f"{path}[{i}]")
+        ]
+    same = a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b)
+    return [] if same else [(path or ".", a, b)]
 
 
 if __name__ == "__main__":
