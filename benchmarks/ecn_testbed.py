@@ -57,8 +57,8 @@ def scenario(seed: int, duration: str = "60s", warmup: str = "10s") -> Scenario:
 
 def common(r: collateral.Result) -> dict[str, float]:
     q = r.summary["queues"]["down"]
-    down = [c for c in r.cbr if c["direction"] == "down"][0]
-    up = [c for c in r.cbr if c["direction"] == "up"][0]
+    down = next(c for c in r.cbr if c["direction"] == "down")
+    up = next(c for c in r.cbr if c["direction"] == "up")
     return {
         "ce_marks": q["ce_marks"],
         "drops": q["drops"],

@@ -19,6 +19,7 @@ differences from ns-3's.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -165,12 +166,10 @@ def machine() -> str:
     except OSError:
         pass
     virt = ""
-    try:
+    with contextlib.suppress(OSError):
         virt = subprocess.run(
             ["systemd-detect-virt"], capture_output=True, text=True, check=False
         ).stdout.strip()
-    except OSError:
-        pass
     kind = f"VM ({virt})" if virt and virt != "none" else "host (no VM detected)"
     return f"{os.cpu_count()} cores, {cpu}, {kind}, {platform.system()} {platform.release()}"
 
@@ -254,7 +253,7 @@ def main() -> int:
         n, o = raw[case.name]["ns3"], raw[case.name]["collateral"]
         tn = [r["wall_s"] for r in n]
         to = [r["wall_s"] for r in o]
-        ratios = [a / b for a, b in zip(tn, to)]
+        ratios = [a / b for a, b in zip(tn, to, strict=True)]
         lo, hi = iqr(ratios)
         print(
             f"{case.name:<12} {med_span(tn, 1e3, '{:.4g}') + ' ms':>22}"
@@ -269,7 +268,7 @@ def main() -> int:
         n, o = raw[case.name]["ns3"], raw[case.name]["collateral"]
         tn = [r["call_s"] for r in n]
         to = [r["call_s"] for r in o]
-        ratios = [a / b for a, b in zip(tn, to)]
+        ratios = [a / b for a, b in zip(tn, to, strict=True)]
         print(
             f"{case.name:<12} {med_span(tn, 1e3, '{:.4g}') + ' ms':>22}"
             f" {med_span(to, 1e3, '{:.3g}') + ' ms':>24} {statistics.median(ratios):>15.0f}×"
