@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 
 import collateral
 from collateral.spec import TraceSpec
@@ -88,6 +89,10 @@ def main() -> None:
     ap.add_argument("--dump", help="write the summaries to this JSON file")
     ap.add_argument("--compare", help="list the summary fields that differ from this dump")
     args = ap.parse_args()
+    if args.compare and not os.path.isfile(args.compare):
+        ap.error(f"--compare: {args.compare!r} is not a file")
+    if args.dump and not os.path.isdir(os.path.dirname(os.path.abspath(args.dump))):
+        ap.error(f"--dump: the directory of {args.dump!r} does not exist")
     named = scenarios()
     results = collateral.simulate_many([sc for _, sc in named])
     dump = {}

@@ -505,3 +505,61 @@ def test_a_runs_tmpdir_is_registered_before_it_is_created(tmp_path, monkeypatch)
     emu._register({"namespaces": ["col1l"]})
     rec = json.loads(record.read_text())
     assert rec == {"namespaces": ["col1l"], "tmpdir": str(wd)}
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (
+            [
+                "router",
+                "--left",
+                "a",
+                "--right",
+                "b",
+                "--scenario",
+                "s",
+                "--t0",
+                "1",
+                "--until-ns",
+                "1",
+                "--cpu",
+                "x",
+            ],
+            "--cpu",
+        ),
+        (
+            [
+                "router",
+                "--left",
+                "a",
+                "--right",
+                "b",
+                "--scenario",
+                "s",
+                "--t0",
+                "1",
+                "--until-ns",
+                "1",
+                "--spin-ns",
+                "-5",
+            ],
+            "--spin-ns",
+        ),
+        (
+            ["flood", "--src", "a", "--dst", "b", "--size", "200", "--rate-bps", "fast"],
+            "--rate-bps",
+        ),
+        (["router", "--left"], "--left"),
+        (["bogus"], "bogus"),
+    ],
+)
+def test_emulator_command_line_errors_exit_2_naming_the_argument(
+    args: list[str], named: str
+) -> None:
+    """The testbed binary's own arguments: a bad one is a usage error (exit 2), one line
+    naming it; nothing starts."""
+    p = subprocess.run([emu.find_emulator(), *args], capture_output=True, text=True)
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and named in lines[0], p.stderr

@@ -23,6 +23,16 @@ mod router;
 
 use std::collections::HashMap;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set when the command line itself is wrong: the process then exits 2, not 1.
+static USAGE_ERROR: AtomicBool = AtomicBool::new(false);
+
+/// A command-line error (exit status 2).
+fn usage(msg: String) -> String {
+    USAGE_ERROR.store(true, Ordering::Relaxed);
+    msg
+}
 
 struct Args(HashMap<String, String>);
 
@@ -33,8 +43,10 @@ impl Args {
         while let Some(k) = it.next() {
             let k = k
                 .strip_prefix("--")
-                .ok_or_else(|| format!("unexpected argument {k:?}"))?;
-            let val = it.next().ok_or_else(|| format!("--{k} needs a value"))?;
+                .ok_or_else(|| usage(format!("unexpected argument {k:?}")))?;
+            let val = it
+                .next()
+                .ok_or_else(|| usage(format!("--{k} needs a value")))?;
             m.insert(k.to_string(), val.clone());
         }
         Ok(Args(m))
@@ -43,17 +55,20 @@ impl Args {
         self.0
             .get(k)
             .cloned()
-            .ok_or_else(|| format!("--{k} is required"))
+            .ok_or_else(|| usage(format!("--{k} is required")))
     }
     fn n(&self, k: &str) -> Result<u64, String> {
         self.s(k)?
             .parse()
-            .map_err(|_| format!("--{k}: expected a non-negative integer"))
+            .map_err(|_| usage(format!("--{k}: expected a non-negative integer")))
     }
     fn opt_n(&self, k: &str) -> Result<Option<u64>, String> {
         self.0
             .get(k)
-            .map(|v| v.parse().map_err(|_| format!("--{k}: expected an integer")))
+            .map(|v| {
+                v.parse()
+                    .map_err(|_| usage(format!("--{k}: expected a non-negative integer")))
+            })
             .transpose()
     }
 }
@@ -93,7 +108,6 @@ fn main() -> ExitCode {
             "router" => router::run(router::RouterConfig {
                 left: a.s("left")?,
                 right: a.s("right")?,
-                scenario: scenario(&a.s("scenario")?)?,
                 l2_overhead: a.opt_n("l2-overhead")?.unwrap_or(0) as u32,
                 log: a.0.get("log").cloned(),
                 report: a.0.get("report").cloned(),
@@ -103,20 +117,25 @@ fn main() -> ExitCode {
                 cpu: a
                     .0
                     .get("cpu")
-                    .map(|v| v.parse().map_err(|_| "--cpu: expected an integer"))
+                    .map(|v| {
+                        v.parse()
+                            .map_err(|_| usage("--cpu: expected an integer".into()))
+                    })
                     .transpose()?,
                 spin_ns: a.opt_n("spin-ns")?.unwrap_or(300_000),
+                // Read last: every argument is checked before any file is read.
+                scenario: scenario(&a.s("scenario")?)?,
             }),
             "cbr-send" => {
                 router::install_signal_handlers();
                 net::avoid_router_cpu();
                 endpoints::cbr_send(endpoints::CbrSend {
-                    scenario: scenario(&a.s("scenario")?)?,
                     flow: a.n("flow")? as usize,
                     src: a.s("src")?,
                     dst: a.s("dst")?,
                     t0_real: a.n("t0")?,
                     out: a.s("out")?,
+                    scenario: scenario(&a.s("scenario")?)?,
                 })
             }
             "cbr-recv" => {
@@ -158,7 +177,10 @@ fn main() -> ExitCode {
                 let sizes = a
                     .s("sizes")?
                     .split(',')
-                    .map(|x| x.parse().map_err(|_| format!("--sizes: bad size {x:?}")))
+                    .map(|x| {
+                        x.parse()
+                            .map_err(|_| usage(format!("--sizes: bad size {x:?}")))
+                    })
                     .collect::<Result<Vec<usize>, String>>()?;
                 endpoints::train(
                     &a.s("src")?,
@@ -167,14 +189,18 @@ fn main() -> ExitCode {
                     a.opt_n("first-seq")?.unwrap_or(0),
                 )
             }
-            other => Err(format!("unknown subcommand {other:?}")),
+            other => Err(usage(format!("unknown subcommand {other:?}"))),
         }
     };
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("collateral-emu {cmd}: {e}");
-            ExitCode::from(1)
+            ExitCode::from(if USAGE_ERROR.load(Ordering::Relaxed) {
+                2
+            } else {
+                1
+            })
         }
     }
 }

@@ -145,8 +145,8 @@ impl DelayLine {
     #[inline]
     pub fn pop_released(&mut self, t: Nanos) -> Option<(Nanos, Packet)> {
         let l = self.released(t)?;
-        let h = self.lanes[l].pop_front()?;
-        Some((h.release, h.pkt))
+        let release = self.lanes[l][0].release;
+        Some((release, self.take(l)))
     }
 
     /// The packet at the head of lane `l` (which [`released`](Self::released) named),
@@ -275,12 +275,6 @@ impl Bottleneck {
         } else {
             self.wake
         }
-    }
-
-    /// The packet being transmitted and when it will have been serialised.
-    #[inline]
-    pub fn in_transmission(&self) -> Option<(&Packet, Nanos)> {
-        self.busy.then_some((&self.in_tx, self.busy_until))
     }
 
     /// When the packet in transmission, if any, will be released to its host.

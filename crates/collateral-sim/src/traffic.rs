@@ -295,7 +295,7 @@ impl CbrFlow {
 /// exactly and the fraction `x − ⌊x⌋` is exact.
 #[inline]
 pub fn round_ns(x: f64) -> Nanos {
-    if !(x < 9_007_199_254_740_992.0) {
+    if x.is_nan() || x >= 9_007_199_254_740_992.0 {
         return x.round() as Nanos;
     }
     let i = x as Nanos;

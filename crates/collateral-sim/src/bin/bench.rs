@@ -36,16 +36,18 @@ fn scenario(tcp: TcpConfig, down: u64, up: u64, seed: u64) -> Scenario {
 }
 
 fn main() {
-    let reps: usize = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(20);
+    let reps: usize = match std::env::args().nth(1) {
+        None => 20,
+        Some(s) => match s.parse() {
+            Ok(n) if n > 0 => n,
+            _ => {
+                eprintln!("collateral-bench: REPS: {s:?} is not a positive integer");
+                std::process::exit(2);
+            }
+        },
+    };
     let filter = std::env::args().nth(2).unwrap_or_default();
     let mut floors = Vec::new();
-    println!(
-        "{:<8} {:<22} {:>8} {:>8} {:>9} {:>12} {:>9} {:>9} {:>12}",
-        "link", "tcp", "wall_ms", "loop_ms", "events", "events/s", "packets", "ev/pkt", "goodput"
-    );
     let stacks = [
         ("newreno (rfc)", TcpConfig::default()),
         ("newreno (linux-2.6.25)", Profile::Linux2625.config()),
@@ -71,16 +73,25 @@ fn main() {
             },
         ),
     ];
-    for (name, down, up) in [
+    let rows: Vec<_> = [
         ("ADSL1", 1_500_000, 256_000),
         ("ADSL2", 24_000_000, 1_000_000),
     ]
     .into_iter()
     .flat_map(|l| std::iter::repeat(l).zip(stacks.iter()))
-    .map(|((n, d, u), (label, tcp))| ((n, label, tcp.clone()), d, u))
-    .filter(|((n, label, _), _, _)| format!("{n} {label}").contains(&filter))
-    {
-        let (name, label, tcp) = name;
+    .filter(|((n, _, _), (label, _))| format!("{n} {label}").contains(&filter))
+    .collect();
+    if rows.is_empty() {
+        eprintln!(
+            "collateral-bench: FILTER: {filter:?} matches no row (link and stack, e.g. \"ADSL1 cubic\")"
+        );
+        std::process::exit(2);
+    }
+    println!(
+        "{:<8} {:<22} {:>8} {:>8} {:>9} {:>12} {:>9} {:>9} {:>12}",
+        "link", "tcp", "wall_ms", "loop_ms", "events", "events/s", "packets", "ev/pkt", "goodput"
+    );
+    for ((name, down, up), (label, tcp)) in rows {
         let mut best = f64::INFINITY;
         let mut best_loop = f64::INFINITY;
         let mut last = None;
