@@ -507,45 +507,27 @@ def test_a_runs_tmpdir_is_registered_before_it_is_created(tmp_path, monkeypatch)
     assert rec == {"namespaces": ["col1l"], "tmpdir": str(wd)}
 
 
+#: A router command line complete but for the argument under test.
+ROUTER = [
+    "router",
+    "--left",
+    "a",
+    "--right",
+    "b",
+    "--scenario",
+    "s",
+    "--t0",
+    "1",
+    "--until-ns",
+    "1",
+]
+
+
 @pytest.mark.parametrize(
     ("args", "named"),
     [
-        (
-            [
-                "router",
-                "--left",
-                "a",
-                "--right",
-                "b",
-                "--scenario",
-                "s",
-                "--t0",
-                "1",
-                "--until-ns",
-                "1",
-                "--cpu",
-                "x",
-            ],
-            "--cpu",
-        ),
-        (
-            [
-                "router",
-                "--left",
-                "a",
-                "--right",
-                "b",
-                "--scenario",
-                "s",
-                "--t0",
-                "1",
-                "--until-ns",
-                "1",
-                "--spin-ns",
-                "-5",
-            ],
-            "--spin-ns",
-        ),
+        ([*ROUTER, "--cpu", "x"], "--cpu"),
+        ([*ROUTER, "--spin-ns", "-5"], "--spin-ns"),
         (
             ["flood", "--src", "a", "--dst", "b", "--size", "200", "--rate-bps", "fast"],
             "--rate-bps",
