@@ -83,13 +83,26 @@ impl DropTail {
         Some(pkt)
     }
 
+    /// Whether the packet in transmission counts as occupancy.
+    pub fn count_in_service(&self) -> bool {
+        self.count_in_service
+    }
+
     /// The accept/drop decision for an arrival of `len` bytes, given the occupancy.
     #[inline]
     pub fn is_full(&self, len: u32) -> bool {
+        self.is_full_at(self.bytes(), self.packets(), len)
+    }
+
+    /// The accept/drop decision for an arrival of `len` bytes when `bytes` and
+    /// `packets` are the occupancy: for a caller that keeps the occupancy itself (the
+    /// simulator's drop-tail link fixes each departure at arrival).
+    #[inline]
+    pub fn is_full_at(&self, bytes: u64, packets: u32, len: u32) -> bool {
         match self.rule {
-            FullRule::Ps => self.packets() as u64 >= self.limit,
-            FullRule::FbStrict => self.bytes() + len as u64 > self.limit,
-            FullRule::FbLoose => self.bytes() > self.limit,
+            FullRule::Ps => packets as u64 >= self.limit,
+            FullRule::FbStrict => bytes + len as u64 > self.limit,
+            FullRule::FbLoose => bytes > self.limit,
         }
     }
 }

@@ -11,7 +11,7 @@
 
 use std::collections::VecDeque;
 
-use collateral_queue::{AnyQueue, Discipline, Ecn, Framing, Nanos, Packet};
+use collateral_queue::{AnyQueue, Discipline, DropTail, Ecn, Framing, Nanos, Packet};
 use rand::RngExt;
 use rand_pcg::Pcg64Mcg;
 
@@ -173,6 +173,53 @@ impl DelayLine {
     }
 }
 
+/// Drop-tail's transmissions fixed when each packet arrives.
+///
+/// A FIFO served at a constant rate starts an accepted packet at the later of its
+/// arrival and the end of the packet before it, whatever arrives after it: its end of
+/// transmission, its release from the delay line and its counters are all known when it
+/// is accepted, so it goes straight into the delay line and no completion step follows.
+/// The occupancy an arrival sees is what the step-by-step path would hold then: the
+/// accepted packets not yet started, plus the one in transmission when the queue counts
+/// it. The simulator's links use this when the queue is drop-tail, there is no wire loss
+/// and no occupancy trace (which needs each dequeue in time order); the two paths give
+/// the same results (`tests::fifo_clock_equals_the_step_by_step_link`).
+#[derive(Debug)]
+struct FifoClock {
+    /// The configured queue, for its full rule (it holds no packets).
+    rule: DropTail,
+    /// Accepted packets not yet started: (start, end of transmission, length).
+    waiting: VecDeque<(Nanos, Nanos, u32)>,
+    waiting_bytes: u64,
+    /// When the last accepted packet's transmission ends.
+    tail_end: Nanos,
+    /// The packet started last: its length and the end of its transmission.
+    svc_len: u32,
+    svc_end: Nanos,
+}
+
+impl FifoClock {
+    /// Occupancy (bytes, packets) at `now`, once every start by `now` is taken off.
+    #[inline]
+    fn occupancy(&mut self, now: Nanos) -> (u64, u32) {
+        while let Some(&(start, end, len)) = self.waiting.front() {
+            if start > now {
+                break;
+            }
+            self.waiting.pop_front();
+            self.waiting_bytes -= len as u64;
+            (self.svc_len, self.svc_end) = (len, end);
+        }
+        let (b, p) = (self.waiting_bytes, self.waiting.len() as u32);
+        // A transmission ending at `now` has ended: completions come before arrivals.
+        if self.rule.count_in_service() && self.svc_end > now {
+            (b + self.svc_len as u64, p + 1)
+        } else {
+            (b, p)
+        }
+    }
+}
+
 /// Counters a bottleneck direction keeps for the summary.
 #[derive(Debug, Clone, Default)]
 pub struct LinkStats {
@@ -217,6 +264,8 @@ pub struct Bottleneck {
     pub stats: LinkStats,
     /// Per-class arrivals, drops, throughput and latency, per time bin and phase.
     pub meter: Meter,
+    /// Set by [`fix_departures_at_arrival`](Self::fix_departures_at_arrival).
+    fifo: Option<FifoClock>,
 }
 
 impl Bottleneck {
@@ -257,7 +306,38 @@ impl Bottleneck {
             trace: trace.then(Vec::new),
             stats: LinkStats::default(),
             meter: Meter::new(sc.duration_ns, sc.bin_ns, phase_starts, sc.trace.classes),
+            fifo: None,
         })
+    }
+
+    /// Fixes each packet's departure when it arrives ([`FifoClock`]) when the queue is
+    /// drop-tail, nothing is lost on the wire and there is no occupancy trace; a no-op
+    /// otherwise. Call before the first arrival. The simulator does; the testbed's
+    /// router, which logs the occupancy at every departure, does not.
+    pub fn fix_departures_at_arrival(&mut self) {
+        if let AnyQueue::DropTail(q) = &self.queue {
+            if self.loss_rate == 0.0 && self.trace.is_none() && self.stats.arrivals == 0 {
+                self.fifo = Some(FifoClock {
+                    rule: q.clone(),
+                    waiting: VecDeque::with_capacity(256),
+                    waiting_bytes: 0,
+                    tail_end: 0,
+                    svc_len: 0,
+                    svc_end: 0,
+                });
+            }
+        }
+    }
+
+    /// The earliest a packet of `len` bytes arriving at `at` can end its transmission,
+    /// given what the link has accepted so far.
+    #[inline]
+    pub fn earliest_end(&self, at: Nanos, len: u32) -> Nanos {
+        let start = match &self.fifo {
+            Some(f) => at.max(f.tail_end),
+            None => at,
+        };
+        start + self.wire_time(len)
     }
 
     /// Serialisation time of an IP packet of `len` bytes, framing included.
@@ -305,6 +385,9 @@ impl Bottleneck {
     pub fn arrive_from(&mut self, now: Nanos, pkt: &Packet) -> bool {
         self.stats.arrivals += 1;
         self.meter.on_arrival(now, pkt);
+        if self.fifo.is_some() {
+            return self.arrive_fifo(now, pkt);
+        }
         let queued = self.queue.enqueue(now, *pkt, &mut self.scratch);
         self.note_drops(now);
         // Occupancy only grows by an enqueue: the maxima are taken here, not per dequeue.
@@ -316,6 +399,40 @@ impl Bottleneck {
             self.start_next(now);
         }
         queued
+    }
+
+    /// [`arrive_from`](Self::arrive_from) with [`FifoClock`]: accepted or dropped now,
+    /// and when accepted, transmitted and put in the delay line at once.
+    #[inline]
+    fn arrive_fifo(&mut self, now: Nanos, pkt: &Packet) -> bool {
+        let wire = self.wire_time(pkt.bytes());
+        let Some(f) = self.fifo.as_mut() else {
+            return false; // only called with a clock
+        };
+        let (bytes, packets) = f.occupancy(now);
+        let len = pkt.bytes();
+        if f.rule.is_full_at(bytes, packets, len) {
+            self.meter.on_drop(now, pkt);
+            self.stats.drops += 1;
+            self.dropped.push((now, *pkt, false));
+            return false;
+        }
+        self.stats.max_bytes = self.stats.max_bytes.max(bytes + len as u64);
+        self.stats.max_packets = self.stats.max_packets.max(packets + 1);
+        let start = now.max(f.tail_end);
+        let end = start + wire;
+        f.tail_end = end;
+        if start > now {
+            f.waiting.push_back((start, end, len));
+            f.waiting_bytes += len as u64;
+        } else {
+            (f.svc_len, f.svc_end) = (len, end);
+        }
+        // Drop-tail never marks and no source sends CE: `ce_marks` stays 0. A departure
+        // after the end of the run falls outside every phase and bin of the meter.
+        self.meter.on_departure(end, pkt);
+        self.delay.push_at(self.delay.release_time(pkt, end), *pkt);
+        true
     }
 
     /// The transmission in progress ends at `now` (= its completion time): the packet
@@ -484,6 +601,122 @@ mod tests {
         }
         // 1500 B at 1.5 Mbit/s is exactly 8 ms.
         assert_eq!(Rate::new(1_500_000).ser(1500), 8_000_000);
+    }
+
+    /// The drop-tail link with departures fixed at arrival and the step-by-step link,
+    /// fed the same random arrivals (bursts, idle gaps, mixed sizes and classes, across
+    /// the warm-up and past the end of the run), release the same packets at the same
+    /// times, drop the same ones and count the same in every phase: for each full rule,
+    /// with and without the packet in transmission counted, with and without framing.
+    #[test]
+    fn fifo_clock_equals_the_step_by_step_link() {
+        use crate::scenario::{PhaseConfig, QueueConfig};
+        use collateral_queue::{FullRule, PacketKind};
+        let mut v: u64 = 7;
+        let mut next = |m: u64| {
+            v = v
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (v >> 33) % m
+        };
+        let mut fixed_runs = 0;
+        for (rule, limit) in [
+            (FullRule::Ps, 6),
+            (FullRule::FbStrict, 7499),
+            (FullRule::FbLoose, 5000),
+            // Room for one packet: whether the one just sent still counts decides.
+            (FullRule::Ps, 1),
+            (FullRule::FbStrict, 1500),
+        ] {
+            for count_in_service in [false, true] {
+                for atm in [false, true] {
+                    let mut q = QueueConfig::drop_tail(rule, limit);
+                    q.count_in_service = count_in_service;
+                    let mut sc = Scenario::builder()
+                        .duration(2_000_000_000)
+                        .warmup(500_000_000)
+                        .rtt(40_000_000)
+                        .link(8_000_000, 256_000, q)
+                        .build();
+                    sc.phases = vec![
+                        PhaseConfig {
+                            name: "a".into(),
+                            start_ns: 500_000_000,
+                        },
+                        PhaseConfig {
+                            name: "b".into(),
+                            start_ns: 1_200_000_000,
+                        },
+                    ];
+                    sc.down.framing = Framing {
+                        overhead_bytes: 10 * atm as u32,
+                        atm,
+                    };
+                    let egress = Some(Rate::new(10_000_000));
+                    let mut step = Bottleneck::new(&sc, Direction::Down, egress, false).unwrap();
+                    let mut fixed = Bottleneck::new(&sc, Direction::Down, egress, false).unwrap();
+                    fixed.fix_departures_at_arrival();
+                    assert!(fixed.fifo.is_some());
+                    fixed_runs += 1;
+                    let (mut out_s, mut out_f) = (Vec::new(), Vec::new());
+                    let mut t: Nanos = 0;
+                    for seq in 0..6000 {
+                        // Mostly back-to-back bursts, now and then an idle gap. At
+                        // 8 Mbit/s a byte takes 1 µs: in whole microseconds, arrivals
+                        // often meet the end of a transmission exactly.
+                        t += 1000
+                            * match next(50) {
+                                0 => next(20_000),
+                                1..=15 => 0,
+                                _ => next(600),
+                            };
+                        let (kind, len) = match next(4) {
+                            0 => (PacketKind::Cbr, 186),
+                            1 => (PacketKind::Ack, 52),
+                            _ => (PacketKind::Data, 40 + next(1461) as u32),
+                        };
+                        let mut pkt = Packet::new(kind, next(3) as u32, len, seq, t);
+                        pkt.arrived = t;
+                        pkt.dst = next(2) as u8;
+                        step.catch_up(t);
+                        let a = step.arrive(t, pkt);
+                        let b = fixed.arrive(t, pkt);
+                        assert_eq!(a, b, "{rule:?} {count_in_service} arrival {seq}");
+                        while let Some(p) = step.pop_released(t) {
+                            out_s.push(p);
+                        }
+                        while let Some(p) = fixed.pop_released(t) {
+                            out_f.push(p);
+                        }
+                    }
+                    step.catch_up(NEVER - 1);
+                    while let Some(p) = step.pop_released(NEVER) {
+                        out_s.push(p);
+                    }
+                    while let Some(p) = fixed.pop_released(NEVER) {
+                        out_f.push(p);
+                    }
+                    let what = format!("{rule:?}, in service {count_in_service}, atm {atm}");
+                    assert!(t > sc.duration_ns, "{what}: arrivals end after the run");
+                    assert!(step.stats.drops > 100, "{what}: {} drops", step.stats.drops);
+                    assert_eq!(out_s, out_f, "{what}: releases");
+                    assert_eq!(step.dropped, fixed.dropped, "{what}: drops");
+                    assert_eq!(
+                        format!("{:?}", step.stats),
+                        format!("{:?}", fixed.stats),
+                        "{what}: counters"
+                    );
+                    for k in 0..2 {
+                        assert_eq!(
+                            format!("{:?}", step.meter.phase_counts(k)),
+                            format!("{:?}", fixed.meter.phase_counts(k)),
+                            "{what}: phase {k}"
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(fixed_runs, 20);
     }
 
     #[test]

@@ -26,13 +26,11 @@ pub struct Link {
 impl Link {
     /// Direction `d` of the scenario, delivering through the far-side hosts' access links.
     pub fn new(sc: &Scenario, d: Direction) -> Result<Self, String> {
+        let mut bottleneck =
+            Bottleneck::new(sc, d, Some(Rate::new(sc.access_rate_bps)), sc.trace.queue)?;
+        bottleneck.fix_departures_at_arrival();
         Ok(Link {
-            bottleneck: Bottleneck::new(
-                sc,
-                d,
-                Some(Rate::new(sc.access_rate_bps)),
-                sc.trace.queue,
-            )?,
+            bottleneck,
             ingress: VecDeque::with_capacity(64),
         })
     }
@@ -98,7 +96,7 @@ impl Link {
                 // The last transmission ended before anything in the ingress arrived.
                 t = t.min(
                     b.delay
-                        .release_time(pkt, pkt.arrived + b.wire_time(pkt.bytes())),
+                        .release_time(pkt, b.earliest_end(pkt.arrived, pkt.bytes())),
                 );
             }
         }
