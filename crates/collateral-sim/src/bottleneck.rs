@@ -329,6 +329,13 @@ impl Bottleneck {
         }
     }
 
+    /// Whether each departure is fixed at arrival ([`FifoClock`]): then there is never a
+    /// completion to step through.
+    #[inline]
+    pub fn fixes_departures(&self) -> bool {
+        self.fifo.is_some()
+    }
+
     /// The earliest a packet of `len` bytes arriving at `at` can end its transmission,
     /// given what the link has accepted so far.
     #[inline]
@@ -384,10 +391,10 @@ impl Bottleneck {
     #[inline(never)]
     pub fn arrive_from(&mut self, now: Nanos, pkt: &Packet) -> bool {
         self.stats.arrivals += 1;
-        self.meter.on_arrival(now, pkt);
         if self.fifo.is_some() {
             return self.arrive_fifo(now, pkt);
         }
+        self.meter.on_arrival(now, pkt);
         let queued = self.queue.enqueue(now, *pkt, &mut self.scratch);
         self.note_drops(now);
         // Occupancy only grows by an enqueue: the maxima are taken here, not per dequeue.
@@ -412,6 +419,7 @@ impl Bottleneck {
         let (bytes, packets) = f.occupancy(now);
         let len = pkt.bytes();
         if f.rule.is_full_at(bytes, packets, len) {
+            self.meter.on_arrival(now, pkt);
             self.meter.on_drop(now, pkt);
             self.stats.drops += 1;
             self.dropped.push((now, *pkt, false));
@@ -430,7 +438,7 @@ impl Bottleneck {
         }
         // Drop-tail never marks and no source sends CE: `ce_marks` stays 0. A departure
         // after the end of the run falls outside every phase and bin of the meter.
-        self.meter.on_departure(end, pkt);
+        self.meter.on_arrival_and_departure(now, end, pkt);
         self.delay.push_at(self.delay.release_time(pkt, end), *pkt);
         true
     }

@@ -67,6 +67,17 @@ impl Link {
     /// `t`, in time order (a completion before an arrival at the same instant).
     pub fn advance(&mut self, t: Nanos) {
         let b = &mut self.bottleneck;
+        if b.fixes_departures() {
+            // No completion steps: only the arrivals, in order.
+            while let Some(p) = self.ingress.front() {
+                if p.arrived > t {
+                    break;
+                }
+                b.arrive_from(p.arrived, p);
+                self.ingress.pop_front();
+            }
+            return;
+        }
         loop {
             let t_done = b.next_completion();
             let t_arr = self.ingress.front().map_or(NEVER, |p| p.arrived);

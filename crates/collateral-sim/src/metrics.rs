@@ -32,7 +32,8 @@ pub struct ClassCount {
 }
 
 /// Per-class counters of one bottleneck direction, in fixed time bins and per phase.
-/// Every method takes `now`; the link calls them in time order.
+/// Every method takes `now`. Counts may come in any order (the drop-tail link counts a
+/// departure when the packet arrives); they are cheapest in time order.
 #[derive(Debug, Clone)]
 pub struct Meter {
     bin_ns: Nanos,
@@ -46,7 +47,7 @@ pub struct Meter {
     phases: Vec<[ClassCount; 3]>,
     /// The counters of the phase in progress, `phase` (`None` before the first phase and
     /// after the end: counted, then discarded), valid for `now` in `[from, until)`.
-    /// Counts come in time order, so a packet costs two comparisons and an add; the
+    /// Counts mostly come in time order, so a packet costs two comparisons and an add; the
     /// counters move to `phases` when a count falls outside the span.
     current: [ClassCount; 3],
     phase: Option<usize>,
@@ -145,6 +146,23 @@ impl Meter {
     #[inline]
     pub fn on_drop(&mut self, now: Nanos, pkt: &Packet) {
         self.count(now, pkt, |c| c.drops += 1);
+    }
+
+    /// [`on_arrival`](Self::on_arrival) at `now` and [`on_departure`](Self::on_departure)
+    /// at `end` in one step when both fall in the phase in progress and there are no
+    /// bins (the common case: one class lookup and one span check).
+    #[inline]
+    pub fn on_arrival_and_departure(&mut self, now: Nanos, end: Nanos, pkt: &Packet) {
+        if !self.bins.is_empty() || now < self.from || end >= self.until {
+            self.on_arrival(now, pkt);
+            self.on_departure(end, pkt);
+            return;
+        }
+        let c = &mut self.current[measured_class(pkt).index()];
+        c.arrivals += 1;
+        c.departures += 1;
+        c.bytes += pkt.len as u64;
+        c.latency_ns += end.saturating_sub(pkt.arrived) as u128;
     }
 
     #[inline]
