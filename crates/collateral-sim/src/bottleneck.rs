@@ -96,7 +96,7 @@ impl DelayLine {
         DelayLine {
             prop_ns,
             egress: egress.unwrap_or(Rate::new(0)),
-            lanes: [VecDeque::with_capacity(256), VecDeque::with_capacity(256)],
+            lanes: [VecDeque::with_capacity(16), VecDeque::with_capacity(16)],
             egress_busy: [0; 2],
         }
     }
@@ -319,7 +319,7 @@ impl Bottleneck {
             if self.loss_rate == 0.0 && self.trace.is_none() && self.stats.arrivals == 0 {
                 self.fifo = Some(FifoClock {
                     rule: q.clone(),
-                    waiting: VecDeque::with_capacity(256),
+                    waiting: VecDeque::with_capacity(16),
                     waiting_bytes: 0,
                     tail_end: 0,
                     svc_len: 0,

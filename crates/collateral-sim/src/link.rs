@@ -31,7 +31,7 @@ impl Link {
         bottleneck.fix_departures_at_arrival();
         Ok(Link {
             bottleneck,
-            ingress: VecDeque::with_capacity(64),
+            ingress: VecDeque::with_capacity(16),
         })
     }
 
