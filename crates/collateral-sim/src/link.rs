@@ -21,6 +21,12 @@ use crate::scenario::{Direction, Scenario};
 pub struct Link {
     pub bottleneck: Bottleneck,
     ingress: VecDeque<Packet>,
+    /// A second ingress of one packet: the next packet of a source whose departures
+    /// are known in advance (the direction's CBR flow), drawn when the one before it
+    /// enters the queue rather than by an event of its own. Valid when `side_at`
+    /// (its arrival) is not [`NEVER`].
+    side: Packet,
+    side_at: Nanos,
 }
 
 impl Link {
@@ -32,7 +38,44 @@ impl Link {
         Ok(Link {
             bottleneck,
             ingress: VecDeque::with_capacity(16),
+            side: Packet::new(collateral_queue::PacketKind::Cbr, 0, 0, 0, 0),
+            side_at: NEVER,
         })
+    }
+
+    /// Sets the side packet (see `side`), its arrival time and hosts already written
+    /// into it; `None`: the source has no more.
+    #[inline]
+    pub fn set_side(&mut self, pkt: Option<Packet>) {
+        match pkt {
+            Some(p) => {
+                self.side_at = p.arrived;
+                self.side = p;
+            }
+            None => self.side_at = NEVER,
+        }
+    }
+
+    /// Whether the next arrival is the side packet rather than the ingress's first. At
+    /// equal arrival times, the one its host sent first (ingress packets leave their
+    /// host at `sent`); at equal send times too, the side packet.
+    #[inline]
+    fn side_first(&self) -> bool {
+        self.side_at != NEVER
+            && self
+                .ingress
+                .front()
+                .is_none_or(|p| (self.side_at, self.side.sent) <= (p.arrived, p.sent))
+    }
+
+    /// The next arrival at the queue, if any: from the side or the ingress.
+    #[inline]
+    fn next_arrival(&self) -> Option<&Packet> {
+        if self.side_first() {
+            Some(&self.side)
+        } else {
+            self.ingress.front()
+        }
     }
 
     /// A packet from host `host` reaches the bottleneck router at `at`. Arrivals from
@@ -65,31 +108,45 @@ impl Link {
 
     /// Processes every arrival, transmission start and completion up to and including
     /// `t`, in time order (a completion before an arrival at the same instant).
-    pub fn advance(&mut self, t: Nanos) {
-        let b = &mut self.bottleneck;
-        if b.fixes_departures() {
-            // No completion steps: only the arrivals, in order.
-            while let Some(p) = self.ingress.front() {
-                if p.arrived > t {
-                    break;
-                }
-                b.arrive_from(p.arrived, p);
-                self.ingress.pop_front();
-            }
-            return;
-        }
+    /// `next_side` gives the side packet after the one that has just entered the queue.
+    pub fn advance(&mut self, t: Nanos, mut next_side: impl FnMut() -> Option<Packet>) {
+        let fifo = self.bottleneck.fixes_departures();
         loop {
-            let t_done = b.next_completion();
-            let t_arr = self.ingress.front().map_or(NEVER, |p| p.arrived);
-            if t_done <= t_arr && t_done <= t {
-                b.complete(t_done);
-            } else if t_arr <= t {
-                // Read in place, then dropped (see `DelayLine::take`).
-                b.arrive_from(t_arr, &self.ingress[0]);
-                self.ingress.pop_front();
+            let side = self.side_first();
+            let t_arr = if side {
+                self.side_at
             } else {
+                self.ingress.front().map_or(NEVER, |p| p.arrived)
+            };
+            // Drop-tail fixes departures at arrival: no completion steps.
+            if !fifo {
+                let t_done = self.bottleneck.next_completion();
+                if t_done <= t_arr && t_done <= t {
+                    self.bottleneck.complete(t_done);
+                    continue;
+                }
+            }
+            if t_arr > t {
                 break;
             }
+            if side {
+                self.bottleneck.arrive_from(t_arr, &self.side);
+                self.set_side(next_side());
+            } else {
+                // Read in place, then dropped (see `DelayLine::take`).
+                self.bottleneck.arrive_from(t_arr, &self.ingress[0]);
+                self.ingress.pop_front();
+            }
+        }
+    }
+
+    /// Moves the side packet into the ingress, where it counts as in flight: at the end
+    /// of the run.
+    pub fn side_to_ingress(&mut self) {
+        if self.side_at != NEVER {
+            let p = self.side;
+            self.side_at = NEVER;
+            self.arrive(p, p.arrived, p.src);
         }
     }
 
@@ -103,7 +160,7 @@ impl Link {
         } else {
             // Idle, possibly with a shaper holding queued packets until its wake-up.
             t = t.min(b.next_completion().saturating_add(b.delay.prop_ns));
-            if let Some(pkt) = self.ingress.front() {
+            if let Some(pkt) = self.next_arrival() {
                 // The last transmission ended before anything in the ingress arrived.
                 t = t.min(
                     b.delay
@@ -131,12 +188,55 @@ impl Link {
 
     /// Packets inside the link (ingress, queued, in transmission, propagating).
     pub fn in_flight(&self) -> usize {
-        self.ingress.len() + self.bottleneck.in_flight()
+        self.ingress.len() + (self.side_at != NEVER) as usize + self.bottleneck.in_flight()
     }
 
     /// Calls `f` on every packet still inside the link.
     pub fn for_each_in_flight(&self, mut f: impl FnMut(&Packet)) {
+        if self.side_at != NEVER {
+            f(&self.side);
+        }
         self.ingress.iter().for_each(&mut f);
         self.bottleneck.for_each_in_flight(f);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::QueueConfig;
+    use collateral_queue::{FullRule, PacketKind};
+
+    /// Which of two packets arriving at the same instant enters the queue first: the
+    /// one its host sent first, as when both are inserted into the ingress in the order
+    /// they were sent; sent at the same instant too, the side packet.
+    #[test]
+    fn side_packet_takes_its_turn_by_arrival_then_send_time() {
+        let sc = Scenario::builder()
+            .link(
+                1_500_000,
+                256_000,
+                QueueConfig::drop_tail(FullRule::Ps, 100),
+            )
+            .build();
+        for (tcp_sent, cbr_sent, cbr_first) in [(100, 50, true), (50, 100, false), (70, 70, true)] {
+            let mut l = Link::new(&sc, Direction::Down).unwrap();
+            l.arrive(Packet::new(PacketKind::Data, 0, 1500, 0, tcp_sent), 1000, 0);
+            let mut cbr = Packet::new(PacketKind::Cbr, 1, 186, 0, cbr_sent);
+            (cbr.arrived, cbr.src, cbr.dst) = (1000, 1, 1);
+            l.set_side(Some(cbr));
+            l.advance(NEVER - 1, || None);
+            let mut released: Vec<(Nanos, PacketKind)> =
+                std::iter::from_fn(|| l.bottleneck.pop_released(NEVER))
+                    .map(|(t, p)| (t, p.kind))
+                    .collect();
+            released.sort_by_key(|r| r.0);
+            let first = released[0].1;
+            assert_eq!(
+                first == PacketKind::Cbr,
+                cbr_first,
+                "TCP sent at {tcp_sent}, CBR at {cbr_sent}: {released:?}"
+            );
+        }
     }
 }

@@ -79,6 +79,9 @@ pub struct Simulation {
     n_bulk: usize,
     web: web_users::WebState,
     cbr: Vec<CbrFlow>,
+    /// Per direction, the CBR flow that feeds its link's side ingress (see
+    /// `Link::set_side`) instead of sending by events: a direction's only CBR flow.
+    side_cbr: [Option<usize>; 2],
     access: Rate,
     out: Vec<Packet>,
     traces: Traces,
@@ -87,6 +90,12 @@ pub struct Simulation {
 
 impl Simulation {
     pub fn new(sc: Scenario) -> Result<Self, String> {
+        Self::with_cbr_events(sc, false)
+    }
+
+    /// [`new`](Self::new); with `by_events`, every CBR flow sends by events of its own,
+    /// none through its link's side ingress (for the tests that compare the two).
+    pub fn with_cbr_events(sc: Scenario, by_events: bool) -> Result<Self, String> {
         sc.validate()?;
         let links = [
             Link::new(&sc, Direction::Down)?,
@@ -123,12 +132,20 @@ impl Simulation {
                 )
             })
             .collect();
+        let mut side_cbr = [None; 2];
+        for d in [Direction::Down, Direction::Up] {
+            let mut of_d = (0..cbr.len()).filter(|&j| sc.cbr[j].direction == d);
+            if let (Some(j), None, false) = (of_d.next(), of_d.next(), by_events) {
+                side_cbr[d.index()] = Some(j);
+            }
+        }
         for (j, c) in cbr.iter().enumerate() {
-            if c.source.active_at(c.source.next_send, sc.duration_ns) {
+            let by_event = !side_cbr.contains(&Some(j));
+            if by_event && c.source.active_at(c.source.next_send, sc.duration_ns) {
                 events.schedule(c.source.next_send, Wake::CbrSend(j as u32));
             }
         }
-        Ok(Simulation {
+        let mut sim = Simulation {
             now: 0,
             events,
             links,
@@ -141,8 +158,29 @@ impl Simulation {
             out: Vec::with_capacity(64),
             traces: Traces::default(),
             max_events: u64::MAX,
+            side_cbr,
             sc,
-        })
+        };
+        for d in 0..2 {
+            let p = sim.next_side_cbr(d);
+            sim.links[d].set_side(p);
+            sim.arm_link(d);
+        }
+        Ok(sim)
+    }
+
+    /// The next packet of direction `d`'s side-fed CBR flow, sent from its host at the
+    /// source's next departure and stamped with its arrival at the router; `None` when
+    /// the direction has no such flow or the source has stopped.
+    #[inline]
+    fn next_side_cbr(&mut self, d: usize) -> Option<Packet> {
+        let j = self.side_cbr[d]?;
+        cbr_departure(
+            &mut self.cbr[j],
+            &mut self.access_busy[d][1],
+            self.access,
+            self.sc.duration_ns,
+        )
     }
 
     /// Ends the run with an error once about `n` events have been handled (checked with
@@ -180,8 +218,14 @@ impl Simulation {
         }
         self.now = end;
         for d in 0..2 {
-            self.links[d].advance(end);
+            self.advance_link(d, end);
             self.note_drops(d);
+            // What the side-fed source sent before the end is in flight, as it would be
+            // sent by events.
+            self.links[d].side_to_ingress();
+            while let Some(p) = self.next_side_cbr(d) {
+                self.links[d].arrive(p, p.arrived, 1);
+            }
         }
         let wall = t0.elapsed().as_secs_f64();
         Ok(self.finish(wall))
@@ -223,7 +267,7 @@ impl Simulation {
             Wake::Link(d) => {
                 // A slot's wake-up (`Events::set_slot`): never stale.
                 let d = d as usize;
-                self.links[d].advance(now);
+                self.advance_link(d, now);
                 self.note_drops(d);
                 while let Some(lane) = self.links[d].delivered_lane(now) {
                     let pkt = self.links[d].take_delivered(lane);
@@ -281,9 +325,7 @@ impl Simulation {
             Wake::Setup(s) => self.web_setup_timer(s as usize, wake),
             Wake::CbrSend(i) => {
                 let c = &mut self.cbr[i as usize];
-                let (seq, len) = c.send(now);
-                let mut pkt = Packet::new(PacketKind::Cbr, c.flow, len, seq, now);
-                pkt.tos = c.source.cfg.tag << 2 | c.source.cfg.ecn as u8;
+                let pkt = cbr_packet(c, now);
                 let dir = c.source.cfg.direction;
                 if c.source.active_at(c.source.next_send, self.sc.duration_ns) {
                     self.events.schedule(c.source.next_send, wake);
@@ -457,6 +499,21 @@ impl Simulation {
         }
     }
 
+    /// Advances direction `d`'s link to `t`, feeding it its side-fed CBR packets.
+    #[inline]
+    fn advance_link(&mut self, d: usize, t: Nanos) {
+        let (cbr, busy, access, end) = (
+            &mut self.cbr,
+            &mut self.access_busy[d][1],
+            self.access,
+            self.sc.duration_ns,
+        );
+        let side = self.side_cbr[d];
+        self.links[d].advance(t, || {
+            side.and_then(|j| cbr_departure(&mut cbr[j], busy, access, end))
+        });
+    }
+
     #[inline]
     fn arm_link(&mut self, d: usize) {
         let t = self.links[d].next_delivery();
@@ -578,6 +635,33 @@ impl Simulation {
     pub fn links(&self) -> &[Link; 2] {
         &self.links
     }
+}
+
+/// The packet CBR flow `c` sends at `now` (its source's next departure).
+#[inline]
+fn cbr_packet(c: &mut CbrFlow, now: Nanos) -> Packet {
+    let (seq, len) = c.send(now);
+    let mut pkt = Packet::new(PacketKind::Cbr, c.flow, len, seq, now);
+    pkt.tos = c.source.cfg.tag << 2 | c.source.cfg.ecn as u8;
+    pkt
+}
+
+/// The next packet of a side-fed CBR flow (`None` once its source has stopped): sent at
+/// the source's next departure through its host's access link (`busy`: when that link
+/// is free) and stamped with its arrival at the router, as `Simulation::inject` would
+/// for a packet sent by an event then.
+#[inline]
+fn cbr_departure(c: &mut CbrFlow, busy: &mut Nanos, access: Rate, end: Nanos) -> Option<Packet> {
+    let s = c.source.next_send;
+    if !c.source.active_at(s, end) {
+        return None;
+    }
+    let mut pkt = cbr_packet(c, s);
+    let a = (*busy).max(s) + access.ser(pkt.bytes());
+    *busy = a;
+    pkt.arrived = a;
+    (pkt.src, pkt.dst) = (1, 1);
+    Some(pkt)
 }
 
 /// Runs one trial of `sc`. A panic would be a bug of the core (every input is checked

@@ -151,6 +151,70 @@ fn departures_fixed_at_arrival_equal_the_step_by_step_link() {
     }
 }
 
+/// A direction's only CBR flow feeds its link directly (each packet drawn when the one
+/// before it enters the queue); with events of its own it must give the same results:
+/// with and without jitter, an application's sizes and gaps, start and stop times, a
+/// drop-tail queue and an AQM, ATM framing, web users beside it.
+#[test]
+fn cbr_fed_to_the_link_equals_cbr_sent_by_events() {
+    use collateral_sim::queue::Framing;
+    use collateral_sim::scenario::TraceConfig;
+    use collateral_sim::traffic::AppProfile;
+    use collateral_sim::web::WebConfig;
+    use collateral_sim::Simulation;
+    let run = |sc: &Scenario, by_events: bool| {
+        let r = Simulation::with_cbr_events(sc.clone(), by_events)
+            .unwrap()
+            .run()
+            .unwrap();
+        let mut s = serde_json::to_value(&r.summary).unwrap();
+        s["events"] = 0.into();
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        (
+            s,
+            r.traces.cbr.sent.clone(),
+            bits(&r.traces.cbr.owd_s),
+            r.traces.queue.bytes.clone(),
+        )
+    };
+    let mut cases = Vec::new();
+    let base = adsl1(FullRule::FbStrict, 20_000, 11, 40);
+    cases.push(("jittered CBR both ways", base.clone()));
+    let mut periodic = base.clone();
+    for c in &mut periodic.cbr {
+        c.jitter_ns = 0;
+    }
+    cases.push(("periodic", periodic));
+    let mut app = base.clone();
+    app.cbr[0] = CbrConfig {
+        app: Some(AppProfile::Quake3),
+        ..app.cbr[0].clone()
+    };
+    app.cbr[1].start_ns = Some(7 * S + 3);
+    app.cbr[1].stop_ns = Some(31 * S);
+    cases.push(("application sizes, start and stop", app));
+    let mut aqm = base.clone();
+    aqm.down.queue = serde_json::from_str(r#"{"kind": "codel"}"#).unwrap();
+    aqm.up.framing = Framing {
+        overhead_bytes: 10,
+        atm: true,
+    };
+    aqm.trace = TraceConfig {
+        queue: true,
+        ..TraceConfig::OFF
+    };
+    cases.push(("CoDel down, ATM up, queue trace", aqm));
+    let mut web = base.clone();
+    web.web
+        .push(serde_json::from_str::<WebConfig>(r#"{"users": 20}"#).unwrap());
+    cases.push(("web users", web));
+    for (what, sc) in &cases {
+        let (a, b) = (run(sc, false), run(sc, true));
+        assert!(a.0["cbr"][0]["sent"].as_u64().unwrap() > 100, "{what}");
+        assert_eq!(a, b, "{what}");
+    }
+}
+
 #[test]
 fn same_seed_same_results_other_seed_other_timings() {
     let a = simulate(adsl1(FullRule::FbLoose, 60_000, 42, 30)).unwrap();
