@@ -155,6 +155,15 @@ impl Link {
     pub fn next_delivery(&self) -> Nanos {
         let b = &self.bottleneck;
         let mut t = b.delay.next_release();
+        if b.fixes_departures() {
+            // Everything accepted is in the delay line; the next arrival cannot leave
+            // before the accepted packets ahead of it.
+            if let Some(pkt) = self.next_arrival() {
+                let end = b.earliest_end(pkt.arrived, pkt.bytes());
+                t = t.min(b.delay.release_time(pkt, end));
+            }
+            return t;
+        }
         if let Some(r) = b.tx_release() {
             t = t.min(r);
         } else {
