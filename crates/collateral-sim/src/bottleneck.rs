@@ -210,13 +210,40 @@ impl FifoClock {
             self.waiting_bytes -= len as u64;
             (self.svc_len, self.svc_end) = (len, end);
         }
-        let (b, p) = (self.waiting_bytes, self.waiting.len() as u32);
-        // A transmission ending at `now` has ended: completions come before arrivals.
-        if self.rule.count_in_service() && self.svc_end > now {
-            (b + self.svc_len as u64, p + 1)
+        let svc = (self.svc_len, self.svc_end);
+        self.with_in_service(now, self.waiting_bytes, self.waiting.len() as u32, svc)
+    }
+
+    /// The waiting `bytes` and `packets`, plus the packet started last (`svc`: its
+    /// length and end) when it is still in transmission at `now` and the queue counts
+    /// it. A transmission ending at `now` has ended: completions come before arrivals.
+    #[inline]
+    fn with_in_service(
+        &self,
+        now: Nanos,
+        bytes: u64,
+        packets: u32,
+        svc: (u32, Nanos),
+    ) -> (u64, u32) {
+        if self.rule.count_in_service() && svc.1 > now {
+            (bytes + svc.0 as u64, packets + 1)
         } else {
-            (b, p)
+            (bytes, packets)
         }
+    }
+
+    /// Whether an arrival of `len` bytes at `at` (no other arrival before it) would be
+    /// refused: [`occupancy`](Self::occupancy) without taking anything off.
+    fn would_refuse(&self, at: Nanos, len: u32) -> bool {
+        let (mut bytes, mut packets) = (self.waiting_bytes, self.waiting.len() as u32);
+        let mut svc = (self.svc_len, self.svc_end);
+        for &(_, end, l) in self.waiting.iter().take_while(|w| w.0 <= at) {
+            bytes -= l as u64;
+            packets -= 1;
+            svc = (l, end);
+        }
+        let (b, p) = self.with_in_service(at, bytes, packets, svc);
+        self.rule.is_full_at(b, p, len)
     }
 }
 
@@ -334,6 +361,24 @@ impl Bottleneck {
     #[inline]
     pub fn fixes_departures(&self) -> bool {
         self.fifo.is_some()
+    }
+
+    /// Whether a packet of `len` bytes arriving at `at`, the next arrival, may be
+    /// refused or dropped before it leaves: exactly for drop-tail (on an idle link the
+    /// occupancy does not change before the arrival), `true` for the other disciplines
+    /// on an idle link (an AQM may drop at either end), `false` while a transmission is
+    /// under way (the caller's bound is the transmission's release then).
+    pub fn may_refuse(&self, at: Nanos, len: u32) -> bool {
+        if let Some(f) = &self.fifo {
+            return f.would_refuse(at, len);
+        }
+        if self.busy || self.wake != NEVER {
+            return false;
+        }
+        match &self.queue {
+            AnyQueue::DropTail(q) => q.is_full(len),
+            _ => true,
+        }
     }
 
     /// The earliest a packet of `len` bytes arriving at `at` can end its transmission,

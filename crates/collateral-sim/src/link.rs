@@ -158,26 +158,46 @@ impl Link {
         if b.fixes_departures() {
             // Everything accepted is in the delay line; the next arrival cannot leave
             // before the accepted packets ahead of it.
-            if let Some(pkt) = self.next_arrival() {
-                let end = b.earliest_end(pkt.arrived, pkt.bytes());
-                t = t.min(b.delay.release_time(pkt, end));
-            }
-            return t;
+            return self.arrivals_bound(t);
         }
         if let Some(r) = b.tx_release() {
             t = t.min(r);
         } else {
             // Idle, possibly with a shaper holding queued packets until its wake-up.
             t = t.min(b.next_completion().saturating_add(b.delay.prop_ns));
-            if let Some(pkt) = self.next_arrival() {
-                // The last transmission ended before anything in the ingress arrived.
-                t = t.min(
-                    b.delay
-                        .release_time(pkt, b.earliest_end(pkt.arrived, pkt.bytes())),
-                );
-            }
+            // The last transmission ended before anything in the ingress arrived.
+            t = self.arrivals_bound(t);
         }
         t
+    }
+
+    /// `t`, or the earliest release of a packet not yet arrived at the queue if that is
+    /// sooner: the next arrival's, or, when the queue may refuse that one, the earliest
+    /// of every pending arrival's, since a smaller packet behind a refused one may leave
+    /// before the refused one would have.
+    fn arrivals_bound(&self, t: Nanos) -> Nanos {
+        let b = &self.bottleneck;
+        let Some(first) = self.next_arrival() else {
+            return t;
+        };
+        // Nothing leaves before it has arrived and propagated (the usual case on a busy
+        // link: a packet already in the delay line leaves first).
+        if first.arrived.saturating_add(b.delay.prop_ns) >= t {
+            return t;
+        }
+        let bound = |p: &Packet| {
+            b.delay
+                .release_time(p, b.earliest_end(p.arrived, p.bytes()))
+        };
+        let pending = self.ingress.len() + (self.side_at != NEVER) as usize;
+        if pending == 1 || !b.may_refuse(first.arrived, first.bytes()) {
+            return t.min(bound(first));
+        }
+        let side = (self.side_at != NEVER).then_some(&self.side);
+        side.into_iter()
+            .chain(&self.ingress)
+            .map(bound)
+            .fold(t, Nanos::min)
     }
 
     /// The lane of a packet that has reached its host by `t`, if any, for
@@ -245,6 +265,47 @@ mod tests {
                 first == PacketKind::Cbr,
                 cbr_first,
                 "TCP sent at {tcp_sent}, CBR at {cbr_sent}: {released:?}"
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod late_delivery {
+    use super::*;
+    use crate::scenario::QueueConfig;
+    use collateral_queue::{FullRule, PacketKind};
+
+    /// An idle link, a packet the queue refuses (bigger than its byte limit), and a small
+    /// one arriving during what would have been the first one's transmission: the small
+    /// one must not be delivered later than its own transmission allows, so the wake-up
+    /// the link asks for may not be later than its release.
+    #[test]
+    fn a_refused_packet_does_not_delay_the_wake_up_for_the_next() {
+        for trace in [false, true] {
+            let mut sc = Scenario::builder()
+                .link(
+                    1_500_000,
+                    256_000,
+                    QueueConfig::drop_tail(FullRule::FbStrict, 1000),
+                )
+                .build();
+            sc.trace.queue = trace;
+            let mut l = Link::new(&sc, Direction::Down).unwrap();
+            l.arrive(Packet::new(PacketKind::Data, 0, 1500, 0, 0), 0, 0);
+            l.arrive(
+                Packet::new(PacketKind::Cbr, 1, 186, 0, 1_000_000),
+                1_000_000,
+                1,
+            );
+            let wake = l.next_delivery();
+            l.advance(NEVER - 1, || None);
+            let (release, pkt) = l.bottleneck.pop_released(NEVER).unwrap();
+            assert_eq!(pkt.kind, PacketKind::Cbr);
+            assert_eq!(l.bottleneck.stats.drops, 1);
+            assert!(
+                wake <= release,
+                "trace {trace}: wake-up at {wake} ns, the CBR packet released at {release} ns"
             );
         }
     }
