@@ -7,6 +7,11 @@
 //! server's departures depend only on earlier arrivals, advancing in arrival/completion
 //! order gives exactly the same decisions as an eager simulation, but the link needs one
 //! event per *delivered packet* and none for arrivals or transmission starts.
+//!
+//! Two shortcuts keep it there: a drop-tail queue fixes each packet's departure when it
+//! arrives (`Bottleneck`'s `FifoClock`), and a direction's CBR flow is a one-packet side
+//! ingress whose next packet is drawn when the last one enters the queue, so it needs
+//! no send events either.
 
 use std::collections::VecDeque;
 
