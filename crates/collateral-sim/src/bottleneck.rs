@@ -337,7 +337,7 @@ impl Bottleneck {
         })
     }
 
-    /// Fixes each packet's departure when it arrives ([`FifoClock`]) when the queue is
+    /// Fixes each packet's departure when it arrives (`FifoClock`) when the queue is
     /// drop-tail, nothing is lost on the wire and there is no occupancy trace; a no-op
     /// otherwise. Call before the first arrival. The simulator does; the testbed's
     /// router, which logs the occupancy at every departure, does not.
@@ -356,7 +356,7 @@ impl Bottleneck {
         }
     }
 
-    /// Whether each departure is fixed at arrival ([`FifoClock`]): then there is never a
+    /// Whether each departure is fixed at arrival (`FifoClock`): then there is never a
     /// completion to step through.
     #[inline]
     pub fn fixes_departures(&self) -> bool {
@@ -453,7 +453,7 @@ impl Bottleneck {
         queued
     }
 
-    /// [`arrive_from`](Self::arrive_from) with [`FifoClock`]: accepted or dropped now,
+    /// [`arrive_from`](Self::arrive_from) with `FifoClock`: accepted or dropped now,
     /// and when accepted, transmitted and put in the delay line at once.
     #[inline]
     fn arrive_fifo(&mut self, now: Nanos, pkt: &Packet) -> bool {
