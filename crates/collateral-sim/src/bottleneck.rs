@@ -732,8 +732,11 @@ mod tests {
                         pkt.arrived = t;
                         pkt.dst = next(2) as u8;
                         step.catch_up(t);
+                        // Asked in advance, the fixed link foresees its own decision.
+                        let refuse = fixed.may_refuse(t, len);
                         let a = step.arrive(t, pkt);
                         let b = fixed.arrive(t, pkt);
+                        assert_eq!(refuse, !b, "{rule:?} {count_in_service} foresight {seq}");
                         assert_eq!(a, b, "{rule:?} {count_in_service} arrival {seq}");
                         while let Some(p) = step.pop_released(t) {
                             out_s.push(p);
