@@ -28,10 +28,9 @@ pub struct Link {
     ingress: VecDeque<Packet>,
     /// A second ingress of one packet: the next packet of a source whose departures
     /// are known in advance (the direction's CBR flow), drawn when the one before it
-    /// enters the queue rather than by an event of its own. Valid when `side_at`
-    /// (its arrival) is not [`NEVER`].
+    /// enters the queue rather than by an event of its own. Valid when `has_side`.
     side: Packet,
-    side_at: Nanos,
+    has_side: bool,
 }
 
 impl Link {
@@ -44,7 +43,7 @@ impl Link {
             bottleneck,
             ingress: VecDeque::with_capacity(16),
             side: Packet::new(collateral_queue::PacketKind::Cbr, 0, 0, 0, 0),
-            side_at: NEVER,
+            has_side: false,
         })
     }
 
@@ -54,11 +53,17 @@ impl Link {
     pub fn set_side(&mut self, pkt: Option<Packet>) {
         match pkt {
             Some(p) => {
-                self.side_at = p.arrived;
+                self.has_side = true;
                 self.side = p;
             }
-            None => self.side_at = NEVER,
+            None => self.has_side = false,
         }
+    }
+
+    /// The side packet, if any.
+    #[inline]
+    fn side(&self) -> Option<&Packet> {
+        self.has_side.then_some(&self.side)
     }
 
     /// Whether the next arrival is the side packet rather than the ingress's first. At
@@ -66,11 +71,11 @@ impl Link {
     /// host at `sent`); at equal send times too, the side packet.
     #[inline]
     fn side_first(&self) -> bool {
-        self.side_at != NEVER
-            && self
-                .ingress
+        self.side().is_some_and(|s| {
+            self.ingress
                 .front()
-                .is_none_or(|p| (self.side_at, self.side.sent) <= (p.arrived, p.sent))
+                .is_none_or(|p| (s.arrived, s.sent) <= (p.arrived, p.sent))
+        })
     }
 
     /// The next arrival at the queue, if any: from the side or the ingress.
@@ -119,7 +124,7 @@ impl Link {
         loop {
             let side = self.side_first();
             let t_arr = if side {
-                self.side_at
+                self.side.arrived
             } else {
                 self.ingress.front().map_or(NEVER, |p| p.arrived)
             };
@@ -148,9 +153,8 @@ impl Link {
     /// Moves the side packet into the ingress, where it counts as in flight: at the end
     /// of the run.
     pub fn side_to_ingress(&mut self) {
-        if self.side_at != NEVER {
-            let p = self.side;
-            self.side_at = NEVER;
+        if let Some(&p) = self.side() {
+            self.has_side = false;
             self.arrive(p, p.arrived, p.src);
         }
     }
@@ -200,9 +204,8 @@ impl Link {
         }
         let end = b.earliest_end(first.arrived, first.bytes());
         let t = t.min(b.delay.release_time(first, end));
-        let side = (self.side_at != NEVER).then_some(&self.side);
-        let pending = side.into_iter().chain(&self.ingress);
-        if self.ingress.len() + side.is_some() as usize == 1 {
+        let pending = self.side().into_iter().chain(&self.ingress);
+        if self.ingress.len() + self.has_side as usize == 1 {
             return t;
         }
         if b.may_refuse(first.arrived, first.bytes()) {
@@ -237,14 +240,12 @@ impl Link {
 
     /// Packets inside the link (ingress, queued, in transmission, propagating).
     pub fn in_flight(&self) -> usize {
-        self.ingress.len() + (self.side_at != NEVER) as usize + self.bottleneck.in_flight()
+        self.ingress.len() + self.has_side as usize + self.bottleneck.in_flight()
     }
 
     /// Calls `f` on every packet still inside the link.
     pub fn for_each_in_flight(&self, mut f: impl FnMut(&Packet)) {
-        if self.side_at != NEVER {
-            f(&self.side);
-        }
+        self.side().into_iter().for_each(&mut f);
         self.ingress.iter().for_each(&mut f);
         self.bottleneck.for_each_in_flight(f);
     }
@@ -253,32 +254,42 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::QueueConfig;
+    use crate::scenario::{QueueConfig, TraceConfig};
     use collateral_queue::{FullRule, PacketKind};
+
+    /// The down direction of a link at `bps` with a drop-tail queue, the queue trace on
+    /// (the step-by-step path) or off.
+    fn down_link(bps: u64, rule: FullRule, limit: u64, queue_trace: bool) -> Link {
+        let sc = Scenario::builder()
+            .link(bps, 256_000, QueueConfig::drop_tail(rule, limit))
+            .trace(TraceConfig {
+                queue: queue_trace,
+                ..TraceConfig::OFF
+            })
+            .build();
+        Link::new(&sc, Direction::Down).unwrap()
+    }
+
+    /// Every packet's release once the link has run dry, with its kind.
+    fn drain(l: &mut Link) -> Vec<(Nanos, PacketKind)> {
+        l.advance(NEVER - 1, || None);
+        std::iter::from_fn(|| l.bottleneck.pop_released(NEVER))
+            .map(|(t, p)| (t, p.kind))
+            .collect()
+    }
 
     /// Which of two packets arriving at the same instant enters the queue first: the
     /// one its host sent first, as when both are inserted into the ingress in the order
     /// they were sent; sent at the same instant too, the side packet.
     #[test]
     fn side_packet_takes_its_turn_by_arrival_then_send_time() {
-        let sc = Scenario::builder()
-            .link(
-                1_500_000,
-                256_000,
-                QueueConfig::drop_tail(FullRule::Ps, 100),
-            )
-            .build();
         for (tcp_sent, cbr_sent, cbr_first) in [(100, 50, true), (50, 100, false), (70, 70, true)] {
-            let mut l = Link::new(&sc, Direction::Down).unwrap();
+            let mut l = down_link(1_500_000, FullRule::Ps, 100, true);
             l.arrive(Packet::new(PacketKind::Data, 0, 1500, 0, tcp_sent), 1000, 0);
             let mut cbr = Packet::new(PacketKind::Cbr, 1, 186, 0, cbr_sent);
             (cbr.arrived, cbr.src, cbr.dst) = (1000, 1, 1);
             l.set_side(Some(cbr));
-            l.advance(NEVER - 1, || None);
-            let mut released: Vec<(Nanos, PacketKind)> =
-                std::iter::from_fn(|| l.bottleneck.pop_released(NEVER))
-                    .map(|(t, p)| (t, p.kind))
-                    .collect();
+            let mut released = drain(&mut l);
             released.sort_by_key(|r| r.0);
             let first = released[0].1;
             assert_eq!(
@@ -288,13 +299,6 @@ mod tests {
             );
         }
     }
-}
-
-#[cfg(test)]
-mod late_delivery {
-    use super::*;
-    use crate::scenario::QueueConfig;
-    use collateral_queue::{FullRule, PacketKind};
 
     /// An idle link, a packet the queue refuses (bigger than its byte limit), and a small
     /// one arriving during what would have been the first one's transmission: the small
@@ -303,15 +307,7 @@ mod late_delivery {
     #[test]
     fn a_refused_packet_does_not_delay_the_wake_up_for_the_next() {
         for trace in [false, true] {
-            let mut sc = Scenario::builder()
-                .link(
-                    1_500_000,
-                    256_000,
-                    QueueConfig::drop_tail(FullRule::FbStrict, 1000),
-                )
-                .build();
-            sc.trace.queue = trace;
-            let mut l = Link::new(&sc, Direction::Down).unwrap();
+            let mut l = down_link(1_500_000, FullRule::FbStrict, 1000, trace);
             l.arrive(Packet::new(PacketKind::Data, 0, 1500, 0, 0), 0, 0);
             l.arrive(
                 Packet::new(PacketKind::Cbr, 1, 186, 0, 1_000_000),
@@ -319,9 +315,10 @@ mod late_delivery {
                 1,
             );
             let wake = l.next_delivery();
-            l.advance(NEVER - 1, || None);
-            let (release, pkt) = l.bottleneck.pop_released(NEVER).unwrap();
-            assert_eq!(pkt.kind, PacketKind::Cbr);
+            let released = drain(&mut l);
+            assert_eq!(released.len(), 1);
+            let (release, kind) = released[0];
+            assert_eq!(kind, PacketKind::Cbr);
             assert_eq!(l.bottleneck.stats.drops, 1);
             assert!(
                 wake <= release,
@@ -337,23 +334,11 @@ mod late_delivery {
     /// step-by-step path in `next_delivery`.)
     #[test]
     fn a_packet_for_the_other_host_can_be_released_first() {
-        let sc = Scenario::builder()
-            .link(
-                100_000_000,
-                100_000_000,
-                QueueConfig::drop_tail(FullRule::Ps, 100),
-            )
-            .trace(crate::scenario::TraceConfig::OFF)
-            .build();
-        let mut l = Link::new(&sc, Direction::Down).unwrap();
+        let mut l = down_link(100_000_000, FullRule::Ps, 100, false);
         l.arrive(Packet::new(PacketKind::Data, 0, 1500, 0, 0), 0, 0);
         l.arrive(Packet::new(PacketKind::Ack, 1, 52, 0, 1), 1, 1);
         let wake = l.next_delivery();
-        l.advance(NEVER - 1, || None);
-        let first = std::iter::from_fn(|| l.bottleneck.pop_released(NEVER))
-            .map(|(t, _)| t)
-            .min()
-            .unwrap();
+        let first = drain(&mut l).iter().map(|r| r.0).min().unwrap();
         assert!(
             wake <= first,
             "wake-up at {wake} ns, a packet released at {first} ns"

@@ -487,9 +487,12 @@ impl Simulation {
     #[inline]
     fn inject(&mut self, dir: Direction, host: usize, pkt: Packet) {
         let d = dir.index();
-        let busy = &mut self.access_busy[d][host];
-        let t = (*busy).max(self.now) + self.access.ser(pkt.bytes());
-        *busy = t;
+        let t = access_link(
+            &mut self.access_busy[d][host],
+            self.access,
+            self.now,
+            pkt.bytes(),
+        );
         self.links[d].arrive(pkt, t, host as u8);
         // The packet cannot reach the far side before it has crossed the link, and an
         // arrival never brings another packet's delivery forward: when a wake-up is
@@ -637,6 +640,14 @@ impl Simulation {
     }
 }
 
+/// A host's access link (a FIFO serialiser, free from `busy`) takes a packet of `len`
+/// bytes sent at `sent`: when it reaches the router.
+#[inline]
+fn access_link(busy: &mut Nanos, access: Rate, sent: Nanos, len: u32) -> Nanos {
+    *busy = (*busy).max(sent) + access.ser(len);
+    *busy
+}
+
 /// The packet CBR flow `c` sends at `now` (its source's next departure).
 #[inline]
 fn cbr_packet(c: &mut CbrFlow, now: Nanos) -> Packet {
@@ -648,8 +659,8 @@ fn cbr_packet(c: &mut CbrFlow, now: Nanos) -> Packet {
 
 /// The next packet of a side-fed CBR flow (`None` once its source has stopped): sent at
 /// the source's next departure through its host's access link (`busy`: when that link
-/// is free) and stamped with its arrival at the router, as `Simulation::inject` would
-/// for a packet sent by an event then.
+/// is free) and stamped with its arrival at the router, as `Simulation::inject` does
+/// for a packet sent by an event.
 #[inline]
 fn cbr_departure(c: &mut CbrFlow, busy: &mut Nanos, access: Rate, end: Nanos) -> Option<Packet> {
     let s = c.source.next_send;
@@ -657,9 +668,7 @@ fn cbr_departure(c: &mut CbrFlow, busy: &mut Nanos, access: Rate, end: Nanos) ->
         return None;
     }
     let mut pkt = cbr_packet(c, s);
-    let a = (*busy).max(s) + access.ser(pkt.bytes());
-    *busy = a;
-    pkt.arrived = a;
+    pkt.arrived = access_link(busy, access, s, pkt.bytes());
     (pkt.src, pkt.dst) = (1, 1);
     Some(pkt)
 }
