@@ -4,6 +4,7 @@ be in it."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
@@ -86,8 +87,43 @@ def test_an_undeclared_field_is_refused():
 
     s = _full_trial().summary
     s["cbr"][0]["jitter_ms"] = 1.0
-    with pytest.raises(ValueError, match="undeclared fields"):
+    with pytest.raises(ValueError, match=r"summary\.cbr\[0\]: undeclared field \"jitter_ms\""):
         summary_columns(s)
+    s = _full_trial().summary
+    s["jitter_ms"] = 1.0
+    with pytest.raises(ValueError, match=r"summary: undeclared field \"jitter_ms\""):
+        summary_columns(s)
+
+
+def test_a_batch_gives_each_trials_flat_summary_column_by_column():
+    """The sweep's call: the columns of a batch are, row by row, what flattening each
+    trial's summary gives (None where a trial lacks a column); a bad scenario is an
+    error in its slot and the others still run."""
+    full = Scenario(
+        down={"rate": "10Mbit"},
+        up={"rate": "10Mbit"},
+        duration="3s",
+        warmup="1s",
+        tcp=[{}],
+        cbr=[{"direction": "up", "app": "wow"}],
+        web=[{"users": 3}],
+        phases=[{"name": "a", "start": "0s"}, {"name": "b", "start": "2s"}],
+    )
+    small = Scenario(link="adsl1", duration="2s", warmup="1s", cbr=[{}], seed=7)
+    jsons = [full.to_native_json(), "{not json", small.to_native_json()]
+    out = _native.simulate_batch(jsons)
+    assert out["errors"][0] is None and out["errors"][2] is None
+    assert "line 1" in out["errors"][1]  # the JSON parser's message
+    rows = [summary_columns(collateral.simulate(sc).summary) for sc in (full, small)]
+    cols = out["columns"]
+    assert set(cols) == set(rows[0]) | set(rows[1])
+    assert "web0_pages_completed" in cols and "web0_pages_completed" not in rows[1]
+    for name, values in cols.items():
+        want = [r.get(name) for r in rows]
+        if name == "phases":  # records here, JSON text once stored
+            want = [None if w is None else json.loads(w) for w in want]
+        assert values == want, name
+    assert len(out["traces"]) == 2 and sorted(out["traces"][0]) == sorted(schema.trace_tables())
 
 
 def _literals(path: Path) -> set[str]:

@@ -29,6 +29,20 @@ def simulate_many(scenario_jsons: list[str], threads: int = 0) -> list[dict[str,
     refuses raises ValueError naming its index before anything runs; a trial that fails
     while running raises ValueError for the whole batch."""
 
+def simulate_batch(scenario_jsons: list[str]) -> dict[str, Any]:
+    """The sweep runner's call: runs the trials in order on one OS thread without the GIL
+    and returns ``{"errors": [str | None per trial], "columns": {name: [value per trial
+    that ran]}, "traces": [Traces per trial that ran]}``. The summaries come back as the
+    store's flat columns (see :func:`flatten_summary`), in first-seen order, None where a
+    trial lacks a column. A scenario that does not parse or run is an error in its slot;
+    the others run."""
+
+def flatten_summary(summary: dict[str, Any]) -> dict[str, Any]:
+    """A summary as the store's flat columns, named by the declared schema
+    (``tcp0_goodput_bps``, ``queue_down_drops``...): NaN as None, the trial's parameters
+    (``duration_s``, ``warmup_s``) and flow labels left out, ``phases`` as its records.
+    Raises ValueError naming an undeclared field."""
+
 def measure_testbed(
     scenario_json: str,
     tcp_json: str,
@@ -42,8 +56,10 @@ def measure_testbed(
     router's queue, ``2**64-3`` lost elsewhere), ``router_json`` the router's report."""
 
 def schema() -> dict[str, Any]:
-    """The declared result schema: ``{"version", "summary": [group], "traces": [table]}``,
-    each with its columns (name, dtype, unit, null, meaning)."""
+    """The declared result schema: ``{"version", "summary": [group], "traces": [table],
+    "parameter_fields", "flow_labels"}``, each group and table with its columns (name,
+    dtype, unit, null, meaning); the last two name the summary fields the store keeps as
+    parameters, not metrics."""
 
 def version() -> str:
     """Version of the native core."""

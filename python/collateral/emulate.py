@@ -871,7 +871,7 @@ def emulate_experiment(
                 "seed": t.seed,
                 **t.point.columns(),
                 **summary_columns(r.summary),
-                "scenario": t.point.scenario.model_dump_json(exclude={"seed", "trace"}),
+                "scenario": t.point.stored_scenario,
                 "model_version": _native.version(),
                 "code_version": cv,
             }

@@ -68,6 +68,7 @@ import typing
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import MAX_EMAX, MIN_EMIN, ROUND_FLOOR, Context, Decimal, DecimalException
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -611,9 +612,20 @@ class Point:
 
     def columns(self) -> dict[str, Any]:
         """The parameters as flat result columns (see :func:`param_columns`)."""
+        return dict(self._columns)
+
+    @cached_property
+    def _columns(self) -> dict[str, Any]:
+        # Once per point: a sweep stores the point's 30 trials in up to 30 batches.
         cols = param_columns(self.scenario)
         cols.update({f"tag_{k}": v for k, v in self.tags.items()})
         return cols
+
+    @cached_property
+    def stored_scenario(self) -> str:
+        """The scenario as each trial's row stores it: JSON in the file's units, without
+        the seed (the row has its own) and the trace switches."""
+        return self.scenario.model_dump_json(exclude={"seed", "trace"})
 
 
 @dataclass(frozen=True, eq=False, slots=True)

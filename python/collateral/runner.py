@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .experiment import Experiment, Trial
-from .store import Store, _pid_alive, rows_to_table
+from .store import Store, _pid_alive, columns_to_table
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -105,13 +105,13 @@ def summary_columns(summary: dict[str, Any]) -> dict[str, Any]:
     return flatten_summary(summary)
 
 
-def _trace_table(name: str, keys: list[str], raws: list[dict[str, Any]]) -> pa.Table:
+def _trace_table(name: str, keys: list[str], traces: list[dict[str, Any]]) -> pa.Table:
     import numpy as np
     import pyarrow as pa
 
     from .schema import arrow_type, trace_columns
 
-    per = [r["traces"].get(name, {}) for r in raws]
+    per = [t.get(name, {}) for t in traces]
     cols = list(per[0]) if per else []
     lengths = np.array([len(next(iter(p.values()))) if p else 0 for p in per], dtype=np.int64)
     idx = np.repeat(np.arange(len(keys), dtype=np.int32), lengths)
@@ -126,46 +126,44 @@ def _trace_table(name: str, keys: list[str], raws: list[dict[str, Any]]) -> pa.T
 
 
 def run_batch(task: BatchTask) -> BatchResult:
-    """Runs a batch in the core (one OS thread, no GIL) and builds its tables."""
+    """Runs a batch in the core (one OS thread, no GIL) and builds its tables. The core
+    returns the summaries as flat columns: Python only adds the trial's identity and
+    parameters, column by column."""
     from . import _native
+    from .schema import phases_as_text
 
     c0 = time.thread_time()
     t0 = time.perf_counter()
-    failures: list[tuple[str, str]] = []
-    try:
-        raws: list[dict[str, Any] | None] = list(_native.simulate_many(task.jsons, 1))
-    except ValueError:  # find the trial(s) at fault; keep the others
-        raws = []
-        for js, head in zip(task.jsons, task.heads, strict=True):
-            try:
-                raws.append(_native.simulate(js))
-            except ValueError as e:
-                raws.append(None)
-                failures.append((head[0], str(e)))
+    out = _native.simulate_batch(task.jsons)
     wall = time.perf_counter() - t0
-    rows = []
-    ok_keys: list[str] = []
-    ok_raws: list[dict[str, Any]] = []
-    for raw, (key, point, rep, seed) in zip(raws, task.heads, strict=True):
-        if raw is None:
-            continue
-        ok_keys.append(key)
-        ok_raws.append(raw)
-        rows.append(
-            {
-                "key": key,
-                "point": point,
-                "rep": rep,
-                "seed": seed,
-                **task.point_columns[point],
-                **summary_columns(raw["summary"]),
-                "scenario": task.point_scenarios[point],
-                "model_version": _native.version(),
-                "code_version": task.code_version,
-            }
-        )
-    summary = rows_to_table(rows) if rows else None
-    traces = {t: _trace_table(t, ok_keys, ok_raws) for t in task.traces} if rows else {}
+    ok = [h for h, e in zip(task.heads, out["errors"], strict=True) if e is None]
+    failures = [(h[0], e) for h, e in zip(task.heads, out["errors"], strict=True) if e is not None]
+    if not ok:
+        return BatchResult(None, {}, failures, wall, _native.version(), time.thread_time() - c0)
+    keys = [h[0] for h in ok]
+    cols: dict[str, list[Any]] = {
+        "key": keys,
+        "point": [h[1] for h in ok],
+        "rep": [h[2] for h in ok],
+        "seed": [h[3] for h in ok],
+    }
+    params: dict[str, list[Any]] = {}
+    for i, h in enumerate(ok):
+        for name, v in task.point_columns[h[1]].items():
+            params.setdefault(name, [None] * i).append(v)
+        for c in params.values():
+            if len(c) <= i:
+                c.append(None)
+    cols.update(params)
+    metrics = out["columns"]
+    if "phases" in metrics:
+        metrics["phases"] = [phases_as_text(v) for v in metrics["phases"]]
+    cols.update(metrics)
+    cols["scenario"] = [task.point_scenarios[h[1]] for h in ok]
+    cols["model_version"] = [_native.version()] * len(ok)
+    cols["code_version"] = [task.code_version] * len(ok)
+    summary = columns_to_table(cols)
+    traces = {t: _trace_table(t, keys, out["traces"]) for t in task.traces}
     return BatchResult(summary, traces, failures, wall, _native.version(), time.thread_time() - c0)
 
 
@@ -606,9 +604,7 @@ def _run(
             jsons=[t.native_json() for t in batch],
             heads=[(t.key, t.point.key, t.rep, t.seed) for t in batch],
             point_columns={k: p.columns() for k, p in points.items()},
-            point_scenarios={
-                k: p.scenario.model_dump_json(exclude={"seed", "trace"}) for k, p in points.items()
-            },
+            point_scenarios={k: p.stored_scenario for k, p in points.items()},
             traces=experiment.traces,
             code_version=cv,
         )

@@ -37,8 +37,8 @@ _SCHEMA: dict[str, Any] = _native.schema()
 VERSION: int = _SCHEMA["version"]
 #: Summary fields that are parameters of the trial already (the store has them as
 #: parameter columns), and flow labels that are parameters too.
-_PARAMETERS = {"duration_s", "warmup_s"}
-_FLOW_LABELS = {"flow", "direction", "cc", "users"}
+_PARAMETERS = set(_SCHEMA["parameter_fields"])
+_FLOW_LABELS = set(_SCHEMA["flow_labels"])
 
 
 def _groups() -> list[dict[str, Any]]:
@@ -68,6 +68,7 @@ def _patterns() -> list[tuple[re.Pattern[str], dict[str, Any]]]:
     ]
 
 
+@cache
 def column(name: str) -> dict[str, Any] | None:
     """The declared column a flat summary column name stands for (None: not declared)."""
     for rx, c in _patterns():
@@ -121,39 +122,20 @@ def nan_to_none(v: Any) -> Any:
 
 
 def flatten_summary(summary: dict[str, Any]) -> dict[str, Any]:
-    """A trial's summary as flat store columns, every one declared (NaN is None).
+    """A trial's summary as flat store columns, every one declared (NaN is None), as the
+    core flattens it (``collateral_sim::schema::flatten``), ``phases`` as JSON text.
     Raises ValueError for a field the schema does not declare."""
+    flat = _native.flatten_summary(summary)
+    if "phases" in flat:
+        flat["phases"] = phases_as_text(flat["phases"])
+    return flat
+
+
+def phases_as_text(phases: Any) -> str | None:
+    """The ``phases`` column as stored: the core's records as JSON text."""
     import json
 
-    out: dict[str, Any] = {}
-    for g in _groups():
-        key, prefix = g["key"], g["prefix"]
-        declared = {c["name"] for c in g["columns"]}
-        if key == "":
-            for name in declared - _PARAMETERS:
-                if name in summary:
-                    out[name] = nan_to_none(summary[name])
-            continue
-        v = summary.get(key)
-        if v is None:
-            continue
-        if key == "phases":
-            out["phases"] = json.dumps(nan_to_none(v))
-            continue
-        items = v.items() if isinstance(v, dict) else enumerate(v)
-        for i, item in items:
-            extra = set(item) - declared
-            if extra:
-                raise ValueError(f"summary.{key}[{i}]: undeclared fields {sorted(extra)}")
-            for name, x in item.items():
-                if name not in _FLOW_LABELS:
-                    out[prefix.replace("{i}", str(i)) + name] = nan_to_none(x)
-    top = (
-        set(summary) - {c["name"] for c in _groups()[0]["columns"]} - {g["key"] for g in _groups()}
-    )
-    if top:
-        raise ValueError(f"summary: undeclared fields {sorted(top)}")
-    return out
+    return None if phases is None else json.dumps(phases)
 
 
 def render() -> str:

@@ -86,7 +86,15 @@ if TYPE_CHECKING:
     import duckdb
     import pyarrow as pa
 
-__all__ = ["TABLES", "PartProblem", "Store", "StoreError", "open_store", "rows_to_table"]
+__all__ = [
+    "TABLES",
+    "PartProblem",
+    "Store",
+    "StoreError",
+    "columns_to_table",
+    "open_store",
+    "rows_to_table",
+]
 
 #: 2: a manifest in every part (1: before manifests; still read, migrated by a writer).
 FORMAT = 2
@@ -123,20 +131,25 @@ IDENTITY_COLUMNS = {
 
 
 def rows_to_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
-    """Rows (dicts) as an Arrow table: columns in first-seen order, missing values NULL.
-    Identity columns and metrics get their declared types whatever the batch holds;
-    parameter columns are typed from their values (a column with no value at all:
-    double, or string for the few text ones)."""
+    """Rows (dicts) as an Arrow table: columns in first-seen order, missing values NULL,
+    typed as :func:`columns_to_table` types them."""
+    names: dict[str, None] = {}
+    for r in rows:
+        names.update(dict.fromkeys(r))
+    return columns_to_table({name: [r.get(name) for r in rows] for name in names})
+
+
+def columns_to_table(columns: Mapping[str, Sequence[Any]]) -> pa.Table:
+    """Columns (name -> values, all as long) as an Arrow table. Identity columns and
+    metrics get their declared types whatever the batch holds; parameter columns are
+    typed from their values (a column with no value at all: double, or string for the
+    few text ones)."""
     import pyarrow as pa
 
     from .schema import arrow_type, column
 
-    names: dict[str, None] = {}
-    for r in rows:
-        names.update(dict.fromkeys(r))
     cols = {}
-    for name in names:
-        values = [r.get(name) for r in rows]
+    for name, values in columns.items():
         declared = IDENTITY_COLUMNS.get(name) or (c["dtype"] if (c := column(name)) else None)
         if declared is not None:
             cols[name] = pa.array(values, type=arrow_type(declared))

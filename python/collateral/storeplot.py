@@ -638,9 +638,7 @@ def _in_sweep_order(exp: Any, df: pd.DataFrame) -> pd.DataFrame:
         return df
     order = df["point"].map(index)
     if order.isna().any() and "scenario" in df.columns:
-        by_scenario = {
-            pt.scenario.model_dump_json(exclude={"seed", "trace"}): pt.index for pt in exp.points
-        }
+        by_scenario = {pt.stored_scenario: pt.index for pt in exp.points}
         order = order.fillna(df["scenario"].map(by_scenario))
     order = order.fillna(len(index))
     rep = df["rep"] if "rep" in df.columns else 0

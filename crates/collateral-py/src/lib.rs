@@ -113,6 +113,109 @@ fn simulate_many<'py>(
         .collect()
 }
 
+/// A flat summary value as a Python object: None, int, float, str, or (`phases`) the
+/// records as lists and dicts.
+fn flat_to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
+    use serde_json::Value;
+    Ok(match v {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => u.into_pyobject(py)?.into_any(),
+            (None, Some(i)) => i.into_pyobject(py)?.into_any(),
+            _ => n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any(),
+        },
+        Value::String(s) => s.into_pyobject(py)?.into_any(),
+        other => {
+            pythonize::pythonize(py, other).map_err(|e| PyValueError::new_err(e.to_string()))?
+        }
+    })
+}
+
+/// A trial's summary as the store's flat columns (the core's declared schema, see
+/// `collateral_sim::schema::flatten`): `{"events": ..., "tcp0_goodput_bps": ...}`, NaN
+/// as None, `phases` as its records. ValueError names an undeclared field.
+#[pyfunction]
+fn flatten_summary<'py>(
+    py: Python<'py>,
+    summary: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let v: serde_json::Value = pythonize::depythonize(summary)
+        .map_err(|e| PyValueError::new_err(format!("summary: {e}")))?;
+    let flat = collateral_sim::schema::flatten(&v).map_err(PyValueError::new_err)?;
+    let out = PyDict::new(py);
+    for (name, x) in &flat {
+        out.set_item(name, flat_to_py(py, x)?)?;
+    }
+    Ok(out)
+}
+
+/// The sweep runner's call: runs the trials on one OS thread without the GIL and
+/// returns `{"errors": [str | None per trial], "columns": {name: [value per trial that
+/// ran]}, "traces": [per trial that ran, as simulate gives them]}`. The summaries come
+/// back already flat (as [`flatten_summary`] makes them), column by column in
+/// first-seen order, None where a trial lacks a column: no per-trial dict for Python to
+/// walk. A scenario that does not parse or run is an error in its slot; the others run.
+#[pyfunction]
+fn simulate_batch<'py>(
+    py: Python<'py>,
+    scenario_jsons: Vec<String>,
+) -> PyResult<Bound<'py, PyDict>> {
+    type Flat = Vec<(String, serde_json::Value)>;
+    let done: Vec<Result<(Flat, collateral_sim::metrics::Traces), String>> = py.detach(|| {
+        scenario_jsons
+            .iter()
+            .map(|js| {
+                let r = collateral_sim::simulate(Scenario::from_json(js)?)?;
+                let v = serde_json::to_value(&r.summary).map_err(|e| e.to_string())?;
+                Ok((collateral_sim::schema::flatten(&v)?, r.traces))
+            })
+            .collect()
+    });
+    let mut names: Vec<String> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut columns: Vec<Vec<Bound<'py, PyAny>>> = Vec::new();
+    let mut errors = Vec::with_capacity(done.len());
+    let mut traces = Vec::new();
+    let mut rows = 0;
+    for r in done {
+        let (flat, tr) = match r {
+            Ok(x) => x,
+            Err(e) => {
+                errors.push(Some(e));
+                continue;
+            }
+        };
+        errors.push(None);
+        for (name, v) in &flat {
+            let k = match index.get(name) {
+                Some(&k) => k,
+                None => {
+                    index.insert(name.clone(), columns.len());
+                    names.push(name.clone());
+                    columns.push((0..rows).map(|_| py.None().into_bound(py)).collect());
+                    columns.len() - 1
+                }
+            };
+            columns[k].push(flat_to_py(py, v)?);
+        }
+        rows += 1;
+        for c in columns.iter_mut().filter(|c| c.len() < rows) {
+            c.push(py.None().into_bound(py));
+        }
+        traces.push(traces_to_py(py, tr)?);
+    }
+    let cols = PyDict::new(py);
+    for (name, values) in names.iter().zip(columns) {
+        cols.set_item(name, values)?;
+    }
+    let out = PyDict::new(py);
+    out.set_item("errors", errors)?;
+    out.set_item("columns", cols)?;
+    out.set_item("traces", traces)?;
+    Ok(out)
+}
+
 /// The testbed's collection: a trial's result in the simulator's schema from what the
 /// endpoints and the router logged. `tcp_json`: a JSON list of each bulk flow's records
 /// (`bytes_delivered`, `congestion_times`, `retransmits`, ...); `cbr`: per CBR flow,
@@ -157,7 +260,7 @@ fn measure_testbed<'py>(
 /// [table...]}`, each group/table with its columns (name, dtype, unit, null, meaning).
 #[pyfunction]
 fn schema<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-    use collateral_sim::schema::{Column, SUMMARY, TRACES, VERSION};
+    use collateral_sim::schema::{Column, FLOW_LABELS, PARAMETER_FIELDS, SUMMARY, TRACES, VERSION};
     let cols = |cs: &[Column]| -> PyResult<Vec<Bound<'py, PyDict>>> {
         cs.iter()
             .map(|c| {
@@ -186,6 +289,8 @@ fn schema<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         })
         .collect::<PyResult<Vec<_>>>()?;
     out.set_item("summary", groups)?;
+    out.set_item("parameter_fields", PARAMETER_FIELDS.to_vec())?;
+    out.set_item("flow_labels", FLOW_LABELS.to_vec())?;
     let tables = TRACES
         .iter()
         .map(|t| {
@@ -336,6 +441,8 @@ fn version() -> &'static str {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_many, m)?)?;
+    m.add_function(wrap_pyfunction!(simulate_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(flatten_summary, m)?)?;
     m.add_function(wrap_pyfunction!(measure_testbed, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;

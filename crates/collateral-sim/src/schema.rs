@@ -371,6 +371,91 @@ pub const SUMMARY: &[Group] = &[
     },
 ];
 
+/// Summary fields of the trial that are parameters already (the store keeps them as
+/// parameter columns, not twice).
+pub const PARAMETER_FIELDS: &[&str] = &["duration_s", "warmup_s"];
+/// A flow's fields that label it and are parameters too (its id, direction, congestion
+/// control, users): not stored as metrics.
+pub const FLOW_LABELS: &[&str] = &["flow", "direction", "cc", "users"];
+
+/// A trial's summary (as serialised) as the store's flat columns, in declared order:
+/// `events`, `tcp0_goodput_bps`, `cbr1_delay_p95_s`, `queue_down_drops`, and `phases`
+/// whole (its records; the caller stores them as JSON text). NaN and infinities are
+/// already null in a serialised summary (JSON has neither). Fails naming a field the
+/// schema does not declare: a summary and its schema never disagree silently.
+pub fn flatten(summary: &serde_json::Value) -> Result<Vec<(String, serde_json::Value)>, String> {
+    use serde_json::Value;
+    let obj = summary
+        .as_object()
+        .ok_or("summary: not an object of fields")?;
+    let mut out = Vec::with_capacity(128);
+    let mut known = 0;
+    for g in SUMMARY {
+        if g.key.is_empty() {
+            for c in g.columns {
+                if let Some(v) = obj.get(c.name) {
+                    known += 1;
+                    if !PARAMETER_FIELDS.contains(&c.name) {
+                        out.push((c.name.to_string(), v.clone()));
+                    }
+                }
+            }
+            continue;
+        }
+        let Some(v) = obj.get(g.key) else { continue };
+        known += 1;
+        if v.is_null() {
+            continue;
+        }
+        if g.key == "phases" {
+            out.push(("phases".to_string(), v.clone()));
+            continue;
+        }
+        let items: Vec<(String, &Value)> = match v {
+            Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .map(|(i, x)| (i.to_string(), x))
+                .collect(),
+            Value::Object(o) => o.iter().map(|(k, x)| (k.clone(), x)).collect(),
+            _ => return Err(format!("summary.{}: not a list or a map", g.key)),
+        };
+        for (i, item) in items {
+            let fields = item
+                .as_object()
+                .ok_or_else(|| format!("summary.{}[{i}]: not an object of fields", g.key))?;
+            if let Some(extra) = fields
+                .keys()
+                .find(|k| !g.columns.iter().any(|c| c.name == k.as_str()))
+            {
+                return Err(format!(
+                    "summary.{}[{i}]: undeclared field {extra:?}",
+                    g.key
+                ));
+            }
+            let prefix = g.prefix.replace("{i}", &i);
+            for c in g.columns {
+                if let Some(x) = fields.get(c.name) {
+                    if !FLOW_LABELS.contains(&c.name) {
+                        out.push((format!("{prefix}{}", c.name), x.clone()));
+                    }
+                }
+            }
+        }
+    }
+    if known < obj.len() {
+        let top = obj.keys().find(|k| {
+            !SUMMARY[0].columns.iter().any(|c| c.name == k.as_str())
+                && !SUMMARY[1..].iter().any(|g| g.key == k.as_str())
+        });
+        return Err(format!(
+            "summary: undeclared field {:?}",
+            top.map_or("?", |k| k)
+        ));
+    }
+    Ok(out)
+}
+
 /// A trace table: its name, what a row is, its columns.
 #[derive(Debug, Clone, Copy)]
 pub struct Table {
@@ -522,6 +607,44 @@ mod tests {
 
     fn keys(v: &serde_json::Value) -> Vec<String> {
         v.as_object().unwrap().keys().cloned().collect()
+    }
+
+    /// The store's flat columns: prefixed per flow and direction, labels and parameters
+    /// left out, NaN as null, an undeclared field refused by name.
+    #[test]
+    fn flatten_names_the_stored_columns() {
+        let v = serde_json::json!({
+            "mode": "simulation", "duration_s": 3.0, "events": 10,
+            "tcp": [{"flow": 0, "cc": "cubic", "goodput_bps": 5.0}],
+            "queues": {"down": {"drops": 2}, "up": {"drops": 0}},
+            "cbr": [], "phases": [{"phase": "all"}]
+        });
+        let flat = flatten(&v).unwrap();
+        let names: Vec<&str> = flat.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "mode",
+                "events",
+                "tcp0_goodput_bps",
+                "queue_down_drops",
+                "queue_up_drops",
+                "phases"
+            ]
+        );
+        assert_eq!(flat[2].1, serde_json::json!(5.0));
+        let mut bad = v.clone();
+        bad["tcp"][0]["jitter"] = serde_json::json!(1);
+        assert_eq!(
+            flatten(&bad).unwrap_err(),
+            r#"summary.tcp[0]: undeclared field "jitter""#
+        );
+        bad = v.clone();
+        bad["extra"] = serde_json::json!(1);
+        assert_eq!(
+            flatten(&bad).unwrap_err(),
+            r#"summary: undeclared field "extra""#
+        );
     }
 
     /// The aggregate goodput columns are the sums of their direction's flows (two down,
