@@ -67,8 +67,8 @@ fi
 # shellcheck disable=SC1091
 . .venv/bin/activate
 python -m pip install -q --upgrade pip maturin
-say "building collateral (maturin develop --release)"
-maturin develop --release -E test
+say "building collateral (release, profile-guided: tools/build_native.sh)"
+tools/build_native.sh
 # The testbed's real-time bottleneck and endpoints (a plain binary, beside the venv's
 # python so `collateral emulate` finds it on PATH).
 say "building collateral-emu (the emulation testbed)"

@@ -11,7 +11,7 @@ fi
 if [[ -x .venv/bin/maturin ]]; then
     # shellcheck disable=SC1091
     . .venv/bin/activate
-    maturin develop --release -E test -q  # rebuild: the Rust code may have changed
+    tools/build_native.sh  # rebuild: the Rust code may have changed
     cargo build --release -q -p collateral-emu
     install -m 755 target/release/collateral-emu .venv/bin/collateral-emu
 else
