@@ -16,11 +16,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-import summary_digest  # noqa: E402
+import summary_digest
 
-from collateral import _native  # noqa: E402
-from collateral.spec import build_scenario  # noqa: E402
-from collateral.spec import TraceSpec  # noqa: E402
+from collateral import _native
+from collateral.spec import (
+    TraceSpec,
+    build_scenario,
+)
 
 STACKS = [
     ("newreno", "rfc"),
