@@ -139,7 +139,7 @@ def run_batch(task: BatchTask) -> BatchResult:
     ok = [h for h, e in zip(task.heads, out["errors"], strict=True) if e is None]
     failures = [(h[0], e) for h, e in zip(task.heads, out["errors"], strict=True) if e is not None]
     if not ok:
-        return BatchResult(None, {}, failures, wall, _native.version(), time.thread_time() - c0)
+        return BatchResult(None, {}, failures, wall, _native.version(), _py_cpu(c0, wall))
     keys = [h[0] for h in ok]
     cols: dict[str, list[Any]] = {
         "key": keys,
@@ -164,7 +164,13 @@ def run_batch(task: BatchTask) -> BatchResult:
     cols["code_version"] = [task.code_version] * len(ok)
     summary = columns_to_table(cols)
     traces = {t: _trace_table(t, keys, out["traces"]) for t in task.traces}
-    return BatchResult(summary, traces, failures, wall, _native.version(), time.thread_time() - c0)
+    return BatchResult(summary, traces, failures, wall, _native.version(), _py_cpu(c0, wall))
+
+
+def _py_cpu(c0: float, core_wall: float) -> float:
+    """This thread's CPU time since ``c0`` less the core's run on it (which holds no
+    lock and waits for nothing, so its wall time is its CPU time): the Python side."""
+    return max(0.0, time.thread_time() - c0 - core_wall)
 
 
 # ---------------------------------------------------------------------------------------

@@ -8,10 +8,12 @@
 //! order gives exactly the same decisions as an eager simulation, but the link needs one
 //! event per *delivered packet* and none for arrivals or transmission starts.
 //!
-//! Two shortcuts keep it there: a drop-tail queue fixes each packet's departure when it
-//! arrives (`Bottleneck`'s `FifoClock`), and a direction's CBR flow is a one-packet side
+//! Three shortcuts keep it there: a drop-tail queue fixes each packet's departure when
+//! it arrives (`Bottleneck`'s `FifoClock`); a direction's CBR flow is a one-packet side
 //! ingress whose next packet is drawn when the last one enters the queue, so it needs
-//! no send events either.
+//! no send events either; and when the other host sends only through that side, a
+//! host's packet is taken by the queue as it is sent ([`Link::arrive_now`]), without
+//! waiting in the ingress.
 
 use std::collections::VecDeque;
 
@@ -114,6 +116,33 @@ impl Link {
         // Host `host` on one side talks to host `host` on the other.
         p.dst = host;
         p.src = host;
+    }
+
+    /// A packet from host `host` reaches the queue at `at`, and is taken (accepted or
+    /// dropped) at once, the side packets that come first before it: the eager form of
+    /// [`arrive`](Self::arrive) followed by [`advance`](Self::advance) to `at`. Only for
+    /// drop-tail (departures fixed at arrival), with an empty ingress, and when every
+    /// other packet of this direction comes from the side or from `host`'s own access
+    /// link (which delivers in order): then nothing still to be sent can reach the queue
+    /// before `at`, and the decision taken now is the one the link would take at `at`.
+    #[inline]
+    pub fn arrive_now(
+        &mut self,
+        pkt: Packet,
+        at: Nanos,
+        host: u8,
+        mut next_side: impl FnMut() -> Option<Packet>,
+    ) {
+        debug_assert!(self.bottleneck.fixes_departures() && self.ingress.is_empty());
+        while self.has_side && (self.side.arrived, self.side.sent) <= (at, pkt.sent) {
+            self.bottleneck.arrive_from(self.side.arrived, &self.side);
+            self.set_side(next_side());
+        }
+        let mut p = pkt;
+        p.arrived = at;
+        // Host `host` on one side talks to host `host` on the other.
+        (p.dst, p.src) = (host, host);
+        self.bottleneck.arrive_from(at, &p);
     }
 
     /// Processes every arrival, transmission start and completion up to and including
@@ -280,22 +309,33 @@ mod tests {
 
     /// Which of two packets arriving at the same instant enters the queue first: the
     /// one its host sent first, as when both are inserted into the ingress in the order
-    /// they were sent; sent at the same instant too, the side packet.
+    /// they were sent; sent at the same instant too, the side packet. The same whether
+    /// the link takes the host's packet when it catches up (step by step, or with
+    /// departures fixed at arrival) or as it is sent (`arrive_now`).
     #[test]
     fn side_packet_takes_its_turn_by_arrival_then_send_time() {
-        for (tcp_sent, cbr_sent, cbr_first) in [(100, 50, true), (50, 100, false), (70, 70, true)] {
-            let mut l = down_link(1_500_000, FullRule::Ps, 100, true);
-            l.arrive(Packet::new(PacketKind::Data, 0, 1500, 0, tcp_sent), 1000, 0);
+        let cases = [(100, 50, true), (50, 100, false), (70, 70, true)];
+        for ((tcp_sent, cbr_sent, cbr_first), path) in cases
+            .into_iter()
+            .flat_map(|c| ["step", "fifo", "now"].map(|p| (c, p)))
+        {
+            let mut l = down_link(1_500_000, FullRule::Ps, 100, path == "step");
             let mut cbr = Packet::new(PacketKind::Cbr, 1, 186, 0, cbr_sent);
             (cbr.arrived, cbr.src, cbr.dst) = (1000, 1, 1);
             l.set_side(Some(cbr));
+            let tcp = Packet::new(PacketKind::Data, 0, 1500, 0, tcp_sent);
+            if path == "now" {
+                l.arrive_now(tcp, 1000, 0, || None);
+            } else {
+                l.arrive(tcp, 1000, 0);
+            }
             let mut released = drain(&mut l);
             released.sort_by_key(|r| r.0);
             let first = released[0].1;
             assert_eq!(
                 first == PacketKind::Cbr,
                 cbr_first,
-                "TCP sent at {tcp_sent}, CBR at {cbr_sent}: {released:?}"
+                "{path}: TCP sent at {tcp_sent}, CBR at {cbr_sent}: {released:?}"
             );
         }
     }

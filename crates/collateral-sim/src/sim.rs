@@ -82,6 +82,11 @@ pub struct Simulation {
     /// Per direction, the CBR flow that feeds its link's side ingress (see
     /// `Link::set_side`) instead of sending by events: a direction's only CBR flow.
     side_cbr: [Option<usize>; 2],
+    /// Per direction, whether a host's packet is taken by the queue as it is sent
+    /// (`Link::arrive_now`) rather than when the link next catches up: drop-tail, no
+    /// CBR flow sending by events (the other host sends only through the side ingress),
+    /// and no drops trace (whose rows follow the order the links note drops in).
+    eager: [bool; 2],
     access: Rate,
     out: Vec<Packet>,
     traces: Traces,
@@ -145,6 +150,11 @@ impl Simulation {
                 events.schedule(c.source.next_send, Wake::CbrSend(j as u32));
             }
         }
+        let eager = [Direction::Down, Direction::Up].map(|d| {
+            let by_events =
+                (0..cbr.len()).any(|j| sc.cbr[j].direction == d && !side_cbr.contains(&Some(j)));
+            links[d.index()].bottleneck.fixes_departures() && !by_events && !sc.trace.drops
+        });
         let mut sim = Simulation {
             now: 0,
             events,
@@ -159,6 +169,7 @@ impl Simulation {
             traces: Traces::default(),
             max_events: u64::MAX,
             side_cbr,
+            eager,
             sc,
         };
         for d in 0..2 {
@@ -181,6 +192,13 @@ impl Simulation {
             self.access,
             self.sc.duration_ns,
         )
+    }
+
+    /// Every packet waits in its link's ingress until the link catches up, none is
+    /// taken as it is sent (see `eager`): for the tests that compare the two.
+    pub fn with_lazy_links(mut self) -> Self {
+        self.eager = [false; 2];
+        self
     }
 
     /// Ends the run with an error once about `n` events have been handled (checked with
@@ -493,7 +511,14 @@ impl Simulation {
             self.now,
             pkt.bytes(),
         );
-        self.links[d].arrive(pkt, t, host as u8);
+        if self.eager[d] && t <= self.sc.duration_ns {
+            let end = self.sc.duration_ns;
+            let busy = &mut self.access_busy[d][1];
+            let feed = side_feed(&mut self.cbr, busy, self.access, end, self.side_cbr[d]);
+            self.links[d].arrive_now(pkt, t, host as u8, feed);
+        } else {
+            self.links[d].arrive(pkt, t, host as u8);
+        }
         // The packet cannot reach the far side before it has crossed the link, and an
         // arrival never brings another packet's delivery forward: when a wake-up is
         // already due by then, there is nothing to reschedule.
@@ -505,16 +530,10 @@ impl Simulation {
     /// Advances direction `d`'s link to `t`, feeding it its side-fed CBR packets.
     #[inline]
     fn advance_link(&mut self, d: usize, t: Nanos) {
-        let (cbr, busy, access, end) = (
-            &mut self.cbr,
-            &mut self.access_busy[d][1],
-            self.access,
-            self.sc.duration_ns,
-        );
-        let side = self.side_cbr[d];
-        self.links[d].advance(t, || {
-            side.and_then(|j| cbr_departure(&mut cbr[j], busy, access, end))
-        });
+        let end = self.sc.duration_ns;
+        let busy = &mut self.access_busy[d][1];
+        let feed = side_feed(&mut self.cbr, busy, self.access, end, self.side_cbr[d]);
+        self.links[d].advance(t, feed);
     }
 
     #[inline]
@@ -671,6 +690,19 @@ fn cbr_departure(c: &mut CbrFlow, busy: &mut Nanos, access: Rate, end: Nanos) ->
     pkt.arrived = access_link(busy, access, s, pkt.bytes());
     (pkt.src, pkt.dst) = (1, 1);
     Some(pkt)
+}
+
+/// The side ingress's source for a link (`Link::advance`, `Link::arrive_now`): the next
+/// packet of CBR flow `side` (none without one), through its host's access link.
+#[inline]
+fn side_feed<'a>(
+    cbr: &'a mut [CbrFlow],
+    busy: &'a mut Nanos,
+    access: Rate,
+    end: Nanos,
+    side: Option<usize>,
+) -> impl FnMut() -> Option<Packet> + 'a {
+    move || side.and_then(|j| cbr_departure(&mut cbr[j], busy, access, end))
 }
 
 /// Runs one trial of `sc`. A panic would be a bug of the core (every input is checked

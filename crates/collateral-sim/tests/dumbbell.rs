@@ -215,6 +215,98 @@ fn cbr_fed_to_the_link_equals_cbr_sent_by_events() {
     }
 }
 
+/// A host's packet taken by a drop-tail queue as it is sent (`Link::arrive_now`) must
+/// meet the same fate as one taken when the link catches up: byte and packet queues,
+/// the side-fed CBR tied with TCP (same size, same send times), several flows both ways,
+/// web users, a direction with two CBR flows (which send by events there), none at all,
+/// packets still on their way at the end, traces (but queue and drops) on and off.
+#[test]
+fn packets_taken_as_sent_equal_packets_taken_when_the_link_catches_up() {
+    use collateral_sim::scenario::TraceConfig;
+    use collateral_sim::web::WebConfig;
+    use collateral_sim::Simulation;
+    let run = |sc: &Scenario, lazy: bool| {
+        let sim = Simulation::new(sc.clone()).unwrap();
+        let r = if lazy { sim.with_lazy_links() } else { sim }
+            .run()
+            .unwrap();
+        let mut s = serde_json::to_value(&r.summary).unwrap();
+        s["events"] = 0.into();
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let t = &r.traces;
+        (
+            s,
+            t.cbr.sent.clone(),
+            bits(&t.cbr.owd_s),
+            t.cwnd.time.clone(),
+            t.cwnd.cwnd.clone(),
+        )
+    };
+    // Traces that leave the shortcuts on (a queue trace needs the step-by-step link).
+    let traces = TraceConfig {
+        drops: false,
+        queue: false,
+        ..TraceConfig::default()
+    };
+    let with = |mut sc: Scenario, tr: TraceConfig| {
+        sc.trace = tr;
+        sc
+    };
+    let mut cases = vec![
+        (
+            "FB-strict 20 kB",
+            with(adsl1(FullRule::FbStrict, 20_000, 11, 40), traces),
+        ),
+        (
+            "FB-loose 60 kB",
+            with(adsl1(FullRule::FbLoose, 60_000, 12, 40), TraceConfig::OFF),
+        ),
+        (
+            "PS 14 packets",
+            with(adsl1(FullRule::Ps, 14, 13, 40), traces),
+        ),
+    ];
+    // 1500-byte CBR sent when TCP sends (both from t = 0, every 8 ms on a link that
+    // takes 8 ms per 1500 bytes): equal arrival and send times, the side packet first.
+    let mut tie = with(adsl1(FullRule::Ps, 10, 14, 20), TraceConfig::OFF);
+    for c in &mut tie.cbr {
+        (c.packet_bytes, c.interval_ns, c.jitter_ns) = (1500, 8 * MS, 0);
+    }
+    cases.push(("CBR tied with TCP", tie));
+    let mut flows = with(adsl1(FullRule::FbStrict, 30_000, 15, 40), traces);
+    flows.tcp.push(TcpConfig {
+        start_ns: 3 * S,
+        ..TcpConfig::default()
+    });
+    flows.tcp.push(TcpConfig {
+        direction: Direction::Up,
+        ..TcpConfig::default()
+    });
+    flows
+        .web
+        .push(serde_json::from_str::<WebConfig>(r#"{"users": 20}"#).unwrap());
+    cases.push(("three flows both ways and web users", flows));
+    let mut two_down = with(adsl1(FullRule::FbLoose, 40_000, 16, 30), traces);
+    two_down.cbr.push(two_down.cbr[0].clone());
+    // Slow access links: a host's packet often reaches the router after one the other
+    // host sent later.
+    two_down.access_rate_bps = 10_000_000;
+    cases.push(("two CBR flows down, 10 Mbit/s access links", two_down));
+    let mut no_cbr = with(adsl1(FullRule::FbLoose, 40_000, 17, 30), TraceConfig::OFF);
+    no_cbr.cbr.clear();
+    cases.push(("no CBR", no_cbr));
+    // 1500 bytes take 6 ms to reach the router.
+    let mut slow = with(adsl1(FullRule::FbStrict, 20_000, 18, 30), traces);
+    slow.access_rate_bps = 2_000_000;
+    cases.push(("2 Mbit/s access links", slow));
+    for (what, sc) in &cases {
+        let (a, b) = (run(sc, false), run(sc, true));
+        let drops = |d: &str| a.0["queues"][d]["drops"].as_u64().unwrap();
+        assert!(drops("down") + drops("up") > 0, "{what}: no drop");
+        assert_eq!(a, b, "{what}");
+    }
+}
+
 #[test]
 fn same_seed_same_results_other_seed_other_timings() {
     let a = simulate(adsl1(FullRule::FbLoose, 60_000, 42, 30)).unwrap();
