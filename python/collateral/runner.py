@@ -147,14 +147,11 @@ def run_batch(task: BatchTask) -> BatchResult:
         "rep": [h[2] for h in ok],
         "seed": [h[3] for h in ok],
     }
-    params: dict[str, list[Any]] = {}
-    for i, h in enumerate(ok):
-        for name, v in task.point_columns[h[1]].items():
-            params.setdefault(name, [None] * i).append(v)
-        for c in params.values():
-            if len(c) <= i:
-                c.append(None)
-    cols.update(params)
+    # Parameter columns in first-seen order (points of other sweeps may lack some).
+    per_trial = [task.point_columns[h[1]] for h in ok]
+    points = dict.fromkeys(h[1] for h in ok)
+    names = dict.fromkeys(n for k in points for n in task.point_columns[k])
+    cols.update({n: [p.get(n) for p in per_trial] for n in names})
     metrics = out["columns"]
     if "phases" in metrics:
         metrics["phases"] = [phases_as_text(v) for v in metrics["phases"]]
