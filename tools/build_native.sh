@@ -28,7 +28,7 @@ fi
 host=$(rustc -vV | sed -n 's/^host: //p')
 profdata="$(rustc --print sysroot)/lib/rustlib/$host/bin/llvm-profdata"
 if [[ ! -x "$profdata" ]] && command -v rustup >/dev/null; then
-    rustup component add llvm-tools >/dev/null 2>&1 || true
+    timeout 300 rustup component add llvm-tools >/dev/null 2>&1 || true
 fi
 if [[ ! -x "$profdata" ]]; then
     echo "build_native.sh: no llvm-profdata for this rustc (rustup component add" \
@@ -47,19 +47,30 @@ stamp=$(
 )
 # Fixed paths in RUSTFLAGS, so that cargo's caches of the dependencies stay valid.
 profile="$PWD/$dir/merged.profdata"
-if [[ "$(cat "$dir/stamp" 2>/dev/null)" != "$stamp" || ! -f "$profile" ]]; then
+train() {
+    # Each step checked: `set -e` does not apply inside a function called by `if`.
     say "profile-guided build, 1/3: instrumented module"
-    rm -rf "$dir"
-    mkdir -p "$dir/raw"
-    RUSTFLAGS="-Cprofile-generate=$PWD/$dir/raw" CARGO_TARGET_DIR=target/pgo-gen plain
+    rm -rf "$dir" && mkdir -p "$dir/raw" || return 1
+    RUSTFLAGS="-Cprofile-generate=$PWD/$dir/raw" CARGO_TARGET_DIR=target/pgo-gen plain || return 1
     say "profile-guided build, 2/3: training run"
-    python tools/pgo_train.py
-    "$profdata" merge -o "$profile" "$dir/raw"
+    python tools/pgo_train.py || return 1
+    "$profdata" merge -o "$profile" "$dir/raw" || return 1
     echo "$stamp" >"$dir/stamp"
     # Cargo does not see a profile's contents change: rebuild the project's crates with
     # the new one (the dependencies' builds are kept).
     cargo clean -q --release --target-dir target/pgo-use \
         -p collateral-py -p collateral-sim -p collateral-queue 2>/dev/null || true
+}
+if [[ "$(cat "$dir/stamp" 2>/dev/null)" != "$stamp" || ! -f "$profile" ]]; then
+    # A failed training is no reason to fail the build: fall back to the plain module
+    # (a compile error fails that build too, with the compiler's message).
+    if ! train; then
+        echo "build_native.sh: the profile-guided steps failed (above); building" \
+            "without profile-guided optimisation" >&2
+        rm -rf "$dir"
+        plain
+        exit 0
+    fi
 fi
 say "profile-guided build, 3/3: optimised module"
 RUSTFLAGS="-Cprofile-use=$profile" \
