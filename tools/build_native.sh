@@ -56,10 +56,6 @@ train() {
     python tools/pgo_train.py || return 1
     "$profdata" merge -o "$profile" "$dir/raw" || return 1
     echo "$stamp" >"$dir/stamp"
-    # Cargo does not see a profile's contents change: rebuild the project's crates with
-    # the new one (the dependencies' builds are kept).
-    cargo clean -q --release --target-dir target/pgo-use \
-        -p collateral-py -p collateral-sim -p collateral-queue 2>/dev/null || true
 }
 if [[ "$(cat "$dir/stamp" 2>/dev/null)" != "$stamp" || ! -f "$profile" ]]; then
     # A failed training is no reason to fail the build: fall back to the plain module
@@ -73,5 +69,17 @@ if [[ "$(cat "$dir/stamp" 2>/dev/null)" != "$stamp" || ! -f "$profile" ]]; then
     fi
 fi
 say "profile-guided build, 3/3: optimised module"
-RUSTFLAGS="-Cprofile-use=$profile" \
-    CARGO_TARGET_DIR=target/pgo-use plain
+# Cargo does not see a profile's contents change: when the module was last built with
+# another profile, build everything again (with fat LTO, crates built with different
+# profiles do not link: "conflicting values" of the module flag ProfileSummary).
+if [[ "$(cat target/pgo-use/profile-stamp 2>/dev/null)" != "$stamp" ]]; then
+    rm -rf target/pgo-use
+fi
+if ! RUSTFLAGS="-Cprofile-use=$profile" CARGO_TARGET_DIR=target/pgo-use plain; then
+    echo "build_native.sh: the profile-guided build failed (above); building without" \
+        "profile-guided optimisation" >&2
+    rm -rf target/pgo-use
+    plain
+    exit 0
+fi
+echo "$stamp" >target/pgo-use/profile-stamp
