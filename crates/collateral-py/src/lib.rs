@@ -116,20 +116,7 @@ fn simulate_many<'py>(
 /// A flat summary value as a Python object: None, int, float, str, or (`phases`) the
 /// records as lists and dicts.
 fn flat_to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
-    use serde_json::Value;
-    Ok(match v {
-        Value::Null => py.None().into_bound(py),
-        Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
-        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
-            (Some(u), _) => u.into_pyobject(py)?.into_any(),
-            (None, Some(i)) => i.into_pyobject(py)?.into_any(),
-            _ => n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any(),
-        },
-        Value::String(s) => s.into_pyobject(py)?.into_any(),
-        other => {
-            pythonize::pythonize(py, other).map_err(|e| PyValueError::new_err(e.to_string()))?
-        }
-    })
+    pythonize::pythonize(py, v).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// A trial's summary as the store's flat columns (the core's declared schema, see

@@ -144,17 +144,17 @@ impl Simulation {
                 side_cbr[d.index()] = Some(j);
             }
         }
+        // Per direction, whether some CBR flow sends by events (on the other host).
+        let mut cbr_events = [false; 2];
         for (j, c) in cbr.iter().enumerate() {
             let by_event = !side_cbr.contains(&Some(j));
+            cbr_events[c.source.cfg.direction.index()] |= by_event;
             if by_event && c.source.active_at(c.source.next_send, sc.duration_ns) {
                 events.schedule(c.source.next_send, Wake::CbrSend(j as u32));
             }
         }
-        let eager = [Direction::Down, Direction::Up].map(|d| {
-            let by_events =
-                (0..cbr.len()).any(|j| sc.cbr[j].direction == d && !side_cbr.contains(&Some(j)));
-            links[d.index()].bottleneck.fixes_departures() && !by_events && !sc.trace.drops
-        });
+        let eager = [0, 1]
+            .map(|d| links[d].bottleneck.fixes_departures() && !cbr_events[d] && !sc.trace.drops);
         let mut sim = Simulation {
             now: 0,
             events,
@@ -185,13 +185,14 @@ impl Simulation {
     /// the direction has no such flow or the source has stopped.
     #[inline]
     fn next_side_cbr(&mut self, d: usize) -> Option<Packet> {
-        let j = self.side_cbr[d]?;
-        cbr_departure(
-            &mut self.cbr[j],
-            &mut self.access_busy[d][1],
+        let busy = &mut self.access_busy[d][1];
+        side_feed(
+            &mut self.cbr,
+            busy,
             self.access,
             self.sc.duration_ns,
-        )
+            self.side_cbr[d],
+        )()
     }
 
     /// Every packet waits in its link's ingress until the link catches up, none is
