@@ -141,6 +141,12 @@ impl DelayLine {
         (0..2).find(|&l| self.lanes[l].front().is_some_and(|h| h.release <= t))
     }
 
+    /// When the packet at the head of lane `l` is released ([`NEVER`]: the lane is empty).
+    #[inline]
+    pub fn lane_release(&self, l: usize) -> Nanos {
+        self.lanes[l].front().map_or(NEVER, |h| h.release)
+    }
+
     /// One packet released by `t`, if any (lane 0 first), with its release time.
     #[inline]
     pub fn pop_released(&mut self, t: Nanos) -> Option<(Nanos, Packet)> {
@@ -550,6 +556,18 @@ impl Bottleneck {
     pub fn take_released(&mut self, lane: usize) -> Packet {
         self.stats.delivered += 1;
         self.delay.take(lane)
+    }
+
+    /// The packet at the head of delay-line lane `lane` with its release time, if it is
+    /// released by `t`: for a host that only notes when its packets arrive, whose
+    /// packets the simulator takes as soon as their release is known.
+    #[inline]
+    pub fn take_lane_by(&mut self, lane: usize, t: Nanos) -> Option<(Nanos, Packet)> {
+        let release = self.delay.lane_release(lane);
+        if release > t {
+            return None;
+        }
+        Some((release, self.take_released(lane)))
     }
 
     #[inline]

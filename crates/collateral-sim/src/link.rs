@@ -33,6 +33,10 @@ pub struct Link {
     /// enters the queue rather than by an event of its own. Valid when `has_side`.
     side: Packet,
     has_side: bool,
+    /// Host 1's lane of the delay line (host 1 only has CBR flows, whose receivers only
+    /// note when each packet arrives) is emptied by the simulator as packets enter it
+    /// (`Simulation::take_cbr_arrivals`): no wake-up is needed for them.
+    cbr_taken: bool,
 }
 
 impl Link {
@@ -46,7 +50,14 @@ impl Link {
             ingress: VecDeque::with_capacity(16),
             side: Packet::new(collateral_queue::PacketKind::Cbr, 0, 0, 0, 0),
             has_side: false,
+            cbr_taken: false,
         })
+    }
+
+    /// Whether host 1's packets need no wake-up: the caller takes them from the delay
+    /// line as they enter it (see `cbr_taken`).
+    pub fn take_cbr_at_entry(&mut self, taken: bool) {
+        self.cbr_taken = taken;
     }
 
     /// Sets the side packet (see `side`), its arrival time and hosts already written
@@ -231,17 +242,23 @@ impl Link {
         if first.arrived.saturating_add(b.delay.prop_ns) >= t {
             return t;
         }
+        // Packets taken at entry (host 1's, see `cbr_taken`) need no wake-up.
+        let waits = |p: &&Packet| !(self.cbr_taken && p.dst & 1 == 1);
+        let pending = self.side().into_iter().chain(&self.ingress).filter(waits);
+        let bound = |p: &Packet| {
+            b.delay
+                .release_time(p, b.earliest_end(p.arrived, p.bytes()))
+        };
+        if !waits(&first) {
+            // Whatever follows it leaves no sooner than it would alone.
+            return pending.map(bound).fold(t, Nanos::min);
+        }
         let end = b.earliest_end(first.arrived, first.bytes());
         let t = t.min(b.delay.release_time(first, end));
-        let pending = self.side().into_iter().chain(&self.ingress);
         if self.ingress.len() + self.has_side as usize == 1 {
             return t;
         }
         if b.may_refuse(first.arrived, first.bytes()) {
-            let bound = |p: &Packet| {
-                b.delay
-                    .release_time(p, b.earliest_end(p.arrived, p.bytes()))
-            };
             return pending.map(bound).fold(t, Nanos::min);
         }
         // `first` is accepted: whatever follows ends its transmission after it.

@@ -87,6 +87,11 @@ pub struct Simulation {
     /// CBR flow sending by events (the other host sends only through the side ingress),
     /// and no drops trace (whose rows follow the order the links note drops in).
     eager: [bool; 2],
+    /// Whether CBR packets are taken from the delay line as they enter it
+    /// (`take_cbr_arrivals`) rather than delivered by wake-ups of their link: unless a
+    /// drops trace is on (its rows follow the order the links note drops in, which
+    /// moves with the links' wake-ups).
+    cbr_taken: bool,
     access: Rate,
     out: Vec<Packet>,
     traces: Traces,
@@ -170,9 +175,11 @@ impl Simulation {
             max_events: u64::MAX,
             side_cbr,
             eager,
+            cbr_taken: !sc.trace.drops,
             sc,
         };
         for d in 0..2 {
+            sim.links[d].take_cbr_at_entry(sim.cbr_taken);
             let p = sim.next_side_cbr(d);
             sim.links[d].set_side(p);
             sim.arm_link(d);
@@ -199,6 +206,17 @@ impl Simulation {
     /// taken as it is sent (see `eager`): for the tests that compare the two.
     pub fn with_lazy_links(mut self) -> Self {
         self.eager = [false; 2];
+        self
+    }
+
+    /// Every CBR packet reaches its host by a wake-up of its link at its release, none is
+    /// taken as it enters the delay line (see `take_cbr_arrivals`): for the tests that
+    /// compare the two.
+    pub fn with_cbr_wake_ups(mut self) -> Self {
+        self.cbr_taken = false;
+        for l in &mut self.links {
+            l.take_cbr_at_entry(false);
+        }
         self
     }
 
@@ -520,6 +538,7 @@ impl Simulation {
         } else {
             self.links[d].arrive(pkt, t, host as u8);
         }
+        self.take_cbr_arrivals(d);
         // The packet cannot reach the far side before it has crossed the link, and an
         // arrival never brings another packet's delivery forward: when a wake-up is
         // already due by then, there is nothing to reschedule.
@@ -535,6 +554,23 @@ impl Simulation {
         let busy = &mut self.access_busy[d][1];
         let feed = side_feed(&mut self.cbr, busy, self.access, end, self.side_cbr[d]);
         self.links[d].advance(t, feed);
+        self.take_cbr_arrivals(d);
+    }
+
+    /// Direction `d`'s CBR packets that have entered its delay line (host 1's lane):
+    /// their receivers only note when each arrives, which is its release from the line,
+    /// known as it enters; so they are taken now, not each by a wake-up of the link.
+    /// Those released after the end of the run stay in the line, in flight.
+    #[inline]
+    fn take_cbr_arrivals(&mut self, d: usize) {
+        if !self.cbr_taken {
+            return;
+        }
+        let end = self.sc.duration_ns;
+        let n_tcp = self.tcp.len();
+        while let Some((t, pkt)) = self.links[d].bottleneck.take_lane_by(1, end) {
+            self.cbr[pkt.flow as usize - n_tcp].on_arrival(t, pkt.seq);
+        }
     }
 
     #[inline]
