@@ -87,14 +87,18 @@ impl Dist {
             Dist::Normal { mean, sd, .. } if !(mean.is_finite() && sd.is_finite() && sd >= 0.0) => {
                 bad("need a finite mean and sd >= 0")
             }
-            Dist::Lognormal { median, sigma, .. } if !finite_pos(median) || !(sigma >= 0.0) => {
+            Dist::Lognormal { median, sigma, .. }
+                if !finite_pos(median) || sigma.is_nan() || sigma < 0.0 =>
+            {
                 bad("need median > 0 and sigma >= 0")
             }
             Dist::Pareto { scale, shape, .. } if !finite_pos(scale) || !finite_pos(shape) => {
                 bad("need scale > 0 and shape > 0")
             }
             Dist::Empirical { ref points, max } => {
-                if max.is_some_and(|m| !(m >= points.first().map_or(0.0, |p| p.0))) {
+                let first = points.first().map_or(0.0, |p| p.0);
+                // NaN on either side is "below" too.
+                if max.is_some_and(|m| m.partial_cmp(&first).is_none_or(|o| o.is_lt())) {
                     return bad("max must not be below the first point");
                 }
                 if points.is_empty() {

@@ -35,7 +35,8 @@ pub struct Link {
     has_side: bool,
     /// Host 1's lane of the delay line (host 1 only has CBR flows, whose receivers only
     /// note when each packet arrives) is emptied by the simulator as packets enter it
-    /// (`Simulation::take_cbr_arrivals`): no wake-up is needed for them.
+    /// (`Simulation::take_cbr_arrivals`): no wake-up is needed for them while host 0
+    /// has packets on the way. Drop-tail links only, where `next_delivery` is exact.
     cbr_taken: bool,
 }
 
@@ -55,9 +56,11 @@ impl Link {
     }
 
     /// Whether host 1's packets need no wake-up: the caller takes them from the delay
-    /// line as they enter it (see `cbr_taken`).
-    pub fn take_cbr_at_entry(&mut self, taken: bool) {
-        self.cbr_taken = taken;
+    /// line as they enter it (see `cbr_taken`). Ignored unless departures are fixed at
+    /// arrival; returns whether it holds.
+    pub fn take_cbr_at_entry(&mut self, taken: bool) -> bool {
+        self.cbr_taken = taken && self.bottleneck.fixes_departures();
+        self.cbr_taken
     }
 
     /// Sets the side packet (see `side`), its arrival time and hosts already written
@@ -206,13 +209,23 @@ impl Link {
     /// access links serialise the two sizes differently; the wake-up is then late by at
     /// most the difference (12 µs for 1500 B at 1 Gbit/s), which only matters where the
     /// bottleneck is nearly as fast as the access links.
+    #[inline]
     pub fn next_delivery(&self) -> Nanos {
         let b = &self.bottleneck;
         let mut t = b.delay.next_release();
         if b.fixes_departures() {
             // Everything accepted is in the delay line; the next arrival cannot leave
             // before the accepted packets ahead of it.
-            return self.arrivals_bound(t);
+            // Host 1's packets taken at entry (see `cbr_taken`) are left out; its lane
+            // holds none released by the end of the run.
+            let t = self.arrivals_bound(t, self.cbr_taken);
+            if t == NEVER && self.cbr_taken {
+                // Nothing on its way to host 0: the CBR packets get their wake-ups back,
+                // so the link's work stays in step with the events, which bound a
+                // trial (`limits`), and packets do not pile up.
+                return self.cbr_wake_up();
+            }
+            return t;
         }
         if let Some(r) = b.tx_release() {
             t = t.min(r);
@@ -220,9 +233,16 @@ impl Link {
             // Idle, possibly with a shaper holding queued packets until its wake-up.
             t = t.min(b.next_completion().saturating_add(b.delay.prop_ns));
             // The last transmission ended before anything in the ingress arrived.
-            t = self.arrivals_bound(t);
+            t = self.arrivals_bound(t, false);
         }
         t
+    }
+
+    /// The next delivery counting host 1's packets, when host 0 has none on the way.
+    #[cold]
+    #[inline(never)]
+    fn cbr_wake_up(&self) -> Nanos {
+        self.arrivals_bound(self.bottleneck.delay.next_release(), false)
     }
 
     /// `t`, or the earliest release of a packet not yet arrived at the queue if that is
@@ -232,7 +252,9 @@ impl Link {
     /// - a packet behind it goes to the other host: it leaves the bottleneck after the
     ///   next arrival, but the hosts' access links serialise different sizes, so it may
     ///   reach its host first.
-    fn arrivals_bound(&self, t: Nanos) -> Nanos {
+    ///
+    /// `host0_only`: host 1's packets (taken at entry, see `cbr_taken`) are left out.
+    fn arrivals_bound(&self, t: Nanos, host0_only: bool) -> Nanos {
         let b = &self.bottleneck;
         let Some(first) = self.next_arrival() else {
             return t;
@@ -242,8 +264,7 @@ impl Link {
         if first.arrived.saturating_add(b.delay.prop_ns) >= t {
             return t;
         }
-        // Packets taken at entry (host 1's, see `cbr_taken`) need no wake-up.
-        let waits = |p: &&Packet| !(self.cbr_taken && p.dst & 1 == 1);
+        let waits = |p: &&Packet| !(host0_only && p.dst & 1 == 1);
         let pending = self.side().into_iter().chain(&self.ingress).filter(waits);
         let bound = |p: &Packet| {
             b.delay

@@ -87,11 +87,11 @@ pub struct Simulation {
     /// CBR flow sending by events (the other host sends only through the side ingress),
     /// and no drops trace (whose rows follow the order the links note drops in).
     eager: [bool; 2],
-    /// Whether CBR packets are taken from the delay line as they enter it
-    /// (`take_cbr_arrivals`) rather than delivered by wake-ups of their link: unless a
-    /// drops trace is on (its rows follow the order the links note drops in, which
-    /// moves with the links' wake-ups).
-    cbr_taken: bool,
+    /// Per direction, whether CBR packets are taken from the delay line as they enter
+    /// it (`take_cbr_arrivals`) rather than delivered by wake-ups of their link:
+    /// drop-tail (see `Link::take_cbr_at_entry`), and no drops trace (its rows follow
+    /// the order the links note drops in, which moves with the links' wake-ups).
+    cbr_taken: [bool; 2],
     access: Rate,
     out: Vec<Packet>,
     traces: Traces,
@@ -175,11 +175,11 @@ impl Simulation {
             max_events: u64::MAX,
             side_cbr,
             eager,
-            cbr_taken: !sc.trace.drops,
+            cbr_taken: [!sc.trace.drops; 2],
             sc,
         };
         for d in 0..2 {
-            sim.links[d].take_cbr_at_entry(sim.cbr_taken);
+            sim.cbr_taken[d] = sim.links[d].take_cbr_at_entry(sim.cbr_taken[d]);
             let p = sim.next_side_cbr(d);
             sim.links[d].set_side(p);
             sim.arm_link(d);
@@ -213,9 +213,10 @@ impl Simulation {
     /// taken as it enters the delay line (see `take_cbr_arrivals`): for the tests that
     /// compare the two.
     pub fn with_cbr_wake_ups(mut self) -> Self {
-        self.cbr_taken = false;
-        for l in &mut self.links {
-            l.take_cbr_at_entry(false);
+        for d in 0..2 {
+            self.cbr_taken[d] = self.links[d].take_cbr_at_entry(false);
+            // The wake-up set without them may be later than theirs.
+            self.arm_link(d);
         }
         self
     }
@@ -563,7 +564,7 @@ impl Simulation {
     /// Those released after the end of the run stay in the line, in flight.
     #[inline]
     fn take_cbr_arrivals(&mut self, d: usize) {
-        if !self.cbr_taken {
+        if !self.cbr_taken[d] {
             return;
         }
         let end = self.sc.duration_ns;
