@@ -130,9 +130,7 @@ impl DelayLine {
     /// The earliest release among the packets in the line.
     #[inline]
     pub fn next_release(&self) -> Nanos {
-        let a = self.lanes[0].front().map_or(NEVER, |h| h.release);
-        let b = self.lanes[1].front().map_or(NEVER, |h| h.release);
-        a.min(b)
+        self.lane_release(0).min(self.lane_release(1))
     }
 
     /// The lane of a packet released by `t`, if any (lane 0 first).

@@ -57,9 +57,14 @@ impl Link {
 
     /// Whether host 1's packets need no wake-up: the caller takes them from the delay
     /// line as they enter it (see `cbr_taken`). Ignored unless departures are fixed at
-    /// arrival; returns whether it holds.
-    pub fn take_cbr_at_entry(&mut self, taken: bool) -> bool {
+    /// arrival.
+    pub fn take_cbr_at_entry(&mut self, taken: bool) {
         self.cbr_taken = taken && self.bottleneck.fixes_departures();
+    }
+
+    /// Whether the caller takes host 1's packets as they enter the delay line.
+    #[inline]
+    pub fn cbr_taken(&self) -> bool {
         self.cbr_taken
     }
 

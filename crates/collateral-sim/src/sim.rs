@@ -87,11 +87,6 @@ pub struct Simulation {
     /// CBR flow sending by events (the other host sends only through the side ingress),
     /// and no drops trace (whose rows follow the order the links note drops in).
     eager: [bool; 2],
-    /// Per direction, whether CBR packets are taken from the delay line as they enter
-    /// it (`take_cbr_arrivals`) rather than delivered by wake-ups of their link:
-    /// drop-tail (see `Link::take_cbr_at_entry`), and no drops trace (its rows follow
-    /// the order the links note drops in, which moves with the links' wake-ups).
-    cbr_taken: [bool; 2],
     access: Rate,
     out: Vec<Packet>,
     traces: Traces,
@@ -175,11 +170,14 @@ impl Simulation {
             max_events: u64::MAX,
             side_cbr,
             eager,
-            cbr_taken: [!sc.trace.drops; 2],
             sc,
         };
         for d in 0..2 {
-            sim.cbr_taken[d] = sim.links[d].take_cbr_at_entry(sim.cbr_taken[d]);
+            // CBR packets are taken from the delay line as they enter it
+            // (`take_cbr_arrivals`) unless a drops trace is on: its rows follow the order
+            // the links note drops in, which moves with the links' wake-ups.
+            let taken = !sim.sc.trace.drops;
+            sim.links[d].take_cbr_at_entry(taken);
             let p = sim.next_side_cbr(d);
             sim.links[d].set_side(p);
             sim.arm_link(d);
@@ -214,7 +212,7 @@ impl Simulation {
     /// compare the two.
     pub fn with_cbr_wake_ups(mut self) -> Self {
         for d in 0..2 {
-            self.cbr_taken[d] = self.links[d].take_cbr_at_entry(false);
+            self.links[d].take_cbr_at_entry(false);
             // The wake-up set without them may be later than theirs.
             self.arm_link(d);
         }
@@ -564,7 +562,7 @@ impl Simulation {
     /// Those released after the end of the run stay in the line, in flight.
     #[inline]
     fn take_cbr_arrivals(&mut self, d: usize) {
-        if !self.cbr_taken[d] {
+        if !self.links[d].cbr_taken() {
             return;
         }
         let end = self.sc.duration_ns;
