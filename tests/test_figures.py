@@ -255,8 +255,8 @@ def test_fig6_band_is_5_95_only_with_enough_trials(tmp_path, monkeypatch):
     fig = _draw(drawn[0][0])
     labels = [t.get_text() for leg in _legends(fig) for t in leg.get_texts()]
     assert any("5-95 % over 25 trials" in lab for lab in labels), labels
-    assert F._spread_text(3) == "min-max over 3 trials"
-    assert F._spread_text(1) == "1 trial: no spread"
+    assert F.spread_text(3) == "min-max over 3 trials"
+    assert F.spread_text(1) == "1 trial: no spread"
 
 
 def test_fig3_y_axis_spans_the_data_and_marks_the_capacity(quick):

@@ -416,7 +416,7 @@ def figure(advice: Advice) -> Any:
 
     Candidates that land on the same spot (a full 2- and 4-BDP queue, say) share one
     label, so labels do not print over each other; the legend sits outside the axes."""
-    from .plots import _STYLE, plt
+    from .plots import STYLE, plt
 
     games = advice.metric != "MOS"
     scale = 100.0 if games else 1.0
@@ -433,7 +433,7 @@ def figure(advice: Advice) -> Any:
                 break
         else:
             groups.append([p])
-    with plt.rc_context(_STYLE):
+    with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(8.5, 5.6), layout="constrained")
         colors = {"newreno": "C0", "cubic": "C3"}
         for x, y, o in pts:

@@ -544,11 +544,11 @@ def _aqm_with_limit(a: argparse.Namespace) -> object:
         if a.aqm is not None and getattr(a, "rule", None) is not None:
             _fail_param(a, "rule", "a drop-tail rule; it does not apply to --aqm")
         return a.aqm
-    from .spec import _aqm_queue
+    from .spec import aqm_queue
     from .units import parse_queue_limit
 
     try:
-        q = dict(_aqm_queue(a.aqm))
+        q = dict(aqm_queue(a.aqm))
         limit = parse_queue_limit(a.queue)
     except SpecError as e:
         _fail_param(a, "aqm", e.message)
@@ -1401,7 +1401,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_emulate_experiment(args: argparse.Namespace) -> int:
-    from .emulate import EmulationError, _check_ready, check_testbed, emulate_experiment
+    from .emulate import EmulationError, check_ready, check_testbed, emulate_experiment
     from .experiment import ExperimentError, load_experiment
     from .store import StoreError
 
@@ -1419,7 +1419,7 @@ def _cmd_emulate_experiment(args: argparse.Namespace) -> int:
             _fail(f"emulate: {exp.source}: {where}: {e}")
     for t in itertools.islice(exp.iter_trials(), 1):
         try:
-            _check_ready(t.scenario())
+            check_ready(t.scenario())
         except EmulationError as e:
             _fail(f"emulate: {e}")
     out = args.out if args.out is not None else str(Path("results") / f"{exp.name}-emu")

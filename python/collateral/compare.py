@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .plots import _STYLE, check_figure_path, plt, save
+from .plots import STYLE, check_figure_path, plt, save
 
 if TYPE_CHECKING:
     pass
@@ -72,7 +72,7 @@ def fig_compare_stores(sim: Any, emu: Any, path: str | Path) -> list[Path]:
     s, e = sim.summary().set_index("key"), emu.summary().set_index("key")
     common = sorted(set(s.index) & set(e.index))
     path = check_figure_path(path)
-    with plt.rc_context(_STYLE):
+    with plt.rc_context(STYLE):
         fig, axes = plt.subplots(
             1, len(_COLUMNS), figsize=(4 * len(_COLUMNS), 4.2), layout="constrained"
         )

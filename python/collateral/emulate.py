@@ -38,7 +38,7 @@ import numpy as np
 
 from .result import Result
 from .spec import Scenario
-from .store import _pid_alive
+from .store import pid_alive
 
 __all__ = [
     "KERNEL_CC",
@@ -323,7 +323,7 @@ def cleanup_leftovers() -> list[str]:
     for rec in sorted(REGISTRY.glob("*.json")):
         # This process's own record is stale when cleaning starts (a run registers after
         # it): a dead run's pid that was reused.
-        if not rec.stem.isdigit() or (int(rec.stem) != os.getpid() and _pid_alive(int(rec.stem))):
+        if not rec.stem.isdigit() or (int(rec.stem) != os.getpid() and pid_alive(int(rec.stem))):
             continue
         run = _read_record(rec)
         for ns in run.get("namespaces", []):
@@ -615,7 +615,7 @@ def _signals_raise() -> Iterator[None]:
             signal.signal(s, h)
 
 
-def _check_ready(scenario: Scenario) -> dict[int, str]:
+def check_ready(scenario: Scenario) -> dict[int, str]:
     check_testbed(scenario)
     if os.geteuid() != 0:
         raise EmulationError("emulation needs root (network namespaces); run it with sudo")
@@ -662,7 +662,7 @@ START_MARGIN_S = 1.0
 def emulate(scenario: Scenario, workdir: str | Path | None = None, keep: bool = False) -> Result:
     """Runs the scenario on the namespace testbed in real time; returns a Result in the
     simulator's schema. Raises :class:`EmulationError` for problems the user can fix."""
-    kernel_cc = _check_ready(scenario)  # everything checked before anything is created
+    kernel_cc = check_ready(scenario)  # everything checked before anything is created
     emu = find_emulator()
     cleanup_leftovers()
     own_tmp = workdir is None
@@ -853,7 +853,7 @@ def emulate_experiment(
     from .store import Store, rows_to_table
 
     for p in experiment.points:  # every point runnable here, before anything is created
-        _check_ready(p.scenario)
+        check_ready(p.scenario)
     st = Store.create(store_path, experiment.name, experiment.text)
     st.lock()
     try:

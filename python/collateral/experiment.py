@@ -317,7 +317,7 @@ def _is_range(value: object) -> bool:
 _AXIS_TABLE_KEYS = {"from", "to", "step", "values", "packets_of"}
 
 
-def _is_axis_table(value: object) -> bool:
+def is_axis_table(value: object) -> bool:
     """An axis given as a table: a range ``{from, to, step}`` or ``{values = [...]}``,
     either with ``packets_of``; any other table holds nested axes."""
     return (
@@ -390,7 +390,7 @@ def _range_values(source: str, key: str, spec: dict[str, Any]) -> list[Any]:
 
 
 def _axis_values(source: str, key: str, raw: object) -> list[Any]:
-    if _is_axis_table(raw):
+    if is_axis_table(raw):
         assert isinstance(raw, dict)
         if "values" in raw:
             extra = sorted(set(raw) & {"from", "to", "step"})
@@ -420,7 +420,7 @@ def _collect_axes(
     axes: list[_Axis] = []
     for k, v in table.items():
         segs = (*prefix, *k.split("."))
-        if isinstance(v, dict) and not _is_axis_table(v):
+        if isinstance(v, dict) and not is_axis_table(v):
             axes += _collect_axes(source, where, v, segs)
             continue
         key = f"{where}.{'.'.join(segs)}"
@@ -863,7 +863,7 @@ def _flat_axes(
                 _flat_axes(g, "", source, f"{where}.zip[{j}]") if isinstance(g, dict) else g
                 for j, g in enumerate(groups)
             ]
-        elif isinstance(v, dict) and not _is_axis_table(v):
+        elif isinstance(v, dict) and not is_axis_table(v):
             for kk, vv in _flat_axes(v, f"{prefix}{k}.", source, where).items():
                 put(kk, vv)
         else:

@@ -31,7 +31,7 @@ __all__ = [
 
 #: One style for every figure: text at 9 pt or more at the figure's own size, the grid
 #: behind the data (bars and boxes included), legends on an opaque frame.
-_STYLE = {
+STYLE = {
     "font.size": 11,
     "axes.titlesize": 11,
     "axes.labelsize": 11,
@@ -224,7 +224,7 @@ def fig_cwnd_delay(
         raise ValueError(f"empty plot window: t0={t0} s, t1={t1} s")
     path = check_figure_path(path)
 
-    with plt.rc_context(_STYLE):
+    with plt.rc_context(STYLE):
         fig, (top, bottom) = plt.subplots(
             2, 1, sharex=True, figsize=(10, 6.5), height_ratios=(1, 1), layout="constrained"
         )
@@ -273,7 +273,7 @@ def fig_cwnd_queue(
     if not t1 > t0:
         raise ValueError(f"empty plot window: t0={t0} s, t1={t1} s")
     path = check_figure_path(path)
-    with plt.rc_context(_STYLE):
+    with plt.rc_context(STYLE):
         fig, (top, bottom) = plt.subplots(
             2, 1, sharex=True, figsize=(10, 6.5), height_ratios=(1, 1), layout="constrained"
         )

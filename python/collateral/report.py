@@ -660,7 +660,7 @@ def _fallback_figure(df: Any) -> Any:
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from .plots import _STYLE
+    from .plots import STYLE
 
     y = next(
         (
@@ -682,7 +682,7 @@ def _fallback_figure(df: Any) -> Any:
     )
     hue = next((p for p in params if p != x and per_point[p].nunique() <= 8), None)
     yu = _unit(y, df[y])
-    with plt.rc_context(_STYLE):
+    with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
         for j, (h, part) in enumerate(df.groupby(hue, dropna=False) if hue else [(None, df)]):
             xs = part[x] if x else part.get("rep", pd.Series(range(len(part)), index=part.index))

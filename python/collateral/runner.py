@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .experiment import Experiment, Trial
-from .store import Store, _pid_alive, columns_to_table
+from .store import Store, columns_to_table, pid_alive
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -234,7 +234,7 @@ def _exit_with(pid: int) -> None:
     try:
         fd = os.pidfd_open(pid)
     except (AttributeError, OSError):  # no pidfd (or already gone): poll
-        while _pid_alive(pid):
+        while pid_alive(pid):
             time.sleep(0.5)
     else:
         select.select([fd], [], [])  # readable when the process has ended

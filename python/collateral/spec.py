@@ -1041,7 +1041,7 @@ def build_scenario(
         )
     q: dict[str, Any] = {"limit": queue, "rule": rule, "count_in_service": count_in_service}
     if aqm is not None:
-        q = _aqm_queue(aqm)
+        q = aqm_queue(aqm)
     data = {
         "seed": seed,
         "link": link,
@@ -1163,7 +1163,7 @@ def parse_aqm_shorthand(text: str) -> dict[str, Any]:
     return q
 
 
-def _aqm_queue(aqm: str | dict[str, Any] | AqmSpec) -> dict[str, Any]:
+def aqm_queue(aqm: str | dict[str, Any] | AqmSpec) -> dict[str, Any]:
     """``aqm=``: a kind with its defaults (``codel``), ``kind:key=value,…`` with
     parameters in human units, a JSON object or a dict."""
     if isinstance(aqm, AqmSpec):

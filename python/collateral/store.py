@@ -956,7 +956,7 @@ class Store:
         def dead(writer: str, path: Path) -> bool:  # writer: HOST-PID
             if writer.startswith(f"{host}-"):
                 pid_text = writer[len(host) + 1 :]
-                return pid_text.isdigit() and not _pid_alive(int(pid_text))
+                return pid_text.isdigit() and not pid_alive(int(pid_text))
             try:
                 return time.time() - path.lstat().st_mtime > max_age_s
             except FileNotFoundError:
@@ -1141,7 +1141,7 @@ def _part_id_of(tmp_name: str) -> str:
     return "-".join(tmp_name.rsplit("-", 2)[1:])
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -583,7 +583,7 @@ def _sweep_keys(store_dir: Path) -> dict[str, list[str]]:
         data = tomllib.loads((store_dir / "experiment.toml").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, ValueError, RecursionError):
         return {}
-    from .experiment import _is_axis_table
+    from .experiment import is_axis_table
 
     keys: dict[str, list[str]] = {}
 
@@ -604,7 +604,7 @@ def _sweep_keys(store_dir: Path) -> dict[str, list[str]]:
             if not prefix and k == "zip":
                 for g in v if isinstance(v, list) else [v]:
                     walk(g)
-            elif isinstance(v, dict) and not _is_axis_table(v):
+            elif isinstance(v, dict) and not is_axis_table(v):
                 walk(v, f"{prefix}{k}.")
             else:
                 note(f"{prefix}{k}", v)
@@ -1097,7 +1097,7 @@ def figure(
 def _mpl(tab: pd.DataFrame, meta: Mapping[str, Any], title: str | None) -> matplotlib.figure.Figure:
     import matplotlib.pyplot as plt
 
-    from .plots import _STYLE
+    from .plots import STYLE
 
     px, ph, pf, m = meta["x"], meta["hue"], meta["facet"], meta["measure"]
     facets = meta["facets"] if pf is not None else [None]
@@ -1106,7 +1106,7 @@ def _mpl(tab: pd.DataFrame, meta: Mapping[str, Any], title: str | None) -> matpl
     ncol = min(3, len(facets))
     nrow = math.ceil(len(facets) / ncol)
     cats = not px.numeric
-    with plt.rc_context(_STYLE):
+    with plt.rc_context(STYLE):
         fig, axes = plt.subplots(
             nrow,
             ncol,

@@ -276,12 +276,12 @@ def _on_testbed(exp: Any, path: Path, progress: bool | None) -> tuple[int, int]:
     time (resuming), after checking every point can run here."""
     import sys
 
-    from ..emulate import EmulationError, _check_ready, check_testbed, emulate_experiment
+    from ..emulate import EmulationError, check_ready, check_testbed, emulate_experiment
 
     try:
         for p in exp.points:
             check_testbed(p.scenario)
-            _check_ready(p.scenario)
+            check_ready(p.scenario)
     except EmulationError as e:
         raise TestbedUnavailable(
             f"needs the emulation testbed, which cannot run here: {e}"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import Claim, Figure
-from .figures import _STYLE, CC_STYLE, _save, _spread_text, plt
+from .figures import CC_STYLE, STYLE, plt, save_with_caption, spread_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -112,7 +112,7 @@ def fig4b(store: Store, stem: Path, label: str) -> list[Path]:
     df = _loss(store)
     a = _medians(df)
     n = int(a.n.min()) if len(a) else 0
-    with plt.rc_context(_STYLE):
+    with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(9, 4.8), layout="constrained")
         for cc in ("newreno", "cubic"):
             if (a.cc == cc).any():
@@ -129,14 +129,14 @@ def fig4b(store: Store, stem: Path, label: str) -> list[Path]:
             " FB-loose queue, at the slot sizes 7 to 67 expressed in bytes (k × 1500 B, large"
             " markers) and at sizes 90 B and 750 B either side (small markers; a thin line"
             f" joins each multiple to its neighbours). Markers: median of {n} trials with the"
-            f" same seeds at every size; bars: {_spread_text(n, (0.0, 1.0))}. The multiple's"
+            f" same seeds at every size; bars: {spread_text(n, (0.0, 1.0))}. The multiple's"
             f" loss is above both ±750 B neighbours' at {p['above_both']} of {p['pairs']}"
             f" (size, algorithm) pairs, below both at {p['below_both']}; its median ratio to"
             f" their mean is {p['median_ratio']:.2f}. Sizes k × 1500 B and k × 1500 + 90 B"
             " give the same loss: 1500- and 186-byte packets never tile a backlog into the"
             " 90 bytes between them."
         )
-        return _save(fig, stem, caption)
+        return save_with_caption(fig, stem, caption)
 
 
 def fig4b_claims(store: Store) -> list[Claim]:
@@ -174,7 +174,7 @@ def fig4b_testbed(store: Store, stem: Path, label: str) -> list[Path]:
     t = _medians(_loss(store))
     sim = _simulation_beside(store)
     n = int(t.n.min()) if len(t) else 0
-    with plt.rc_context(_STYLE):
+    with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(9, 4.8), layout="constrained")
         for cc in ("newreno", "cubic"):
             if (t.cc == cc).any():
@@ -202,7 +202,7 @@ def fig4b_testbed(store: Store, stem: Path, label: str) -> list[Path]:
                 " 'collateral reproduce mmsys-fig4b' first to draw it too."
             )
         )
-        return _save(fig, stem, caption)
+        return save_with_caption(fig, stem, caption)
 
 
 def fig4b_testbed_claims(store: Store) -> list[Claim]:

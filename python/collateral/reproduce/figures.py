@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..plots import (
-    _STYLE,
+    STYLE,
     break_gaps,
     fig_cwnd_queue,
     floor_at_zero,
@@ -45,7 +45,7 @@ RULE_STYLE = {
 }
 
 
-def _save(fig: Any, stem: Path, caption: str | None = None) -> list[Path]:
+def save_with_caption(fig: Any, stem: Path, caption: str | None = None) -> list[Path]:
     """PNG and SVG at ``stem``, and ``caption`` (what the figure shows, one paragraph)
     in ``<stem>.caption.txt``."""
     return save(fig, stem, svg=True, caption=caption)
@@ -55,7 +55,7 @@ def _trials_word(n: int) -> str:
     return f"{n} trial" + ("" if n == 1 else "s")
 
 
-def _spread_text(n: int, q: tuple[float, float] = (0.05, 0.95)) -> str:
+def spread_text(n: int, q: tuple[float, float] = (0.05, 0.95)) -> str:
     """What a band or bar over ``n`` trials per point is: a percentile range only when
     there are enough trials for it to mean that (20 or more for 5-95 %), else the
     min-max range it reduces to."""
@@ -116,7 +116,7 @@ def _result(store: Store, key: str, row: pd.Series) -> Result:
 
 def mmsys_fig1(store: Store, stem: Path, label: str) -> list[Path]:
     rows = _df(store, "SELECT * FROM summary ORDER BY tcp0_cc DESC")
-    with plt.rc_context(_STYLE):
+    with plt.rc_context(STYLE):
         fig, axes = plt.subplots(
             2, len(rows), sharex="col", figsize=(13, 6.5), layout="constrained", squeeze=False
         )
@@ -169,7 +169,7 @@ def mmsys_fig1(store: Store, stem: Path, label: str) -> list[Path]:
             " sawtooth fills the queue and delays the CBR packets behind it; how far the"
             " delay falls after each back-off is the algorithm's mark on the CBR flow."
         )
-        return _save(fig, stem, caption)
+        return save_with_caption(fig, stem, caption)
 
 
 def mmsys_fig1_claims(store: Store):
@@ -244,9 +244,9 @@ def goodput_vs_slots(link: str):
         a = _agg(df, ["tcp0_cc", "slots"], "g")
         cap = _capacity(link)
         n = int(a.n.min()) if len(a) else 0
-        spread = _spread_text(n, (0.0, 1.0))
+        spread = spread_text(n, (0.0, 1.0))
         step = _grid_step(a.slots)
-        with plt.rc_context(_STYLE):
+        with plt.rc_context(STYLE):
             fig, ax = plt.subplots(figsize=(8.5, 4.8), layout="constrained")
             for cc, d in a.groupby("tcp0_cc"):
                 color, marker = CC_STYLE.get(cc, ("k", "o"))
@@ -293,7 +293,7 @@ def goodput_vs_slots(link: str):
                 f" per packet ({cap / 1e6:.3f} Mbit/s). The y axis spans the data, not 0,"
                 " so that the few per cent a short queue costs are visible."
             )
-            return _save(fig, stem, caption)
+            return save_with_caption(fig, stem, caption)
 
     return draw
 
@@ -372,9 +372,9 @@ def mmsys_fig4(store: Store, stem: Path, label: str) -> list[Path]:
     a = _agg(_loss_by_rule(store), ["tcp0_cc", "rule", "qb"], "loss")
     ccs = sorted(a.tcp0_cc.unique())
     n = int(a.n.min()) if len(a) else 0
-    spread = _spread_text(n, (0.0, 1.0))
+    spread = spread_text(n, (0.0, 1.0))
     step = _grid_step(a.qb / 1e3)
-    with plt.rc_context(_STYLE):
+    with plt.rc_context(STYLE):
         fig, axes = plt.subplots(
             1,
             len(ccs),
@@ -432,7 +432,7 @@ def mmsys_fig4(store: Store, stem: Path, label: str) -> list[Path]:
             " sizes that were not run. FB-strict should lose (almost) nothing: the axis"
             " starts just below 0 so that markers on the 0 line show in full."
         )
-        return _save(fig, stem, caption)
+        return save_with_caption(fig, stem, caption)
 
 
 def fig4_claims(store: Store):
@@ -475,7 +475,7 @@ def mmsys_fig5(store: Store, stem: Path, label: str) -> list[Path]:
     from matplotlib.ticker import MaxNLocator
 
     groups = list(df.groupby("jitter"))
-    with plt.rc_context(_STYLE):
+    with plt.rc_context(STYLE):
         fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 4.6), layout="constrained")
         for k, (jit, d) in enumerate(groups):
             name = "no jitter" if jit == 0 else f"jitter σ = {jit * 1e3:.0f} ms"
@@ -513,7 +513,7 @@ def mmsys_fig5(store: Store, stem: Path, label: str) -> list[Path]:
             " number of congestion events in the trial (whole numbers; the two settings"
             " are drawn slightly apart around each count). The y axes start at 0."
         )
-        return _save(fig, stem, caption)
+        return save_with_caption(fig, stem, caption)
 
 
 def fig5_claims(store: Store):
@@ -547,10 +547,10 @@ def fine_sweep(cc: str):
         # The paper's 5-95 % envelope needs 20 or more trials per point to be one; with
         # fewer (--quick runs 3) the band is the min-max range, and says so.
         q = (0.05, 0.95) if n >= 20 else (0.0, 1.0)
-        band = _spread_text(n, q)
+        band = spread_text(n, q)
         a = _agg(df, ["rule", "qb"], "loss", q=q)
         step = _grid_step(a.qb / 1e3)
-        with plt.rc_context(_STYLE):
+        with plt.rc_context(STYLE):
             fig, ax = plt.subplots(figsize=(10, 4.8), layout="constrained")
             for rule in ("fb-loose", "fb-strict"):
                 d = a[a.rule == rule].sort_values("qb")
@@ -598,7 +598,7 @@ def fine_sweep(cc: str):
                 " peaks at particular sizes, while FB-strict stays near 0 (the axis starts"
                 " just below 0 so that line shows)."
             )
-            return _save(fig, stem, caption)
+            return save_with_caption(fig, stem, caption)
 
     return draw
 
@@ -682,7 +682,7 @@ def mmsys_fig7(store: Store, stem: Path, label: str) -> list[Path]:
     )
     links = [lk for lk in LINKS if lk in set(df.link)]
     bounds = {lk: 40_000 * 8 / LINKS[lk][0] * 1e3 for lk in links}
-    with plt.rc_context(_STYLE):
+    with plt.rc_context(STYLE):
         fig, axes = plt.subplots(
             1, len(links), figsize=(6.5 * len(links), 4.8), layout="constrained", squeeze=False
         )
@@ -742,7 +742,7 @@ def mmsys_fig7(store: Store, stem: Path, label: str) -> list[Path]:
             " the downstream rate, the most a packet can wait; the closer the boxes sit to"
             " it, the fuller the algorithm keeps the queue."
         )
-        return _save(fig, stem, caption)
+        return save_with_caption(fig, stem, caption)
 
 
 def fig7_claims(store: Store):
@@ -772,9 +772,9 @@ def adsl2_loss(store: Store, stem: Path, label: str) -> list[Path]:
     )
     a = _agg(df, ["tcp0_cc", "qb"], "loss")
     n = int(a.n.min()) if len(a) else 0
-    spread = _spread_text(n, (0.0, 1.0))
+    spread = spread_text(n, (0.0, 1.0))
     step = _grid_step(a.qb / 1e3)
-    with plt.rc_context(_STYLE):
+    with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(9, 4.8), layout="constrained")
         for cc, d in a.groupby("tcp0_cc"):
             color, marker = CC_STYLE.get(cc, ("k", "o"))
@@ -808,7 +808,7 @@ def adsl2_loss(store: Store, stem: Path, label: str) -> list[Path]:
             f" ({step:g} kB) apart, never across sizes that were not run. The axis starts"
             " just below 0 so that markers at 0 show."
         )
-        return _save(fig, stem, caption)
+        return save_with_caption(fig, stem, caption)
 
 
 def adsl2_claims(store: Store):
@@ -946,7 +946,7 @@ def huebner_owd_queue(store: Store, stem: Path, label: str) -> list[Path]:
         "SELECT * FROM summary WHERE tcp0_profile = 'linux-2.6.25' "
         "AND tcp0_cc IN ('htcp', 'cubic') ORDER BY tcp0_cc",
     )
-    with plt.rc_context(_STYLE):
+    with plt.rc_context(STYLE):
         fig, axes = plt.subplots(
             1,
             max(1, len(rows)),
@@ -992,7 +992,7 @@ def huebner_owd_queue(store: Store, stem: Path, label: str) -> list[Path]:
             " lets the queue drain after a loss, and so the lowest delay a call sees."
             " Lost packets are not shown."
         )
-        return _save(fig, stem, caption)
+        return save_with_caption(fig, stem, caption)
 
 
 #: The ``fate`` code of a cbr-trace packet still in the network when the run ended
@@ -1036,7 +1036,7 @@ def huebner_cdf(store: Store, stem: Path, label: str) -> list[Path]:
     df = df[(df.frac == 1) & (np.isclose(df.rtt_s, 0.08)) & (df.fate != _IN_FLIGHT)]
     rates = sorted(df.rate.unique())
     worst: list[str] = []
-    with plt.rc_context(_STYLE):
+    with plt.rc_context(STYLE):
         fig, axes = plt.subplots(
             1,
             max(1, len(rates)),
@@ -1100,7 +1100,7 @@ def huebner_cdf(store: Store, stem: Path, label: str) -> list[Path]:
                 else "No set-up loses 1 % of its packets or more."
             )
         )
-        return _save(fig, stem, caption)
+        return save_with_caption(fig, stem, caption)
 
 
 def huebner_median_bdp(store: Store, stem: Path, label: str) -> list[Path]:
@@ -1116,7 +1116,7 @@ def huebner_median_bdp(store: Store, stem: Path, label: str) -> list[Path]:
     # The queue's real size in seconds (slots are whole packets: ceil(f·BDP / 1500)).
     df["full"] = df.slots * 1500 * 8 / df.rate
     df["fill"] = df.d / df.full
-    with plt.rc_context(_STYLE):
+    with plt.rc_context(STYLE):
         fig, axes = plt.subplots(1, 2, sharey=True, figsize=(12, 5), layout="constrained")
         for ax, frac in zip(axes, (1.0, 0.25), strict=False):
             d = df[np.isclose(df.frac, frac)]
@@ -1153,7 +1153,7 @@ def huebner_median_bdp(store: Store, stem: Path, label: str) -> list[Path]:
             " two). 1 (dotted) means the queue is always full, 0 always empty; the axis"
             " starts just below 0 so points at 0 show."
         )
-        return _save(fig, stem, caption)
+        return save_with_caption(fig, stem, caption)
 
 
 def huebner_bdp_claims(store: Store):
@@ -1380,7 +1380,7 @@ def parris_throughput(store: Store, stem: Path, label: str) -> list[Path]:
     ph = _phases(store)
     spans = ph.groupby("phase", sort=False)[["start_s", "end_s"]].first().sort_values("start_s")
     rate = 10.0
-    with plt.rc_context(_STYLE):
+    with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(12, 5.2), layout="constrained")
         for k, (name, sp) in enumerate(spans.iterrows()):
             if k % 2:
@@ -1413,7 +1413,7 @@ def parris_throughput(store: Store, stem: Path, label: str) -> list[Path]:
             " link each discipline leaves TCP during the blast."
             f" Each line is the median over {_trials_word(n)} per bin."
         )
-        return _save(fig, stem, caption)
+        return save_with_caption(fig, stem, caption)
 
 
 def _blast_table(store: Store) -> pd.DataFrame:
@@ -1450,8 +1450,8 @@ def parris_multimedia(store: Store, stem: Path, label: str) -> list[Path]:
     names = list(t.index)
     x = np.arange(len(names))
     n = int(t.trials.min()) if len(t) else 0
-    spread = _spread_text(n, (0.0, 1.0))
-    with plt.rc_context(_STYLE):
+    spread = spread_text(n, (0.0, 1.0))
+    with plt.rc_context(STYLE):
         fig, axes = plt.subplots(1, 3, figsize=(13, 4.6), layout="constrained")
         colors = [DISC_STYLE.get(d, ("k", "-"))[0] for d in names]
         for ax, col, scale, ylabel in (
@@ -1510,7 +1510,7 @@ def parris_multimedia(store: Store, stem: Path, label: str) -> list[Path]:
             )
             + " The numbers are also written beside the figure as a table (Markdown, CSV)."
         )
-        files = _save(fig, stem, caption)
+        files = save_with_caption(fig, stem, caption)
     lines = [
         "| queue | multimedia drop rate | multimedia latency | TCP throughput | UDP blast"
         " throughput |",

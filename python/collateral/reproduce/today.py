@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import Claim, Figure
-from .figures import _STYLE, _save, plt
+from .figures import STYLE, plt, save_with_caption
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -326,7 +326,7 @@ def today_queues(store: Store, stem: Path, label: str) -> list[Path]:
         ),
     )
     mixes = _mixes(t)
-    with plt.rc_context(_STYLE):
+    with plt.rc_context(STYLE):
         fig, axes = plt.subplots(
             len(rows),
             len(links),
@@ -400,7 +400,7 @@ def today_queues(store: Store, stem: Path, label: str) -> list[Path]:
             f" {_trials_text(n)} per bar; linear axes start just below 0 so that zero"
             " bars and ticks show."
         )
-        files = _save(fig, stem, caption)
+        files = save_with_caption(fig, stem, caption)
     head = (
         "Today's access queues: medians over trials. call = G.711 (EF), game = Quake 3;"
         " delays are p95 of the one-way delay minus the empty-path delay; '>100 ms' is the"
@@ -707,7 +707,7 @@ def l4s_coupling(store: Store, stem: Path, label: str) -> list[Path]:
     t = l4s_table(store)
     rtts = list(t.index)
     n = int(t.trials.min()) if len(t) else 0
-    with plt.rc_context(_STYLE):
+    with plt.rc_context(STYLE):
         fig, (a0, a1) = plt.subplots(1, 2, figsize=(13, 4.8), layout="constrained")
         x = np.arange(len(rtts))
         w = 0.38
@@ -790,7 +790,7 @@ def l4s_coupling(store: Store, stem: Path, label: str) -> list[Path]:
             " (ECT(1), red) and one in the C queue (Not-ECT, blue), log scale; the dotted"
             " line is the 99th percentile. Delays below 0.01 ms are drawn at the left edge."
         )
-        files = _save(fig, stem, caption)
+        files = save_with_caption(fig, stem, caption)
     head = (
         "RFC 9332 coupling: one Prague (L4S) and one CUBIC download through DualPI2 at"
         " 10 Mbit/s; medians over trials (ratio min/max over trials). Probe delays are the"
