@@ -196,7 +196,8 @@ def test_cli_bad_input_is_one_line_exit_2_and_writes_nothing(args, names, tmp_pa
 def test_the_core_limits_bound_the_units(tmp_path):
     """The bounds of units.py fit the core's (so a value units accepts never meets the
     core's JSON message), and the CLI's figure suffixes are the ones plots.save writes."""
-    from collateral import cli, plots, units
+    from collateral import plots, units
+    from collateral.cli import paths as cli
 
     lim = _native.limits()
     assert lim["max_time_ns"] >= units.MAX_DURATION_NS

@@ -13,7 +13,7 @@ from matplotlib.container import ErrorbarContainer
 from scipy.stats import bootstrap
 
 from collateral import storeplot
-from collateral.cli import _Parser
+from collateral.cli.errors import Parser as _Parser
 from collateral.experiment import ExperimentError, load_experiment
 from collateral.runner import run_experiment
 

@@ -16,13 +16,21 @@ from typing import Annotated, Any, Literal
 import pytest
 from pydantic import BaseModel
 
-from collateral import _native, cli, spec
+from collateral import _native, cli, experiment, spec
 from collateral.experiment import TRACE_NAMES, ExperimentSettings
 from collateral.reproduce import figures
 from collateral.units import parse_rate
 
 VOCAB = _native.vocabulary()
-SPEC_PY = Path(spec.__file__)
+
+
+def _sources(module: object) -> list[Path]:
+    """A module's file, or every file of a package."""
+    p = Path(module.__file__)
+    return sorted(p.parent.glob("*.py")) if p.name == "__init__.py" else [p]
+
+
+SPEC_PYS = _sources(spec)
 
 # (model, field) -> the vocabulary key that lists what the field accepts.
 FIELDS: list[tuple[type[BaseModel], str, str]] = [
@@ -61,7 +69,9 @@ def enumerated_fields() -> set[tuple[str, str]]:
     models = [
         m
         for m in vars(spec).values()
-        if isinstance(m, type) and issubclass(m, BaseModel) and m.__module__ == spec.__name__
+        if isinstance(m, type)
+        and issubclass(m, BaseModel)
+        and m.__module__.startswith(spec.__name__)
     ]
     return {
         (m.__name__, name)
@@ -171,9 +181,9 @@ def test_the_cli_offers_the_cores_names():
 
 
 def test_spec_py_copies_no_enumeration_by_hand():
-    tree = ast.parse(SPEC_PY.read_text())
     offenders = []
-    for node in ast.walk(tree):
+    nodes = [(p.name, n) for p in SPEC_PYS for n in ast.walk(ast.parse(p.read_text()))]
+    for name, node in nodes:
         if not isinstance(node, ast.Subscript):
             continue
         if not (isinstance(node.value, ast.Name) and node.value.id == "Literal"):
@@ -184,14 +194,14 @@ def test_spec_py_copies_no_enumeration_by_hand():
             if isinstance(c, ast.Constant) and isinstance(c.value, str)
         ]
         if strings:
-            offenders.append((node.lineno, strings))
-    assert not offenders, f"Literal[...] with hard-coded names in spec.py: {offenders}"
+            offenders.append((name, node.lineno, strings))
+    assert not offenders, f"Literal[...] with hard-coded names in spec/: {offenders}"
 
 
 def test_no_spelling_is_converted():
     """Names cross as they are spelled: no replace("-", "_") or back in the modules that
     build and store scenarios."""
-    for path in [SPEC_PY, SPEC_PY.parent / "experiment.py", Path(figures.__file__)]:
+    for path in [*SPEC_PYS, *_sources(experiment), *_sources(figures)]:
         for node in ast.walk(ast.parse(path.read_text())):
             if (
                 isinstance(node, ast.Call)

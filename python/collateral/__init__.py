@@ -7,21 +7,19 @@ True
 
 The Rust core (``collateral._native``) runs one trial per call without the GIL; this
 package owns the user-facing API: specs with human units, results, plots, the CLI.
+Its names are imported on first use, so ``import collateral`` (and the CLI's start)
+costs nothing that a command does not need.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
-import os
-from collections.abc import Callable
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _dist_version
-from typing import Any, ParamSpec, TypeVar
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from . import _native
-from .result import Result
-from .spec import Scenario, SpecError, build_scenario
+if TYPE_CHECKING:
+    from .api import query, simulate, simulate_many
+    from .result import Result
+    from .spec import Scenario, SpecError, build_scenario
 
 __all__ = [
     "Result",
@@ -35,126 +33,42 @@ __all__ = [
     "simulate_many",
 ]
 
-try:
-    __version__ = _dist_version("collateral")
-except PackageNotFoundError:  # running from a source tree without installing
-    __version__ = _native.version()
-
-#: Version of the native core: the model version that results depend on.
-native_version: str = _native.version()
-
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def _suggest_typos(func: Callable[P, R]) -> Callable[P, R]:
-    """An unknown keyword is named with the closest known one (Python's own error
-    names it without a suggestion); the signature stays ``func``'s for help() and
-    completion."""
-
-    @functools.wraps(func)
-    def checked(*args: P.args, **kwargs: P.kwargs) -> R:
-        import difflib
-
-        known = list(inspect.signature(func).parameters)
-        for k in kwargs:
-            if k not in known:
-                close = difflib.get_close_matches(k, known, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}"
-                raise TypeError(f"{func.__name__}(): unknown parameter {k!r}{hint}")
-        return func(*args, **kwargs)
-
-    return checked
+#: Where each public name lives.
+_HOMES = {
+    "Result": "result",
+    "Scenario": "spec",
+    "SpecError": "spec",
+    "build_scenario": "spec",
+    "query": "api",
+    "simulate": "api",
+    "simulate_many": "api",
+    "MAX_THREADS": "api",
+}
 
 
-@_suggest_typos
-def simulate(
-    scenario: Scenario | None = None,
-    *,
-    link: str | None = None,
-    down: str | float | None = None,
-    up: str | float | None = None,
-    rtt: str | float = "100ms",
-    queue: str | float = "20kB",
-    rule: str | None = None,
-    count_in_service: bool = False,
-    cc: str = "newreno",
-    profile: str = "linux-6",
-    ecn: str = "off",
-    duration: str | float = "60s",
-    warmup: str | float = "5s",
-    seed: int = 1,
-    cbr: str = "both",
-    cbr_size: str | float = "186B",
-    cbr_interval: str | float = "20ms",
-    jitter: str | float = "1ms",
-    tcp_flows: int = 1,
-    delayed_ack: bool | None = None,
-    rto_min: str | float | None = None,
-    aqm: str | None = None,
-    app: str | None = None,
-    web_users: int = 0,
-) -> Result:
-    """Runs one trial and returns its :class:`Result`.
+def __getattr__(name: str) -> Any:
+    if name in _HOMES:
+        value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
+    elif name == "native_version":
+        #: Version of the native core: the model version that results depend on.
+        from ._native import version
 
-    Give a :class:`Scenario`, or the keywords of :func:`collateral.spec.build_scenario`
-    with human units (``link="adsl1"``, ``queue="27p"``, ``rtt="100ms"``,
-    ``cbr="both"``, ...), not both. Raises :class:`SpecError` (a ``ValueError``) naming
-    the bad parameter, and TypeError for an unknown keyword (with the closest one).
-    """
-    given = {k: v for k, v in locals().items() if k != "scenario"}
-    defaults = {k: p.default for k, p in inspect.signature(simulate).parameters.items()}
-    changed = {k: v for k, v in given.items() if v != defaults[k]}
-    if scenario is not None and changed:
-        raise TypeError(
-            f"simulate() takes a Scenario or keyword arguments, not both (got {', '.join(changed)})"
-        )
-    if scenario is None:
-        scenario = build_scenario(**given)
-    _check_scenario("scenario", scenario)
-    return Result(_native.simulate(scenario.to_native_json()), scenario)
+        value = version()
+    elif name == "__version__":
+        from importlib.metadata import PackageNotFoundError
+        from importlib.metadata import version as dist_version
+
+        try:
+            value = dist_version("collateral")
+        except PackageNotFoundError:  # running from a source tree without installing
+            from ._native import version
+
+            value = version()
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # looked up once
+    return value
 
 
-#: The most threads :func:`simulate_many` starts.
-MAX_THREADS = 1024
-
-
-def simulate_many(scenarios: Any, threads: int = 0) -> list[Result]:
-    """Runs many trials on ``threads`` OS threads (0 = all cores) without the GIL and
-    returns their :class:`Result` in input order (deterministic on any number of
-    threads). Raises TypeError or ValueError naming the bad argument before anything
-    runs."""
-    if isinstance(threads, bool) or not isinstance(threads, int):
-        raise TypeError(f"threads: expected a whole number, got {threads!r}")
-    if not 0 <= threads <= MAX_THREADS:
-        raise ValueError(f"threads: {threads} is not in 0 ... {MAX_THREADS} (0 = all cores)")
-    if isinstance(scenarios, Scenario | str | bytes) or not hasattr(scenarios, "__iter__"):
-        raise TypeError(f"scenarios: expected a list of Scenario, got {type(scenarios).__name__}")
-    scenarios = list(scenarios)
-    for i, sc in enumerate(scenarios):
-        _check_scenario(f"scenarios[{i}]", sc)
-    raws = _native.simulate_many([sc.to_native_json() for sc in scenarios], threads)
-    return [Result(raw, sc) for raw, sc in zip(raws, scenarios, strict=True)]
-
-
-def _check_scenario(name: str, scenario: object) -> None:
-    if not isinstance(scenario, Scenario):
-        hint = (
-            f"; for a link preset write simulate(link={scenario!r})"
-            if isinstance(scenario, str)
-            else ""
-        )
-        raise TypeError(
-            f"{name}: expected a Scenario (or keyword arguments as build_scenario takes),"
-            f" got {type(scenario).__name__}{hint}"
-        )
-
-
-def query(directory: str | os.PathLike[str], sql: str, output: str = "pandas") -> Any:
-    """Runs SQL over a results directory (views ``summary``, ``cwnd``, ``queue``, ``cbr``,
-    ``drops``, ``congestion``) and returns a pandas or polars DataFrame or an Arrow table
-    (``output="pandas" | "polars" | "arrow"``). See :mod:`collateral.store`."""
-    from .store import open_store
-
-    return open_store(directory).query(sql, output)  # type: ignore[arg-type]
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -1517,7 +1517,9 @@ def _default_out(data: _Data, x: str, y: str) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Runs ``collateral plot`` from parsed arguments; bad input: one line, exit 2."""
-    from .cli import _fail, _input_store, _output_file
+    from .cli.errors import fail as _fail
+    from .cli.paths import input_store as _input_store
+    from .cli.paths import output_file as _output_file
 
     _input_store("DIR", args.directory)
     try:

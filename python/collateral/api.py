@@ -1,0 +1,107 @@
+"""The Python API's entry points: :func:`simulate` one trial, :func:`simulate_many` on
+all cores, :func:`query` a results directory. ``collateral`` re-exports them."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
+
+from . import _native
+from .result import Result
+from .spec import Scenario, build_scenario
+from .spec.fields import BY_NAME, signature
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _suggest_typos(func: Callable[P, R]) -> Callable[P, R]:
+    """An unknown keyword is named with the closest known one (Python's own error
+    names it without a suggestion); the signature stays ``func``'s for help() and
+    completion."""
+
+    @functools.wraps(func)
+    def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+        import difflib
+
+        known = list(inspect.signature(checked).parameters)
+        for k in kwargs:
+            if k not in known:
+                close = difflib.get_close_matches(k, known, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}"
+                raise TypeError(f"{func.__name__}(): unknown parameter {k!r}{hint}")
+        return func(*args, **kwargs)
+
+    return checked
+
+
+@_suggest_typos
+def simulate(scenario: Scenario | None = None, **params: Any) -> Result:
+    """Runs one trial and returns its :class:`Result`.
+
+    Give a :class:`Scenario`, or the keywords of :func:`collateral.spec.build_scenario`
+    with human units (``link="adsl1"``, ``queue="27p"``, ``rtt="100ms"``,
+    ``cbr="both"``, ...), not both. Raises :class:`SpecError` (a ``ValueError``) naming
+    the bad parameter, and TypeError for an unknown keyword (with the closest one).
+    """
+    changed = [k for k, v in params.items() if k not in BY_NAME or v != BY_NAME[k].default]
+    if scenario is not None and changed:
+        raise TypeError(
+            f"simulate() takes a Scenario or keyword arguments, not both (got {', '.join(changed)})"
+        )
+    if scenario is None:
+        scenario = build_scenario(**params)
+    _check_scenario("scenario", scenario)
+    return Result(_native.simulate(scenario.to_native_json()), scenario)
+
+
+#: The most threads :func:`simulate_many` starts.
+MAX_THREADS = 1024
+
+
+def simulate_many(scenarios: Any, threads: int = 0) -> list[Result]:
+    """Runs many trials on ``threads`` OS threads (0 = all cores) without the GIL and
+    returns their :class:`Result` in input order (deterministic on any number of
+    threads). Raises TypeError or ValueError naming the bad argument before anything
+    runs."""
+    if isinstance(threads, bool) or not isinstance(threads, int):
+        raise TypeError(f"threads: expected a whole number, got {threads!r}")
+    if not 0 <= threads <= MAX_THREADS:
+        raise ValueError(f"threads: {threads} is not in 0 ... {MAX_THREADS} (0 = all cores)")
+    if isinstance(scenarios, Scenario | str | bytes) or not hasattr(scenarios, "__iter__"):
+        raise TypeError(f"scenarios: expected a list of Scenario, got {type(scenarios).__name__}")
+    scenarios = list(scenarios)
+    for i, sc in enumerate(scenarios):
+        _check_scenario(f"scenarios[{i}]", sc)
+    raws = _native.simulate_many([sc.to_native_json() for sc in scenarios], threads)
+    return [Result(raw, sc) for raw, sc in zip(raws, scenarios, strict=True)]
+
+
+def _check_scenario(name: str, scenario: object) -> None:
+    if not isinstance(scenario, Scenario):
+        hint = (
+            f"; for a link preset write simulate(link={scenario!r})"
+            if isinstance(scenario, str)
+            else ""
+        )
+        raise TypeError(
+            f"{name}: expected a Scenario (or keyword arguments as build_scenario takes),"
+            f" got {type(scenario).__name__}{hint}"
+        )
+
+
+def query(directory: str | os.PathLike[str], sql: str, output: str = "pandas") -> Any:
+    """Runs SQL over a results directory (views ``summary``, ``cwnd``, ``queue``, ``cbr``,
+    ``drops``, ``congestion``) and returns a pandas or polars DataFrame or an Arrow table
+    (``output="pandas" | "polars" | "arrow"``). See :mod:`collateral.store`."""
+    from .store import open_store
+
+    return open_store(directory).query(sql, output)  # type: ignore[arg-type]
+
+
+simulate.__signature__ = signature(  # type: ignore[attr-defined]
+    (inspect.Parameter("scenario", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None),)
+)

@@ -1,0 +1,55 @@
+"""``compare``: a simulated and an emulated results directory of the same experiment,
+side by side."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .errors import fail
+from .paths import console, input_store, output_file
+
+
+def add_parser(sub: Any) -> None:
+    c = sub.add_parser(
+        "compare",
+        help="simulation vs emulation of the same experiment, side by side",
+        description="Match the trials of a simulated and an emulated results directory of "
+        "the same experiment (same trial keys) and print goodput, CBR loss and delay side "
+        "by side with the differences; draw delay CDFs and windows when traces were kept.",
+    )
+    c.add_argument("sim", metavar="SIM_DIR", help="results of 'collateral run'")
+    c.add_argument("emu", metavar="EMU_DIR", help="results of 'collateral emulate FILE'")
+    c.add_argument("--plot", metavar="PATH", help="write the comparison figure here")
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from ..compare import compare_stores, fig_compare_stores
+    from ..store import StoreError, open_store
+
+    input_store("SIM_DIR", args.sim)
+    input_store("EMU_DIR", args.emu)
+    if args.plot is not None:
+        output_file("--plot", args.plot, "out/compare.png", figure=True)
+    try:
+        sim, emu = open_store(args.sim), open_store(args.emu)
+        rows = compare_stores(sim, emu)
+    except (StoreError, ValueError) as e:
+        fail(f"compare: {e}")
+    t = Table(title=f"simulation ({args.sim}) vs emulation ({args.emu})", title_justify="left")
+    for col in ("metric", "simulation", "emulation", "difference"):
+        t.add_column(col, justify="left" if col == "metric" else "right")
+    for r in rows:
+        diff = f"{r['diff']:+.2f} {r['diff_unit']}" if r["diff"] == r["diff"] else "n/a"
+        t.add_row(f"{r['metric']} ({r['unit']})", f"{r['sim']:.4g}", f"{r['emu']:.4g}", diff)
+    console().print(t)
+    if args.plot is not None:
+        for p in fig_compare_stores(sim, emu, args.plot):
+            print(f"wrote {p}")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+# The advisor

@@ -1,0 +1,139 @@
+"""``emulate``: one trial (or an experiment file's trials) on the namespace testbed,
+with real Linux TCP and the simulator's queue code in a userspace router."""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..display import short
+from ..spec import flat_param
+from .errors import fail
+from .paths import output_dir
+from .scenario import add_scenario_options, option, scenario_from_args
+from .simulate import add_output_options, check_figure_args, run
+from .values import count
+
+if TYPE_CHECKING:
+    from ..spec import Scenario
+
+
+def add_parser(sub: Any) -> None:
+    e = sub.add_parser(
+        "emulate",
+        help="run one trial on the namespace testbed (real Linux TCP; needs root)",
+        description="Run the same scenario as 'simulate' in real time: network namespaces, "
+        "real kernel TCP, and a userspace bottleneck running the simulator's queue code. "
+        "Needs root, iproute2 and ethtool; takes the scenario's duration in wall time.",
+    )
+    e.add_argument(
+        "experiment",
+        metavar="EXPERIMENT.toml",
+        nargs="?",
+        help="an experiment file: run its trials on the testbed into a results directory"
+        " (-o), in the same schema as 'collateral run', tagged mode=emulation",
+    )
+    e.add_argument(
+        "-o",
+        "--out",
+        metavar="DIR",
+        help="results directory for an experiment file (default: results/<name>-emu)",
+    )
+    # The testbed's own limit on flows is checked after, with its own reason.
+    add_scenario_options(e, tcp_flows={"type": count(0, 2**31)})
+    add_output_options(e, None)
+    e.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="keep the raw endpoint and router logs in DIR",
+    )
+
+
+def run_emulate(args: argparse.Namespace) -> int:
+    if args.experiment:
+        return emulate_experiment(args)
+    check_figure_args(args)
+    if args.keep is not None:
+        output_dir("--keep", args.keep, "logs/")
+    return run(check_emulation(args), args, emulated=True)
+
+
+def check_emulation(a: argparse.Namespace) -> Scenario:
+    """``emulate``'s options against the testbed's limits (a real-time run with a
+    process per flow), before the scenario is built, then the scenario; nothing is
+    created until all of it passed."""
+    from ..emulate import (
+        MAX_TESTBED_TCP_FLOWS,
+        MIN_TESTBED_CBR_INTERVAL_NS,
+        EmulationError,
+        check_testbed,
+    )
+    from ..units import parse_duration
+
+    if a.tcp_flows > MAX_TESTBED_TCP_FLOWS:
+        fail(
+            f"--tcp-flows: {a.tcp_flows}: the testbed runs at most {MAX_TESTBED_TCP_FLOWS}"
+            " flows (a process each, in real time); simulate more"
+        )
+    try:
+        interval = parse_duration(a.cbr_interval)
+    except ValueError:
+        interval = None  # build_scenario says what is wrong with it
+    testbed_cbr = a.cbr != "none" and not a.app
+    if interval is not None and testbed_cbr and 0 < interval < MIN_TESTBED_CBR_INTERVAL_NS:
+        fail(
+            f"--cbr-interval: {short(a.cbr_interval)}: below what a userspace sender"
+            f" can keep; the testbed takes at least {MIN_TESTBED_CBR_INTERVAL_NS // 1000}us"
+        )
+    scenario = scenario_from_args(a)
+    try:
+        check_testbed(scenario)
+    except EmulationError as e:
+        param = flat_param(getattr(e, "path", "") or "")
+        if hasattr(a, param):  # the reason shows the value, as the testbed took it
+            fail(f"{option(param)}: {getattr(e, 'reason', e)}")
+        fail(f"emulate: {e}")
+    return scenario
+
+
+def emulate_experiment(args: argparse.Namespace) -> int:
+    from ..emulate import EmulationError, check_ready, check_testbed, emulate_experiment
+    from ..experiment import ExperimentError, load_experiment
+    from ..store import StoreError
+
+    if args.out is not None:
+        output_dir("--out", args.out, "results/NAME-emu")
+    try:
+        exp = load_experiment(args.experiment)
+    except ExperimentError as e:
+        fail(str(e))
+    for p in exp.points:  # every point within the testbed's limits before the first runs
+        try:
+            check_testbed(p.scenario)
+        except EmulationError as e:
+            where = f"point {p.index}" + (f" {short(p.values, 80)}" if p.values else "")
+            fail(f"emulate: {exp.source}: {where}: {e}")
+    for t in itertools.islice(exp.iter_trials(), 1):
+        try:
+            check_ready(t.scenario())
+        except EmulationError as e:
+            fail(f"emulate: {e}")
+    out = args.out if args.out is not None else str(Path("results") / f"{exp.name}-emu")
+    if args.out is None:
+        output_dir("--out", out, "results/NAME-emu")
+
+    def progress(n: int, total: int, trial: Any) -> None:
+        print(f"  trial {n}/{total} done ({trial.key})", file=sys.stderr)
+
+    try:
+        ran, total = emulate_experiment(exp, out, progress)
+    except (EmulationError, StoreError) as e:
+        fail(f"emulate: {e}")
+    except KeyboardInterrupt:
+        print("collateral: interrupted; finished trials are kept, rerun to resume", file=sys.stderr)
+        return 130
+    print(f"{ran} trials emulated ({total} in the experiment); results in {out}")
+    return 0

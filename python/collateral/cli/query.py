@@ -1,0 +1,97 @@
+"""``query``: SQL over a results directory (DuckDB), as a table in human units, CSV
+or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..display import fmt_cell, stored_unit
+from .errors import fail
+from .paths import console, input_store
+from .values import count
+
+
+def add_parser(sub: Any) -> None:
+    q = sub.add_parser(
+        "query",
+        help="SQL over a results directory (DuckDB)",
+        description="Run SQL over a results directory. Views: summary (one row per trial: "
+        "key, point, rep, seed, parameters such as down_queue_limit_bytes, tcp0_cc, rtt_s, and "
+        "metrics such as tcp0_goodput_bps, cbr0_loss_rate, cbr0_delay_p95_s) and the trace "
+        "tables the experiment kept (cwnd, queue, cbr, drops, congestion). "
+        "'collateral schema' lists every result column with its type, unit and meaning.",
+    )
+    q.add_argument("directory", metavar="DIR", help="a results directory")
+    q.add_argument("sql", metavar="SQL", help='e.g. "SELECT count(*) FROM summary"')
+    q.add_argument(
+        "--format",
+        choices=("table", "csv", "json"),
+        default="table",
+        help="output format (default: table)",
+    )
+    q.add_argument(
+        "--max-rows",
+        metavar="N",
+        type=count(0, 10**9),
+        default=100,
+        help="rows shown in table format (default: 100; 0 = all)",
+    )
+    q.add_argument(
+        "--raw",
+        action="store_true",
+        help="table format: numbers as stored (bit/s, s, B) instead of human units",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..store import StoreError, open_store
+
+    input_store("DIR", args.directory)
+    try:
+        store = open_store(args.directory)
+    except StoreError as e:
+        fail(f"DIR: {e}")
+    import duckdb
+
+    try:
+        df = store.query(args.sql, "pandas")
+    except duckdb.Error as e:
+        fail(f"SQL: {str(e).splitlines()[0]}")
+    if df is None:
+        return 0
+    if args.format == "csv":
+        # List cells (arrays of a trace or a sweep's values) as JSON, not numpy's repr.
+        for c in df.columns:
+            if df[c].dtype == object and df[c].map(_is_list).any():
+                df[c] = df[c].map(lambda v: json.dumps(_listify(v)) if _is_list(v) else v)
+        df.to_csv(sys.stdout, index=False)
+    elif args.format == "json":
+        print(df.to_json(orient="records", double_precision=15))
+    else:
+        from rich import box
+        from rich.table import Table
+
+        shown = df if not args.max_rows else df.head(args.max_rows)
+        t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+        units = [None if args.raw else (stored_unit(str(c)) or None) for c in df.columns]
+        for c in df.columns:
+            t.add_column(str(c), justify="right" if df[c].dtype.kind in "iuf" else "left")
+        for row in shown.itertuples(index=False):
+            t.add_row(*(fmt_cell(v, u) for v, u in zip(row, units, strict=True)))
+        # In a pipe or a log, do not squeeze the columns into 80 characters.
+        con = console()
+        con.print(t)
+        if len(shown) < len(df):
+            con.print(f"({len(df) - len(shown)} more rows; --max-rows 0 shows all)")
+    return 0
+
+
+def _is_list(v: Any) -> bool:
+    return isinstance(v, (list, tuple)) or type(v).__name__ == "ndarray"
+
+
+def _listify(v: Any) -> Any:
+    return [_listify(x) for x in v] if _is_list(v) else (v.item() if hasattr(v, "item") else v)

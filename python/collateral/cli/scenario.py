@@ -1,0 +1,211 @@
+"""The scenario options of every command that takes one (``simulate``, ``emulate``,
+``advise``), derived from the declared flat parameters
+(:data:`collateral.spec.fields.FIELDS`), and the scenario built from them.
+
+Options are passed through as strings to :func:`collateral.spec.build_scenario`, so the
+CLI and the Python API accept the same units and report the same errors; an error names
+the option of the parameter at fault, with the value given when the message does not
+show it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from ..display import short
+from ..spec import SpecError, aqm_queue, build_scenario
+from ..spec.fields import BY_NAME, FIELDS, GROUPS, SAME, Field
+from ..spec.vocabulary import AQM_INFO
+from .errors import PROG, fail
+from .values import count
+
+if TYPE_CHECKING:
+    from ..spec import Scenario
+
+
+def add_field(g: Any, f: Field, **overrides: Any) -> None:
+    """The option of one flat parameter (``overrides``: argparse keywords that differ
+    for this command, e.g. a tighter ``type``)."""
+    kw: dict[str, Any] = {"help": f.help_text()}
+    if f.types == (bool,):
+        kw["action"] = "store_false" if option(f.name).startswith("--no-") else "store_true"
+        kw["dest"] = f.name
+        if f.default is None:
+            kw["default"] = None
+    else:
+        kw["default"] = f.default if f.cli_default is SAME else f.cli_default
+        if f.metavar:
+            kw["metavar"] = f.metavar
+        if f.choices:
+            kw["choices"] = f.choices
+        if f.count:
+            kw["type"] = count(*f.count)
+    g.add_argument(option(f.name), **(kw | overrides))
+
+
+def add_scenario_options(
+    p: argparse.ArgumentParser,
+    only: Iterable[str] | None = None,
+    **overrides: dict[str, Any],
+) -> None:
+    """Every flat parameter as an option (or those named in ``only``), in its group;
+    ``overrides`` maps a parameter's name to argparse keywords for this command."""
+    names = set(only) if only is not None else None
+    unknown = set(overrides) - set(BY_NAME)
+    if unknown:
+        raise TypeError(f"add_scenario_options: no parameter {', '.join(sorted(unknown))}")
+    groups: dict[str, Any] = {}
+    for f in FIELDS:
+        if names is not None and f.name not in names:
+            continue
+        if f.group not in groups:
+            groups[f.group] = p.add_argument_group(GROUPS[f.group])
+        add_field(groups[f.group], f, **overrides.get(f.name, {}))
+
+
+def option(param: str) -> str:
+    """The option of a :func:`build_scenario` parameter: ``--cbr-size``, or the one its
+    declaration names (``--no-delayed-ack``)."""
+    declared = BY_NAME[param].cli if param in BY_NAME else None
+    return declared or "--" + param.replace("_", "-")
+
+
+def aqm_with_limit(a: argparse.Namespace) -> object:
+    """``--aqm`` with ``--queue`` as its hard limit, so that neither is ignored; a limit
+    in the wrong unit, a discipline without one limit (cbq), or a limit given twice is
+    an error naming the option. Each discipline's limit field is the core's
+    (:data:`~collateral.spec.vocabulary.AQM_INFO`)."""
+    if a.aqm is None or a.queue is None:
+        if a.aqm is not None and getattr(a, "rule", None) is not None:
+            fail_param(a, "rule", "a drop-tail rule; it does not apply to --aqm")
+        return a.aqm
+    from ..units import parse_queue_limit
+
+    try:
+        q = dict(aqm_queue(a.aqm))
+        limit = parse_queue_limit(a.queue)
+    except SpecError as e:
+        fail_param(a, "aqm", e.message)
+    except ValueError as e:
+        fail_param(a, "queue", str(e))
+    kind = str(q.get("kind"))
+    info = AQM_INFO.get(kind, {})
+    field = info.get("limit_field")
+    if field is None:
+        fail_param(a, "queue", f"{kind} has per-class limits; give them in --aqm")
+    in_bytes = info.get("limit_unit") == "bytes"
+    if field in q or "limit_rule" in q:
+        fail_param(a, "queue", f"{kind}'s {field} is also given in --aqm; give it once")
+    if limit.in_packets == in_bytes:
+        unit, example = ("bytes", "4MB") if in_bytes else ("packets", "1000p")
+        fail_param(a, "queue", f"{kind}'s {field} counts {unit}; give e.g. {example}")
+    q[field] = limit.amount
+    return q
+
+
+def bare_number(text: object) -> bool:
+    try:
+        float(str(text).strip())
+    except ValueError:
+        return False
+    return True
+
+
+def warn_implausible(a: argparse.Namespace, sc: Scenario) -> None:
+    """Values that are valid but rarely meant: a warning on stderr each, naming the
+    option and what was probably meant; the run goes on."""
+    warnings = []
+    if sc.rtt >= 5_000_000_000:
+        hint = f"; did you mean {a.rtt}ms?" if bare_number(a.rtt) else ""
+        warnings.append(f"--rtt {a.rtt}: read as {sc.rtt / 1e9:g} s, an unusual round trip{hint}")
+    for opt, text, link in (("--down", a.down, sc.down), ("--up", a.up, sc.up)):
+        if text is not None and link.rate is not None and link.rate < 10_000:
+            hint = f"; did you mean {text}kbit?" if bare_number(text) else ""
+            warnings.append(f"{opt} {text}: read as {link.rate} bit/s{hint}")
+    if sc.duration - sc.warmup < 1_000_000_000:
+        warnings.append(
+            f"--duration {a.duration}: less than 1 s is measured after the warm-up;"
+            " figures will be noisy"
+        )
+    for w in warnings:
+        print(f"{PROG}: warning: {w}", file=sys.stderr)
+
+
+def versus_scenarios(a: argparse.Namespace, base: Scenario) -> list[tuple[str, Scenario]]:
+    """The base scenario and one per ``--versus`` queue, each labelled by its queue; a
+    drop-tail limit keeps --rule's rule (or its unit's default), an AQM its own limit."""
+    from ..units import parse_queue_limit
+
+    out = [(queue_label(base, a.aqm), base)]
+    for value in a.versus or []:
+        b = argparse.Namespace(**vars(a))
+        b.versus_value = value
+        try:
+            parse_queue_limit(value)
+            b.queue, b.aqm = value, None
+        except ValueError:
+            b.queue, b.aqm, b.rule = None, value, None
+        sc = scenario_from_args_unchecked(b)
+        out.append((queue_label(sc, b.aqm), sc))
+    labels = [label for label, _ in out]
+    for label in labels:
+        if labels.count(label) > 1:
+            fail(f"--versus: the queue {label!r} is given twice")
+    return out
+
+
+def queue_label(sc: Scenario, aqm: object) -> str:
+    """The queue as the user named it: the --aqm text, or drop-tail's limit and rule."""
+    if isinstance(aqm, str):
+        return aqm
+    part = next(p for p in sc.describe().split(" · ") if p.startswith("queue "))
+    return part.removeprefix("queue ")
+
+
+def scenario_from_args(a: argparse.Namespace) -> Scenario:
+    sc = scenario_from_args_unchecked(a)
+    warn_implausible(a, sc)
+    return sc
+
+
+def scenario_from_args_unchecked(a: argparse.Namespace) -> Scenario:
+    """The scenario of the options: every declared parameter the command has, as given;
+    ``--queue`` is the AQM's limit beside ``--aqm``, else drop-tail's (20kB unset)."""
+    params = {f.name: getattr(a, f.name) for f in FIELDS if hasattr(a, f.name)}
+    if params.get("queue") is None:
+        params["queue"] = BY_NAME["queue"].default
+    params["aqm"] = aqm_with_limit(a)
+    try:
+        return build_scenario(**params)
+    except SpecError as e:
+        fail_param(a, e.param, e.message)
+
+
+def fail_param(a: argparse.Namespace, param: str, message: str) -> NoReturn:
+    """One line naming the option of ``param``, with the value given when the message
+    does not show it (the core's messages do not)."""
+    value = getattr(a, param, None)
+    missing = re.search(r"missing field `(\w+)`", message)
+    if param == "aqm" and missing and isinstance(value, str):
+        kind = value.partition(":")[0].strip()
+        field = missing[1]
+        hint = (
+            f"; give --queue (e.g. --queue 60p) or {kind}:{field}=60"
+            if AQM_INFO.get(kind, {}).get("limit_field") == field
+            else f"; give {kind}:{field}=..."
+        )
+        message = f"{kind} needs its {field}{hint}"
+    versus = getattr(a, "versus_value", None)
+    if versus is not None and param in ("queue", "aqm", "rule"):
+        shown = message.startswith(("'", '"'))
+        fail(f"--versus: {message}" if shown else f"--versus: {short(versus)}: {message}")
+    if not hasattr(a, param) or param == "scenario":
+        fail(f"scenario: {message}")
+    shown = message.startswith(("'", '"')) or (isinstance(value, str) and repr(value) in message)
+    if param in BY_NAME and BY_NAME[param].unit and isinstance(value, str) and not shown:
+        message = f"{short(value)}: {message}"
+    fail(f"{option(param)}: {message}")

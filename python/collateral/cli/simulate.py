@@ -1,0 +1,192 @@
+"""``simulate`` and ``demo``: one trial (or several seeds, or several queues side by
+side) printed as a table or JSON, with the cwnd / CBR delay figure."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from ..display import short
+from ..spec import demo_scenario
+from .errors import fail
+from .paths import console, output_file
+from .scenario import add_scenario_options, fail_param, scenario_from_args, versus_scenarios
+from .values import count
+
+if TYPE_CHECKING:
+    from ..spec import Scenario
+
+#: The most trials ``simulate --trials`` runs (only the first keeps its traces).
+MAX_CLI_TRIALS = 1000
+
+
+def add_output_options(p: argparse.ArgumentParser, plot_default: str | None) -> None:
+    g = p.add_argument_group("output")
+    g.add_argument(
+        "--plot",
+        metavar="PATH",
+        default=plot_default,
+        help="write the cwnd / CBR delay figure as PNG (also as SVG, PDF, ... if PATH ends"
+        " .svg, .pdf, ...)" + (f" (default: {plot_default})" if plot_default else ""),
+    )
+    g.add_argument(
+        "--window",
+        metavar="TIME",
+        default="10s",
+        help="length of the plotted window, starting after the warm-up (default: 10s)",
+    )
+    g.add_argument(
+        "--json", action="store_true", help="print the summary as JSON instead of a table"
+    )
+
+
+def add_parser(sub: Any) -> None:
+    s = sub.add_parser(
+        "simulate",
+        help="run one trial",
+        description="Run one trial and "
+        "print goodput, CBR loss and additional delay. Rates are bit/s, sizes "
+        "bytes (kB = 1000 B), times take a unit (ms, s, min; a bare number is seconds).",
+    )
+    add_scenario_options(s)
+    s.add_argument(
+        "--trials",
+        metavar="N",
+        type=count(1, MAX_CLI_TRIALS),
+        default=1,
+        help="run N trials with seeds --seed, --seed+1, ... on all cores and show each "
+        "number's median with its range [min–max] (default: 1)",
+    )
+    s.add_argument(
+        "--versus",
+        metavar="QUEUE",
+        action="append",
+        help="also run the same trials with another queue and show the queues side by "
+        "side: a drop-tail limit (64kB, 100p) or an --aqm value (fq_codel, "
+        "cake:bandwidth=19Mbit); repeatable",
+    )
+    add_output_options(s, None)
+    d = sub.add_parser(
+        "demo",
+        help="the MMSys 2011 Fig. 1 set-up on ADSL1, with a plot",
+        description="ADSL1 (1.5Mbit/256kbit), 100 ms RTT, 20 kB FB-strict "
+        "queue, one NewReno flow down (Linux 2.6.25 stack), CBR both ways (186 B / 20 ms, 1 ms "
+        "jitter), 60 s with 10 s warm-up, seed 1.",
+    )
+    add_output_options(d, "out/demo.png")
+
+
+def run_simulate(args: argparse.Namespace) -> int:
+    check_figure_args(args)
+    return run(scenario_from_args(args), args)
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    check_figure_args(args)
+    return run(demo_scenario(), args)
+
+
+def window_s(text: str) -> float:
+    from ..units import parse_duration
+
+    try:
+        ns = parse_duration(text)
+    except ValueError as e:
+        fail(f"--window: {e}")
+    if ns <= 0:
+        fail(f"--window: {text!r} must be positive, e.g. 10s")
+    return ns / 1e9
+
+
+def check_figure_args(args: argparse.Namespace) -> float:
+    """--plot and --window, before anything runs; returns the window in seconds."""
+    window = window_s(args.window)
+    if args.plot is not None:
+        output_file("--plot", args.plot, "out/run.png", figure=True)
+    return window
+
+
+def run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) -> int:
+    from .. import _native
+    from ..result import Result
+
+    window = window_s(args.window)  # checked with --plot before the scenario was built
+    if emulated:
+        from ..emulate import EmulationError, emulate
+
+        try:
+            result = emulate(scenario, workdir=args.keep, keep=bool(args.keep))
+        except EmulationError as e:
+            fail(f"emulate: {e}")
+        except KeyboardInterrupt:
+            print("collateral: interrupted; the testbed was torn down", file=sys.stderr)
+            return 130
+    else:
+        trials = getattr(args, "trials", 1)
+        variants = versus_scenarios(args, scenario) if getattr(args, "versus", None) else []
+        bases = [sc for _, sc in variants] or [scenario]
+        if trials > 1 and scenario.seed + trials - 1 >= 2**64:
+            fail_param(args, "seed", f"{scenario.seed} + {trials} trials passes 2^64 - 1")
+        from ..spec import TraceSpec
+
+        # The tables need summaries only: the first trial keeps its traces for --plot.
+        quiet = TraceSpec(cwnd=False, queue=False, cbr=False, drops=False, classes=False)
+        scenarios = [
+            base.model_copy(update={"seed": scenario.seed + k, "trace": quiet})
+            if (v, k) != (0, 0)
+            else base
+            for v, base in enumerate(bases)
+            for k in range(trials)
+        ]
+        try:
+            raws = _native.simulate_many([sc.to_native_json() for sc in scenarios], 0)
+        except ValueError as e:  # the core stopped a trial (e.g. its memory limit)
+            fail(f"simulate: {e}")
+        results = [Result(raw, sc) for raw, sc in zip(raws, scenarios, strict=True)]
+        result = results[0]
+        groups = [results[v * trials : (v + 1) * trials] for v in range(len(bases))]
+        if args.json and (trials > 1 or variants):
+            doc: dict[str, Any] = {"trials": [json.loads(r.to_json()) for r in groups[0]]}
+            if variants:
+                doc = {
+                    "queues": [
+                        {"queue": label, "trials": [json.loads(r.to_json()) for r in g]}
+                        for (label, _), g in zip(variants, groups, strict=True)
+                    ]
+                }
+            print(json.dumps(doc))
+            return plot_run(result, args, window, note=f" (seed {scenario.seed})")
+        if variants:
+            from ..result import compare_table
+
+            labelled = [(label, g) for (label, _), g in zip(variants, groups, strict=True)]
+            console().print(compare_table(labelled))
+            return plot_run(result, args, window, note=f" ({variants[0][0]}, seed {scenario.seed})")
+        if trials > 1:
+            from ..result import trials_table
+
+            console().print(trials_table(results))
+            return plot_run(result, args, window, note=f" (seed {scenario.seed})")
+    if args.json:
+        print(result.to_json())
+    else:
+        console().print(result.table())
+    return plot_run(result, args, window)
+
+
+def plot_run(result: Any, args: argparse.Namespace, window: float, note: str = "") -> int:
+    """--plot: the cwnd / CBR delay figure of ``result`` (the first trial of several)."""
+    if args.plot is not None:
+        from ..plots import fig_cwnd_delay
+
+        t0 = result.warmup_s
+        try:
+            paths = fig_cwnd_delay(result, t0, min(t0 + window, result.duration_s), args.plot)
+        except OSError as e:  # the directory went away while the trial ran
+            fail(f"--plot: {short(args.plot)}: {e.strerror or e}")
+        out = sys.stderr if args.json else sys.stdout  # keep stdout pure JSON
+        for path in paths:
+            print(f"wrote {path}{note}", file=out)
+    return 0

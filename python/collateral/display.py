@@ -1,0 +1,154 @@
+"""How numbers are shown: display units, number formatting and shortened values.
+
+One leaf module (it imports nothing of the package but the schema, lazily) used by the
+CLI's tables, ``query``, the HTML report and the plots alike, so a column reads in the
+same unit everywhere. Stored values stay in SI units (s, bit/s, bytes, shares as
+fractions); only what is shown is scaled.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+#: The scale ladders of each stored unit: (smallest value shown in it, name, factor).
+_LADDERS: dict[str, tuple[tuple[float, str, float], ...]] = {
+    "bit/s": (
+        (1e9, "Gbit/s", 1e-9),
+        (1e6, "Mbit/s", 1e-6),
+        (1e3, "kbit/s", 1e-3),
+        (0.0, "bit/s", 1.0),
+    ),
+    "s": ((1.0, "s", 1.0), (0.0, "ms", 1e3)),
+    "B": ((1e9, "GB", 1e-9), (1e6, "MB", 1e-6), (1e3, "kB", 1e-3), (0.0, "B", 1.0)),
+}
+#: Columns that hold a share (a fraction stored from 0 to 1), shown in per cent.
+_SHARE = re.compile(r"(^|_)(loss_rate|drop_rate|share|over_\d+ms)$")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """How a column's values are shown: the unit's name and the factor from the stored
+    value (``Unit("ms", 1e3)``: a stored 0.0123 s shows as 12.3 ms)."""
+
+    name: str = ""
+    scale: float = 1.0
+
+    def of(self, v: Any) -> Any:
+        """``v`` in this unit: divided by 1e6 or 1e3 as one would write it (so that
+        1376540 bit/s is exactly 1.37654 Mbit/s), or times 1e3 or 100."""
+        return v / round(1 / self.scale) if self.scale < 1 else v * self.scale
+
+    def label(self, text: str) -> str:
+        """An axis or column label with this unit: ``delay p95 (ms)``."""
+        return f"{text} ({self.name})" if self.name else text
+
+
+def stored_unit(column: str) -> str:
+    """The unit a result column is stored in: the schema's declaration (metrics), else
+    the suffix of a scenario parameter (``rtt_s``, ``down_rate_bps``,
+    ``down_queue_limit_bytes``); ``"%"`` for a share; ``""`` when it has none."""
+    if is_share(column):
+        return "%"
+    from .schema import column as declared
+
+    col = declared(column)
+    if col is not None and col["unit"]:
+        return str(col["unit"])
+    for suffix, unit in (("_bps", "bit/s"), ("_s", "s"), ("_bytes", "B")):
+        if column.endswith(suffix):
+            return unit
+    return ""
+
+
+def is_share(column: str) -> bool:
+    """A share stored as a fraction from 0 to 1 (loss rates, the share of packets over
+    a delay budget)."""
+    return bool(_SHARE.search(column))
+
+
+def _rung(unit: str, magnitude: float) -> Unit:
+    ladder = _LADDERS.get(unit)
+    if ladder is None:
+        return Unit("%", 100.0) if unit == "%" else Unit(unit)
+    _, name, scale = next(r for r in ladder if magnitude >= r[0])
+    return Unit(name, scale)
+
+
+def column_unit(column: str, values: Iterable[Any] | None = None) -> Unit:
+    """One unit for a whole column: the rung of its stored unit's ladder that its
+    typical (median) magnitude reaches, so most values read between 1 and 1000 (delays
+    of 50 ms in ms, 60 s durations in s, 18 Mbit/s in Mbit/s, packet sizes in B)."""
+    return _rung(stored_unit(column), typical(values) if values is not None else 1.0)
+
+
+def value_unit(v: float, unit: str) -> Unit:
+    """The unit one value reads best in alone (a table cell, a message)."""
+    return _rung(unit, abs(v))
+
+
+def typical(values: Iterable[Any]) -> float:
+    """The median magnitude of the finite non-zero values (0 when there are none)."""
+    xs = sorted(abs(v) for v in finite(values) if v != 0)
+    return xs[len(xs) // 2] if xs else 0.0
+
+
+def finite(values: Iterable[Any]) -> list[float]:
+    """The values that are finite numbers, as floats (None, NaN, text left out)."""
+    out = []
+    for v in values:
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(f):
+            out.append(f)
+    return out
+
+
+def fmt_number(v: float) -> str:
+    """Six significant digits without an exponent where one is not needed: 1376540
+    bit/s reads 1,376,540, not 1.37654e+06."""
+    if v != 0 and (abs(v) >= 1e15 or abs(v) < 1e-4):
+        return f"{v:.6g}"
+    if abs(v) >= 1e5:
+        return f"{v:,.0f}"
+    return f"{v:.6g}"
+
+
+def is_null(v: Any) -> bool:
+    """None or NaN (of any type that compares unequal to itself)."""
+    try:
+        return v is None or bool(v != v)
+    except (TypeError, ValueError):
+        return False
+
+
+def fmt_cell(v: Any, unit: str | None) -> str:
+    """A value in a human unit of its own (18.68 Mbit/s, 0.94 ms, 30 kB) where its
+    stored unit is known; other numbers as :func:`fmt_number`; NULL for a missing one."""
+    if is_null(v):
+        return "NULL"
+    if unit and isinstance(v, (int, float)) and not isinstance(v, bool):
+        u = value_unit(float(v), unit)
+        if u.name != unit or unit in _LADDERS:
+            return f"{u.of(float(v)):.4g} {u.name}"
+    return fmt_number(v) if isinstance(v, float) else str(v)
+
+
+def short(value: object, limit: int = 60) -> str:
+    """``repr`` cut short, safe for any value: a 5000-character text or a 5000-digit
+    number is not echoed back whole."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**60:
+        return "<a number of more than 60 digits>"
+    try:
+        text = repr(value)
+    except Exception:  # pragma: no cover - a repr that fails
+        text = f"<{type(value).__name__}>"
+    if len(text) <= limit:
+        return text
+    quote = text[0] if text[:1] in ("'", '"') else ""
+    return text[: limit - 3 - len(quote)] + "..." + quote

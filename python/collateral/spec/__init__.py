@@ -1,0 +1,109 @@
+"""Scenario specification: pydantic models with human units, validated before Rust runs.
+
+Fields hold integers in the simulator's units (bit/s, ns, bytes) but accept and dump
+human strings (``"1.5Mbit"``, ``"100ms"``, ``"20kB"``, ``"27p"``), so a dumped scenario
+reads well and validates back to the same thing. :meth:`Scenario.to_native` produces the
+JSON the Rust core takes; the core validates it again, so its API is safe on its own.
+
+:func:`build_scenario` is the flat form shared by the CLI and :func:`collateral.simulate`
+(``down=``, ``queue=``, ``cbr="both"``, ...); its parameters are declared once, in
+:mod:`collateral.spec.fields`, and its errors name the parameter at fault.
+
+The rooms: ``vocabulary`` (the core's names and limits), ``types`` (fields with units),
+``link`` (rate, queue, AQM, framing), ``tcp`` (bulk flows), ``traffic`` (CBR,
+applications, web users), ``scenario`` (one trial), ``fields`` (the flat parameters),
+``flat`` (:func:`build_scenario`), ``errors`` (:class:`SpecError`, key paths).
+"""
+
+from __future__ import annotations
+
+from . import types as _types
+from .errors import SpecError, core_message, core_path_field, flat_param, split_path
+from .fields import FIELDS, Field
+from .flat import aqm_queue, bind, build_scenario, demo_scenario, parse_aqm_shorthand
+from .link import AQM_HUMAN_UNITS, AqmSpec, FramingSpec, LinkSpec, QueueSpec
+from .scenario import PhaseSpec, Scenario, TraceSpec
+from .signatures import readable_signatures
+from .tcp import CubicSpec, HtcpSpec, TcpSpec
+from .traffic import HTTP_MODEL, CbrSpec, WebSpec
+from .vocabulary import (
+    APP_PROFILES,
+    AQM_KINDS,
+    AQM_SHORTHANDS,
+    CBR_CHOICES,
+    CBR_ECN_CODEPOINTS,
+    CC_ALGORITHMS,
+    CORE_LIMITS,
+    CUBIC_VARIANTS,
+    DIRECTIONS,
+    HTCP_FLAVORS,
+    LINK_PRESETS,
+    LINK_RATES,
+    MAX_CBR_FLOWS,
+    MAX_INITIAL_CWND,
+    MAX_PACKET_BYTES,
+    MAX_PHASES,
+    MAX_TCP_FLOWS,
+    MAX_WEB_SLOTS,
+    PROFILE_SETTINGS,
+    PROFILES,
+    RECOVERY_STYLES,
+    RULES,
+    TCP_ECN_MODES,
+    VOCABULARY,
+)
+
+__all__ = [
+    "APP_PROFILES",
+    "AQM_HUMAN_UNITS",
+    "AQM_KINDS",
+    "AQM_SHORTHANDS",
+    "CBR_CHOICES",
+    "CBR_ECN_CODEPOINTS",
+    "CC_ALGORITHMS",
+    "CORE_LIMITS",
+    "CUBIC_VARIANTS",
+    "DIRECTIONS",
+    "FIELDS",
+    "HTCP_FLAVORS",
+    "HTTP_MODEL",
+    "LINK_PRESETS",
+    "LINK_RATES",
+    "MAX_CBR_FLOWS",
+    "MAX_INITIAL_CWND",
+    "MAX_PACKET_BYTES",
+    "MAX_PHASES",
+    "MAX_TCP_FLOWS",
+    "MAX_WEB_SLOTS",
+    "PROFILES",
+    "PROFILE_SETTINGS",
+    "RECOVERY_STYLES",
+    "RULES",
+    "TCP_ECN_MODES",
+    "VOCABULARY",
+    "AqmSpec",
+    "CbrSpec",
+    "CubicSpec",
+    "Field",
+    "FramingSpec",
+    "HtcpSpec",
+    "LinkSpec",
+    "PhaseSpec",
+    "QueueSpec",
+    "Scenario",
+    "SpecError",
+    "TcpSpec",
+    "TraceSpec",
+    "WebSpec",
+    "aqm_queue",
+    "bind",
+    "build_scenario",
+    "core_message",
+    "core_path_field",
+    "demo_scenario",
+    "flat_param",
+    "parse_aqm_shorthand",
+    "split_path",
+]
+
+readable_signatures(vars(_types))

@@ -1,0 +1,254 @@
+"""The flat scenario parameters, each declared once.
+
+A :class:`Field` says a parameter's name, the Python types it takes, its default, its
+help text and unit, its CLI group and option, and where it lands in the
+:class:`~collateral.spec.Scenario` (key paths), so that everything else is derived from
+:data:`FIELDS`: the signatures of :func:`~collateral.spec.build_scenario` and
+:func:`collateral.simulate`, their type checks and docstrings, the options of every
+command that takes a scenario (``simulate``, ``emulate``, ``advise``), and the name an
+error from a nested field or from the core is reported under
+(:func:`collateral.spec.errors.flat_param`).
+Adding a parameter is one entry here and its use in ``build_scenario``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any
+
+from ..units import QueueLimit
+from .link import AqmSpec
+from .vocabulary import (
+    APP_PROFILES,
+    AQM_SHORTHANDS,
+    CBR_CHOICES,
+    CC_ALGORITHMS,
+    LINK_PRESETS,
+    MAX_TCP_FLOWS,
+    MAX_WEB_SLOTS,
+    PROFILES,
+    RULES,
+    TCP_ECN_MODES,
+)
+
+#: A unit value: text such as "100ms", or a number in the base unit.
+_NUMBER = (str, int, float)
+#: ``cli_default`` when the CLI's default is the declared one.
+SAME = object()
+
+
+@dataclass(frozen=True)
+class Field:
+    """One flat scenario parameter."""
+
+    name: str
+    #: Types of value it takes (``int`` also takes any integral number, never a bool).
+    types: tuple[type, ...]
+    default: Any
+    #: The help text, without the default (see ``default_text``).
+    help: str
+    #: The CLI's option group: link, queue, traffic or trial.
+    group: str
+    metavar: str | None = None
+    #: None is a value (the scenario, the link preset or the profile decides).
+    optional: bool = False
+    #: A value with a unit (rate, time, size): a message shows the value as given.
+    unit: bool = False
+    #: The Scenario key paths it sets (``"*"``: any index); the longest that matches an
+    #: error's path names the parameter at fault.
+    lands: tuple[tuple[str, ...], ...] = ()
+    #: How the help shows the default; None: the default itself; "": not at all.
+    default_text: str | None = None
+    #: The CLI's option when not ``--name-with-dashes`` (:func:`collateral.cli.scenario.option`).
+    cli: str | None = None
+    #: The CLI's default when not ``default`` (``--queue`` stays unset beside ``--aqm``).
+    cli_default: Any = SAME
+    #: A whole number from lo to hi, read by the CLI before the scenario is built.
+    count: tuple[int, int] | None = None
+    #: The CLI's choices (a closed list argparse checks).
+    choices: tuple[str, ...] | None = None
+
+    @property
+    def annotation(self) -> str:
+        """The type as a signature shows it: ``str | float | None``."""
+        names = [t.__name__ for t in self.types]
+        if names[:3] == ["str", "int", "float"]:
+            names = ["str", "float", *names[3:]]  # an int is a float to a reader
+        return " | ".join(names + (["None"] if self.optional else []))
+
+    def help_text(self) -> str:
+        """The help with its default: ``... (default: 100ms)``."""
+        shown = self.default if self.default_text is None else self.default_text
+        if isinstance(shown, bool) or shown is None or shown == "":
+            return self.help
+        return f"{self.help} (default: {shown})"
+
+    def accepts(self, value: object) -> bool:
+        """Whether ``value`` has one of this parameter's types (a bool is no number,
+        NaN and infinity are no value)."""
+        import math
+        import numbers
+
+        if value is None:
+            return self.optional
+        kinds = tuple(numbers.Integral if t is int else t for t in self.types)
+        if isinstance(value, bool) and bool not in self.types:
+            return False
+        if isinstance(value, float) and not math.isfinite(value):
+            return False
+        return isinstance(value, kinds)
+
+
+_PRESETS = ", ".join(f"{k} = {d} down / {u} up" for k, (d, u) in LINK_PRESETS.items())
+_BOTH = (("down",), ("up",))
+
+
+def _both(*tail: str) -> tuple[tuple[str, ...], ...]:
+    return tuple((*d, *tail) for d in _BOTH)
+
+
+#: Every flat parameter, in the order the CLI's help lists them.
+FIELDS: tuple[Field, ...] = (
+    # link
+    Field(
+        "link", (str,), None, f"a link preset instead of --down/--up: {_PRESETS}", "link",
+        metavar="NAME", optional=True, default_text="adsl1", lands=(("link",),),
+    ),
+    Field(
+        "down", _NUMBER, None, "downstream bottleneck rate in bit/s, e.g. 1.5Mbit, 24Mbit,"
+        " 1500000", "link", metavar="RATE", optional=True, unit=True, lands=(("down",),),
+    ),
+    Field(
+        "up", _NUMBER, None, "upstream bottleneck rate in bit/s, e.g. 256kbit, 1Mbit", "link",
+        metavar="RATE", optional=True, unit=True, lands=(("up",),),
+    ),
+    Field(
+        "rtt", _NUMBER, "100ms", "base round-trip time, half of it propagation each way",
+        "link", metavar="TIME", unit=True, lands=(("rtt",),),
+    ),
+    # queue
+    Field(
+        "queue", (*_NUMBER, QueueLimit), "20kB", "drop-tail limit: bytes (20kB = 20000 B,"
+        " 64KiB, 1500B) or packets (27p) (default: 20kB); with --aqm, the AQM's limit"
+        " (packets; bytes for cake)", "queue", metavar="LIMIT", unit=True, default_text="",
+        cli_default=None, lands=(*_both("queue"), *_both("queue", "limit")),
+    ),
+    Field(
+        "rule", (str,), None, f"when the queue is full: {', '.join(RULES)}", "queue",
+        metavar="RULE", optional=True,
+        default_text="ps for a limit in packets, else fb-strict", lands=_both("queue", "rule"),
+    ),
+    Field(
+        "count_in_service", (bool,), False, "count the packet being transmitted as still"
+        " queued (default: it leaves the queue when its transmission starts)", "queue",
+        lands=_both("queue", "count_in_service"),
+    ),
+    Field(
+        "aqm", (str, dict, AqmSpec), None, "an AQM instead of drop-tail:"
+        f" {', '.join(AQM_SHORTHANDS)} with their defaults; KIND:KEY=VALUE,... with"
+        " parameters in human units, e.g."
+        " fq_codel:target=5ms,ecn=off or cake:bandwidth=1.4Mbit,diffserv=diffserv4,"
+        'ack_filter=normal; or a JSON object such as \'{"kind": "red", "min_th": 5, '
+        '"max_th": 15, "max_p": 0.1, "w_q": 0.002, "limit": 60}\'', "queue",
+        metavar="KIND", optional=True,
+    ),
+    # traffic
+    Field(
+        "tcp_flows", (int,), 1, "bulk TCP flows downstream", "traffic", metavar="N",
+        count=(0, MAX_TCP_FLOWS), lands=(("tcp",),),
+    ),
+    Field(
+        "cc", (str,), "newreno", f"TCP congestion control: {', '.join(CC_ALGORITHMS)}",
+        "traffic", metavar="ALGO", lands=(("tcp", "*", "cc"),),
+    ),
+    Field(
+        "ecn", (str,), "off", f"ECN of the TCP flows: {', '.join(TCP_ECN_MODES)} (classic:"
+        " RFC 3168, ECT(0); l4s: ECT(1), what --cc dctcp and prague need)", "traffic",
+        metavar="MODE", lands=(("tcp", "*", "ecn"),),
+    ),
+    Field(
+        "profile", (str,), "linux-6", "TCP stack profile: delayed ACKs, recovery style, RTO,"
+        f" initial window ({', '.join(PROFILES)}; default: linux-6, a modern Linux sender)",
+        "traffic", metavar="STACK", default_text="",
+        # Any other TCP setting of a flow comes from its profile.
+        lands=(("tcp", "*"),),
+    ),
+    Field(
+        "delayed_ack", (bool,), None, "ACK every segment instead of every second one",
+        "traffic", optional=True, cli="--no-delayed-ack", lands=(("tcp", "*", "delayed_ack"),),
+    ),
+    Field(
+        "rto_min", _NUMBER, None, "minimum TCP retransmission timeout", "traffic",
+        metavar="TIME", optional=True, unit=True,
+        default_text="the profile's, 200ms for Linux", lands=(("tcp", "*", "rto_min"),),
+    ),
+    Field(
+        "cbr", (str,), "both", "directions of VoIP-like CBR flows", "traffic",
+        choices=CBR_CHOICES, lands=(("cbr",),),
+    ),
+    Field(
+        "cbr_size", _NUMBER, "186B", "CBR packet IP length in bytes, e.g. 186B or 200",
+        "traffic", metavar="SIZE", unit=True, lands=(("cbr", "*", "size"),),
+    ),
+    Field(
+        "cbr_interval", _NUMBER, "20ms", "mean gap between CBR packets", "traffic",
+        metavar="TIME", unit=True, lands=(("cbr", "*", "interval"),),
+    ),
+    Field(
+        "jitter", _NUMBER, "1ms", "std. deviation of normal jitter on each CBR gap; 0 = none",
+        "traffic", metavar="TIME", unit=True, lands=(("cbr", "*", "jitter"),),
+    ),
+    Field(
+        "app", (str,), None, "a thin-stream application instead of the CBR flow(s): "
+        f"{', '.join(APP_PROFILES)} (directions as --cbr)", "traffic", metavar="APP",
+        optional=True, lands=(("cbr", "*", "app"),),
+    ),
+    Field(
+        "web_users", (int,), 0, "web users browsing downstream (Mah's HTTP model, think"
+        " times up to 5 min, the --profile stack; default: 0)", "traffic", metavar="N",
+        default_text="", count=(0, MAX_WEB_SLOTS // 4), lands=(("web",),),
+    ),
+    # trial
+    Field(
+        "duration", _NUMBER, "60s", "simulated time, e.g. 60s, 3min", "trial", metavar="TIME",
+        unit=True, lands=(("duration",), ("bin",)),  # bins: as many as the duration holds
+    ),
+    Field(
+        "warmup", _NUMBER, "5s", "initial time excluded from the measurements", "trial",
+        metavar="TIME", unit=True, lands=(("warmup",),),
+    ),
+    Field(
+        "seed", (int,), 1, "random seed; the same seed gives the same result", "trial",
+        metavar="N", count=(0, 2**64 - 1), lands=(("seed",),),
+    ),
+)  # fmt: skip
+
+#: The fields by name.
+BY_NAME: dict[str, Field] = {f.name: f for f in FIELDS}
+#: The CLI's option groups, in order, with their titles.
+GROUPS: dict[str, str] = {
+    "link": "link",
+    "queue": "queue (the same in both directions)",
+    "traffic": "traffic",
+    "trial": "trial",
+}
+
+
+def signature(leading: tuple[inspect.Parameter, ...] = ()) -> inspect.Signature:
+    """The keyword-only signature of the flat parameters (after ``leading`` ones), for
+    help(), completion and :func:`inspect.signature`."""
+    kw = inspect.Parameter.KEYWORD_ONLY
+    params = [
+        inspect.Parameter(f.name, kw, default=f.default, annotation=f.annotation) for f in FIELDS
+    ]
+    return inspect.Signature([*leading, *params])
+
+
+def docs() -> str:
+    """The parameters as a docstring section: name, type, default and help."""
+    lines = ["Parameters (keyword-only; units as the CLI takes them):", ""]
+    for f in FIELDS:
+        lines.append(f"``{f.name}``: {f.annotation} = {f.default!r}")
+        lines.append(f"    {f.help_text()}")
+    return "\n".join(lines)

@@ -1,0 +1,227 @@
+"""The flat form of a scenario shared by the CLI and :func:`collateral.simulate`:
+:func:`build_scenario` builds a :class:`Scenario` from the parameters that
+:mod:`collateral.spec.fields` declares, and ``aqm=`` in its three spellings."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..display import short
+from .errors import SpecError, first_error, flat_param
+from .fields import BY_NAME, FIELDS, docs, signature
+from .link import AqmSpec
+from .scenario import Scenario
+from .tcp import TcpSpec
+from .traffic import CbrSpec
+from .vocabulary import (
+    APP_PROFILES,
+    AQM_KINDS,
+    AQM_SHORTHANDS,
+    CBR_CHOICES,
+    DIRECTIONS,
+    MAX_TCP_FLOWS,
+    MAX_WEB_SLOTS,
+)
+
+
+def build_scenario(**params: Any) -> Scenario:
+    """The common experiment in flat form: ``tcp_flows`` bulk flows downstream and CBR
+    ``cbr`` = down | up | both | none, the same queue in both directions.
+
+    Without ``link`` or rates, the link is ADSL1. Raises :class:`SpecError` (a
+    ValueError) naming the parameter at fault, before anything is built: a value of the
+    wrong type, out of range, or a scenario the core could not hold; TypeError for a
+    parameter it does not take.
+    """
+    p = bind("build_scenario", params)
+    link, down, up, rtt = p["link"], p["down"], p["up"], p["rtt"]
+    queue, rule, count_in_service, aqm = p["queue"], p["rule"], p["count_in_service"], p["aqm"]
+    tcp_flows, cc, ecn, profile = p["tcp_flows"], p["cc"], p["ecn"], p["profile"]
+    delayed_ack, rto_min, cbr, app = p["delayed_ack"], p["rto_min"], p["cbr"], p["app"]
+    cbr_size, cbr_interval, jitter = p["cbr_size"], p["cbr_interval"], p["jitter"]
+    web_users, duration, warmup, seed = p["web_users"], p["duration"], p["warmup"], p["seed"]
+    if link is None and down is None and up is None:
+        link = "adsl1"
+    if link is not None and (down is not None or up is not None):
+        raise SpecError("link", "give either a link preset or the down and up rates, not both")
+    if link is None and (down is None or up is None):
+        missing = "down" if down is None else "up"
+        raise SpecError(missing, "rate missing; give both down and up rates, or a link preset")
+    if cbr not in CBR_CHOICES:
+        raise SpecError("cbr", f"{short(cbr, 40)} is not one of {', '.join(CBR_CHOICES)}")
+    if not 0 <= tcp_flows <= MAX_TCP_FLOWS:
+        raise SpecError(
+            "tcp_flows", f"{short(tcp_flows, 40)}: give a whole number >= 0 and <= {MAX_TCP_FLOWS}"
+        )
+    max_users = MAX_WEB_SLOTS // 4  # 4 parallel connections each
+    if not 0 <= web_users <= max_users:
+        raise SpecError(
+            "web_users",
+            f"{short(web_users, 40)}: give a whole number >= 0 and <= {max_users}"
+            f" ({MAX_WEB_SLOTS} connection slots, 4 per user)",
+        )
+    if app is not None and app not in APP_PROFILES:
+        raise SpecError(
+            "app", f"unknown application {short(app, 40)}; supported: {', '.join(APP_PROFILES)}"
+        )
+    q: dict[str, Any] = {"limit": queue, "rule": rule, "count_in_service": count_in_service}
+    if aqm is not None:
+        q = aqm_queue(aqm)
+    data = {
+        "seed": seed,
+        "link": link,
+        "duration": duration,
+        "warmup": warmup,
+        "rtt": rtt,
+        "down": {"rate": down, "queue": q},
+        "up": {"rate": up, "queue": q},
+        "tcp": [
+            {
+                "cc": cc,
+                "profile": profile,
+                "ecn": ecn,
+                "delayed_ack": delayed_ack,
+                "rto_min": rto_min,
+            }
+        ]
+        * tcp_flows,
+        "cbr": [
+            {"direction": d, "size": cbr_size, "interval": cbr_interval, "jitter": jitter}
+            | ({"app": app} if app is not None else {})
+            for d in DIRECTIONS
+            if cbr in (d, "both")
+        ],
+        "web": [
+            {
+                "users": web_users,
+                "think_max": "300s",
+                "tcp": {"cc": cc, "profile": profile, "ecn": ecn},
+            }
+        ]
+        if web_users
+        else [],
+    }
+    # Validate the per-flow parameters even when no flow uses them, so a typo never
+    # passes silently.
+    try:
+        TcpSpec.model_validate(
+            data["tcp"][0]
+            if tcp_flows
+            else {"cc": cc, "profile": profile, "ecn": ecn, "rto_min": rto_min}
+        )
+        CbrSpec.model_validate(
+            {"size": cbr_size, "interval": cbr_interval, "jitter": jitter}
+            | ({"app": app} if app is not None else {})
+        )
+        return Scenario.model_validate(data)
+    except ValidationError as err:
+        if err.title in ("TcpSpec", "CbrSpec"):
+            e = err.errors()[0]
+            loc = ("tcp" if err.title == "TcpSpec" else "cbr", 0, *e["loc"])
+            raise SpecError(flat_param(loc), e["msg"].removeprefix("Value error, ")) from None
+        param, msg = first_error(err)
+        if aqm is not None and param == "queue":
+            param = "aqm"  # the AQM's own fields, or the core's check of them
+        raise SpecError(param, msg) from None
+
+
+def bind(func: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Every flat parameter: those given, checked against their declared types, and the
+    declared defaults. Raises TypeError for an unknown name (as Python would), and
+    :class:`SpecError` naming the first value of a wrong type."""
+    for name in params:
+        if name not in BY_NAME:
+            raise TypeError(f"{func}() got an unexpected keyword argument {name!r}")
+    out = {}
+    for f in FIELDS:
+        value = params.get(f.name, f.default)
+        if not f.accepts(value):
+            allowed = " or ".join(t.__name__ for t in f.types) + (" or None" if f.optional else "")
+            raise SpecError(
+                f.name, f"{short(value, 40)} ({type(value).__name__}): expected {allowed}"
+            )
+        out[f.name] = value
+    return out
+
+
+def _json_int(text: str) -> int:
+    if len(text.lstrip("-")) > 30:
+        raise ValueError(f"a number of {len(text)} digits")
+    return int(text)
+
+
+def _shorthand_value(text: str) -> object:
+    """A ``key=value`` value: a bool, an integer, a number, or the text itself."""
+    low = text.strip().lower()
+    if low in ("true", "on", "yes"):
+        return True
+    if low in ("false", "off", "no"):
+        return False
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text.strip()
+
+
+def parse_aqm_shorthand(text: str) -> dict[str, Any]:
+    """``"cake:bandwidth=1.4Mbit,diffserv=diffserv4,ack_filter=normal"`` → the AQM's
+    dict; ``"fq_codel"`` → ``{"kind": "fq_codel"}``."""
+    kind, _, rest = text.partition(":")
+    q: dict[str, Any] = {"kind": kind.strip()}
+    for item in filter(None, (s.strip() for s in rest.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise SpecError("aqm", f"{short(item, 40)}: give key=value, e.g. target=5ms")
+        if key.strip() in q:
+            raise SpecError("aqm", f"{key.strip()}: given twice")
+        q[key.strip()] = _shorthand_value(value)
+    return q
+
+
+def aqm_queue(aqm: str | dict[str, Any] | AqmSpec) -> dict[str, Any]:
+    """``aqm=``: a kind with its defaults (``codel``), ``kind:key=value,…`` with
+    parameters in human units, a JSON object or a dict."""
+    if isinstance(aqm, AqmSpec):
+        return aqm.to_native()
+    if isinstance(aqm, dict):
+        q: object = aqm
+    elif aqm in AQM_SHORTHANDS:
+        return {"kind": aqm}
+    elif not aqm.lstrip().startswith("{") and aqm.partition(":")[0].strip() in AQM_KINDS:
+        q = parse_aqm_shorthand(aqm)
+    else:
+        try:
+            q = json.loads(aqm, parse_int=_json_int)
+        except (ValueError, RecursionError) as e:
+            why = str(e) if "digits" in str(e) else "not JSON"
+            raise SpecError(
+                "aqm",
+                f"{short(aqm, 40)}: {why}; give {', '.join(AQM_SHORTHANDS)} or a JSON object"
+                ' such as {"kind": "codel"}',
+            ) from None
+    if not isinstance(q, dict) or "kind" not in q:
+        raise SpecError("aqm", 'a JSON object with a "kind", e.g. {"kind": "codel"}')
+    return q
+
+
+def demo_scenario(duration: str = "60s", warmup: str = "10s") -> Scenario:
+    """MMSys 2011 Fig. 1 set-up: ADSL1, 100 ms RTT, 20 kB FB-strict, one NewReno flow
+    down on the Linux 2.6.25 stack the study ran, CBR both ways (186 B every 20 ms, 1 ms
+    jitter), seed 1."""
+    return build_scenario(
+        link="adsl1",
+        queue="20kB",
+        rule="fb-strict",
+        profile="linux-2.6.25",
+        duration=duration,
+        warmup=warmup,
+    )
+
+
+build_scenario.__signature__ = signature()  # type: ignore[attr-defined]
+build_scenario.__doc__ = f"{build_scenario.__doc__}\n{docs()}\n"

@@ -1,0 +1,157 @@
+"""One direction of the bottleneck: its rate, its queue (drop-tail by one of three
+rules, or an AQM/scheduler the core implements) and its framing."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from ..display import short
+from ..units import QueueLimit, fmt_size, parse_duration, parse_rate, parse_size
+from .types import AqmKind, Limit, Model, OptionalRate, PacketSize, Rule
+from .vocabulary import RULES
+
+
+class QueueSpec(Model):
+    """A drop-tail FIFO. ``rule`` defaults to ``ps`` for a limit in packets, else fb-strict."""
+
+    limit: Limit = QueueLimit(20_000, "bytes")
+    rule: Rule = Field(default=None, validate_default=True)
+    #: Whether the packet being transmitted still counts as queued (ns-2 needed a patch).
+    count_in_service: bool = False
+
+    @field_validator("rule")
+    @classmethod
+    def _rule_fits_limit(cls, rule: str | None, info: ValidationInfo) -> str:
+        limit: QueueLimit | None = info.data.get("limit")
+        if limit is None:  # the limit itself was invalid; that error is reported
+            return rule or "fb-strict"
+        if rule is None:
+            return "ps" if limit.in_packets else "fb-strict"
+        if rule == "ps" and not limit.in_packets:
+            raise ValueError(
+                f"rule ps counts packets, but the limit {limit} is in bytes;"
+                f" give it in packets (e.g. {max(1, -(-limit.amount // 1500))}p) or use fb-strict"
+            )
+        if rule != "ps" and limit.in_packets:
+            raise ValueError(
+                f"rule {rule} counts bytes, but the limit {limit} is in packets;"
+                f" give it in bytes (e.g. {fmt_size(limit.amount * 1500)}) or use ps"
+            )
+        return rule
+
+    def to_native(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule or "fb-strict",
+            "limit": self.limit.amount,
+            "count_in_service": self.count_in_service,
+        }
+
+
+#: AQM parameters that may be given in human units: the name without the core's unit
+#: suffix, and how to read it (``target = "5ms"`` → ``target_ns = 5000000``).
+AQM_HUMAN_UNITS: dict[str, tuple[str, Any]] = {
+    "target": ("target_ns", parse_duration),
+    "interval": ("interval_ns", parse_duration),
+    "tupdate": ("tupdate_ns", parse_duration),
+    "max_burst": ("max_burst_ns", parse_duration),
+    "step_thresh": ("step_thresh_ns", parse_duration),
+    "tshift": ("tshift_ns", parse_duration),
+    "mean_pkt_time": ("mean_pkt_time_ns", parse_duration),
+    "bandwidth": ("bandwidth_bps", parse_rate),
+    "memory_limit": ("memory_limit", parse_size),
+}
+
+
+def _aqm_native(params: dict[str, Any]) -> dict[str, Any]:
+    """An AQM's parameters as the core takes them: human-unit names converted (a
+    parameter given both ways is an error)."""
+    out: dict[str, Any] = {}
+    for key, value in params.items():
+        native, parse = AQM_HUMAN_UNITS.get(key, (key, None))
+        if native in out or (native != key and native in params):
+            raise ValueError(f"{key}: given twice (as {key} and {native})")
+        if parse is not None and not isinstance(value, bool):
+            try:
+                value = parse(value)
+            except ValueError as e:
+                raise ValueError(f"{key}: {e}") from None
+        out[native] = value
+    return out
+
+
+class AqmSpec(BaseModel):
+    """An active queue manager or scheduler: ``kind`` red, fred, cbt, cbq, codel,
+    fq_codel, pie, dualpi2 or cake, and that discipline's parameters as the core takes
+    them, e.g. ``{kind = "red", min_th = 5, max_th = 15, max_p = 0.1, w_q = 0.002,
+    limit = 60, gentle = true}`` (README lists each one's parameters). Times, rates and
+    sizes may be given in human units without the unit suffix (``target = "5ms"``,
+    ``bandwidth = "1.4Mbit"``; see :data:`AQM_HUMAN_UNITS`). The core checks them
+    against the link rate."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    kind: AqmKind
+
+    @model_validator(mode="after")
+    def _one_rule_spelling(self) -> AqmSpec:
+        rule = (self.model_extra or {}).get("limit_rule")
+        if rule is not None and rule not in RULES:
+            raise ValueError(
+                f"limit_rule: unknown rule {short(rule, 40)}; allowed: {', '.join(RULES)}"
+            )
+        _aqm_native(self.model_extra or {})
+        return self
+
+    def to_native(self) -> dict[str, Any]:
+        return {"kind": self.kind, **_aqm_native(self.model_extra or {})}
+
+
+def _queue_kind(v: Any) -> str:
+    """A queue with a ``kind`` is an AQM/scheduler; anything else is drop-tail."""
+    if isinstance(v, dict):
+        return "aqm" if "kind" in v else "droptail"
+    return "aqm" if isinstance(v, AqmSpec) else "droptail"
+
+
+class FramingSpec(Model):
+    """Link-layer framing on the wire: ``overhead`` bytes added to every packet and, with
+    ``atm``, ATM cells (padded to 48-byte payloads, 53 bytes each) — e.g. ADSL with
+    PPPoA VC-MUX is ``{ overhead = "10B", atm = true }``, PPPoE over LLC/SNAP
+    ``{ overhead = "32B", atm = true }``. Serialisation only: queues count IP lengths."""
+
+    overhead: PacketSize = 0
+    atm: bool = False
+
+    def to_native(self) -> dict[str, Any]:
+        return {"overhead_bytes": self.overhead, "atm": self.atm}
+
+
+class LinkSpec(Model):
+    """One direction of the bottleneck. ``rate`` may come from the scenario's ``link``."""
+
+    rate: OptionalRate = None
+    queue: Annotated[
+        Annotated[QueueSpec, Tag("droptail")] | Annotated[AqmSpec, Tag("aqm")],
+        Discriminator(_queue_kind),
+    ] = QueueSpec()
+    #: Random loss on the wire after the queue.
+    loss_rate: float = Field(default=0.0, ge=0.0, lt=1.0)
+    #: Link-layer overhead and ATM cells (none by default).
+    framing: FramingSpec | None = None
+
+    def to_native(self) -> dict[str, Any]:
+        out = {"rate_bps": self.rate, "queue": self.queue.to_native(), "loss_rate": self.loss_rate}
+        if self.framing is not None:
+            out["framing"] = self.framing.to_native()
+        return out

@@ -1,0 +1,205 @@
+"""One trial: the :class:`Scenario` (link, flows, seed, phases, traces) and its
+conversion to the JSON the core takes; the core's own check runs when it is built."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+from .. import _native
+from ..display import short
+from ..units import fmt_duration, fmt_rate
+from .errors import core_message
+from .link import AqmSpec, LinkSpec
+from .tcp import TcpSpec
+from .traffic import CbrSpec, WebSpec
+from .types import Duration, LinkPreset, Model, Rate
+from .vocabulary import (
+    LINK_PRESETS,
+    LINK_RATES,
+    MAX_CBR_FLOWS,
+    MAX_PHASES,
+    MAX_TCP_FLOWS,
+    MAX_WEB_SLOTS,
+)
+
+_validate_native = getattr(_native, "validate_scenario", None)
+
+
+class PhaseSpec(Model):
+    """A named stretch of a phased experiment, from ``start`` to the next phase's."""
+
+    name: str = Field(min_length=1)
+    start: Duration
+
+
+class TraceSpec(Model):
+    """Which time series the core records (all on; turn off for long sweeps)."""
+
+    cwnd: bool = True
+    queue: bool = True
+    cbr: bool = True
+    drops: bool = True
+    #: Per-class arrivals, drops, bytes and latency at each bottleneck per time bin.
+    classes: bool = True
+
+
+class Scenario(Model):
+    """One trial: a dumbbell with an asymmetric bottleneck, TCP and CBR flows, a seed.
+
+    ``link`` names a preset (``adsl1``, ``adsl2``) that supplies the rates of ``down``
+    and ``up``; give either it or both rates.
+    """
+
+    # A message does not repeat the input: a million flows are refused, not printed.
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
+
+    seed: int = Field(default=1, ge=0, lt=2**64)
+    link: LinkPreset | None = None
+    duration: Duration = 60_000_000_000
+    warmup: Duration = 5_000_000_000
+    rtt: Duration = 100_000_000
+    access_rate: Rate = 1_000_000_000
+    down: LinkSpec = Field(default=LinkSpec(), validate_default=True)
+    up: LinkSpec = Field(default=LinkSpec(), validate_default=True)
+    tcp: list[TcpSpec] = Field(default=[], max_length=MAX_TCP_FLOWS)
+    cbr: list[CbrSpec] = Field(default=[], max_length=MAX_CBR_FLOWS)
+    web: list[WebSpec] = Field(default=[], max_length=MAX_WEB_SLOTS)
+    #: Named phases for per-phase, per-class summaries (none: one phase after warm-up).
+    phases: list[PhaseSpec] = Field(default=[], max_length=MAX_PHASES)
+    #: Width of the per-class time bins (throughput over time).
+    bin: Duration = 1_000_000_000
+    trace: TraceSpec = TraceSpec()
+
+    @field_validator("tcp", "cbr", "web", "phases", mode="before")
+    @classmethod
+    def _not_too_many(cls, v: object, info: ValidationInfo) -> object:
+        """A list longer than the core takes is refused by its length, before a million
+        items are validated one by one."""
+        limit = cls.model_fields[str(info.field_name)].metadata
+        most = next((m.max_length for m in limit if getattr(m, "max_length", None)), None)
+        if isinstance(v, list | tuple) and most is not None and len(v) > most:
+            raise ValueError(f"{len(v)} items; at most {most}")
+        return v
+
+    @field_validator("link", mode="before")
+    @classmethod
+    def _known_link(cls, v: object) -> object:
+        if v is not None and (not isinstance(v, str) or v not in LINK_PRESETS):
+            known = ", ".join(f"{k} ({d} down / {u} up)" for k, (d, u) in LINK_PRESETS.items())
+            raise ValueError(f"unknown link preset {short(v, 40)}; known: {known}")
+        return v
+
+    @field_validator("duration", "rtt", "bin")
+    @classmethod
+    def _positive(cls, v: int) -> int:
+        if v <= 0:
+            raise ValueError("must be positive, e.g. 60s")
+        return v
+
+    @field_validator("warmup")
+    @classmethod
+    def _warmup_before_end(cls, v: int, info: ValidationInfo) -> int:
+        duration = info.data.get("duration")
+        if duration is not None and v >= duration:
+            raise ValueError(
+                f"warm-up {fmt_duration(v)} must be shorter than the duration"
+                f" {fmt_duration(duration)}"
+            )
+        return v
+
+    @field_validator("down", "up")
+    @classmethod
+    def _rate_given(cls, v: LinkSpec, info: ValidationInfo) -> LinkSpec:
+        if "link" not in info.data:  # the preset name was invalid; already reported
+            return v
+        preset = info.data["link"]
+        if preset is None:
+            if v.rate is None:
+                raise ValueError("rate missing; give both down and up rates, or a link preset")
+            return v
+        down, up = LINK_RATES[preset]
+        rate = down if info.field_name == "down" else up
+        if v.rate is not None and v.rate != rate:  # equal when a dumped scenario comes back
+            raise ValueError(
+                f"link preset {preset!r} sets the rate to {fmt_rate(rate)};"
+                " give either the preset or the rates"
+            )
+        return v.model_copy(update={"rate": rate})
+
+    @model_validator(mode="after")
+    def _aqm_fits_link(self) -> Scenario:
+        for name in ("down", "up"):
+            link = getattr(self, name)
+            if isinstance(link.queue, AqmSpec) and link.rate:
+                try:
+                    _native.validate_queue(json.dumps(link.queue.to_native()), link.rate)
+                except ValueError as e:
+                    raise ValueError(f"{name}.queue: {e}") from None
+        return self
+
+    @model_validator(mode="after")
+    def _phases_in_order(self) -> Scenario:
+        for i, p in enumerate(self.phases):
+            if p.start >= self.duration:
+                raise ValueError(f"phases[{i}] ({p.name}) starts after the end of the run")
+            if i and p.start <= self.phases[i - 1].start:
+                raise ValueError(f"phases[{i}] ({p.name}) must start after phases[{i - 1}]")
+        return self
+
+    @model_validator(mode="after")
+    def _core_accepts(self) -> Scenario:
+        """The core's own check (``_native.validate_scenario``): ranges, flows and the
+        memory the trial would hold, so that a scenario the core would refuse (or could
+        not hold) is refused here, when it is built, naming the field."""
+        if _validate_native is None:  # pragma: no cover - a core without the check
+            return self
+        try:
+            _validate_native(self.to_native_json())
+        except ValueError as e:
+            raise ValueError(core_message(str(e))) from None
+        return self
+
+    def to_native(self) -> dict[str, Any]:
+        """The scenario as the core takes it: integer ns and bit/s (see `_native.pyi`)."""
+        return {
+            "seed": self.seed,
+            "duration_ns": self.duration,
+            "warmup_ns": self.warmup,
+            "rtt_ns": self.rtt,
+            "access_rate_bps": self.access_rate,
+            "down": self.down.to_native(),
+            "up": self.up.to_native(),
+            "tcp": [t.to_native() for t in self.tcp],
+            "cbr": [c.to_native() for c in self.cbr],
+            "web": [w.to_native() for w in self.web],
+            "phases": [{"name": p.name, "start_ns": p.start} for p in self.phases],
+            "bin_ns": self.bin,
+            "trace": self.trace.model_dump(),
+        }
+
+    def to_native_json(self) -> str:
+        return json.dumps(self.to_native())
+
+    def describe(self, sep: str = " · ") -> str:
+        """The set-up in one line (or several, with ``sep="\\n"``) for titles and captions."""
+        q = self.down.queue
+        link = f" ({self.link})" if self.link else ""
+        if isinstance(q, AqmSpec):
+            queue = f"queue {q.kind.upper()}"
+        else:
+            in_service = ", in-service counted" if q.count_in_service else ""
+            queue = f"queue {q.limit} {q.rule}{in_service}"
+        ccs = ", ".join(sorted({f"{t.cc} ({t.profile})" for t in self.tcp})) or "none"
+        return sep.join(
+            [
+                f"link {fmt_rate(self.down.rate or 0)}/{fmt_rate(self.up.rate or 0)}{link}",
+                f"RTT {fmt_duration(self.rtt)}",
+                queue,
+                f"TCP {len(self.tcp)} x {ccs}",
+                *([f"web {sum(w.users for w in self.web)} users"] if self.web else []),
+                f"seed {self.seed}",
+            ]
+        )

@@ -1,0 +1,70 @@
+"""Signatures a reader can take in (help(), completion) for the spec models."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from typing import Any
+
+from pydantic import BeforeValidator, PlainSerializer
+
+from .types import Model
+
+
+class _Shown:
+    """A default as a signature shows it (``LinkSpec()`` rather than its fields)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _models(base: type) -> list[type]:
+    out = []
+    for sub in base.__subclasses__():
+        out += [sub, *_models(sub)]
+    return out
+
+
+def readable_signatures(aliases: dict[str, Any]) -> None:
+    """Gives every spec model a signature a reader can take in (help(), completion):
+    a human-unit field shows its alias (``rtt: Duration = '100ms'``, the names in
+    ``aliases``) instead of the validators behind it, and defaults show as the units
+    they are written in."""
+    by_parser: dict[Any, str] = {}
+    for name, alias in aliases.items():
+        if typing.get_origin(alias) is typing.Annotated:
+            shown = (
+                f"{name.removeprefix('Optional')} | None" if name.startswith("Optional") else name
+            )
+            for meta in typing.get_args(alias)[1:]:
+                if isinstance(meta, BeforeValidator):
+                    by_parser.setdefault(meta.func, shown)
+    for model in _models(Model):
+        params = []
+        for name, f in model.model_fields.items():
+            alias = next(
+                (by_parser[m.func] for m in f.metadata if getattr(m, "func", None) in by_parser),
+                None,
+            )
+            annotation = alias or re.sub(
+                r"collateral\.spec\.(\w+\.)?", "", inspect.formatannotation(f.annotation)
+            )
+            if f.is_required():
+                default = inspect.Parameter.empty
+            else:
+                default = f.get_default(call_default_factory=True)
+            serializer = next((m for m in f.metadata if isinstance(m, PlainSerializer)), None)
+            if serializer is not None and default not in (None, inspect.Parameter.empty):
+                default = serializer.func(default)
+            if isinstance(default, Model) and default == type(default)():
+                default = _Shown(f"{type(default).__name__}()")
+            params.append(
+                inspect.Parameter(
+                    name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+                )
+            )
+        model.__signature__ = inspect.Signature(params, return_annotation=None)

@@ -1,0 +1,151 @@
+"""A bulk TCP flow: its congestion control, stack profile, ECN and per-flow overrides."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, field_validator, model_validator
+
+from ..units import fmt_duration
+from .types import (
+    CongestionControl,
+    CubicVariant,
+    Direction,
+    Duration,
+    HtcpFlavor,
+    Model,
+    OptionalDuration,
+    OptionalPacketSize,
+    Profile,
+    Recovery,
+    TcpEcn,
+)
+from .vocabulary import MAX_INITIAL_CWND, MAX_PACKET_BYTES, PROFILE_SETTINGS
+
+
+class _Overrides(Model):
+    """Optional settings; None keeps the profile's (or the variant's) value."""
+
+    def to_native(self) -> dict[str, Any]:
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
+class CubicSpec(_Overrides):
+    """CUBIC's switches. ``variant`` ``linux_2_6_25`` is CUBIC v2.1 (β 819/1024,
+    max_increment, no HyStart), ``modern`` is current Linux / RFC 9438 (β 717/1024,
+    HyStart); naming one starts from its defaults, else the profile's CUBIC is used."""
+
+    variant: CubicVariant | None = None
+    #: Multiplicative decrease in 1/1024 (819 ≈ 0.8, 717 ≈ 0.7).
+    beta: int | None = Field(default=None, ge=1, le=1023)
+    fast_convergence: bool | None = None
+    tcp_friendliness: bool | None = None
+    hystart: bool | None = None
+    bic_scale: int | None = Field(default=None, gt=0, le=1_000_000)
+
+
+class HtcpSpec(_Overrides):
+    """H-TCP's switches: ``flavor`` linux, linux_2_6_25 or freebsd, ``use_rtt_scaling``,
+    ``use_bandwidth_switch`` (Linux) and ``adaptive_backoff`` (FreeBSD's switch)."""
+
+    flavor: HtcpFlavor | None = None
+    use_rtt_scaling: bool | None = None
+    use_bandwidth_switch: bool | None = None
+    adaptive_backoff: bool | None = None
+
+
+class TcpSpec(Model):
+    """A bulk TCP flow (always has data) on a stack ``profile``.
+
+    The profile (``rfc``, ``linux-2.6.25``, ``freebsd-7``, ``linux-6``) sets every stack
+    behaviour — delayed ACKs, recovery style, RTO, initial window; each field below left
+    at None keeps the profile's value, anything given overrides it.
+    """
+
+    direction: Direction = "down"
+    cc: CongestionControl = "newreno"
+    profile: Profile = "rfc"
+    #: ECN: off, classic (ECT(0); halve once per RTT on ECN-Echo) or l4s (ECT(1) with
+    #: DCTCP's per-segment feedback; what the scalable dctcp and prague need).
+    ecn: TcpEcn = "off"
+    #: Pace at Linux's window-based rate (120 % of cwnd/srtt; 200 % in slow start), as a
+    #: Linux sender with the fq qdisc does; None keeps the profile's (off).
+    pacing: bool | None = None
+    start: Duration = 0
+    #: When the application stops writing (None = never); data already sent is delivered.
+    stop: OptionalDuration = None
+    #: Added at the receiver, so this flow's RTT is the base RTT plus this.
+    extra_delay: Duration = 0
+    mss: int | None = Field(default=None, gt=0, le=MAX_PACKET_BYTES - 40)
+    #: IP length of a full segment and of a pure ACK (52 B with timestamps, 40 B without).
+    data_bytes: OptionalPacketSize = None
+    ack_bytes: OptionalPacketSize = None
+    delayed_ack: bool | None = None
+    #: Delayed-ACK timer (Linux profiles: the minimum of the adaptive timeout).
+    delack: OptionalDuration = None
+    #: Appropriate Byte Counting (RFC 3465) in congestion avoidance.
+    abc: bool | None = None
+    recovery: Recovery | None = None
+    #: Selective acknowledgements (RFC 2018/6675); on in the real stacks' profiles.
+    sack: bool | None = None
+    rto_min: OptionalDuration = None
+    initial_cwnd: int | None = Field(default=None, gt=0, le=MAX_INITIAL_CWND)
+    #: The receive window in segments (at most TCP's largest window, 2^30 bytes).
+    rwnd_segments: int | None = Field(default=None, gt=0, le=2**30)
+    #: Algorithm settings, used when ``cc`` is cubic or htcp.
+    cubic: CubicSpec | None = None
+    htcp: HtcpSpec | None = None
+
+    @field_validator("rto_min", "delack")
+    @classmethod
+    def _positive(cls, v: int | None) -> int | None:
+        if v is not None and v <= 0:
+            raise ValueError("must be positive, e.g. 200ms")
+        return v
+
+    def setting(self, name: str) -> Any:
+        """The value in force for a native field: the override, else the profile's."""
+        native = self._overrides()
+        return native[name] if name in native else PROFILE_SETTINGS[self.profile][name]
+
+    @model_validator(mode="after")
+    def _segment_fits(self) -> TcpSpec:
+        mss, data = self.setting("mss"), self.setting("data_bytes")
+        if mss + 40 > data:
+            raise ValueError(f"mss {mss} + 40 B of IP/TCP headers exceeds data_bytes {data}")
+        if self.stop is not None and self.stop <= self.start:
+            raise ValueError(
+                f"stop {fmt_duration(self.stop)} must be after start {fmt_duration(self.start)}"
+            )
+        return self
+
+    def _overrides(self) -> dict[str, Any]:
+        fields = {
+            "mss": self.mss,
+            "data_bytes": self.data_bytes,
+            "ack_bytes": self.ack_bytes,
+            "delayed_ack": self.delayed_ack,
+            "delack_ns": self.delack,
+            "abc": self.abc,
+            "recovery": self.recovery,
+            "sack": self.sack,
+            "pacing": self.pacing,
+            "rto_min_ns": self.rto_min,
+            "initial_cwnd": self.initial_cwnd,
+            "rwnd_segments": self.rwnd_segments,
+            "cubic": self.cubic.to_native() if self.cubic else None,
+            "htcp": self.htcp.to_native() if self.htcp else None,
+        }
+        return {k: v for k, v in fields.items() if v is not None}
+
+    def to_native(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile,
+            "direction": self.direction,
+            "cc": self.cc,
+            "ecn": self.ecn,
+            "start_ns": self.start,
+            **({"stop_ns": self.stop} if self.stop is not None else {}),
+            "extra_delay_ns": self.extra_delay,
+            **self._overrides(),
+        }
