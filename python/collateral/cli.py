@@ -511,7 +511,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_experiment_commands(sub)
     _add_reproduce_commands(sub)
-    from .storeplot import add_parser as _add_plot_command
+    from .cli_plot import add_parser as _add_plot_command
 
     _add_plot_command(sub)
     _add_advise_command(sub)
@@ -835,7 +835,7 @@ def _run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) -
 def _plot_run(result: Any, args: argparse.Namespace, window: float, note: str = "") -> int:
     """--plot: the cwnd / CBR delay figure of ``result`` (the first trial of several)."""
     if args.plot is not None:
-        from .plots import fig_cwnd_delay
+        from .plot.trial import fig_cwnd_delay
 
         t0 = result.warmup_s
         try:
@@ -885,7 +885,7 @@ def _main(argv: list[str] | None) -> int:
     if args.command == "query":
         return _cmd_query(args)
     if args.command == "plot":
-        from .storeplot import run as _cmd_plot
+        from .cli_plot import run as _cmd_plot
 
         return _cmd_plot(args)
     if args.command == "reproduce":
@@ -1443,7 +1443,7 @@ def _cmd_emulate_experiment(args: argparse.Namespace) -> int:
 def _cmd_compare(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from .compare import compare_stores, fig_compare_stores
+    from .plot.compare import compare_stores, fig_compare_stores
     from .store import StoreError, open_store
 
     _input_store("SIM_DIR", args.sim)
