@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import collateral
-from collateral.plots import fig_cwnd_queue
+from collateral.plot import fig_cwnd_queue
 from collateral.spec import CC_ALGORITHMS, CbrSpec, LinkSpec, QueueSpec, Scenario, TcpSpec
 
 RUNS = [

@@ -196,8 +196,9 @@ def test_cli_bad_input_is_one_line_exit_2_and_writes_nothing(args, names, tmp_pa
 def test_the_core_limits_bound_the_units(tmp_path):
     """The bounds of units.py fit the core's (so a value units accepts never meets the
     core's JSON message), and the CLI's figure suffixes are the ones plots.save writes."""
-    from collateral import plots, units
+    from collateral import units
     from collateral.cli import paths as cli
+    from collateral.plot import style as plots
 
     lim = _native.limits()
     assert lim["max_time_ns"] >= units.MAX_DURATION_NS
@@ -406,7 +407,7 @@ def test_testbed_limits_name_the_field():
 
 def test_other_entry_points_name_their_arguments(tmp_path):
     from collateral.experiment import Experiment, ExperimentError, load_experiment
-    from collateral.plots import check_figure_path
+    from collateral.plot import check_figure_path
     from collateral.report import ReportError, write_report
     from collateral.reproduce import reproduce
 

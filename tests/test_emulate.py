@@ -160,8 +160,8 @@ def test_a_congestion_control_the_kernel_lacks_is_named():
 def test_an_experiment_runs_on_the_testbed_into_the_store_and_compares(tmp_path):
     from pathlib import Path
 
-    from collateral.compare import compare_stores
     from collateral.experiment import load_experiment
+    from collateral.plot import compare_stores
     from collateral.runner import run_experiment
     from collateral.store import open_store
 

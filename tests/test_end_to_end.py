@@ -8,7 +8,7 @@ import pytest
 
 import collateral
 from collateral import _native
-from collateral.plots import fig_cwnd_delay
+from collateral.plot import fig_cwnd_delay
 from collateral.spec import CbrSpec, Scenario, demo_scenario
 
 

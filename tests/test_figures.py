@@ -19,7 +19,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.text import Text
 
-import collateral.plots as plots
+import collateral.plot as plots
+from collateral.plot import style, trial
 from collateral.reproduce import STUDIES, experiment_path, reproduce
 from collateral.reproduce import figures as F
 from collateral.store import Store
@@ -40,7 +41,7 @@ def _capture(mp: pytest.MonkeyPatch, into: Drawn) -> None:
         into.append((fig, Path(path), kw.get("caption")))
         return _REAL_SAVE(fig, path, svg=svg, **kw)
 
-    mp.setattr(plots, "save", rec)
+    mp.setattr(trial, "save", rec)
     mp.setattr(F, "save", rec)
 
 
@@ -364,9 +365,9 @@ def test_steps_compact_and_break_gaps():
 
 
 def test_save_writes_the_caption_beside_the_figure(tmp_path):
-    fig = plots.plt.figure()
+    fig = style.plt.figure()
     files = plots.save(fig, tmp_path / "a.png", svg=True, caption="One\n  paragraph. ")
     assert [f.name for f in files] == ["a.png", "a.svg", "a.caption.txt"]
     assert (tmp_path / "a.caption.txt").read_text() == "One paragraph.\n"
-    fig = plots.plt.figure()
+    fig = style.plt.figure()
     assert [f.name for f in plots.save(fig, tmp_path / "b.svg")] == ["b.svg"]

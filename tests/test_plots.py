@@ -3,7 +3,7 @@
 import numpy as np
 
 import collateral
-from collateral.plots import fig_cwnd_queue, three_epochs
+from collateral.plot import fig_cwnd_queue, three_epochs
 from collateral.spec import LinkSpec, QueueSpec, Scenario, TcpSpec
 
 

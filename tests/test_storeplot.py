@@ -12,9 +12,11 @@ import pytest
 from matplotlib.container import ErrorbarContainer
 from scipy.stats import bootstrap
 
-from collateral import storeplot
+from collateral import plot as storeplot
+from collateral.cli import plot as cli_plot
 from collateral.cli.errors import Parser as _Parser
 from collateral.experiment import ExperimentError, load_experiment
+from collateral.plot.aggregate import SEED
 from collateral.runner import run_experiment
 
 SIZES = ["10kB", "30kB", "60kB"]
@@ -123,7 +125,7 @@ def _ci(ys):
         n_resamples=9_999,
         confidence_level=0.95,
         method="percentile",
-        rng=np.random.default_rng(storeplot.SEED),
+        rng=np.random.default_rng(SEED),
     ).confidence_interval
     return r.low, r.high
 
@@ -308,8 +310,8 @@ def test_html_is_self_contained_and_holds_the_data(store, tmp_path):
 def _cli(argv):
     p = _Parser(prog="collateral")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
-    storeplot.add_parser(sub)
-    return storeplot.run(p.parse_args(argv))
+    cli_plot.add_parser(sub)
+    return cli_plot.run(p.parse_args(argv))
 
 
 @pytest.mark.parametrize(

@@ -406,7 +406,7 @@ def verdict(advice: Advice) -> list[str]:
 
 def plot(advice: Advice, path: str | Path) -> list[Path]:
     """Writes :func:`figure` to ``path`` (PNG, SVG, ... by its suffix)."""
-    from .plots import save
+    from .plot.style import save
 
     return save(figure(advice), Path(path))
 
@@ -416,7 +416,7 @@ def figure(advice: Advice) -> Any:
 
     Candidates that land on the same spot (a full 2- and 4-BDP queue, say) share one
     label, so labels do not print over each other; the legend sits outside the axes."""
-    from .plots import STYLE, plt
+    from .plot.style import STYLE, plt
 
     games = advice.metric != "MOS"
     scale = 100.0 if games else 1.0

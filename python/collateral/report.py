@@ -622,7 +622,7 @@ def _own_figure(store: Any, df: Any, description: str) -> FigureView | None:
     import matplotlib.pyplot as plt
 
     try:
-        from . import storeplot  # type: ignore[attr-defined]
+        from . import plot as storeplot  # type: ignore[attr-defined]
     except ImportError:
         storeplot = None
     fig, bars = None, "the 95 % bootstrap interval of the median"
@@ -660,7 +660,7 @@ def _fallback_figure(df: Any) -> Any:
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    from .plots import STYLE
+    from .plot.style import STYLE
 
     y = next(
         (

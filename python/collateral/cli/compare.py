@@ -26,7 +26,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from ..compare import compare_stores, fig_compare_stores
+    from ..plot.compare import compare_stores, fig_compare_stores
     from ..store import StoreError, open_store
 
     input_store("SIM_DIR", args.sim)

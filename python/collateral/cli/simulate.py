@@ -179,7 +179,7 @@ def run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) ->
 def plot_run(result: Any, args: argparse.Namespace, window: float, note: str = "") -> int:
     """--plot: the cwnd / CBR delay figure of ``result`` (the first trial of several)."""
     if args.plot is not None:
-        from ..plots import fig_cwnd_delay
+        from ..plot.trial import fig_cwnd_delay
 
         t0 = result.warmup_s
         try:

@@ -15,17 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..plots import (
-    STYLE,
-    break_gaps,
-    fig_cwnd_queue,
-    floor_at_zero,
-    legend_outside,
-    plt,
-    save,
-    steps_compact,
-    suptitle,
-)
+from ..plot.draw import break_gaps, floor_at_zero, steps_compact
+from ..plot.style import STYLE, legend_outside, plt, save, suptitle
+from ..plot.trial import fig_cwnd_queue
 from ..result import Result
 from ..spec import LINK_RATES
 

@@ -301,7 +301,8 @@ def today_queues(store: Store, stem: Path, label: str) -> list[Path]:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    from ..plots import floor_at_zero, suptitle
+    from ..plot.draw import floor_at_zero
+    from ..plot.style import suptitle
 
     t = today_table(store)
     links = [lk for lk in LINKS if lk in t.index.get_level_values("link")]
@@ -701,7 +702,7 @@ _L4S_COLS = (
 def l4s_coupling(store: Store, stem: Path, label: str) -> list[Path]:
     """Left: Prague and CUBIC goodput per RTT (median, min-max), the ratio written on top;
     right: the CDF of the L-queue (ECT(1)) and C-queue (Not-ECT) probes' added delay."""
-    from ..plots import legend_outside, suptitle
+    from ..plot.style import legend_outside, suptitle
 
     df = _l4s_trials(store)
     t = l4s_table(store)

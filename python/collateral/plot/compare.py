@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .plots import STYLE, check_figure_path, plt, save
+from .style import STYLE, check_figure_path, plt, save
 
 if TYPE_CHECKING:
     pass

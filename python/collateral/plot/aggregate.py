@@ -1,0 +1,276 @@
+"""Aggregation: the points a store figure plots (table()): the median or mean over each
+point's trials with a 95 % bootstrap or min-max interval, after the ``where`` filters."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from .errors import StorePlotError
+from .param import Param, codes
+from .sweep import PlotData, load_data, resolve_measure, resolve_param
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+Interval = Literal["bootstrap", "minmax"]
+Stat = Literal["median", "mean"]
+
+#: Resamples and seed of the bootstrap intervals (fixed: the same figure every time);
+#: with many points, fewer resamples each (at least 999), about 2 million in all.
+N_RESAMPLES = 9_999
+MIN_RESAMPLES = 999
+_RESAMPLE_BUDGET = 2_000_000
+SEED = 20_150_815
+#: At most this many hue levels and facets (more is unreadable: use --where).
+MAX_HUES = 12
+MAX_FACETS = 24
+
+
+def n_resamples(points: int) -> int:
+    """Bootstrap resamples per point when a figure has ``points`` points."""
+    return max(
+        MIN_RESAMPLES, min(N_RESAMPLES, _RESAMPLE_BUDGET // max(1, points) // 1000 * 1000 - 1)
+    )
+
+
+def _interval(
+    y: np.ndarray, stat: Stat, interval: Interval, resamples: int = N_RESAMPLES
+) -> tuple[float, float]:
+    if len(y) == 0:
+        return (math.nan, math.nan)
+    if interval == "minmax" or len(y) == 1 or np.all(y == y[0]):
+        return float(np.min(y)), float(np.max(y))
+    from scipy.stats import bootstrap
+
+    fn = np.median if stat == "median" else np.mean
+    rng = np.random.default_rng(SEED)
+    res = bootstrap(
+        (y,),
+        fn,
+        n_resamples=resamples,
+        confidence_level=0.95,
+        method="percentile",
+        vectorized=True,
+        **({"rng": rng} if _HAS_RNG else {"random_state": rng}),
+    )
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def _has_rng() -> bool:
+    import inspect
+
+    from scipy.stats import bootstrap
+
+    return "rng" in inspect.signature(bootstrap).parameters
+
+
+_HAS_RNG: bool = False  # set on first use (scipy is imported lazily)
+
+
+def _parse_where(data: PlotData, where: Sequence[str] | Mapping[str, Any] | None) -> pd.Series:
+    import pandas as pd
+
+    mask = pd.Series(True, index=data.df.index)
+    items = list(where.items()) if isinstance(where, Mapping) else []
+    if not isinstance(where, Mapping):
+        for w in where or ():
+            k, sep, v = str(w).partition("=")
+            if not sep or not k.strip():
+                raise StorePlotError("--where", f"{w!r}: expected KEY=VALUE, e.g. tcp.cc=cubic")
+            items.append((k.strip(), v.strip()))
+    for k, v in items:
+        p = resolve_param(data, "--where", k)
+        vals = p.values
+        if p.numeric:
+            try:
+                want = float(v)
+            except (TypeError, ValueError):
+                raise StorePlotError(
+                    "--where", f"{k}={v}: a number in {p.unit or 'its unit'} expected"
+                ) from None
+            hit = np.isclose(vals.astype(float), want, rtol=1e-9, atol=1e-12)
+        else:
+            hit = vals.astype(str) == str(v)
+        if not hit.any():
+            shown = ", ".join(p.show(x) for x in pd.unique(vals))
+            raise StorePlotError("--where", f"{k}={v}: no trial has it; values: {shown}")
+        mask &= hit
+    return mask
+
+
+def table(
+    store_dir: str | Path,
+    x: str,
+    y: str,
+    hue: str | None = None,
+    facet: str | None = None,
+    stat: Stat = "median",
+    interval: Interval = "bootstrap",
+    where: Sequence[str] | Mapping[str, Any] | None = None,
+) -> pd.DataFrame:
+    """What :func:`figure` plots: a row per (facet, hue, x) with ``n`` (trials with a
+    value), ``value`` (the median or mean), ``lo``, ``hi`` (the interval), in the
+    measure's unit. ``df.attrs`` holds the labels and what the points pool over."""
+    return build_table(load_data(store_dir), x, y, hue, facet, stat, interval, where)[0]
+
+
+def build_table(
+    data: PlotData,
+    x: str,
+    y: str,
+    hue: str | None,
+    facet: str | None,
+    stat: Stat,
+    interval: Interval,
+    where: Sequence[str] | Mapping[str, Any] | None,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    import pandas as pd
+
+    global _HAS_RNG
+    if stat not in ("median", "mean"):
+        raise StorePlotError("--stat", f"{stat!r}: median or mean")
+    if interval not in ("bootstrap", "minmax"):
+        raise StorePlotError("--interval", f"{interval!r}: bootstrap or minmax")
+    px = resolve_param(data, "--x", x)
+    m = resolve_measure(data, y)
+    ph = resolve_param(data, "--hue", hue) if hue else None
+    pf = resolve_param(data, "--facet", facet) if facet else None
+    named = [("--x", px), ("--hue", ph), ("--facet", pf)]
+    for i, (o1, p1) in enumerate(named):
+        for o2, p2 in named[i + 1 :]:
+            if p1 is not None and p2 is not None and codes(p1.values) == codes(p2.values):
+                raise StorePlotError(o2, f"{p2.key} is the same as {o1} {p1.key}; give another key")
+    mask = _parse_where(data, where)
+
+    def column(p: Param | None) -> Any:
+        if p is None:
+            return ""
+        return p.values if p.numeric else p.values.astype(object).where(p.values.notna(), "none")
+
+    frame = pd.DataFrame(
+        {"x": column(px), "hue": column(ph), "facet": column(pf), "y": m.values(data.df)}
+    )[mask.to_numpy()]
+    if px.numeric and frame["x"].isna().any():
+        if frame["x"].isna().all():
+            raise StorePlotError("--x", f"{px.key}: no trial has a value")
+        warnings.warn(
+            f"{int(frame['x'].isna().sum())} trials without a {px.key} are left out",
+            stacklevel=3,
+        )
+        mask &= pd.Series(px.values.notna().to_numpy(), index=mask.index)
+        frame = frame[frame["x"].notna()]
+    pooled = []
+    fixed = [p for p in (px, ph, pf) if p is not None]
+    for k in data.swept:
+        p = data.params[k]
+        if any(p is q or codes(p.values) == codes(q.values) for q in fixed):
+            continue
+        sub = pd.DataFrame({"g": _group_codes(frame, ("x", "hue", "facet")), "v": p.values[mask]})
+        if (sub.groupby("g")["v"].nunique(dropna=False) > 1).any():
+            pooled.append(k)
+    for o, p in (("--hue", ph), ("--facet", pf)):
+        limit = MAX_HUES if o == "--hue" else MAX_FACETS
+        if p is not None and frame[o[2:]].nunique(dropna=False) > limit:
+            raise StorePlotError(
+                o, f"{p.key} has {frame[o[2:]].nunique()} values; at most {limit} (use --where)"
+            )
+    if frame["y"].notna().sum() == 0:
+        raise StorePlotError("--y", f"{m.name}: no trial has a value (all NULL)")
+    if px.numeric:
+        xs = sorted(v for v in pd.unique(frame["x"]) if not pd.isna(v))
+    else:
+        present = list(pd.unique(frame["x"]))
+        xs = [v for v in px.order if v in present] + [v for v in present if v not in px.order]
+    _HAS_RNG = _HAS_RNG or _has_rng()
+    groups = frame.groupby(["facet", "hue", "x"], sort=False, dropna=False)
+    resamples = n_resamples(groups.ngroups)
+    rows = []
+    for (fv, hv, xv), g in frame.groupby(["facet", "hue", "x"], sort=False, dropna=False):
+        yv = g["y"].to_numpy(dtype=float)
+        yv = yv[np.isfinite(yv)]
+        centre = (np.median(yv) if stat == "median" else np.mean(yv)) if len(yv) else math.nan
+        lo, hi = _interval(yv, stat, interval, resamples)
+        rows.append(
+            {
+                "facet": fv,
+                "hue": hv,
+                "x": xv,
+                "n": len(yv),
+                "trials": len(g),
+                "value": float(centre),
+                "lo": lo,
+                "hi": hi,
+            }
+        )
+    out = pd.DataFrame(rows)
+
+    def order(p: Param | None, col: str) -> list[Any]:
+        present = list(pd.unique(out[col]))
+        if p is None:
+            return present
+        if p.numeric:
+            return sorted(present, key=lambda v: (pd.isna(v), v if not pd.isna(v) else 0))
+        return [v for v in p.order if v in present] + [v for v in present if v not in p.order]
+
+    fo, ho = order(pf, "facet"), order(ph, "hue")
+    out["_f"] = out["facet"].map({v: i for i, v in enumerate(fo)})
+    out["_h"] = out["hue"].map({v: i for i, v in enumerate(ho)})
+    out["_x"] = out["x"].map({v: i for i, v in enumerate(xs)})
+    out = (
+        out.sort_values(["_f", "_h", "_x"]).drop(columns=["_f", "_h", "_x"]).reset_index(drop=True)
+    )
+    if ph is None:
+        out = out.drop(columns="hue")
+    if pf is None:
+        out = out.drop(columns="facet")
+    meta = {
+        "x": px,
+        "hue": ph,
+        "facet": pf,
+        "measure": m,
+        "stat": stat,
+        "interval": interval,
+        "pooled": pooled,
+        "xs": xs,
+        "hues": ho,
+        "facets": fo,
+        "name": data.name,
+        "where": where,
+    }
+    out.attrs.update(
+        x=px.label,
+        y=m.axis_label,
+        hue=ph.key if ph else None,
+        facet=pf.key if pf else None,
+        stat=stat,
+        interval=interval,
+        pooled=pooled,
+        resamples=resamples if interval == "bootstrap" else None,
+    )
+    if pooled:
+        warnings.warn(
+            f"each point pools trials of different {', '.join(pooled)}; fix them with"
+            " --hue, --facet or --where",
+            stacklevel=3,
+        )
+    return out, meta
+
+
+def _group_codes(frame: pd.DataFrame, cols: Sequence[str]) -> np.ndarray:
+    import pandas as pd
+
+    keys = frame[list(cols)].astype(object).where(frame[list(cols)].notna(), "\0none")
+    return pd.MultiIndex.from_frame(keys).factorize()[0]
+
+
+def eq(s: pd.Series, v: Any) -> pd.Series:
+    """``s == v``, NaN equal to NaN (a numeric hue some trials lack)."""
+    import pandas as pd
+
+    return s.isna() if pd.isna(v) else s == v

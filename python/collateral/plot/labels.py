@@ -1,0 +1,53 @@
+"""The words of a store figure: its title's head, the line saying what each point is and
+pools over, the ``where`` filters, and the caption paragraph."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .measure import Measure
+    from .param import Param
+
+
+def caption(meta: Mapping[str, Any], tab: pd.DataFrame) -> str:
+    n = tab["n"]
+    trials = f"{n.min()}" if n.min() == n.max() else f"{n.min()}-{n.max()}"
+    what = "median" if meta["stat"] == "median" else "mean"
+    band = "95 % bootstrap interval" if meta["interval"] == "bootstrap" else "min-max"
+    text = f"{what} of {trials} trials per point, {band}"
+    if meta["pooled"]:
+        text += f"; pooled over {', '.join(meta['pooled'])}"
+    return text
+
+
+def title_head(m: Measure, px: Param) -> str:
+    return f"{m.label}{f' ({m.subject})' if m.subject else ''} vs {px.key}"
+
+
+def where_text(where: Any) -> str:
+    if not where:
+        return ""
+    items = where.items() if isinstance(where, Mapping) else (str(w).split("=", 1) for w in where)
+    return ", ".join(f"{k}={v}" for k, v in items)
+
+
+def caption_text(meta: Mapping[str, Any], tab: pd.DataFrame) -> str:
+    """One paragraph saying what the figure shows (for a report's caption)."""
+    px, ph, pf, m = meta["x"], meta["hue"], meta["facet"], meta["measure"]
+    unit = f" in {m.unit}" if m.unit else ""
+    text = f"{m.meaning[:1].upper()}{m.meaning[1:]}{unit}, against {px.label}"
+    if ph is not None:
+        text += f", a line per {ph.key}"
+    if pf is not None:
+        text += f", a panel per {pf.key}"
+    text += f"; {caption(meta, tab)}"
+    w = where_text(meta["where"])
+    if w:
+        text += f"; only trials with {w}"
+    if px.note and px.numeric:
+        text += f". {px.note}"
+    return text + "."

@@ -1,0 +1,281 @@
+"""The parameters of a summary table (Param, params()): by dotted sweep key, store column
+or alias, in display units; derived ones (queue kind, queue limit in bytes or packets);
+the sweep keys as the store's experiment file writes them."""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .units import num_text, scaled, unit_for, with_unit
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+_IDENTITY = {"key", "point", "rep", "seed", "scenario", "model_version", "code_version", "phases"}
+_KIND_NAMES = {
+    "fq_codel": "FQ-CoDel",
+    "codel": "CoDel",
+    "pie": "PIE",
+    "red": "RED",
+    "fred": "FRED",
+    "cbt": "CBT",
+    "cbq": "CBQ",
+    "dualpi2": "DualPI2",
+    "cake": "CAKE",
+}
+_BYTE_RULES = ("fb-strict", "fb-loose")
+
+
+@dataclass
+class Param:
+    """An x, hue, facet or where value: per trial, in human units."""
+
+    key: str
+    values: pd.Series  # per row (human units; strings for categories)
+    unit: str = ""
+    numeric: bool = False
+    aliases: list[str] = field(default_factory=list)
+    note: str = ""
+    error: str | None = None  # why it cannot be plotted (a limit in bytes and packets)
+    consumes: str = ""  # a tag column it reads (not listed as a key of its own)
+    order: list[Any] = field(default_factory=list)  # category order
+
+    @property
+    def swept(self) -> bool:
+        return self.values.nunique(dropna=False) > 1
+
+    @property
+    def label(self) -> str:
+        return with_unit(self.key, self.unit)
+
+    def show(self, v: Any) -> str:
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return "none"
+        if self.numeric:
+            return f"{num_text(float(v))} {self.unit}".strip()
+        return str(v)
+
+
+_GROUPED = re.compile(r"^(tcp|cbr|web|phases)(\d+)_(.+)$")
+_UNIT_SUFFIX = re.compile(r"_(s|bps)$")
+
+
+def _dotted(col: str) -> str:
+    """A parameter column as the dotted key an experiment file writes."""
+    if col.startswith("tag_"):
+        return "tags." + col[4:]
+    m = _GROUPED.match(col)
+    if m:
+        return f"{m[1]}[{m[2]}].{_UNIT_SUFFIX.sub('', m[3])}"
+    for d in ("down", "up"):
+        for sub in ("queue", "framing"):
+            if col.startswith(f"{d}_{sub}_"):
+                return f"{d}.{sub}.{_UNIT_SUFFIX.sub('', col[len(d) + len(sub) + 2 :])}"
+        if col.startswith(f"{d}_"):
+            return f"{d}.{_UNIT_SUFFIX.sub('', col[len(d) + 1 :])}"
+    return _UNIT_SUFFIX.sub("", col)
+
+
+def _is_param_column(col: str) -> bool:
+    from ..schema import column
+
+    return col not in _IDENTITY and column(col) is None and col not in ("mode",)
+
+
+def _series_param(key: str, col: str, s: pd.Series) -> Param:
+    import pandas as pd
+
+    num = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+    if num:
+        u = unit_for(col, None, s)
+        return Param(key, scaled(s.astype(float), u.scale), u.name, True)
+    vals = s.astype(object).where(s.notna(), None)
+    vals = vals.map(lambda v: v if v is None else str(v))
+    return Param(key, vals, "", False, order=list(dict.fromkeys(vals.dropna())))
+
+
+def _queue_params(df: pd.DataFrame, d: str) -> list[Param]:
+    """``D.queue.kind`` and ``D.queue.limit`` (bytes where every limit is known in bytes)."""
+    import pandas as pd
+
+    n = len(df)
+    kind_col = df.get(f"{d}_queue_kind", pd.Series([None] * n, index=df.index))
+    rule = df.get(f"{d}_queue_rule", pd.Series([None] * n, index=df.index))
+    kind = kind_col.astype(object).where(kind_col.notna(), None)
+    shown = kind.map(lambda k: "drop-tail" if k is None else _KIND_NAMES.get(str(k), str(k)))
+    out = [
+        Param(
+            f"{d}.queue.kind",
+            shown,
+            aliases=[f"{d}_queue_kind"],
+            order=list(dict.fromkeys(shown)),
+            note="the discipline: drop-tail or the AQM's kind",
+        )
+    ]
+    # The limit is stored in one column per unit: bytes (FB rules) or packets.
+    cols = [c for c in (f"{d}_queue_limit_bytes", f"{d}_queue_limit_packets") if c in df.columns]
+    if not cols:
+        return out
+
+    def num(c: str) -> pd.Series:
+        if c not in df.columns:
+            return pd.Series([float("nan")] * n, index=df.index)
+        return pd.to_numeric(df[c], errors="coerce").astype(float)
+
+    in_bytes = num(f"{d}_queue_limit_bytes").notna()
+    limit = num(f"{d}_queue_limit_bytes").where(in_bytes, num(f"{d}_queue_limit_packets"))
+    bytes_ = limit.where(in_bytes)
+    tagged = ""
+    for t in (f"tag_{d}_queue_limit_bytes", "tag_queue_limit_bytes"):
+        if t in df.columns:
+            tv = pd.to_numeric(df[t], errors="coerce").astype(float)
+            bytes_ = tv.where(tv.notna(), bytes_)
+            tagged = t
+    known = limit.notna()
+    key = f"{d}.queue.limit"
+    if known.any() and bytes_[known].notna().all():
+        p = Param(key, bytes_ / 1e3, "kB", True, cols)  # as scaled
+        if tagged and (~in_bytes & known).any():
+            which = ", ".join(sorted(set(shown[~in_bytes & known])))
+            p.note = f"{which}: packet limits shown at the byte sizes swept (packets_of, {tagged})"
+            p.consumes = tagged
+        return [*out, p]
+    if known.any() and not in_bytes[known].any():
+        return [*out, Param(key, limit, "packets", True, cols)]
+    p = Param(key, limit, "", True, cols)
+    owner = pd.Series(
+        [k if k != "drop-tail" else f"drop-tail {r}" for k, r in zip(shown, rule, strict=True)],
+        index=df.index,
+    )
+    kinds = [
+        f"{', '.join(sorted(set(owner[known & m])))} in {u}"
+        for m, u in ((in_bytes, "bytes"), (~in_bytes, "packets"))
+    ]
+    p.error = (
+        f"{key} counts bytes for some points and packets for others ({'; '.join(kinds)}),"
+        " and the store does not record the byte size each packet limit stands for; sweep the"
+        ' packet limits as sizes with packets_of = "1500B" (examples/buffer-sweep.toml) or'
+        " plot a tag that records them"
+    )
+    return [*out, p]
+
+
+def params(df: pd.DataFrame) -> dict[str, Param]:
+    """Every parameter of a summary table by dotted key (swept or not), derived ones
+    (``D.queue.kind``, ``D.queue.limit`` in bytes, ``tcp.X`` for all flows) included."""
+    out: dict[str, Param] = {}
+    for col in df.columns:
+        if not _is_param_column(col) or re.fullmatch(r"(down|up)_queue_limit_(bytes|packets)", col):
+            continue
+        key = _dotted(col)
+        p = _series_param(key, col, df[col])
+        if key != col:
+            p.aliases.append(col)
+        out.setdefault(key, p)
+    for d in ("down", "up"):
+        for p in _queue_params(df, d):
+            out[p.key] = p
+    # Every flow's value, when the flows agree on every trial: tcp.cc, cbr.interval ...
+    for key in list(out):
+        m = re.fullmatch(r"(tcp|cbr|web)\[0\]\.(.+)", key)
+        if not m:
+            continue
+        group, rest = m[1], m[2]
+        same = [k for k in out if re.fullmatch(rf"{group}\[\d+\]\.{re.escape(rest)}", k)]
+        first = out[key].values
+        if all(out[k].values.equals(first) for k in same):
+            p = Param(
+                f"{group}.{rest}",
+                first,
+                out[key].unit,
+                out[key].numeric,
+                [],
+                note=f"the same for every {group} flow",
+                order=out[key].order,
+            )
+            out[p.key] = p
+    # queue.X: the downstream queue's, unless only the upstream one varies.
+    for key in list(out):
+        if key.startswith("down.queue."):
+            rest = key.removeprefix("down.queue.")
+            up = out.get(f"up.queue.{rest}")
+            pick = up if up is not None and up.swept and not out[key].swept else out[key]
+            out[f"queue.{rest}"] = Param(
+                f"queue.{rest}",
+                pick.values,
+                pick.unit,
+                pick.numeric,
+                [],
+                note=pick.note or f"queue.{rest} = {pick.key}",
+                error=pick.error,
+                order=pick.order,
+            )
+    return out
+
+
+def sweep_keys(store_dir: Path) -> dict[str, list[str]]:
+    """The sweep keys of the store's experiment file, in file order, each with its values
+    as text in file order (a whole queue's as its kind); {} if unreadable."""
+    try:
+        data = tomllib.loads((store_dir / "experiment.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, ValueError, RecursionError):
+        return {}
+    from ..experiment import is_axis_table
+
+    keys: dict[str, list[str]] = {}
+
+    def note(key: str, v: Any) -> None:
+        vals = v.get("values", []) if isinstance(v, dict) else v
+        got = keys.setdefault(key, [])
+        for x in vals if isinstance(vals, list) else []:
+            if isinstance(x, dict):  # a whole queue: its discipline
+                k = x.get("kind")
+                got.append("drop-tail" if k is None else _KIND_NAMES.get(str(k), str(k)))
+            else:
+                got.append(str(x))
+
+    def walk(t: Any, prefix: str = "") -> None:
+        if not isinstance(t, dict):
+            return
+        for k, v in t.items():
+            if not prefix and k == "zip":
+                for g in v if isinstance(v, list) else [v]:
+                    walk(g)
+            elif isinstance(v, dict) and not is_axis_table(v):
+                walk(v, f"{prefix}{k}.")
+            else:
+                note(f"{prefix}{k}", v)
+
+    sweep = data.get("sweep", {})
+    for t in sweep if isinstance(sweep, list) else [sweep]:
+        walk(t)
+    return {k: list(dict.fromkeys(v)) for k, v in keys.items()}
+
+
+def written_to_param(key: str, ps: Mapping[str, Param]) -> str | None:
+    """A sweep key as written (``tcp.cc``, ``down.queue``, ``queue.limit``) -> a param."""
+    if key in ps and ps[key].swept:
+        return key
+    heads = [key, key.replace("queue.", "down.queue.", 1)] if key.startswith("queue") else [key]
+    for head in heads:
+        if head in ps and ps[head].swept:
+            return head
+        under = [k for k, p in ps.items() if k.startswith(head + ".") and p.swept]
+        for pref in (f"{head}.kind", f"{head}.limit"):
+            if pref in under:
+                return pref
+        if under:
+            return under[0]
+    return None
+
+
+def codes(s: pd.Series) -> tuple[int, ...]:
+    import pandas as pd
+
+    return tuple(pd.factorize(s.astype(object).where(s.notna(), "\0none"))[0].tolist())
