@@ -86,7 +86,7 @@ def sim_metrics(sc: Scenario) -> dict[str, float]:
 def emu_metrics(sc: Scenario, wd: Path) -> dict[str, float]:
     r = emu.emulate(sc, workdir=wd, keep=True)
     m = common(r)
-    log = emu._read_csv(wd / "router.csv")
+    log = emu.read_csv(wd / "router.csv")
     col = {c: k for k, c in enumerate(emu.ROUTER_LOG_COLUMNS)}
     down = (log[:, col["dir"]] == 0) & (log[:, col["t_ns"]] < sc.duration)
     drop = down & (log[:, col["ev"]] == emu.EV_DROP)
@@ -99,7 +99,7 @@ def emu_metrics(sc: Scenario, wd: Path) -> dict[str, float]:
         / max(1, (down & (log[:, col["ev"]] == emu.EV_QUEUED)).sum())
     )
     # The kernel's ECN reductions: entries into TCP_CA_CWR (2) in the polled TCP_INFO.
-    send = emu._read_csv(wd / "tcp0-send.csv")
+    send = emu.read_csv(wd / "tcp0-send.csv")
     st = send[:, 5] if len(send) else np.zeros(0, np.int64)
     t = send[:, 0] if len(send) else np.zeros(0, np.int64)
     entry = (st[1:] == 2) & (st[:-1] != 2) & (t[1:] < sc.duration)

@@ -23,6 +23,7 @@ import pytest
 import collateral
 from collateral import _native
 from collateral import emulate as emu
+from collateral.emulate import registry as emu_registry
 from collateral.spec import CbrSpec, Scenario, SpecError, TcpSpec, WebSpec, build_scenario
 
 DIGITS = "9" * 5000
@@ -459,8 +460,8 @@ def _deep(n: int) -> list:
 
 
 def test_a_dead_runs_registered_tmpdir_is_removed_and_nothing_else(tmp_path, monkeypatch):
-    monkeypatch.setattr(emu, "REGISTRY", tmp_path / "registry")
-    monkeypatch.setattr(emu.tempfile, "gettempdir", lambda: str(tmp_path))
+    monkeypatch.setattr(emu_registry, "REGISTRY", tmp_path / "registry")
+    monkeypatch.setattr(emu_registry.tempfile, "gettempdir", lambda: str(tmp_path))
     (tmp_path / "registry").mkdir()
     dead = 4_194_301  # above the default pid_max: not running
     registered = tmp_path / f"{emu.TMP_PREFIX}{dead}-abc"
@@ -489,22 +490,22 @@ def test_a_dead_runs_registered_tmpdir_is_removed_and_nothing_else(tmp_path, mon
 
 
 def test_a_runs_tmpdir_is_registered_before_it_is_created(tmp_path, monkeypatch):
-    monkeypatch.setattr(emu, "REGISTRY", tmp_path / "registry")
-    monkeypatch.setattr(emu.tempfile, "gettempdir", lambda: str(tmp_path))
+    monkeypatch.setattr(emu_registry, "REGISTRY", tmp_path / "registry")
+    monkeypatch.setattr(emu_registry.tempfile, "gettempdir", lambda: str(tmp_path))
     seen = []
-    real = emu._register
+    real = emu_registry.register
 
     def spy(run):
         if run.get("tmpdir"):
             seen.append((run["tmpdir"], Path(run["tmpdir"]).exists()))
         return real(run)
 
-    monkeypatch.setattr(emu, "_register", spy)
-    wd, record = emu._new_tmpdir()
+    monkeypatch.setattr(emu_registry, "register", spy)
+    wd, record = emu_registry.new_tmpdir()
     assert seen == [(str(wd), False)], "recorded while it does not exist yet"
     assert wd.is_dir() and json.loads(record.read_text())["tmpdir"] == str(wd)
     # A Testbed's own registration adds to the record, and keeps the directory in it.
-    emu._register({"namespaces": ["col1l"]})
+    emu_registry.register({"namespaces": ["col1l"]})
     rec = json.loads(record.read_text())
     assert rec == {"namespaces": ["col1l"], "tmpdir": str(wd)}
 

@@ -22,7 +22,7 @@ needs_root = pytest.mark.skipif(
 
 
 def _ours() -> list[str]:
-    return [ns for ns in emu.testbed_namespaces() if emu._NS_RE.match(ns)]
+    return [ns for ns in emu.testbed_namespaces() if emu.NS_RE.match(ns)]
 
 
 def _emu_processes() -> list[str]:
@@ -59,10 +59,10 @@ def test_adsl1_reno_fills_the_link_and_accounts_for_every_cbr_packet(tmp_path):
     assert r.tcp[0]["goodput_bps"] >= 0.9 * 1.5e6, r.tcp[0]
     assert r.tcp[0]["goodput_bps"] <= 1.5e6 * 1448 / 1500
     # Every CBR packet sent was received or logged as dropped by the emulator.
-    log = emu._read_csv(tmp_path / "router.csv")
+    log = emu.read_csv(tmp_path / "router.csv")
     for j in range(len(sc.cbr)):
-        sent = set(emu._read_csv(tmp_path / f"cbr{j}-send.csv")[:, 0].tolist())
-        got = set(emu._read_csv(tmp_path / f"cbr{j}-recv.csv")[:, 0].tolist())
+        sent = set(emu.read_csv(tmp_path / f"cbr{j}-send.csv")[:, 0].tolist())
+        got = set(emu.read_csv(tmp_path / f"cbr{j}-recv.csv")[:, 0].tolist())
         drops = log[(log[:, 1] == emu.EV_DROP) & (log[:, 4] == 17) & (log[:, 6] == 7001 + j)]
         dropped = set(drops[:, 7].tolist())
         assert len(sent) > 900

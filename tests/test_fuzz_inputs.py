@@ -223,18 +223,25 @@ def workdir(tmp_path_factory) -> Path:
 def no_runs():
     """Nothing runs: the core's entry points and the testbed raise _Ran instead."""
     from collateral import emulate
+    from collateral.emulate import run as emulate_run
 
     def ran(*args, **kwargs):
         raise _Ran
 
-    saved = (_native.simulate, _native.simulate_many, emulate.emulate)
+    saved = (_native.simulate, _native.simulate_many, emulate.emulate, emulate_run.emulate)
     mp = pytest.MonkeyPatch()
     mp.setattr(_native, "simulate", ran)
     mp.setattr(_native, "simulate_many", ran)
-    mp.setattr(emulate, "emulate", ran)
+    mp.setattr(emulate, "emulate", ran)  # as the CLI imports it
+    mp.setattr(emulate_run, "emulate", ran)  # as emulate_experiment calls it
     yield
     mp.undo()
-    assert (_native.simulate, _native.simulate_many, emulate.emulate) == saved
+    assert (
+        _native.simulate,
+        _native.simulate_many,
+        emulate.emulate,
+        emulate_run.emulate,
+    ) == saved
 
 
 def _main(argv: list[str], cwd: Path) -> tuple[str, int | None, str]:

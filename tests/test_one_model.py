@@ -1,7 +1,7 @@
 """One model, two clocks: the testbed's collection computes exactly what the simulator
 computes. A simulated trial's own per-packet records are written out as the testbed's
 endpoints and router write their logs, read back through the testbed's collection path
-(``emulate._collect``, which hands them to the core's measurement) and must give the
+(``emulate.collect``, which hands them to the core's measurement) and must give the
 simulator's summary, column for column. No root needed: nothing is emulated."""
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def test_the_testbeds_collection_gives_the_simulators_summary(tmp_path):
     fates = np.bincount(r.traces["cbr"]["fate"], minlength=4)
     assert fates[0] > 1000 and fates[1] > 0 and fates[3] > 0, fates  # arrived, dropped, in flight
     _write_testbed_logs(sc, r, tmp_path)
-    e = emu._collect(sc, tmp_path)
+    e = emu.collect(sc, tmp_path)
     sim, got = r.summary, e.summary
     assert got["mode"] == "emulation" and sim["mode"] == "simulation"
     for key in ("duration_s", "warmup_s", "packets_delivered", "queues", "phases", "web"):

@@ -290,7 +290,8 @@ def test_tables_use_human_labels_and_numbers(report: Path):
 
 
 def test_long_tables_collapse_with_every_row_inside():
-    from collateral.report import LONG_TABLE, PREVIEW_ROWS, Cell, Table, _environment
+    from collateral.report import LONG_TABLE, PREVIEW_ROWS, Cell, Table
+    from collateral.report.render import environment
 
     n = LONG_TABLE + 40
     t = Table(
@@ -298,7 +299,7 @@ def test_long_tables_collapse_with_every_row_inside():
         [True, True],
         [[Cell(f"{i:,}"), Cell(f"{i / 7:.2f}")] for i in range(n)],
     )
-    tpl = _environment().from_string('{% from "macros.html.j2" import table %}{{ table(t) }}')
+    tpl = environment().from_string('{% from "macros.html.j2" import table %}{{ table(t) }}')
     html = tpl.render(t=t)
     body = html[html.index("<tbody>") : html.index("</tbody>")]
     assert body.count("<tr>") == PREVIEW_ROWS < n
@@ -322,12 +323,12 @@ def test_numbers_are_human():
 
 
 def test_user_store_gets_a_figure(stores: list[Path]):
-    from collateral.report import _section
+    from collateral.report.sections import section
     from collateral.store import Store
 
     mine = next(d for d in stores if d.name == "my-sweep")
     assert not (mine / "figures").exists()
-    sec = _section(Store(mine), set())
+    sec = section(Store(mine), set())
     assert len(sec.figures) == 1 and sec.figures[0].images
     fig = sec.figures[0]
     assert "against" in fig.title and fig.caption

@@ -109,7 +109,7 @@ def run_trains(kernel: tuple[str, int] | None, rule: str, limit: int, tmp: Path)
         tb.wait(recv, 10)
     finally:
         tb.teardown()
-    got = emu._read_csv(tmp / "recv.csv")[:, 0].tolist()
+    got = emu.read_csv(tmp / "recv.csv")[:, 0].tolist()
     return [
         {s - 1000 * i for s in got if 1000 * i <= s < 1000 * (i + 1)} for i in range(len(TRAINS))
     ]

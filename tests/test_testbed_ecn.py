@@ -91,7 +91,7 @@ def test_cubic_with_ecn_is_marked_not_dropped_by_fq_codel(tmp_path):
         cbr=[{"direction": "down"}],
     )
     r = emu.emulate(sc, workdir=tmp_path, keep=True)
-    log = emu._read_csv(tmp_path / "router.csv")
+    log = emu.read_csv(tmp_path / "router.csv")
     col = {c: k for k, c in enumerate(emu.ROUTER_LOG_COLUMNS)}
     assert log.shape[1] == len(col)
     down = log[:, col["dir"]] == 0
@@ -109,6 +109,6 @@ def test_cubic_with_ecn_is_marked_not_dropped_by_fq_codel(tmp_path):
     assert not (drops & (log[:, col["qpkts"]] < limit)).any(), log[drops]
     # The rewritten frames reached the receiver intact (their checksum was updated) and
     # it echoed the marks: the sender reduced (entered CWR) and retransmitted nothing.
-    send = emu._read_csv(tmp_path / "tcp0-send.csv")
+    send = emu.read_csv(tmp_path / "tcp0-send.csv")
     assert (send[:, 5] == 2).any(), "the kernel never entered CWR"
     assert r.tcp[0]["retransmits"] == 0, r.tcp[0]

@@ -1,0 +1,110 @@
+"""The emulation testbed: real Linux TCP through a userspace bottleneck that runs the
+simulator's own queue code.
+
+A run builds three network namespaces — ``left`` (the Internet side: hosts A and B),
+``router`` and ``right`` (the home: hosts C and D) — joined by veth pairs, with
+addresses in the benchmarking range 198.18.0.0/15 and no route out. The router namespace
+has no IP addresses and forwards nothing by itself: ``collateral-emu router`` reads every
+frame with an AF_PACKET socket, queues it with the same Rust drop-tail code as the
+simulator, serialises it at the configured rate, holds it for the propagation delay and
+writes it out on the other side. Offloads (TSO/GSO/GRO, checksums) are off so the queue
+sees real packet sizes.
+
+Every name carries the prefix ``col<pid>``; all of it is removed on exit, on error and on
+SIGINT/SIGTERM, and a later run removes what a SIGKILLed run left behind. Results come
+back in the simulator's schema (:class:`collateral.Result`), tagged ``"mode":
+"emulation"``.
+
+Where each part lives: :mod:`.checks` (what the testbed can run), :mod:`.namespaces`
+(names, addresses, ``ip netns``), :mod:`.registry` (what each run created, removed after
+a killed run), :mod:`.testbed` (one run's namespaces, veths and processes),
+:mod:`.endpoints` (the ``collateral-emu`` processes), :mod:`.logs` (their logs read back
+into a Result), :mod:`.run` (:func:`emulate`, :func:`emulate_experiment`).
+"""
+
+from __future__ import annotations
+
+from .checks import (
+    KERNEL_CC,
+    MAX_TESTBED_CBR_FLOWS,
+    MAX_TESTBED_DELAY_NS,
+    MAX_TESTBED_DURATION_NS,
+    MAX_TESTBED_RATE_BPS,
+    MAX_TESTBED_TCP_FLOWS,
+    MIN_TESTBED_CBR_INTERVAL_NS,
+    SCALABLE_CC,
+    available_congestion_controls,
+    check_ready,
+    check_testbed,
+)
+from .endpoints import START_MARGIN_S, find_emulator, start_endpoints
+from .errors import EmulationError, TestbedLimitError
+from .logs import (
+    DROPPED_IN_QUEUE,
+    EV_CE,
+    EV_DROP,
+    EV_LEFT,
+    EV_QUEUED,
+    LOST_ELSEWHERE,
+    ROUTER_LOG_COLUMNS,
+    collect,
+    read_csv,
+)
+from .namespaces import (
+    LEFT_A,
+    LEFT_B,
+    NS_RE,
+    PREFIX,
+    RIGHT_C,
+    RIGHT_D,
+    ecn_namespaces,
+    hosts,
+    testbed_namespaces,
+)
+from .registry import REGISTRY, TMP_PREFIX, cleanup_leftovers
+from .run import emulate, emulate_experiment
+from .testbed import Proc, Testbed
+
+__all__ = [
+    "DROPPED_IN_QUEUE",
+    "EV_CE",
+    "EV_DROP",
+    "EV_LEFT",
+    "EV_QUEUED",
+    "KERNEL_CC",
+    "LEFT_A",
+    "LEFT_B",
+    "LOST_ELSEWHERE",
+    "MAX_TESTBED_CBR_FLOWS",
+    "MAX_TESTBED_DELAY_NS",
+    "MAX_TESTBED_DURATION_NS",
+    "MAX_TESTBED_RATE_BPS",
+    "MAX_TESTBED_TCP_FLOWS",
+    "MIN_TESTBED_CBR_INTERVAL_NS",
+    "NS_RE",
+    "PREFIX",
+    "REGISTRY",
+    "RIGHT_C",
+    "RIGHT_D",
+    "ROUTER_LOG_COLUMNS",
+    "SCALABLE_CC",
+    "START_MARGIN_S",
+    "TMP_PREFIX",
+    "EmulationError",
+    "Proc",
+    "Testbed",
+    "TestbedLimitError",
+    "available_congestion_controls",
+    "check_ready",
+    "check_testbed",
+    "cleanup_leftovers",
+    "collect",
+    "ecn_namespaces",
+    "emulate",
+    "emulate_experiment",
+    "find_emulator",
+    "hosts",
+    "read_csv",
+    "start_endpoints",
+    "testbed_namespaces",
+]

@@ -1,0 +1,166 @@
+"""What the testbed can run, checked before anything is created: the scenario against
+its limits (:func:`check_testbed`), and root, tools and the kernel's congestion
+controls (:func:`check_ready`)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from ..spec import Scenario
+from .errors import EmulationError, TestbedLimitError
+
+#: The simulator's names for congestion controls and the kernel modules behind them.
+KERNEL_CC = {"newreno": "reno", "reno": "reno", "cubic": "cubic", "bbr": "bbr", "htcp": "htcp"}
+#: Congestion controls the testbed refuses: scalable ones that need L4S feedback
+#: (AccECN, a shallow-threshold marking AQM) that the testbed's kernel does not have.
+SCALABLE_CC = ("dctcp", "prague")
+
+
+#: Limits of the testbed: it runs in real time, with a process per flow, a userspace
+#: router and userspace senders.
+MAX_TESTBED_TCP_FLOWS = 64
+MAX_TESTBED_CBR_FLOWS = 64
+#: The shortest CBR gap a userspace sender keeps to (sleeping between departures).
+MIN_TESTBED_CBR_INTERVAL_NS = 100_000
+#: The longest run: a day of wall time.
+MAX_TESTBED_DURATION_NS = 86_400 * 10**9
+#: The fastest link the userspace router is meant for.
+MAX_TESTBED_RATE_BPS = 10 * 10**9
+#: The longest delay (base RTT, or a flow's extra delay) the router's delay line holds.
+MAX_TESTBED_DELAY_NS = 10 * 10**9
+
+
+def check_testbed(scenario: Scenario) -> None:
+    """Raises :class:`TestbedLimitError` naming the field of ``scenario`` that the
+    testbed cannot run (too many flows, too long, too fast, a CBR gap too short for a
+    userspace sender, web users, start/stop times, a tag beyond DSCP, L4S: ECN mode
+    ``l4s`` or the scalable ``dctcp``/``prague``, and TCP flows sent from one host that
+    differ in ECN, which the kernel enables per host). Needs nothing: no root, no tools;
+    nothing is created."""
+    from ..units import fmt_duration, fmt_rate
+
+    sc = scenario
+    if not isinstance(sc, Scenario):
+        raise TypeError(f"scenario: expected a Scenario, got {type(sc).__name__}")
+    if sc.web:
+        raise TestbedLimitError(
+            "web",
+            "web users are not supported in the testbed yet (bulk TCP and CBR only);"
+            " simulate them instead",
+        )
+    if len(sc.tcp) > MAX_TESTBED_TCP_FLOWS:
+        raise TestbedLimitError(
+            "tcp",
+            f"{len(sc.tcp)} flows; the testbed runs at most {MAX_TESTBED_TCP_FLOWS}"
+            " (a process each, in real time); simulate more",
+        )
+    if len(sc.cbr) > MAX_TESTBED_CBR_FLOWS:
+        raise TestbedLimitError(
+            "cbr", f"{len(sc.cbr)} flows; the testbed runs at most {MAX_TESTBED_CBR_FLOWS}"
+        )
+    if sc.duration > MAX_TESTBED_DURATION_NS:
+        raise TestbedLimitError(
+            "duration",
+            f"{fmt_duration(sc.duration)}: the testbed runs in real time, at most"
+            f" {fmt_duration(MAX_TESTBED_DURATION_NS)} (a day)",
+        )
+    for name in ("down", "up"):
+        rate = getattr(sc, name).rate or 0
+        if rate > MAX_TESTBED_RATE_BPS:
+            raise TestbedLimitError(
+                f"{name}.rate",
+                f"{fmt_rate(rate)}: the testbed's userspace router forwards at most"
+                f" {fmt_rate(MAX_TESTBED_RATE_BPS)}",
+            )
+    if sc.rtt > MAX_TESTBED_DELAY_NS:
+        raise TestbedLimitError(
+            "rtt",
+            f"{fmt_duration(sc.rtt)}: the testbed holds at most"
+            f" {fmt_duration(MAX_TESTBED_DELAY_NS)}",
+        )
+    for i, t in enumerate(sc.tcp):
+        if t.cc in SCALABLE_CC:
+            raise TestbedLimitError(
+                f"tcp[{i}].cc",
+                f"{t.cc}: this kernel offers {_kernel_offers()} (no DCTCP or Prague);"
+                " the testbed runs classic ECN only",
+            )
+        if t.ecn == "l4s":
+            raise TestbedLimitError(
+                f"tcp[{i}].ecn",
+                "l4s: this kernel has no L4S TCP (no AccECN, DCTCP or Prague);"
+                " the testbed runs classic ECN only",
+            )
+        # The kernel enables ECN per network namespace (net.ipv4.tcp_ecn), and every
+        # TCP flow of a direction leaves from the same host to the same address, so a
+        # per-route setting cannot tell them apart either.
+        first = next(k for k, u in enumerate(sc.tcp) if u.direction == t.direction)
+        if t.ecn != sc.tcp[first].ecn:
+            raise TestbedLimitError(
+                f"tcp[{i}].ecn",
+                f"{t.ecn}: tcp[{first}], sent from the same host, has {sc.tcp[first].ecn};"
+                " the testbed's kernel sets ECN per host, so the flows of one direction"
+                " must agree",
+            )
+        if t.start or t.stop is not None:
+            raise TestbedLimitError(
+                f"tcp[{i}]", "start and stop times are not supported in the testbed yet"
+            )
+        if t.extra_delay > MAX_TESTBED_DELAY_NS:
+            raise TestbedLimitError(
+                f"tcp[{i}].extra_delay",
+                f"{fmt_duration(t.extra_delay)}: the testbed holds at most"
+                f" {fmt_duration(MAX_TESTBED_DELAY_NS)}",
+            )
+    for j, c in enumerate(sc.cbr):
+        if c.tag > 63:
+            raise TestbedLimitError(f"cbr[{j}].tag", f"{c.tag} is not a DSCP value (0-63)")
+        if c.app is not None:
+            continue
+        if c.interval < MIN_TESTBED_CBR_INTERVAL_NS:
+            raise TestbedLimitError(
+                f"cbr[{j}].interval",
+                f"{fmt_duration(c.interval)}: below what a userspace sender can keep; the"
+                f" testbed takes at least {fmt_duration(MIN_TESTBED_CBR_INTERVAL_NS)}",
+            )
+        for field in ("interval", "jitter"):
+            v = getattr(c, field)
+            if v > sc.duration:
+                raise TestbedLimitError(
+                    f"cbr[{j}].{field}",
+                    f"{fmt_duration(v)} is longer than the run ({fmt_duration(sc.duration)})",
+                )
+
+
+def _kernel_offers() -> str:
+    """The congestion controls the testbed can take from this kernel, as words."""
+    avail = set(available_congestion_controls())
+    names = [k for k in dict.fromkeys(KERNEL_CC.values()) if k in avail] or ["reno", "cubic", "bbr"]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def available_congestion_controls() -> list[str]:
+    path = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+    return path.read_text().split() if path.exists() else []
+
+
+def check_ready(scenario: Scenario) -> dict[int, str]:
+    check_testbed(scenario)
+    if os.geteuid() != 0:
+        raise EmulationError("emulation needs root (network namespaces); run it with sudo")
+    for tool in ("ip", "ethtool"):
+        if shutil.which(tool) is None:
+            raise EmulationError(f"{tool} not found; ./setup.sh installs iproute2 and ethtool")
+    avail = available_congestion_controls()
+    kernel_cc = {}
+    for i, t in enumerate(scenario.tcp):
+        k = KERNEL_CC.get(t.cc)
+        if k is None or k not in avail:
+            raise EmulationError(
+                f"congestion control {t.cc!r} is not available in this kernel;"
+                f" it offers: {', '.join(avail) or 'none'}"
+            )
+        kernel_cc[i] = k
+    return kernel_cc

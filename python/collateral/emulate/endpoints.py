@@ -1,0 +1,98 @@
+"""The endpoints of a run, ``collateral-emu`` processes in the namespaces: the router
+(the bottleneck), and per flow a receiver and a sender (``tcp-send`` with the kernel's
+congestion control, ``cbr-send`` with the simulator's own source)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from ..spec import Scenario
+from .errors import EmulationError
+from .namespaces import hosts
+from .testbed import Proc, Testbed
+
+#: Seconds between starting the router and receivers and the run's origin, for them to
+#: be listening when the first packet leaves.
+START_MARGIN_S = 1.0
+
+
+def find_emulator() -> str:
+    """The ``collateral-emu`` binary: $COLLATERAL_EMU, on PATH, or in the source tree."""
+    cand = [os.environ.get("COLLATERAL_EMU"), shutil.which("collateral-emu")]
+    root = Path(__file__).resolve().parents[3]
+    cand += [str(root / "target" / "release" / "collateral-emu")]
+    for c in cand:
+        if c and os.access(c, os.X_OK):
+            return c
+    raise EmulationError(
+        "collateral-emu not found; build it with 'cargo build --release -p collateral-emu'"
+        " (./setup.sh does) or set COLLATERAL_EMU"
+    )
+
+
+def start_endpoints(
+    tb: Testbed,
+    emu: str,
+    scenario: Scenario,
+    sc_json: Path,
+    wd: Path,
+    kernel_cc: dict[int, str],
+    t0: int,
+) -> tuple[Proc, list[Proc], list[Proc]]:
+    """Starts the router, then each flow's receiver and sender, all following the
+    origin ``t0``; returns (router, receivers, senders)."""
+    dur = scenario.duration
+    t = lambda ns: str(ns)  # noqa: E731
+    router = tb.start_router(
+        emu,
+        sc_json,
+        t0,
+        dur + 3_000_000_000,
+        wd / "router.csv",
+        wd / "router.json",
+        stats=wd / "router-stats.json",
+    )
+    until = t(dur + 2_000_000_000)
+
+    def receiver(ns: str, flow: str, bind: str) -> Proc:
+        """A flow's sink (``tcp-recv`` or ``cbr-recv``), logging to ``{flow}-recv.csv``."""
+        kind = flow.rstrip("0123456789")
+        return tb.start(
+            ns,
+            f"{flow}-recv",
+            *(emu, f"{kind}-recv", "--bind", bind, "--t0", t(t0), "--until-ns", until),
+            *("--out", str(wd / f"{flow}-recv.csv")),
+        )
+
+    receivers, senders = [], []
+    for i, f in enumerate(scenario.tcp):
+        (ns_s, ip_s), (ns_r, ip_r) = hosts("tcp", f.direction)
+        dst, out = f"{ip_r}:{5001 + i}", wd / f"tcp{i}"
+        receivers.append(receiver(ns_r, f"tcp{i}", dst))
+        senders.append(
+            tb.start(
+                ns_s,
+                f"tcp{i}-send",
+                *(emu, "tcp-send", "--src", ip_s, "--dst", dst, "--cc", kernel_cc[i]),
+                *("--t0", t(t0), "--duration-ns", t(dur), "--poll-ns", "1000000"),
+                *("--out", f"{out}-send.csv", "--congestion-out", f"{out}-congestion.csv"),
+            )
+        )
+    for j, c in enumerate(scenario.cbr):
+        (ns_s, ip_s), (ns_r, ip_r) = hosts("cbr", c.direction)
+        dst, out = f"{ip_r}:{7001 + j}", wd / f"cbr{j}"
+        receivers.append(receiver(ns_r, f"cbr{j}", dst))
+        # The simulator's own source: same seed, same departures; a tag becomes the
+        # DSCP of the IP TOS byte, which the router classifies.
+        senders.append(
+            tb.start(
+                ns_s,
+                f"cbr{j}-send",
+                *(emu, "cbr-send", "--scenario", str(sc_json), "--flow", str(j)),
+                *("--t0", t(t0), "--src", f"{ip_s}:{6001 + j}", "--dst", dst),
+                *("--out", f"{out}-send.csv"),
+            )
+        )
+    return router, receivers, senders

@@ -1,0 +1,139 @@
+"""Running on the testbed: one scenario in real time (:func:`emulate`), or an
+experiment's trials into a results store (:func:`emulate_experiment`)."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..result import Result
+from ..spec import Scenario
+from .checks import check_ready
+from .endpoints import START_MARGIN_S, find_emulator, start_endpoints
+from .logs import collect
+from .namespaces import ecn_namespaces
+from .registry import TMP_PREFIX, cleanup_leftovers, new_tmpdir
+from .testbed import Testbed
+
+
+@contextmanager
+def _signals_raise() -> Iterator[None]:
+    """SIGTERM (and SIGINT) raise KeyboardInterrupt so `finally` tears down."""
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def emulate(scenario: Scenario, workdir: str | Path | None = None, keep: bool = False) -> Result:
+    """Runs the scenario on the namespace testbed in real time; returns a Result in the
+    simulator's schema. Raises :class:`EmulationError` for problems the user can fix."""
+    kernel_cc = check_ready(scenario)  # everything checked before anything is created
+    emu = find_emulator()
+    cleanup_leftovers()
+    own_tmp = workdir is None
+    record = None
+    if own_tmp and not keep:
+        wd, record = new_tmpdir()
+    elif own_tmp:
+        wd = Path(tempfile.mkdtemp(prefix=TMP_PREFIX))  # kept: not recorded for removal
+    else:
+        wd = Path(workdir)  # type: ignore[arg-type]
+        wd.mkdir(parents=True, exist_ok=True)
+    try:
+        return _emulate_in(scenario, wd, emu, kernel_cc, record is not None)
+    finally:
+        if record is not None:
+            shutil.rmtree(wd, ignore_errors=True)
+            record.unlink(missing_ok=True)
+
+
+def _emulate_in(
+    scenario: Scenario, wd: Path, emu: str, kernel_cc: dict[int, str], tmp: bool
+) -> Result:
+    # Router and senders read the scenario the simulator takes, and follow one origin.
+    sc_json = wd / "scenario.json"
+    sc_json.write_text(scenario.to_native_json())
+    tb = Testbed(wd)
+    tb.keep_record = tmp
+    dur = scenario.duration
+    try:
+        with _signals_raise():
+            tb.build(wd if tmp else None)
+            for ns in ecn_namespaces(scenario):  # classic ECN (RFC 3168) in the real TCP
+                tb.exec(ns, "sysctl", "-qw", "net.ipv4.tcp_ecn=1")
+            t0 = time.clock_gettime_ns(time.CLOCK_REALTIME) + int(START_MARGIN_S * 1e9)
+            router, receivers, senders = start_endpoints(
+                tb, emu, scenario, sc_json, wd, kernel_cc, t0
+            )
+            # The router and the receivers must be up before the first packet leaves: one
+            # that stopped (a bad argument, a socket it could not open) is reported now.
+            time.sleep(max(0.0, (t0 - time.clock_gettime_ns(time.CLOCK_REALTIME)) / 1e9 - 0.2))
+            for p in (router, *receivers):
+                tb.check(p, p.popen.poll())
+            ahead = START_MARGIN_S + dur / 1e9
+            for p in senders:
+                tb.wait(p, ahead + 10)
+            for p in receivers:
+                tb.wait(p, 5)
+            router.popen.terminate()
+            tb.wait(router, 5)
+    finally:
+        tb.teardown()
+    return collect(scenario, wd)
+
+
+def emulate_experiment(
+    experiment: Any,
+    store_path: str | Path,
+    progress: Any = None,
+) -> tuple[int, int]:
+    """Runs an experiment's trials on the testbed, one after the other in real time, into
+    a results store with the simulator's schema (plus ``mode = "emulation"``). Trials
+    already stored are skipped, so an interrupted run resumes. Returns (run, total)."""
+    from .. import _native
+    from ..runner import code_version, summary_columns
+    from ..store import Store, rows_to_table
+
+    for p in experiment.points:  # every point runnable here, before anything is created
+        check_ready(p.scenario)
+    st = Store.create(store_path, experiment.name, experiment.text)
+    st.lock()
+    try:
+        st.repair()  # damaged parts to quarantine/, their trials run again (as `run` does)
+        done = st.done_keys(refresh=True)
+        trials = experiment.trials()
+        todo = [t for t in trials if t.key not in done]
+        cv = code_version()
+        for n, t in enumerate(todo, 1):
+            r = emulate(t.scenario())
+            row = {
+                "key": t.key,
+                "point": t.point.key,
+                "rep": t.rep,
+                "seed": t.seed,
+                **t.point.columns(),
+                **summary_columns(r.summary),
+                "scenario": t.point.stored_scenario,
+                "model_version": _native.version(),
+                "code_version": cv,
+            }
+            st.write_part(rows_to_table([row]))
+            if progress:
+                progress(n, len(todo), t)
+        st.write_views_sql()
+        return len(todo), len(trials)
+    finally:
+        st.unlock()
