@@ -18,7 +18,8 @@ from collateral.reproduce import (
     format_claims_summary,
     reproduce,
 )
-from collateral.reproduce.figures import _monotone_misfit, _shape_stats
+from collateral.reproduce.huebner2008 import _shape_stats
+from collateral.reproduce.mmsys2011.loss import _monotone_misfit
 
 
 @pytest.fixture(scope="module")

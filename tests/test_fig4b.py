@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from collateral.reproduce import STUDIES, format_claims_summary, reproduce
-from collateral.reproduce.fig4b import _QUICK_SWEEP, peaks
+from collateral.reproduce.mmsys2011.fig4b import _QUICK_SWEEP, peaks
 
 
 def _frame(rows):

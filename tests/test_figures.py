@@ -21,8 +21,11 @@ from matplotlib.text import Text
 
 import collateral.plot as plots
 from collateral.plot import style, trial
-from collateral.reproduce import STUDIES, experiment_path, reproduce
-from collateral.reproduce import figures as F
+from collateral.reproduce import STUDIES, drawing, experiment_path, reproduce
+from collateral.reproduce.drawing import spread_text
+from collateral.reproduce.mmsys2011.loss import fine_sweep
+from collateral.reproduce.mmsys2011.sweep import capacity
+from collateral.reproduce.parris_cbt import _blast_per_trial, parris_multimedia
 from collateral.store import Store
 
 #: Figures of the simulator (the testbed's is run in tests/test_fig4b.py).
@@ -42,7 +45,7 @@ def _capture(mp: pytest.MonkeyPatch, into: Drawn) -> None:
         return _REAL_SAVE(fig, path, svg=svg, **kw)
 
     mp.setattr(trial, "save", rec)
-    mp.setattr(F, "save", rec)
+    mp.setattr(drawing, "save", rec)
 
 
 @pytest.fixture(scope="module")
@@ -252,19 +255,19 @@ def test_fig6_band_is_5_95_only_with_enough_trials(tmp_path, monkeypatch):
     ]
     drawn: Drawn = []
     _capture(monkeypatch, drawn)
-    F.fine_sweep("cubic")(_FakeStore(pd.DataFrame(rows)), tmp_path / "f6", "test")
+    fine_sweep("cubic")(_FakeStore(pd.DataFrame(rows)), tmp_path / "f6", "test")
     fig = _draw(drawn[0][0])
     labels = [t.get_text() for leg in _legends(fig) for t in leg.get_texts()]
     assert any("5-95 % over 25 trials" in lab for lab in labels), labels
-    assert F.spread_text(3) == "min-max over 3 trials"
-    assert F.spread_text(1) == "1 trial: no spread"
+    assert spread_text(3) == "min-max over 3 trials"
+    assert spread_text(1) == "1 trial: no spread"
 
 
 def test_fig3_y_axis_spans_the_data_and_marks_the_capacity(quick):
     for fig_id, link in (("mmsys-fig3a", "adsl1"), ("mmsys-fig3b", "adsl2")):
         fig = _figure(quick, fig_id)
         ax = _data_axes(fig)[0]
-        cap = F._capacity(link) / 1e6
+        cap = capacity(link) / 1e6
         lo, hi = ax.get_ylim()
         assert lo > 0.5 * cap, f"{fig_id}: y from {lo}, not from the data"
         assert lo < cap < hi
@@ -334,9 +337,9 @@ def test_parris_multimedia_bars_carry_the_trials_spread(tmp_path_factory, monkey
     _capture(monkeypatch, drawn)
     stem = store.path / "figures" / "parris-multimedia"
     stem.parent.mkdir(exist_ok=True)
-    F.parris_multimedia(store, stem, "test")
+    parris_multimedia(store, stem, "test")
     fig = _draw(drawn[0][0])
-    per = F._blast_per_trial(store)
+    per = _blast_per_trial(store)
     for ax, col, scale in zip(
         fig.axes, ("drop_tagged", "lat_tagged", "thr_tcp"), (100, 1e3, 1e-6), strict=True
     ):

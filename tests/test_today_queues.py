@@ -11,6 +11,7 @@ from pathlib import Path
 from collateral.experiment import load_experiment
 from collateral.reproduce import STUDIES, Claim, experiment_path
 from collateral.reproduce import today as T
+from collateral.reproduce.today.table import _trials
 from collateral.runner import run_experiment
 from collateral.store import Store
 
@@ -143,7 +144,7 @@ def test_upload_alone_offers_no_acks(tmp_path: Path):
         [("experiment.name", "tq-up"), *TINY, ("sweep", grids)],
     )
     run_experiment(exp, tmp_path / "up", progress=False)
-    df = T._trials(Store(tmp_path / "up"))
+    df = _trials(Store(tmp_path / "up"))
     assert len(df) == 6
     span = 10.0
     assert (df.acks_offered_per_s.abs() * span <= 10).all(), df.acks_offered_per_s * span

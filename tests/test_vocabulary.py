@@ -16,9 +16,9 @@ from typing import Annotated, Any, Literal
 import pytest
 from pydantic import BaseModel
 
-from collateral import _native, cli, experiment, spec
+from collateral import _native, cli, experiment, reproduce, spec
 from collateral.experiment import TRACE_NAMES, ExperimentSettings
-from collateral.reproduce import figures
+from collateral.reproduce.mmsys2011.sweep import LINKS
 from collateral.units import parse_rate
 
 VOCAB = _native.vocabulary()
@@ -125,7 +125,7 @@ def test_link_presets_come_from_the_core():
     assert rates == spec.LINK_RATES
     human = spec.LINK_PRESETS
     assert {k: (parse_rate(d), parse_rate(u)) for k, (d, u) in human.items()} == rates
-    assert {k: (float(d), float(u)) for k, (d, u) in rates.items()} == figures.LINKS
+    assert {k: (float(d), float(u)) for k, (d, u) in rates.items()} == LINKS
     for name, (down, up) in rates.items():
         s = spec.Scenario(link=name)
         assert (s.down.rate, s.up.rate) == (down, up)
@@ -201,7 +201,8 @@ def test_spec_py_copies_no_enumeration_by_hand():
 def test_no_spelling_is_converted():
     """Names cross as they are spelled: no replace("-", "_") or back in the modules that
     build and store scenarios."""
-    for path in [*SPEC_PYS, *_sources(experiment), *_sources(figures)]:
+    reproductions = sorted(Path(reproduce.__file__).parent.rglob("*.py"))
+    for path in [*SPEC_PYS, *_sources(experiment), *reproductions]:
         for node in ast.walk(ast.parse(path.read_text())):
             if (
                 isinstance(node, ast.Call)

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import Claim, Figure
-from .figures import CC_STYLE, STYLE, plt, save_with_caption, spread_text
+from ...plot.style import STYLE, plt
+from ..claims import Claim, Figure
+from ..drawing import CC_STYLE, save_with_caption, spread_text
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..store import Store
+    from ...store import Store
 
 __all__ = ["FIGURES", "fig4b", "fig4b_claims", "fig4b_testbed", "fig4b_testbed_claims", "peaks"]
 
@@ -158,7 +159,7 @@ def fig4b_claims(store: Store) -> list[Claim]:
 def _simulation_beside(store: Store) -> pd.DataFrame | None:
     """The simulator's medians for the same sizes, from the sibling results directory
     that ``collateral reproduce mmsys-fig4b`` writes (quick or full), if present."""
-    from ..store import Store as _Store
+    from ...store import Store as _Store
 
     quick = store.path.name.endswith("-quick")
     for name in (

@@ -1,0 +1,58 @@
+"""What a reproduction is made of: a Claim (the paper's number beside ours, and whether
+it holds) and a Figure (a study's figure: its experiment, drawing and claims), with the
+summary line over claims. The study modules import these; the registry lists Figures."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A number or statement from the paper beside ours."""
+
+    text: str
+    published: str
+    ours: str
+    holds: bool | None = None  # None: no pass/fail, just the two values
+    #: How far ours may be from the published value and still hold, in words and
+    #: numbers ("within 1 % of capacity", "≥ 95 % of sizes"); empty only with holds=None.
+    tolerance: str = ""
+
+
+def claims_summary(claims: Iterable[Claim]) -> tuple[int, int, int]:
+    """(hold, differ, total) over ``claims``; a claim without a verdict counts only in
+    the total."""
+    cs = list(claims)
+    return (
+        sum(c.holds is True for c in cs),
+        sum(c.holds is False for c in cs),
+        len(cs),
+    )
+
+
+def format_claims_summary(claims: Iterable[Claim]) -> str:
+    """``claims: N hold, M differ, K total`` (and how many have no verdict, if any)."""
+    hold, differ, total = claims_summary(claims)
+    line = f"claims: {hold} hold, {differ} differ, {total} total"
+    if total - hold - differ:
+        line += f" ({total - hold - differ} without a verdict)"
+    return line
+
+
+@dataclass(frozen=True)
+class Figure:
+    id: str
+    paper: str
+    title: str
+    experiment: str  # file name in reproduce/experiments, without .toml
+    draw: Callable[[Any, Path, str], list[Path]]  # (store, out path stem, label) -> files
+    claims: Callable[[Any], list[Claim]] = lambda store: []
+    #: (dotted key, value) overrides for --quick, applied to the experiment file.
+    quick: tuple[tuple[str, Any], ...] = ()
+    #: Run on the emulation testbed (real Linux TCP, needs root) instead of the simulator;
+    #: such figures are left out of ``reproduce all``.
+    testbed: bool = False

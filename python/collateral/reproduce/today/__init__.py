@@ -1,0 +1,50 @@
+"""Today's access queues: a call and a game beside downloads under drop-tail, FQ-CoDel,
+PIE, CAKE and DualPI2 on ADSL1 and a 100/20 Mbit/s cable link (``today-queues``), and
+RFC 9332's coupling goal for DualPI2 (``today-l4s``).
+
+The experiments are ``experiments/today-queues.toml`` and ``experiments/l4s-coupling.toml``;
+their comments state the set-up. Every number here is read from the stored summary
+(and, for ``today-l4s``, the per-packet ``cbr`` trace); the tables are written beside
+the figures as Markdown and CSV.
+"""
+
+from __future__ import annotations
+
+from ..claims import Figure
+from .l4s import l4s_claims, l4s_coupling, l4s_table
+from .queues import today_claims, today_queues
+from .table import MIXES, VARIANTS, today_table
+
+__all__ = [
+    "FIGURES",
+    "MIXES",
+    "VARIANTS",
+    "l4s_claims",
+    "l4s_coupling",
+    "l4s_table",
+    "today_claims",
+    "today_queues",
+    "today_table",
+]
+
+
+FIGURES: list[Figure] = [
+    Figure(
+        "today-queues",
+        "collateral study",
+        "today's access queues: a call and a game beside downloads, ADSL1 and cable",
+        "today-queues",
+        today_queues,
+        today_claims,
+        (("experiment.trials", 1), ("scenario.duration", "25s"), ("scenario.warmup", "5s")),
+    ),
+    Figure(
+        "today-l4s",
+        "RFC 9332",
+        "DualPI2 coupling: Prague vs CUBIC throughput and L-queue delay",
+        "l4s-coupling",
+        l4s_coupling,
+        l4s_claims,
+        (("experiment.trials", 1), ("scenario.duration", "30s"), ("scenario.warmup", "10s")),
+    ),
+]
