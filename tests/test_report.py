@@ -311,7 +311,7 @@ def test_long_tables_collapse_with_every_row_inside():
 
 
 def test_numbers_are_human():
-    from collateral.report import fmt_number
+    from collateral.display import fmt_fixed as fmt_number
 
     assert fmt_number(9.167e06, 0) == "9,167,000"
     assert fmt_number(float("nan"), 2) == "—"

@@ -78,11 +78,22 @@ def _rung(unit: str, magnitude: float) -> Unit:
     return Unit(name, scale)
 
 
+#: A column's unit when its values are not at hand (a measure's axis before the data):
+#: delays in ms, rates in Mbit/s, amounts in kB; packet sizes in B.
+_CONVENTIONAL = {"s": Unit("ms", 1e3), "bit/s": Unit("Mbit/s", 1e-6), "B": Unit("kB", 1e-3)}
+
+
 def column_unit(column: str, values: Iterable[Any] | None = None) -> Unit:
     """One unit for a whole column: the rung of its stored unit's ladder that its
     typical (median) magnitude reaches, so most values read between 1 and 1000 (delays
-    of 50 ms in ms, 60 s durations in s, 18 Mbit/s in Mbit/s, packet sizes in B)."""
-    return _rung(stored_unit(column), typical(values) if values is not None else 1.0)
+    of 50 ms in ms, 60 s durations in s, 18 Mbit/s in Mbit/s, packet sizes in B);
+    without values, the conventional one (ms, Mbit/s, kB; B for a packet size)."""
+    unit = stored_unit(column)
+    if values is not None:
+        return _rung(unit, typical(values))
+    if unit == "B" and column.endswith(("packet_bytes", "_size")):
+        return Unit("B", 1.0)
+    return _CONVENTIONAL.get(unit) or _rung(unit, 1.0)
 
 
 def value_unit(v: float, unit: str) -> Unit:
@@ -90,7 +101,7 @@ def value_unit(v: float, unit: str) -> Unit:
     return _rung(unit, abs(v))
 
 
-def typical(values: Iterable[Any]) -> float:
+def typical(values: Any) -> float:
     """The median magnitude of the finite non-zero values (0 when there are none)."""
     xs = sorted(abs(v) for v in finite(values) if v != 0)
     return xs[len(xs) // 2] if xs else 0.0
@@ -120,11 +131,47 @@ def fmt_number(v: float) -> str:
 
 
 def is_null(v: Any) -> bool:
-    """None or NaN (of any type that compares unequal to itself)."""
+    """Nothing to show: None, NaN, or pandas' NA and NaT."""
+    if v is None or type(v).__name__ in ("NAType", "NaTType"):
+        return True
     try:
-        return v is None or bool(v != v)
+        return bool(v != v)
     except (TypeError, ValueError):
         return False
+
+
+def decimals(values: Iterable[Any]) -> int:
+    """Decimals for a column of numbers: none for whole numbers, else three significant
+    digits of its typical value, at most 4."""
+    values = list(values)
+    if all(float(v).is_integer() for v in finite(values)):
+        return 0
+    t = typical(values)
+    if t == 0 or t >= 100:
+        return 0
+    return min(4, max(0, 2 - math.floor(math.log10(t))))
+
+
+def fmt_fixed(v: Any, places: int) -> str:
+    """``v`` with thousands separators and ``places`` decimals (a table's column);
+    "—" for nothing (None, NaN, infinity)."""
+    if is_null(v):
+        return "—"
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        try:
+            v = float(v)
+        except (TypeError, ValueError):
+            return str(v)
+    if not math.isfinite(float(v)):
+        return "—"
+    return f"{float(v):,.{places}f}"
+
+
+def fmt_tick(v: float) -> str:
+    """An axis tick: a whole number as one (``64``), else four significant digits."""
+    if v == int(v) and abs(v) < 1e12:
+        return str(int(v))
+    return f"{v:.4g}"
 
 
 def fmt_cell(v: Any, unit: str | None) -> str:
@@ -139,11 +186,12 @@ def fmt_cell(v: Any, unit: str | None) -> str:
     return fmt_number(v) if isinstance(v, float) else str(v)
 
 
-def short(value: object, limit: int = 60) -> str:
+def short(value: object, limit: int = 40) -> str:
     """``repr`` cut short, safe for any value: a 5000-character text or a 5000-digit
     number is not echoed back whole."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**60:
-        return "<a number of more than 60 digits>"
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**limit:
+        # str() of a huge int is refused by Python (and would not help): count digits.
+        return f"<a number of about {abs(value).bit_length() * 30103 // 100000 + 1} digits>"
     try:
         text = repr(value)
     except Exception:  # pragma: no cover - a repr that fails

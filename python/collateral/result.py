@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from .display import short
 from .units import parse_duration
 
 if TYPE_CHECKING:
@@ -30,14 +31,6 @@ _DIRECTIONS = {"down": 0, "up": 1}
 MAX_SERIES_POINTS = 10_000_000
 
 
-def _short(value: object, limit: int = 40) -> str:
-    """``repr`` cut short (a huge int is not printed: Python refuses to)."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**40:
-        return "<a number of more than 40 digits>"
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _seconds(step: object) -> float:
     """A step given as seconds (a number) or in human units ("1ms"); positive, finite."""
     if isinstance(step, str):
@@ -51,9 +44,9 @@ def _seconds(step: object) -> float:
         except OverflowError:
             raise ValueError("step: a number too large to be seconds") from None
     else:
-        raise TypeError(f"step: expected seconds or a duration such as '1ms', got {_short(step)}")
+        raise TypeError(f"step: expected seconds or a duration such as '1ms', got {short(step)}")
     if not (math.isfinite(dt) and dt > 0):
-        raise ValueError(f"step must be positive, got {_short(step)}")
+        raise ValueError(f"step must be positive, got {short(step)}")
     return dt
 
 
@@ -62,13 +55,13 @@ def _time(name: str, t: object, default: float) -> float:
     if t is None:
         return default
     if isinstance(t, bool) or not isinstance(t, int | float):
-        raise TypeError(f"{name}: expected a time in seconds, got {_short(t)}")
+        raise TypeError(f"{name}: expected a time in seconds, got {short(t)}")
     try:
         seconds = float(t)
     except OverflowError:
         raise ValueError(f"{name}: a number too large to be seconds") from None
     if not math.isfinite(seconds):
-        raise ValueError(f"{name}: expected a finite time in seconds, got {_short(t)}")
+        raise ValueError(f"{name}: expected a finite time in seconds, got {short(t)}")
     return seconds
 
 
@@ -214,11 +207,11 @@ class Result:
         tr = self.traces["cwnd"]
         flows = sorted({int(f["flow"]) for f in self.tcp} | {int(x) for x in np.unique(tr["flow"])})
         if isinstance(flow, bool) or not isinstance(flow, int | np.integer):
-            raise TypeError(f"flow: expected a TCP flow id (an int), got {_short(flow)}")
+            raise TypeError(f"flow: expected a TCP flow id (an int), got {short(flow)}")
         if int(flow) not in flows:
             have = ", ".join(map(str, flows[:20])) + (", ..." if len(flows) > 20 else "")
             raise ValueError(
-                f"flow: {_short(flow)} is not a TCP flow of this trial; flows with a window:"
+                f"flow: {short(flow)} is not a TCP flow of this trial; flows with a window:"
                 f" {have or 'none'}"
             )
         sel = tr["flow"] == flow
@@ -246,7 +239,7 @@ class Result:
         ):
             d = int(direction)
         else:
-            raise ValueError(f"direction: {_short(direction)} is not one of down, up (or 0, 1)")
+            raise ValueError(f"direction: {short(direction)} is not one of down, up (or 0, 1)")
         tr = self.traces["queue"]
         sel = tr["direction"] == d
         times = tr["time_s"][sel]

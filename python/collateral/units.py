@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, DecimalException, Inexact
 from typing import Literal
 
+from .display import short
+
 __all__ = [
     "MAX_DURATION_NS",
     "MAX_QUEUE_BYTES",
@@ -128,27 +130,19 @@ def _split(text: str | float, forms: str) -> tuple[Decimal, str]:
             raise ValueError(f"a number of about {len(_digits(text))} digits: expected {forms}")
         return Decimal(str(text)), ""
     if not isinstance(text, str):
-        raise ValueError(f"expected {forms}, got {type(text).__name__} {_short(text)}")
+        raise ValueError(f"expected {forms}, got {type(text).__name__} {short(text)}")
     m = _NUMBER.match(text)
     if not m:
-        raise ValueError(f"cannot parse {_short(text)}: expected {forms}")
+        raise ValueError(f"cannot parse {short(text)}: expected {forms}")
     try:
         return Decimal(m.group(1)), m.group(2)
     except DecimalException:  # an exponent beyond what a Decimal holds
-        raise ValueError(f"cannot parse {_short(text)}: expected {forms}") from None
+        raise ValueError(f"cannot parse {short(text)}: expected {forms}") from None
 
 
 def _digits(n: int) -> str:
     """The decimal digits of a huge int without str() (which Python limits)."""
     return "9" * (n.bit_length() * 30103 // 100000 + 1)
-
-
-def _short(text: object, limit: int = 40) -> str:
-    """``repr`` of a value, cut short: a 5000-digit number is not echoed back whole."""
-    if isinstance(text, int) and not isinstance(text, bool) and abs(text) >= 10**100:
-        return f"<a number of about {len(_digits(text))} digits>"
-    shown = repr(text)
-    return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
 
 
 #: Wide enough for any exponent a Decimal can hold, so a comparison never overflows.
@@ -167,17 +161,17 @@ def _whole(
     """``value * scale`` as an int, exactly: refused if it is above ``maximum`` (checked
     first, without computing a huge number) or not whole."""
     if _WIDE.compare(_WIDE.abs(_WIDE.multiply(value, Decimal(scale))), Decimal(maximum)) > 0:
-        raise ValueError(f"{_short(text)}: above the limit of {limit}")
+        raise ValueError(f"{short(text)}: above the limit of {limit}")
     digits = len(value.as_tuple().digits) + len(str(scale)) + 2
     exact = Context(prec=digits, Emax=MAX_EMAX, Emin=MIN_EMIN, traps=[Inexact])
     try:
         scaled = exact.multiply(value, Decimal(scale))
     except DecimalException:  # pragma: no cover - prec holds every digit of the product
-        raise ValueError(f"cannot parse {_short(text)}: expected {forms}") from None
+        raise ValueError(f"cannot parse {short(text)}: expected {forms}") from None
     if scaled != scaled.to_integral_value():
-        raise ValueError(f"{_short(text)} is not a whole number of {what}: expected {forms}")
+        raise ValueError(f"{short(text)} is not a whole number of {what}: expected {forms}")
     if abs(int(scaled)) > maximum:  # pragma: no cover - rounding at the limit's last digit
-        raise ValueError(f"{_short(text)}: above the limit of {limit}")
+        raise ValueError(f"{short(text)}: above the limit of {limit}")
     return int(scaled)
 
 
@@ -185,17 +179,17 @@ def parse_rate(text: str | float) -> int:
     """Parses a link rate into bit/s (``"1.5Mbit"`` -> 1_500_000); must be positive."""
     value, unit = _split(text, _RATE_FORMS)
     if "B" in unit:
-        raise ValueError(f"{_short(text)} is a byte rate; give rates in bits, e.g. {_RATE_FORMS}")
+        raise ValueError(f"{short(text)} is a byte rate; give rates in bits, e.g. {_RATE_FORMS}")
     scale = _RATE_UNITS.get(unit.lower())
     if scale is None:
         raise ValueError(
-            f"unknown rate unit {_short(unit)} in {_short(text)}: expected {_RATE_FORMS}"
+            f"unknown rate unit {short(unit)} in {short(text)}: expected {_RATE_FORMS}"
         )
     if value <= 0:
-        raise ValueError(f"{_short(text)}: rate must be positive; expected {_RATE_FORMS}")
+        raise ValueError(f"{short(text)}: rate must be positive; expected {_RATE_FORMS}")
     bps = _whole(value, scale, text, "bit/s", _RATE_FORMS, MAX_RATE_BPS, "10Tbit (10 Tbit/s)")
     if bps <= 0:
-        raise ValueError(f"{_short(text)}: rate must be positive; expected {_RATE_FORMS}")
+        raise ValueError(f"{short(text)}: rate must be positive; expected {_RATE_FORMS}")
     return bps
 
 
@@ -205,11 +199,11 @@ def parse_duration(text: str | float) -> int:
     scale = _DURATION_UNITS.get(unit)
     if scale is None:
         raise ValueError(
-            f"unknown duration unit {_short(unit)} in {_short(text)}: expected {_DURATION_FORMS}"
+            f"unknown duration unit {short(unit)} in {short(text)}: expected {_DURATION_FORMS}"
         )
     if value < 0:
         raise ValueError(
-            f"{_short(text)}: a duration cannot be negative; expected {_DURATION_FORMS}"
+            f"{short(text)}: a duration cannot be negative; expected {_DURATION_FORMS}"
         )
     return _whole(
         value, scale, text, "nanoseconds", _DURATION_FORMS, MAX_DURATION_NS, _DURATION_LIMIT
@@ -228,13 +222,13 @@ def parse_size(text: str | float) -> int:
     if scale is None:
         hint = _ambiguous(unit)
         raise ValueError(
-            f"unknown size unit {_short(unit)} in {_short(text)}{hint}: expected {_SIZE_FORMS}"
+            f"unknown size unit {short(unit)} in {short(text)}{hint}: expected {_SIZE_FORMS}"
         )
     if value <= 0:
-        raise ValueError(f"{_short(text)}: size must be positive; expected {_SIZE_FORMS}")
+        raise ValueError(f"{short(text)}: size must be positive; expected {_SIZE_FORMS}")
     n = _whole(value, scale, text, "bytes", _SIZE_FORMS, MAX_SIZE_BYTES, "1TB (10^12 bytes)")
     if n <= 0:
-        raise ValueError(f"{_short(text)}: size must be positive; expected {_SIZE_FORMS}")
+        raise ValueError(f"{short(text)}: size must be positive; expected {_SIZE_FORMS}")
     return n
 
 
@@ -262,10 +256,10 @@ def parse_queue_limit(text: str | float | QueueLimit) -> QueueLimit:
     if not packets and unit not in _SIZE_UNITS:
         hint = _ambiguous(unit)
         raise ValueError(
-            f"unknown queue unit {_short(unit)} in {_short(text)}{hint}: expected {_QUEUE_FORMS}"
+            f"unknown queue unit {short(unit)} in {short(text)}{hint}: expected {_QUEUE_FORMS}"
         )
     if value <= 0:
-        raise ValueError(f"{_short(text)}: queue limit must be positive; expected {_QUEUE_FORMS}")
+        raise ValueError(f"{short(text)}: queue limit must be positive; expected {_QUEUE_FORMS}")
     if packets:
         n = _whole(
             value, 1, text, "packets", _QUEUE_FORMS, MAX_QUEUE_PACKETS, "1000000p (10^6 packets)"
@@ -274,7 +268,7 @@ def parse_queue_limit(text: str | float | QueueLimit) -> QueueLimit:
         scale, limit = _SIZE_UNITS[unit], "1GB (10^9 bytes)"
         n = _whole(value, scale, text, "bytes", _QUEUE_FORMS, MAX_QUEUE_BYTES, limit)
     if n <= 0:
-        raise ValueError(f"{_short(text)}: queue limit must be positive; expected {_QUEUE_FORMS}")
+        raise ValueError(f"{short(text)}: queue limit must be positive; expected {_QUEUE_FORMS}")
     return QueueLimit(n, "packets" if packets else "bytes")
 
 

@@ -85,7 +85,7 @@ def check_emulation(a: argparse.Namespace) -> Scenario:
     testbed_cbr = a.cbr != "none" and not a.app
     if interval is not None and testbed_cbr and 0 < interval < MIN_TESTBED_CBR_INTERVAL_NS:
         fail(
-            f"--cbr-interval: {short(a.cbr_interval)}: below what a userspace sender"
+            f"--cbr-interval: {short(a.cbr_interval, 60)}: below what a userspace sender"
             f" can keep; the testbed takes at least {MIN_TESTBED_CBR_INTERVAL_NS // 1000}us"
         )
     scenario = scenario_from_args(a)

@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     for src in args.sources:
         p = input_store("SRC", src)
         if p.resolve() == dest_path.resolve():
-            fail(f"SRC: {short(src)}: is DEST itself")
+            fail(f"SRC: {short(src, 60)}: is DEST itself")
         try:
             names[src] = open_store(p).meta().get("experiment")
         except StoreError as e:

@@ -22,18 +22,18 @@ FIGURE_SUFFIXES = (".png", ".svg", ".pdf", ".eps", ".ps", ".jpg", ".jpeg", ".tif
 
 def path(option: str, text: object, what: str) -> Path:
     if not isinstance(text, str) or not text.strip():
-        fail(f"{option}: {short(text)}: an empty path; give {what}")
+        fail(f"{option}: {short(text, 60)}: an empty path; give {what}")
     if "\0" in text:
-        fail(f"{option}: {short(text)}: a path cannot hold a NUL character")
+        fail(f"{option}: {short(text, 60)}: a path cannot hold a NUL character")
     p = Path(text)
     for part in p.parts:
         if len(os.fsencode(part)) > _NAME_MAX:
             fail(
-                f"{option}: {short(text)}: a name of {len(os.fsencode(part))} bytes; at most"
+                f"{option}: {short(text, 60)}: a name of {len(os.fsencode(part))} bytes; at most"
                 f" {_NAME_MAX}"
             )
     if len(os.fsencode(os.path.abspath(text))) >= _PATH_MAX:
-        fail(f"{option}: {short(text)}: the path is longer than {_PATH_MAX - 1} bytes")
+        fail(f"{option}: {short(text, 60)}: the path is longer than {_PATH_MAX - 1} bytes")
     return p
 
 
@@ -83,7 +83,7 @@ def output_file(
     directory that exists (or can be created) and is writable. A figure's suffix must be
     one it can be written as; only that file is written (no suffix: a PNG)."""
     p = path(option, text, f"a file name such as {example}")
-    shown = short(text)
+    shown = short(text, 60)
     if str(text).endswith(("/", os.sep)) or p.name in ("", ".", "..") or p.is_dir():
         fail(f"{option}: {shown}: a directory; give a file name such as {example}")
     targets = [p]
@@ -114,7 +114,7 @@ def output_dir(option: str, text: object, example: str, probe: bool = True) -> P
     """An output directory: not empty, not a file; it exists and is writable, or can be
     created (its nearest existing ancestor is a writable directory)."""
     p = path(option, text, f"a directory such as {example}")
-    shown = short(text)
+    shown = short(text, 60)
     if p.exists():
         if not p.is_dir():
             fail(f"{option}: {shown}: exists and is not a directory")
@@ -128,7 +128,7 @@ def output_dir(option: str, text: object, example: str, probe: bool = True) -> P
 def input_store(option: str, text: object) -> Path:
     """A results directory to read: a directory holding ``store.json``."""
     p = path(option, text, "a results directory, e.g. results/NAME")
-    shown = short(text)
+    shown = short(text, 60)
     if not p.exists():
         fail(f"{option}: {shown}: no such directory")
     if not p.is_dir():

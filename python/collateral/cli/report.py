@@ -38,6 +38,6 @@ def run(args: argparse.Namespace) -> int:
     except ReportError as e:
         fail(f"report: {e}")
     except OSError as e:
-        fail(f"--output: {short(args.output)}: {e.strerror or e}")
+        fail(f"--output: {short(args.output, 60)}: {e.strerror or e}")
     print(f"wrote {path}")
     return 0

@@ -57,7 +57,9 @@ def run(args: argparse.Namespace) -> int:
     ids = [i for i, f in STUDIES.items() if not f.testbed] if args.ids == ["all"] else args.ids
     unknown = [i for i in ids if i not in STUDIES]
     if unknown:
-        fail(f"reproduce: unknown figure {short(unknown[0])}; see 'collateral reproduce --list'")
+        fail(
+            f"reproduce: unknown figure {short(unknown[0], 60)}; see 'collateral reproduce --list'"
+        )
     output_dir("--out", args.out, "results")
     from ..experiment import ExperimentError
     from ..store import StoreError

@@ -99,7 +99,7 @@ def toml_value(key: str, text: str) -> Any:
     except RecursionError:
         fail(f"--set {key}: the value is nested too deeply")
     except ValueError:  # an integer of thousands of digits
-        fail(f"--set {key}: {short(text)}: a number too long to read")
+        fail(f"--set {key}: {short(text, 60)}: a number too long to read")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     for item in args.overrides:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            fail(f"--set: {short(item)}: expected KEY=VALUE, e.g. experiment.trials=2")
+            fail(f"--set: {short(item, 60)}: expected KEY=VALUE, e.g. experiment.trials=2")
         overrides.append((key.strip(), toml_value(key.strip(), value.strip())))
     shard = None
     if args.shard is not None:

@@ -202,10 +202,10 @@ def fail_param(a: argparse.Namespace, param: str, message: str) -> NoReturn:
     versus = getattr(a, "versus_value", None)
     if versus is not None and param in ("queue", "aqm", "rule"):
         shown = message.startswith(("'", '"'))
-        fail(f"--versus: {message}" if shown else f"--versus: {short(versus)}: {message}")
+        fail(f"--versus: {message}" if shown else f"--versus: {short(versus, 60)}: {message}")
     if not hasattr(a, param) or param == "scenario":
         fail(f"scenario: {message}")
     shown = message.startswith(("'", '"')) or (isinstance(value, str) and repr(value) in message)
     if param in BY_NAME and BY_NAME[param].unit and isinstance(value, str) and not shown:
-        message = f"{short(value)}: {message}"
+        message = f"{short(value, 60)}: {message}"
     fail(f"{option(param)}: {message}")

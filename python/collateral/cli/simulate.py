@@ -185,7 +185,7 @@ def plot_run(result: Any, args: argparse.Namespace, window: float, note: str = "
         try:
             paths = fig_cwnd_delay(result, t0, min(t0 + window, result.duration_s), args.plot)
         except OSError as e:  # the directory went away while the trial ran
-            fail(f"--plot: {short(args.plot)}: {e.strerror or e}")
+            fail(f"--plot: {short(args.plot, 60)}: {e.strerror or e}")
         out = sys.stderr if args.json else sys.stdout  # keep stdout pure JSON
         for path in paths:
             print(f"wrote {path}{note}", file=out)

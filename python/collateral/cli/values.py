@@ -18,12 +18,12 @@ def whole(text: str, lo: int, hi: int) -> int:
     if not re.fullmatch(r"[+-]?\d{1,30}", t):
         if re.fullmatch(r"[+-]?\d+", t):
             raise argparse.ArgumentTypeError(f"a number of {len(t)} digits; at most {hi}")
-        raise argparse.ArgumentTypeError(f"{short(text)} is not a whole number")
+        raise argparse.ArgumentTypeError(f"{short(text, 60)} is not a whole number")
     value = int(t)
     if value < lo:
-        raise argparse.ArgumentTypeError(f"{short(text)}: must be >= {lo}")
+        raise argparse.ArgumentTypeError(f"{short(text, 60)}: must be >= {lo}")
     if value > hi:
-        raise argparse.ArgumentTypeError(f"{short(text)}: at most {hi}")
+        raise argparse.ArgumentTypeError(f"{short(text, 60)}: at most {hi}")
     return value
 
 
@@ -54,9 +54,9 @@ def positive_seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{short(text)} is not a number of seconds") from None
+        raise argparse.ArgumentTypeError(f"{short(text, 60)} is not a number of seconds") from None
     if not (math.isfinite(value) and 0 < value <= 86_400):
-        raise argparse.ArgumentTypeError(f"{short(text)}: must be above 0 and at most 86400")
+        raise argparse.ArgumentTypeError(f"{short(text, 60)}: must be above 0 and at most 86400")
     return value
 
 
@@ -64,7 +64,7 @@ def finite_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{short(text)} is not a number") from None
+        raise argparse.ArgumentTypeError(f"{short(text, 60)} is not a number") from None
     if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{short(text)}: must be a finite number")
+        raise argparse.ArgumentTypeError(f"{short(text, 60)}: must be a finite number")
     return value

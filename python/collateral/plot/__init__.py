@@ -51,8 +51,8 @@ emulation); for store figures :mod:`.measure` (the ``y`` catalogue), :mod:`.para
 (parameters and sweep keys), :mod:`.sweep` (a store loaded, names resolved),
 :mod:`.aggregate` (table(): points and intervals), :mod:`.labels` (titles and captions),
 :mod:`.static` (matplotlib), :mod:`.interactive` (plotly), :mod:`.output` (plot()), with
-:mod:`.units` (display units) and :mod:`.errors` (StorePlotError). The ``collateral plot``
-command is :mod:`collateral.cli.plot`.
+:mod:`.errors` (StorePlotError); display units are :mod:`collateral.display`'s. The
+``collateral plot`` command is :mod:`collateral.cli.plot`.
 """
 
 from __future__ import annotations

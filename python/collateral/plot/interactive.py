@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..display import fmt_tick
 from .aggregate import Interval, Stat, build_table, eq
 from .labels import caption, title_head, where_text
 from .sweep import load_data
-from .units import num_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -122,7 +122,7 @@ def draw_plotly(tab: pd.DataFrame, meta: Mapping[str, Any], title: str | None) -
         r, c = k // ncol + 1, k % ncol + 1
         fig.update_xaxes(title_text=xtitle if r == nrow else None, row=r, col=c)
         if px.numeric and 1 < len(xs) <= 12 and np.min(np.diff(xs)) > (xs[-1] - xs[0]) / 20:
-            fig.update_xaxes(tickvals=xs, ticktext=[num_text(float(v)) for v in xs], row=r, col=c)
+            fig.update_xaxes(tickvals=xs, ticktext=[fmt_tick(float(v)) for v in xs], row=r, col=c)
         if not px.numeric:
             fig.update_xaxes(
                 type="category",

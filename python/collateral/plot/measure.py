@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from .units import scaled, unit_for, with_unit
+from ..display import Unit, column_unit
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,11 +34,11 @@ class Measure:
         cols = [pd.to_numeric(df[c], errors="coerce").astype(float) for c in self.columns]
         one = self.combine == "one"
         v = cols[0] if one else pd.concat(cols, axis=1).sum(axis=1, skipna=False)
-        return scaled(v, self.scale)
+        return Unit(self.unit, self.scale).of(v)
 
     @property
     def axis_label(self) -> str:
-        return with_unit(self.label, self.unit)
+        return Unit(self.unit).label(self.label)
 
 
 def _flow_cols(
@@ -219,6 +219,6 @@ def measures(df: pd.DataFrame) -> dict[str, Measure]:
         decl = column(c)
         if decl is None or decl["dtype"] in ("string", "json") or c in out:
             continue
-        u = unit_for(c, decl["unit"] or None)
+        u = column_unit(c)
         out[c] = Measure(c, c, u.name, (c,), u.scale, decl["meaning"])
     return out

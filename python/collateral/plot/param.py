@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .units import num_text, scaled, unit_for, with_unit
+from ..display import Unit, column_unit, fmt_tick
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,13 +52,13 @@ class Param:
 
     @property
     def label(self) -> str:
-        return with_unit(self.key, self.unit)
+        return Unit(self.unit).label(self.key)
 
     def show(self, v: Any) -> str:
         if v is None or (isinstance(v, float) and math.isnan(v)):
             return "none"
         if self.numeric:
-            return f"{num_text(float(v))} {self.unit}".strip()
+            return f"{fmt_tick(float(v))} {self.unit}".strip()
         return str(v)
 
 
@@ -93,8 +93,8 @@ def _series_param(key: str, col: str, s: pd.Series) -> Param:
 
     num = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
     if num:
-        u = unit_for(col, None, s)
-        return Param(key, scaled(s.astype(float), u.scale), u.name, True)
+        u = column_unit(col, s)
+        return Param(key, u.of(s.astype(float)), u.name, True)
     vals = s.astype(object).where(s.notna(), None)
     vals = vals.map(lambda v: v if v is None else str(v))
     return Param(key, vals, "", False, order=list(dict.fromkeys(vals.dropna())))

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..display import fmt_tick
 from .aggregate import Interval, Stat, build_table, eq
 from .labels import caption, caption_text, title_head, where_text
 from .sweep import load_data
-from .units import num_text
 
 if TYPE_CHECKING:
     import matplotlib.figure
@@ -111,7 +111,7 @@ def draw_mpl(
                 if sum(len(px.show(v)) for v in xs) > 60:
                     ax.tick_params(axis="x", labelrotation=30)
             elif 1 < len(xs) <= 12 and np.min(np.diff(xs)) > (xs[-1] - xs[0]) / 20:
-                ax.set_xticks(xs, [num_text(float(v)) for v in xs])  # the sampled values
+                ax.set_xticks(xs, [fmt_tick(float(v)) for v in xs])  # the sampled values
             if pf is not None:
                 ax.set_title(f"{pf.key} = {pf.show(fv)}")
             if i // ncol == nrow - 1 or i + ncol >= len(facets):

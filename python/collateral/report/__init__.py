@@ -14,11 +14,12 @@ Where each part lives: :mod:`.render` (the page from the Jinja2 templates in
 directory's section), :mod:`.figures` and :mod:`.embed` (its figures, how they are
 embedded), :mod:`.key_numbers`, :mod:`.parameters` and :mod:`.tables` (its table of key
 numbers), :mod:`.comparison` (simulation vs emulation), :mod:`.provenance` (versions,
-machine), :mod:`.units` (how numbers are shown).
+machine); numbers are shown by :mod:`collateral.display`.
 """
 
 from __future__ import annotations
 
+from ..display import Unit, fmt_fixed
 from .comparison import sim_vs_emu
 from .embed import PX_PER_INCH, Embedded, embed_figure, minify_svg
 from .figures import FigureView
@@ -26,7 +27,6 @@ from .key_numbers import Measure, key_numbers
 from .render import ReportError, render, write_report
 from .sections import Section
 from .tables import LONG_TABLE, PREVIEW_ROWS, Cell, Table
-from .units import Unit, fmt_number
 
 __all__ = [
     "LONG_TABLE",
@@ -41,7 +41,7 @@ __all__ = [
     "Table",
     "Unit",
     "embed_figure",
-    "fmt_number",
+    "fmt_fixed",
     "key_numbers",
     "minify_svg",
     "render",

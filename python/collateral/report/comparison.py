@@ -6,8 +6,8 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+from ..display import decimals, fmt_fixed, is_null
 from .tables import Cell, Table, sort_key
-from .units import decimals, fmt_number, is_missing
 
 #: Summary columns the report never shows: each trial's whole scenario and phases as
 #: JSON, most of a large store's bytes.
@@ -67,13 +67,13 @@ def sim_vs_emu(stores: list[Any]) -> Table | None:
             s = modes["simulation"][col].median() * scale
             e = modes["emulation"][col].median() * scale
             d = decimals([s, e])
-            diff = f"{(e - s) / s * 100:+.1f} %" if s and not is_missing(s) else "—"
+            diff = f"{(e - s) / s * 100:+.1f} %" if s and not is_null(s) else "—"
             rows.append(
                 [
                     Cell(name),
                     Cell(f"{label} ({unit})"),
-                    Cell(fmt_number(s, d)),
-                    Cell(fmt_number(e, d)),
+                    Cell(fmt_fixed(s, d)),
+                    Cell(fmt_fixed(e, d)),
                     Cell(diff, sort_key(diff)),
                 ]
             )

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..display import Unit, column_unit
 from .embed import Embedded, embed_figure
 from .parameters import param_label, parameters
 from .tables import Table, markdown_table
-from .units import Unit, unit
 
 
 @dataclass
@@ -178,7 +178,7 @@ def _fallback_figure(df: Any) -> Any:
         else (params[0] if params else None)
     )
     hue = next((p for p in params if p != x and per_point[p].nunique() <= 8), None)
-    yu = unit(y, df[y])
+    yu = column_unit(y, df[y])
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
         for j, (h, part) in enumerate(df.groupby(hue, dropna=False) if hue else [(None, df)]):
@@ -200,14 +200,14 @@ def _fallback_figure(df: Any) -> Any:
             if x and x not in numeric:
                 ax.set_xticks(list(pos), [str(v) for v in med.index])
         if x:
-            xu = unit(x, per_point[x]) if x in numeric else Unit()
+            xu = column_unit(x, per_point[x]) if x in numeric else Unit()
             if xu.scale != 1:
                 ticks = ax.get_xticks()
                 ax.set_xticks(ticks, [f"{t * xu.scale:g}" for t in ticks])
-            ax.set_xlabel(param_label(x) + (f" ({xu.label})" if xu.label else ""))
+            ax.set_xlabel(param_label(x) + (f" ({xu.name})" if xu.name else ""))
         else:
             ax.set_xlabel("trial")
-        ax.set_ylabel(param_label(y) + (f" ({yu.label})" if yu.label else ""))
+        ax.set_ylabel(param_label(y) + (f" ({yu.name})" if yu.name else ""))
         if hue:
             ax.legend(fontsize=10, title=param_label(hue))
         ax.set_ylim(bottom=0)

@@ -8,9 +8,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..display import Unit, column_unit, decimals, fmt_fixed, is_null
 from .parameters import param_label, parameters
 from .tables import Cell, Table
-from .units import Unit, decimals, fmt_number, is_missing, unit
 
 
 @dataclass
@@ -74,7 +74,7 @@ def _measures(df: Any) -> list[Measure]:
                 f"application bytes delivered per second after the warm-up, {d}stream"
                 + (", summed over the direction's flows" if several else ""),
                 total,
-                unit("tcp0_goodput_bps", total),
+                column_unit("tcp0_goodput_bps", total),
             )
         )
     cbr = sorted({int(m[1]) for c in df.columns if (m := re.fullmatch(r"cbr(\d+)_sent", c))})
@@ -97,13 +97,15 @@ def _measures(df: Any) -> list[Measure]:
                 continue
             v = pd.to_numeric(df[col], errors="coerce")
             meaning = (schema.column(col) or {}).get("meaning", "")
-            out.append(Measure(f"{who} {names[f]}", meaning, v, unit(col, v)))
+            out.append(Measure(f"{who} {names[f]}", meaning, v, column_unit(col, v)))
     for i in sorted({int(m[1]) for c in df.columns if (m := re.fullmatch(r"web(\d+)_users", c))}):
         col = f"web{i}_response_median_s"
         if col in df.columns:
             v = pd.to_numeric(df[col], errors="coerce")
             out.append(
-                Measure(f"web {i} response p50", "median object response time", v, unit(col, v))
+                Measure(
+                    f"web {i} response p50", "median object response time", v, column_unit(col, v)
+                )
             )
     return out
 
@@ -113,15 +115,15 @@ def _param_cells(per_point: Any, name: str) -> tuple[str, list[Cell]]:
     stored in bytes or in packets, one column each)."""
     vals = per_point[name].tolist()
     if name.endswith("queue_kind"):  # no kind: drop-tail
-        return param_label(name), [Cell("drop-tail" if is_missing(v) else str(v)) for v in vals]
-    nums = [v for v in vals if not is_missing(v)]
+        return param_label(name), [Cell("drop-tail" if is_null(v) else str(v)) for v in vals]
+    nums = [v for v in vals if not is_null(v)]
     if nums and all(isinstance(v, int | float) and not isinstance(v, bool) for v in nums):
-        u = unit(name, nums)
-        scaled = [None if is_missing(v) else float(v) * u.scale for v in vals]
+        u = column_unit(name, nums)
+        scaled = [None if is_null(v) else float(v) * u.scale for v in vals]
         d = decimals(scaled)
-        label = param_label(name) + (f" ({u.label})" if u.label else "")
-        return label, [Cell(fmt_number(v, d)) for v in scaled]
-    return param_label(name), [Cell("—" if is_missing(v) else str(v)) for v in vals]
+        label = param_label(name) + (f" ({u.name})" if u.name else "")
+        return label, [Cell(fmt_fixed(v, d)) for v in scaled]
+    return param_label(name), [Cell("—" if is_null(v) else str(v)) for v in vals]
 
 
 def key_numbers(df: Any) -> Table | None:
@@ -153,9 +155,9 @@ def key_numbers(df: Any) -> Table | None:
     for m in measures:
         med = (m.values.groupby(by, sort=False).median() * m.unit.scale).reindex(order)
         d = decimals(med.tolist())
-        cols.append((m.label + (f" ({m.unit.label})" if m.unit.label else ""), m.tooltip))
+        cols.append((m.label + (f" ({m.unit.name})" if m.unit.name else ""), m.tooltip))
         numeric.append(True)
-        columns_cells.append([Cell(fmt_number(v, d)) for v in med.tolist()])
+        columns_cells.append([Cell(fmt_fixed(v, d)) for v in med.tolist()])
     rows = [list(r) for r in zip(*columns_cells, strict=True)]
     return Table(cols, numeric, rows, "Medians over each point's trials; — : nothing measured.")
 

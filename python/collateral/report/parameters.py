@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .units import is_missing
+from ..display import is_null
 
 _PARAM_LABELS = {
     "link": "link",
@@ -46,7 +46,7 @@ def parameters(df: Any) -> list[str]:
     per_point = df.drop_duplicates("point") if "point" in df.columns else df
     n_points = len(per_point)
     # As text, missing values included (pandas' string columns keep NA through astype).
-    text = per_point.astype(object).map(lambda v: "" if is_missing(v) else str(v))
+    text = per_point.astype(object).map(lambda v: "" if is_null(v) else str(v))
     cands = [
         c
         for c in df.columns

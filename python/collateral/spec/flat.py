@@ -51,21 +51,21 @@ def build_scenario(**params: Any) -> Scenario:
         missing = "down" if down is None else "up"
         raise SpecError(missing, "rate missing; give both down and up rates, or a link preset")
     if cbr not in CBR_CHOICES:
-        raise SpecError("cbr", f"{short(cbr, 40)} is not one of {', '.join(CBR_CHOICES)}")
+        raise SpecError("cbr", f"{short(cbr)} is not one of {', '.join(CBR_CHOICES)}")
     if not 0 <= tcp_flows <= MAX_TCP_FLOWS:
         raise SpecError(
-            "tcp_flows", f"{short(tcp_flows, 40)}: give a whole number >= 0 and <= {MAX_TCP_FLOWS}"
+            "tcp_flows", f"{short(tcp_flows)}: give a whole number >= 0 and <= {MAX_TCP_FLOWS}"
         )
     max_users = MAX_WEB_SLOTS // 4  # 4 parallel connections each
     if not 0 <= web_users <= max_users:
         raise SpecError(
             "web_users",
-            f"{short(web_users, 40)}: give a whole number >= 0 and <= {max_users}"
+            f"{short(web_users)}: give a whole number >= 0 and <= {max_users}"
             f" ({MAX_WEB_SLOTS} connection slots, 4 per user)",
         )
     if app is not None and app not in APP_PROFILES:
         raise SpecError(
-            "app", f"unknown application {short(app, 40)}; supported: {', '.join(APP_PROFILES)}"
+            "app", f"unknown application {short(app)}; supported: {', '.join(APP_PROFILES)}"
         )
     q: dict[str, Any] = {"limit": queue, "rule": rule, "count_in_service": count_in_service}
     if aqm is not None:
@@ -140,9 +140,7 @@ def bind(func: str, params: dict[str, Any]) -> dict[str, Any]:
         value = params.get(f.name, f.default)
         if not f.accepts(value):
             allowed = " or ".join(t.__name__ for t in f.types) + (" or None" if f.optional else "")
-            raise SpecError(
-                f.name, f"{short(value, 40)} ({type(value).__name__}): expected {allowed}"
-            )
+            raise SpecError(f.name, f"{short(value)} ({type(value).__name__}): expected {allowed}")
         out[f.name] = value
     return out
 
@@ -176,7 +174,7 @@ def parse_aqm_shorthand(text: str) -> dict[str, Any]:
     for item in filter(None, (s.strip() for s in rest.split(","))):
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
-            raise SpecError("aqm", f"{short(item, 40)}: give key=value, e.g. target=5ms")
+            raise SpecError("aqm", f"{short(item)}: give key=value, e.g. target=5ms")
         if key.strip() in q:
             raise SpecError("aqm", f"{key.strip()}: given twice")
         q[key.strip()] = _shorthand_value(value)
@@ -201,7 +199,7 @@ def aqm_queue(aqm: str | dict[str, Any] | AqmSpec) -> dict[str, Any]:
             why = str(e) if "digits" in str(e) else "not JSON"
             raise SpecError(
                 "aqm",
-                f"{short(aqm, 40)}: {why}; give {', '.join(AQM_SHORTHANDS)} or a JSON object"
+                f"{short(aqm)}: {why}; give {', '.join(AQM_SHORTHANDS)} or a JSON object"
                 ' such as {"kind": "codel"}',
             ) from None
     if not isinstance(q, dict) or "kind" not in q:

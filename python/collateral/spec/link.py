@@ -107,9 +107,7 @@ class AqmSpec(BaseModel):
     def _one_rule_spelling(self) -> AqmSpec:
         rule = (self.model_extra or {}).get("limit_rule")
         if rule is not None and rule not in RULES:
-            raise ValueError(
-                f"limit_rule: unknown rule {short(rule, 40)}; allowed: {', '.join(RULES)}"
-            )
+            raise ValueError(f"limit_rule: unknown rule {short(rule)}; allowed: {', '.join(RULES)}")
         _aqm_native(self.model_extra or {})
         return self
 

@@ -89,7 +89,7 @@ class Scenario(Model):
     def _known_link(cls, v: object) -> object:
         if v is not None and (not isinstance(v, str) or v not in LINK_PRESETS):
             known = ", ".join(f"{k} ({d} down / {u} up)" for k, (d, u) in LINK_PRESETS.items())
-            raise ValueError(f"unknown link preset {short(v, 40)}; known: {known}")
+            raise ValueError(f"unknown link preset {short(v)}; known: {known}")
         return v
 
     @field_validator("duration", "rtt", "bin")

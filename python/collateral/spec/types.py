@@ -75,14 +75,14 @@ def _rule(value: object) -> object:
     if isinstance(value, str):
         value = value.strip().lower()
         if value not in RULES:
-            raise ValueError(f"unknown rule {short(value, 40)}; allowed: {', '.join(RULES)}")
+            raise ValueError(f"unknown rule {short(value)}; allowed: {', '.join(RULES)}")
     return value
 
 
 def _one_of(allowed: tuple[str, ...], what: str) -> Any:
     def check(value: object) -> str:
         if not isinstance(value, str) or value.strip().lower() not in allowed:
-            raise ValueError(f"unknown {what} {short(value, 40)}; supported: {', '.join(allowed)}")
+            raise ValueError(f"unknown {what} {short(value)}; supported: {', '.join(allowed)}")
         return value.strip().lower()
 
     return BeforeValidator(check)
