@@ -13,23 +13,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..display import Unit, column_unit, fmt_tick
+from ..spec.vocabulary import AQM_INFO
 
 if TYPE_CHECKING:
     import pandas as pd
 
 _IDENTITY = {"key", "point", "rep", "seed", "scenario", "model_version", "code_version", "phases"}
-_KIND_NAMES = {
-    "fq_codel": "FQ-CoDel",
-    "codel": "CoDel",
-    "pie": "PIE",
-    "red": "RED",
-    "fred": "FRED",
-    "cbt": "CBT",
-    "cbq": "CBQ",
-    "dualpi2": "DualPI2",
-    "cake": "CAKE",
-}
-_BYTE_RULES = ("fb-strict", "fb-loose")
+
+
+def kind_name(kind: object) -> str:
+    """A queue kind as figures name it: the discipline's display name, as the core
+    declares it (``fq_codel`` -> FQ-CoDel); no kind is drop-tail."""
+    if kind is None:
+        return "drop-tail"
+    return str(AQM_INFO.get(str(kind), {}).get("display", kind))
+
+
 
 
 @dataclass
@@ -108,7 +107,7 @@ def _queue_params(df: pd.DataFrame, d: str) -> list[Param]:
     kind_col = df.get(f"{d}_queue_kind", pd.Series([None] * n, index=df.index))
     rule = df.get(f"{d}_queue_rule", pd.Series([None] * n, index=df.index))
     kind = kind_col.astype(object).where(kind_col.notna(), None)
-    shown = kind.map(lambda k: "drop-tail" if k is None else _KIND_NAMES.get(str(k), str(k)))
+    shown = kind.map(kind_name)
     out = [
         Param(
             f"{d}.queue.kind",
@@ -236,7 +235,7 @@ def sweep_keys(store_dir: Path) -> dict[str, list[str]]:
         for x in vals if isinstance(vals, list) else []:
             if isinstance(x, dict):  # a whole queue: its discipline
                 k = x.get("kind")
-                got.append("drop-tail" if k is None else _KIND_NAMES.get(str(k), str(k)))
+                got.append(kind_name(k))
             else:
                 got.append(str(x))
 
