@@ -191,7 +191,8 @@ def test_spec_py_copies_no_enumeration_by_hand():
 def test_no_spelling_is_converted():
     """Names cross as they are spelled: no replace("-", "_") or back in the modules that
     build and store scenarios."""
-    for path in [SPEC_PY, SPEC_PY.parent / "experiment.py", Path(figures.__file__)]:
+    experiment = sorted((SPEC_PY.parent / "experiment").glob("*.py"))
+    for path in [SPEC_PY, *experiment, Path(figures.__file__)]:
         for node in ast.walk(ast.parse(path.read_text())):
             if (
                 isinstance(node, ast.Call)
