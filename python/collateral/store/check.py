@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,13 +52,6 @@ def _summary_keys(source: Any) -> list[str]:
 class Checks:
     """:class:`~collateral.store.Store`'s checks of its parts (a mixin: the store keeps
     the state, and caches each part as checked: parts never change)."""
-
-    path: Path
-    notify: Callable[[str], None]
-    _keys: set[str] | None
-    _parts: dict[str, Part]
-    _format: int | None
-    _noted: set[str]
 
     def _legacy_ok(self) -> bool:
         """Whether a part without a manifest may be valid (a format 1 store)."""

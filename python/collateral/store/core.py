@@ -1,7 +1,7 @@
 """The :class:`Store` class: a results directory, created for an experiment or opened
 for reading, with its ``store.json``. Its other methods come by concept from the mixins
 (:mod:`.locks`, :mod:`.check`, :mod:`.repair`, :mod:`.parts`, :mod:`.views`,
-:mod:`.merge`)."""
+:mod:`.merge`), which use the state :meth:`Store.__init__` sets."""
 
 from __future__ import annotations
 

@@ -8,18 +8,12 @@ import contextlib
 import fcntl
 import os
 from collections.abc import Iterator
-from pathlib import Path
 
 from .problems import StoreError
 
 
 class Locks:
     """:class:`~collateral.store.Store`'s locking (a mixin: the store keeps the state)."""
-
-    path: Path
-    _locks: list[int]
-    _commit_fd: int | None
-    _commit_depth: int
 
     def lock(self, shard: tuple[int, int] | None = None) -> None:
         """Takes the writer's lock: a whole-experiment run excludes every other run;

@@ -3,7 +3,7 @@ in separate directories) that this one lacks, never a trial twice."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 from .problems import StoreError, short
@@ -11,9 +11,6 @@ from .problems import StoreError, short
 
 class Merging:
     """:meth:`~collateral.store.Store.merge` (a mixin: the store keeps the state)."""
-
-    path: Path
-    notify: Callable[[str], None]
 
     def merge(self, sources: Iterable[str | Path]) -> tuple[int, int]:
         """Adds the trials of other stores of the same experiment (e.g. shards run in

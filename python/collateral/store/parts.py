@@ -26,10 +26,6 @@ if TYPE_CHECKING:
 class Parts:
     """:class:`~collateral.store.Store`'s parts (a mixin: the store keeps the state)."""
 
-    path: Path
-    _keys: set[str] | None
-    _parts: dict[str, Part]
-
     def part_dirs(self) -> list[Path]:
         """The verified parts that hold trials of their own, in name order."""
         return [self.path / "parts" / p.name for p in self._usable()[0]]

@@ -9,23 +9,14 @@ import datetime as _dt
 import json
 import os
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 
-from .check import Part
 from .files import FORMAT, MANIFEST, atomic_write_text, fsync, manifest_of
 from .problems import PartProblem, StoreError, its_trials, short
 
 
 class Repairs:
     """:class:`~collateral.store.Store`'s repairs (a mixin: the store keeps the state)."""
-
-    path: Path
-    notify: Callable[[str], None]
-    _keys: set[str] | None
-    _parts: dict[str, Part]
-    _format: int | None
-    _noted: set[str]
 
     def repair(self, full: bool | None = None) -> list[PartProblem]:
         """Checks every part and mends the store (a writer's job): damaged parts and

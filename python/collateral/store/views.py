@@ -23,8 +23,6 @@ class Views:
     """:class:`~collateral.store.Store`'s views and queries (a mixin: the store keeps the
     state)."""
 
-    path: Path
-
     def tables(self) -> list[str]:
         """The tables present in verified parts (``summary`` always)."""
         have = {t for p in self._usable()[0] for t in p.tables}
