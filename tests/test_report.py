@@ -388,16 +388,16 @@ def test_resumed_progress_counts_the_stored_trials():
 
     from rich.console import Console
 
-    from collateral.runner import _Progress
+    from collateral.runner.progress import Progress
 
     con = Console(file=io.StringIO(), force_terminal=True, width=100)
-    with _Progress(con, todo=217, already=103, show=True) as bar:
+    with Progress(con, todo=217, already=103, show=True) as bar:
         task = bar._progress.tasks[0]
         assert (task.completed, task.total) == (103, 320)
         bar.advance(5, 0)
         assert (task.completed, task.total) == (108, 320)
     log = Console(file=io.StringIO(), width=100)
-    p = _Progress(log, todo=217, already=103, show=False)
+    p = Progress(log, todo=217, already=103, show=False)
     p._last_log -= 60
     p.advance(1, 0)
     assert "104/320 trials" in log.file.getvalue()

@@ -1,0 +1,116 @@
+"""Reading an experiment file: TOML of at most :data:`~.errors.MAX_FILE_BYTES` from a
+regular file, ``--set`` overrides applied, the name defaulting to the file's; the
+format is described in :mod:`collateral.experiment`."""
+
+from __future__ import annotations
+
+import stat
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .errors import MAX_DEPTH, MAX_FILE_BYTES, ExperimentError, check_depth
+from .grammar import flat_axes
+from .model import Experiment, build
+from .settings import NAME
+
+
+def load_experiment(path: str | Path, overrides: Sequence[tuple[str, Any]] = ()) -> Experiment:
+    """Reads and validates an experiment file; ``overrides`` are (dotted key, value)
+    pairs applied first (the CLI's ``--set``). Raises :class:`ExperimentError`."""
+    p = Path(path)
+    source = str(path)
+    text = _read_file(p, source)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ExperimentError(source, "TOML", f"invalid TOML: {e}") from None
+    except RecursionError:
+        raise ExperimentError(
+            source, "TOML", f"invalid TOML: nested more than {MAX_DEPTH} levels deep"
+        ) from None
+    except ValueError as e:  # an integer of thousands of digits
+        why = "an integer too long to read" if "digits" in str(e) else str(e)
+        raise ExperimentError(source, "TOML", f"invalid TOML: {why}") from None
+    check_depth(source, "TOML", data)
+    for key, value in overrides:
+        check_depth(source, f"--set {key}", value)
+        _override(data, source, key, value)
+    section = data.get("experiment", {})
+    if isinstance(section, dict) and "name" not in section:
+        if not NAME.fullmatch(p.stem) or p.stem.startswith("."):
+            raise ExperimentError(
+                source,
+                "experiment.name",
+                "missing, and the file's name cannot stand for it (letters, digits, '_',"
+                " '.' and '-' only, not starting with '.'); give [experiment] name",
+                p.stem,
+            )
+        data = {**data, "experiment": {**section, "name": p.stem}}
+    return build(data, source, text)
+
+
+def _read_file(p: Path, source: str) -> str:
+    """The file's text: a regular file of at most ``MAX_FILE_BYTES`` in UTF-8 (never
+    read from a device or a pipe, which could go on forever)."""
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise ExperimentError(source, "file", "no such file") from None
+    except OSError as e:
+        raise ExperimentError(source, "file", f"cannot read: {e.strerror or e}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ExperimentError(source, "file", "is a directory, not an experiment file")
+    if not stat.S_ISREG(st.st_mode):
+        raise ExperimentError(source, "file", "not a regular file (a device, pipe or socket)")
+    if st.st_size > MAX_FILE_BYTES:
+        raise ExperimentError(
+            source,
+            "file",
+            f"{st.st_size:,} bytes; an experiment file has at most {MAX_FILE_BYTES:,}",
+        )
+    try:
+        with p.open("rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise ExperimentError(source, "file", f"cannot read: {e.strerror or e}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ExperimentError(
+            source, "file", f"more than {MAX_FILE_BYTES:,} bytes; too large for an experiment"
+        )
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ExperimentError(source, "file", f"not UTF-8 text (byte {e.start})") from None
+
+
+def _override(data: dict[str, Any], source: str, key: str, value: Any) -> None:
+    """Sets a dotted key in the parsed file (tables are created as needed); under
+    ``sweep.`` the rest of the key is the axis, e.g. ``sweep.queue.limit``."""
+    segs = key.split(".")
+    if not all(segs):
+        raise ExperimentError(
+            source, f"--set {key}", "expected a dotted key such as experiment.trials"
+        )
+    if segs[0] == "sweep" and len(segs) > 1 and segs[1] != "zip":
+        sweep = data.get("sweep", {})
+        if not isinstance(sweep, dict):
+            raise ExperimentError(
+                source, f"--set {key}", "the file has several [[sweep]] grids; set one whole"
+            )
+        data["sweep"] = {**flat_axes(sweep, "", source), ".".join(segs[1:]): value}
+        return
+    d: Any = data
+    for s in segs[:-1]:
+        if not isinstance(d, dict):
+            raise ExperimentError(
+                source, f"--set {key}", f"{s!r} is inside a list; set the whole list"
+            )
+        nxt = d.get(s)
+        if nxt is None:
+            nxt = d[s] = {}
+        d = nxt
+    if not isinstance(d, dict):
+        raise ExperimentError(source, f"--set {key}", "inside a list; set the whole list")
+    d[segs[-1]] = value

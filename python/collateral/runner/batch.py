@@ -1,0 +1,146 @@
+"""One batch of trials, on a worker (thread, process or Dask worker): the task and its
+result (both must stay picklable), the core's run and the tables built from it, and the
+code version each summary row carries."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..store import columns_to_table
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class BatchTask:
+    """Trials to run in one call of the core, and what each summary row carries."""
+
+    jsons: list[str]  # native scenario JSON per trial (seed included)
+    heads: list[tuple[str, str, int, int]]  # (key, point key, rep, seed) per trial
+    point_columns: dict[str, dict[str, Any]]  # point key -> parameter columns
+    point_scenarios: dict[str, str]  # point key -> the scenario (human units, no seed)
+    traces: tuple[str, ...]
+    code_version: str
+
+
+@dataclass
+class BatchResult:
+    summary: pa.Table | None  # None when every trial failed
+    traces: dict[str, pa.Table]
+    failures: list[tuple[str, str]]  # (trial key, error)
+    wall_s: float  # in the core
+    native_version: str
+    cpu_s: float = 0.0  # CPU time of the Python side of the batch (the core runs on its own)
+
+
+def summary_columns(summary: dict[str, Any]) -> dict[str, Any]:
+    """A trial's summary (as the core returns it) as flat columns: ``events``,
+    ``tcp0_goodput_bps``, ``cbr1_delay_p95_s``, ``queue_down_drops``... (NaN is None),
+    named and checked by the declared schema (:mod:`collateral.schema`)."""
+    from ..schema import flatten_summary
+
+    return flatten_summary(summary)
+
+
+def _trace_table(name: str, keys: list[str], traces: list[dict[str, Any]]) -> pa.Table:
+    import numpy as np
+    import pyarrow as pa
+
+    from ..schema import arrow_type, trace_columns
+
+    per = [t.get(name, {}) for t in traces]
+    cols = list(per[0]) if per else []
+    lengths = np.array([len(next(iter(p.values()))) if p else 0 for p in per], dtype=np.int64)
+    idx = np.repeat(np.arange(len(keys), dtype=np.int32), lengths)
+    out = {"key": pa.DictionaryArray.from_arrays(pa.array(idx), pa.array(keys, pa.string()))}
+    declared = {c["name"]: c for c in trace_columns(name)}
+    for c in cols:
+        if c not in declared:
+            raise ValueError(f"trace {name}: column {c!r} is not in the declared schema")
+        typ = arrow_type(declared[c]["dtype"])
+        out[c] = pa.array(np.concatenate([p[c] for p in per]), type=typ)
+    return pa.table(out)
+
+
+def run_batch(task: BatchTask) -> BatchResult:
+    """Runs a batch in the core (one OS thread, no GIL) and builds its tables. The core
+    returns the summaries as flat columns: Python only adds the trial's identity and
+    parameters, column by column."""
+    from .. import _native
+    from ..schema import phases_as_text
+
+    c0 = time.thread_time()
+    t0 = time.perf_counter()
+    out = _native.simulate_batch(task.jsons)
+    wall = time.perf_counter() - t0
+    ok = [h for h, e in zip(task.heads, out["errors"], strict=True) if e is None]
+    failures = [(h[0], e) for h, e in zip(task.heads, out["errors"], strict=True) if e is not None]
+    if not ok:
+        return BatchResult(None, {}, failures, wall, _native.version(), _py_cpu(c0, wall))
+    keys = [h[0] for h in ok]
+    cols: dict[str, list[Any]] = {
+        "key": keys,
+        "point": [h[1] for h in ok],
+        "rep": [h[2] for h in ok],
+        "seed": [h[3] for h in ok],
+    }
+    # Parameter columns in first-seen order (points of other sweeps may lack some).
+    per_trial = [task.point_columns[h[1]] for h in ok]
+    points = dict.fromkeys(h[1] for h in ok)
+    names = dict.fromkeys(n for k in points for n in task.point_columns[k])
+    cols.update({n: [p.get(n) for p in per_trial] for n in names})
+    metrics = out["columns"]
+    if "phases" in metrics:
+        metrics["phases"] = [phases_as_text(v) for v in metrics["phases"]]
+    cols.update(metrics)
+    cols["scenario"] = [task.point_scenarios[h[1]] for h in ok]
+    cols["model_version"] = [_native.version()] * len(ok)
+    cols["code_version"] = [task.code_version] * len(ok)
+    summary = columns_to_table(cols)
+    traces = {t: _trace_table(t, keys, out["traces"]) for t in task.traces}
+    return BatchResult(summary, traces, failures, wall, _native.version(), _py_cpu(c0, wall))
+
+
+def _py_cpu(c0: float, core_wall: float) -> float:
+    """This thread's CPU time since ``c0`` less the core's run on it (which holds no
+    lock and waits for nothing, so its wall time is its CPU time): the Python side."""
+    return max(0.0, time.thread_time() - c0 - core_wall)
+
+
+_CODE_VERSION: str | None = None
+
+
+def code_version() -> str:
+    """``collateral X (core Y)``, plus the git commit of the source tree when it is one
+    (``+dirty`` when it has uncommitted changes)."""
+    global _CODE_VERSION
+    if _CODE_VERSION is None:
+        from .. import __version__, native_version
+
+        text = f"collateral {__version__} (core {native_version})"
+        src = Path(__file__).resolve().parent.parent  # the package: collateral/
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            sha = subprocess.run(
+                ["git", "-C", str(src), "rev-parse", "--short=12", "HEAD"],
+                capture_output=True,
+                text=True,
+                timeout=5,
+                check=True,
+            ).stdout.strip()
+            dirty = subprocess.run(
+                ["git", "-C", str(src), "status", "--porcelain", "--untracked-files=no", "."],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=True,
+            ).stdout.strip()
+            if sha:
+                text += f" git {sha}{'+dirty' if dirty else ''}"
+        _CODE_VERSION = text
+    return _CODE_VERSION

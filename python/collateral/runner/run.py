@@ -1,0 +1,257 @@
+"""Running an experiment: its arguments checked, the store repaired and locked, the
+missing trials of this shard run in batches sized to about ``batch_seconds`` and each
+committed as one part; Ctrl-C or SIGTERM finishes the batches in flight."""
+
+from __future__ import annotations
+
+import math
+import signal
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..experiment import Experiment, Trial
+from ..store import Store
+from .batch import BatchResult, BatchTask, code_version
+from .distributed import DaskExecutor, parse_scheduler
+from .local import Executor, PoolExecutor, cpu_count
+from .progress import Progress, RunReport
+from .shard import in_shard
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+EXECUTORS = ("threads", "processes")
+
+
+def check_batch_seconds(value: float) -> float:
+    """``--batch-seconds``: a finite number of seconds > 0 (at most a day)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"batch_seconds (--batch-seconds): {value!r} is not a number") from None
+    if not math.isfinite(v) or not 0 < v <= 86_400:
+        raise ValueError(
+            f"batch_seconds (--batch-seconds): {value!r}: must be a number of seconds"
+            " above 0 and at most 86400"
+        )
+    return v
+
+
+class _Stop:
+    """SIGINT/SIGTERM: the first asks to stop after the batches in flight, the second
+    raises KeyboardInterrupt."""
+
+    def __init__(self, on_first: Callable[[str], None]) -> None:
+        self.requested: str | None = None
+        self._on_first = on_first
+        self._old: dict[int, Any] = {}
+
+    def __enter__(self) -> _Stop:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._old[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self.requested is not None:
+            raise KeyboardInterrupt
+        self.requested = signal.Signals(signum).name
+        self._on_first(self.requested)
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+
+
+def run_experiment(
+    experiment: Experiment,
+    store: str | Path | Store,
+    *,
+    workers: int = 0,
+    executor: str = "threads",
+    scheduler: str | None = None,
+    client: Any = None,
+    shard: tuple[int, int] | None = None,
+    batch_seconds: float = 1.0,
+    max_batch: int = 10_000,
+    progress: bool | None = None,
+    console: Console | None = None,
+) -> RunReport:
+    """Runs the trials of ``experiment`` that ``store`` lacks and stores them.
+
+    ``workers``: threads or processes (0 = all cores; ignored with Dask).
+    ``progress``: a rich progress bar (None = when stderr is a terminal; otherwise a
+    line every 10 s). Returns a :class:`RunReport`; a second Ctrl-C raises
+    KeyboardInterrupt after the finished batches are stored.
+    """
+    from rich.console import Console
+
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, not {executor!r}")
+    if scheduler is not None:
+        parse_scheduler(scheduler)
+    batch_seconds = check_batch_seconds(batch_seconds)
+    if type(max_batch) is not int or max_batch < 1:
+        raise ValueError(f"max_batch: {max_batch!r}: must be a whole number >= 1")
+    if type(workers) is not int or workers < 0:
+        raise ValueError(f"workers (-j): {workers!r}: must be a whole number >= 0")
+    if shard is not None:
+        ok = (
+            isinstance(shard, tuple)
+            and len(shard) == 2
+            and all(type(x) is int for x in shard)
+            and 0 <= shard[0] < shard[1]
+        )
+        if not ok:
+            raise ValueError(f"shard (--shard): {shard!r}: expected (i, N) with 0 <= i < N")
+    err = console or Console(stderr=True)
+
+    def make_executor() -> Executor:
+        if scheduler is not None or client is not None:
+            return DaskExecutor(scheduler, client)
+        return PoolExecutor(executor, workers or cpu_count())
+
+    ex: Executor | None = None
+    if not isinstance(store, Store) and not (Path(store) / "store.json").exists():
+        ex = make_executor()  # a cluster that cannot be reached fails before any write
+    abandon = False
+    try:
+        st = (
+            store
+            if isinstance(store, Store)
+            else Store.create(store, experiment.name, experiment.text)
+        )
+        st.lock(shard)
+        try:
+            st.clean_tmp()
+            st.repair()
+            trials = experiment.trials()
+            mine = [t for t in trials if in_shard(t.key, shard)]
+            done = st.done_keys(refresh=True)
+            todo = [t for t in mine if t.key not in done]
+            report = RunReport(
+                store=st.path,
+                executor=executor,
+                workers=0,
+                total=len(trials),
+                in_shard=len(mine),
+                already=len(mine) - len(todo),
+                ran=0,
+            )
+            if todo:
+                ex = ex or make_executor()
+                _run(experiment, st, todo, report, ex, batch_seconds, max_batch, progress, err)
+            st.write_views_sql()
+            return report
+        finally:
+            st.unlock()
+    except KeyboardInterrupt:
+        abandon = True
+        raise
+    finally:
+        if ex is not None:
+            ex.close(wait=not abandon)
+
+
+def _run(
+    experiment: Experiment,
+    st: Store,
+    todo: list[Trial],
+    report: RunReport,
+    ex: Executor,
+    batch_seconds: float,
+    max_batch: int,
+    progress: bool | None,
+    err: Console,
+) -> None:
+    report.executor, report.workers = ex.name, ex.workers
+    cv = code_version()
+    # A pseudo-random order (by key) mixes cheap and costly points: a steady rate, a
+    # truthful ETA, balanced batches.
+    pending = deque(sorted(todo, key=lambda t: t.key))
+    inflight: dict[Any, list[Trial]] = {}
+    per_trial: float | None = None  # measured core seconds per trial
+    show = err.is_terminal if progress is None else progress
+    if progress and not err.is_terminal:  # asked for explicitly: draw it anyway
+        from rich.console import Console
+
+        err = Console(stderr=True, force_terminal=True)
+    bar = Progress(err, len(todo), report.already, show)
+    t0 = time.perf_counter()
+    c0 = time.thread_time()
+
+    def on_stop(name: str) -> None:
+        bar.note(
+            f"{name}: finishing the {len(inflight)} batches in flight"
+            " (again to abandon them); finished trials are kept"
+        )
+
+    def batch_size() -> int:
+        if per_trial is None:
+            return 1
+        n = max(1, math.ceil(batch_seconds / max(per_trial, 1e-6)))
+        tail = math.ceil(len(pending) / ex.workers)  # so that the workers end together
+        return max(1, min(n, tail, max_batch))
+
+    def submit() -> None:
+        n = batch_size()
+        batch = [pending.popleft() for _ in range(min(n, len(pending)))]
+        points = {t.point.key: t.point for t in batch}
+        task = BatchTask(
+            jsons=[t.native_json() for t in batch],
+            heads=[(t.key, t.point.key, t.rep, t.seed) for t in batch],
+            point_columns={k: p.columns() for k, p in points.items()},
+            point_scenarios={k: p.stored_scenario for k, p in points.items()},
+            traces=experiment.traces,
+            code_version=cv,
+        )
+        inflight[ex.submit(task)] = batch
+
+    try:
+        with _Stop(on_stop) as stop, bar:
+            while pending or inflight:
+                limit = ex.workers * (2 if per_trial is not None else 1)
+                while stop.requested is None and pending and len(inflight) < limit:
+                    submit()
+                if stop.requested is not None:
+                    for fut in [f for f in inflight if ex.cancel(f)]:
+                        pending.extendleft(inflight.pop(fut))
+                    if not inflight:
+                        break
+                for fut in ex.wait(inflight, timeout=0.2):
+                    batch = inflight.pop(fut)
+                    try:
+                        res: BatchResult = fut.result()
+                    except Exception as e:  # a worker died: the batch is not stored
+                        report.failed += [(t.key, f"{type(e).__name__}: {e}") for t in batch]
+                        bar.advance(0, len(batch))
+                        continue
+                    if res.native_version != experiment.model_version:
+                        raise RuntimeError(
+                            f"a worker runs core {res.native_version}, this process"
+                            f" {experiment.model_version}: install the same collateral"
+                            " everywhere"
+                        )
+                    dropped = 0
+                    if res.summary is not None:
+                        _, dropped = st.commit_part(res.summary, res.traces)
+                    report.ran += len(batch) - len(res.failures) - dropped
+                    report.meanwhile += dropped
+                    report.failed += res.failures
+                    report.busy_s += res.wall_s
+                    report.cpu_s += res.cpu_s
+                    report.batches += 1
+                    m = res.wall_s / len(batch)
+                    per_trial = m if per_trial is None else 0.7 * per_trial + 0.3 * m
+                    bar.advance(len(batch) - len(res.failures), len(res.failures))
+            report.interrupted = stop.requested is not None and bool(pending)
+    except KeyboardInterrupt:
+        report.interrupted = True
+        raise
+    finally:
+        report.wall_s = time.perf_counter() - t0
+        report.cpu_s += time.thread_time() - c0

@@ -1,0 +1,61 @@
+"""Merging stores: the trials of other stores of the same experiment (e.g. shards run
+in separate directories) that this one lacks, never a trial twice."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from .problems import StoreError, short
+
+
+class Merging:
+    """:meth:`~collateral.store.Store.merge` (a mixin: the store keeps the state)."""
+
+    def merge(self, sources: Iterable[str | Path]) -> tuple[int, int]:
+        """Adds the trials of other stores of the same experiment (e.g. shards run in
+        separate directories) that this one lacks. Returns (trials added, skipped).
+        Damaged parts of a source are left out (one line each); this store is repaired
+        first (:meth:`repair`)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        name = self.meta().get("experiment")
+        self.repair()
+        have = self.done_keys(refresh=True)
+        added = skipped = 0
+        for src_path in sources:
+            src = type(self)(src_path, self.notify)
+            other = src.meta().get("experiment")
+            if other != name:
+                raise StoreError(
+                    f"{src.path} holds experiment {other!r}, {self.path} holds {name!r}"
+                )
+            for part in src.part_dirs():
+                try:
+                    summary = pq.read_table(part / "summary.parquet")
+                    keys = summary.column("key")
+                    new = pc.invert(pc.is_in(keys, value_set=pa.array(sorted(have), pa.string())))
+                    n_new = pc.sum(new).as_py() or 0
+                    if n_new == 0:
+                        skipped += len(summary)
+                        continue
+                    new_keys = pa.array(summary.filter(new).column("key").to_pylist(), pa.string())
+                    traces = {}
+                    for f in sorted(part.glob("*.parquet")):
+                        if f.stem == "summary":
+                            continue
+                        t = pq.read_table(f)
+                        keep = pc.is_in(t.column("key").cast(pa.string()), value_set=new_keys)
+                        traces[f.stem] = t.filter(keep)
+                except (OSError, ValueError) as e:
+                    self.notify(
+                        f"store {src.path}: part {part.name} unreadable ({short(e)}); not merged"
+                    )
+                    continue
+                _, dropped = self.commit_part(summary.filter(new), traces)
+                have.update(new_keys.to_pylist())
+                added += n_new - dropped
+                skipped += len(summary) - n_new + dropped
+        return added, skipped
