@@ -119,8 +119,13 @@ _QUEUE_FORMS = "a queue limit in packets such as 27p, or in bytes such as 20kB o
 _PACKET_UNITS = {"p", "pkt", "pkts", "packet", "packets"}
 
 
-def _split(text: str | float, forms: str) -> tuple[Decimal, str]:
-    """Splits ``"1.5Mbit"`` into ``(Decimal("1.5"), "Mbit")``; numbers have no unit."""
+#: What :func:`split_number` names when no forms are given.
+NUMBER_FORMS = "a number with an optional unit, e.g. 52500B or 10ms"
+
+
+def split_number(text: str | float, forms: str = NUMBER_FORMS) -> tuple[Decimal, str]:
+    """Splits ``"1.5Mbit"`` into ``(Decimal("1.5"), "Mbit")`` exactly; numbers have no
+    unit. An error names ``forms``, what the caller expected."""
     if isinstance(text, bool):
         raise ValueError(f"expected {forms}, got {text!r}")
     if isinstance(text, int | float):
@@ -177,7 +182,7 @@ def _whole(
 
 def parse_rate(text: str | float) -> int:
     """Parses a link rate into bit/s (``"1.5Mbit"`` -> 1_500_000); must be positive."""
-    value, unit = _split(text, _RATE_FORMS)
+    value, unit = split_number(text, _RATE_FORMS)
     if "B" in unit:
         raise ValueError(f"{short(text)} is a byte rate; give rates in bits, e.g. {_RATE_FORMS}")
     scale = _RATE_UNITS.get(unit.lower())
@@ -195,7 +200,7 @@ def parse_rate(text: str | float) -> int:
 
 def parse_duration(text: str | float) -> int:
     """Parses a duration into nanoseconds (``"100ms"`` -> 100_000_000); must be >= 0."""
-    value, unit = _split(text, _DURATION_FORMS)
+    value, unit = split_number(text, _DURATION_FORMS)
     scale = _DURATION_UNITS.get(unit)
     if scale is None:
         raise ValueError(
@@ -217,7 +222,7 @@ def _ambiguous(unit: str) -> str:
 
 def parse_size(text: str | float) -> int:
     """Parses a size into bytes (``"40kB"`` -> 40_000, ``"64KiB"`` -> 65_536); must be > 0."""
-    value, unit = _split(text, _SIZE_FORMS)
+    value, unit = split_number(text, _SIZE_FORMS)
     scale = _SIZE_UNITS.get(unit)
     if scale is None:
         hint = _ambiguous(unit)
@@ -251,7 +256,7 @@ def parse_queue_limit(text: str | float | QueueLimit) -> QueueLimit:
     """Parses ``"27p"`` (packets) or a size such as ``"20kB"`` (bytes); must be > 0."""
     if isinstance(text, QueueLimit):
         return text
-    value, unit = _split(text, _QUEUE_FORMS)
+    value, unit = split_number(text, _QUEUE_FORMS)
     packets = unit.lower() in _PACKET_UNITS
     if not packets and unit not in _SIZE_UNITS:
         hint = _ambiguous(unit)

@@ -8,13 +8,13 @@ import itertools
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import MAX_EMAX, MIN_EMIN, ROUND_FLOOR, Context, Decimal, DecimalException
+from decimal import MAX_EMAX, MIN_EMIN, ROUND_FLOOR, Context, Decimal
 from typing import Any
 
 from pydantic import BaseModel
 
 from ..spec import Scenario
-from ..units import parse_size
+from ..units import parse_size, split_number
 from .errors import MAX_RANGE, ExperimentError, fmt_path
 from .paths import WILDCARD, is_list, scenario_keys, submodels
 
@@ -122,23 +122,6 @@ def is_axis_table(value: object) -> bool:
     )
 
 
-def _split_number(text: object) -> tuple[Decimal, str]:
-    if isinstance(text, bool) or not isinstance(text, int | float | str):
-        raise ValueError("expected a number with an optional unit, e.g. 52500B or 10ms")
-    if isinstance(text, int) and abs(text) >= 10**60:
-        raise ValueError("a number of more than 60 digits")
-    s = str(text).strip()
-    i = len(s)
-    while i > 0 and not (s[i - 1].isdigit() or s[i - 1] == "."):
-        i -= 1
-    try:
-        return Decimal(s[:i]), s[i:].strip()
-    except DecimalException:
-        raise ValueError(
-            f"cannot read {text!r}: expected a number with an optional unit, e.g. 52500B"
-        ) from None
-
-
 _WIDE = Context(prec=60, Emax=MAX_EMAX, Emin=MIN_EMIN)
 
 
@@ -150,7 +133,7 @@ def _range_values(source: str, key: str, spec: dict[str, Any]) -> list[Any]:
             source, key, f"a range needs from, to and step (missing {', '.join(missing)})", spec
         )
     try:
-        parts = {k: _split_number(spec[k]) for k in ("from", "to", "step")}
+        parts = {k: split_number(spec[k]) for k in ("from", "to", "step")}
     except ValueError as e:
         raise ExperimentError(source, key, str(e), spec) from None
     units = {u for _, u in parts.values()}
