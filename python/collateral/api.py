@@ -12,7 +12,7 @@ from typing import Any, ParamSpec, TypeVar
 from . import _native
 from .result import Result
 from .spec import Scenario, build_scenario
-from .spec.fields import BY_NAME, signature
+from .spec.fields import BY_NAME, docs, signature
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -102,6 +102,7 @@ def query(directory: str | os.PathLike[str], sql: str, output: str = "pandas") -
     return open_store(directory).query(sql, output)  # type: ignore[arg-type]
 
 
+simulate.__doc__ = f"{simulate.__doc__}\n{docs()}\n"
 simulate.__signature__ = signature(  # type: ignore[attr-defined]
     (inspect.Parameter("scenario", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None),)
 )
