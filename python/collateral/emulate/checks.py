@@ -9,10 +9,12 @@ import shutil
 from pathlib import Path
 
 from ..spec import Scenario
+from ..spec.vocabulary import CC_INFO
 from .errors import EmulationError, TestbedLimitError
 
-#: The simulator's names for congestion controls and the kernel modules behind them.
-KERNEL_CC = {"newreno": "reno", "reno": "reno", "cubic": "cubic", "bbr": "bbr", "htcp": "htcp"}
+#: The simulator's names for congestion controls and the kernel modules behind them, as
+#: the core declares them beside each controller.
+KERNEL_CC = {name: info["kernel"] for name, info in CC_INFO.items() if info.get("kernel")}
 #: Congestion controls the testbed refuses: scalable ones that need L4S feedback
 #: (AccECN, a shallow-threshold marking AQM) that the testbed's kernel does not have.
 SCALABLE_CC = ("dctcp", "prague")
