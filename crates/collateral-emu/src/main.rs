@@ -74,9 +74,9 @@ impl Args {
 }
 
 /// The scenario JSON at `path`, validated as the simulator validates it.
-fn scenario(path: &str) -> Result<collateral_sim::Scenario, String> {
+fn scenario(path: &str) -> Result<collateral_model::Scenario, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
-    collateral_sim::Scenario::from_json(&text).map_err(|e| format!("{path}: {e}"))
+    collateral_model::Scenario::from_json(&text).map_err(|e| format!("{path}: {e}"))
 }
 
 /// Dies with the process that started it (`collateral emulate`, through `ip netns

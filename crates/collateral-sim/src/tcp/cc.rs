@@ -6,7 +6,6 @@
 
 use collateral_queue::Nanos;
 use rand_pcg::Pcg64Mcg;
-use serde::{Deserialize, Serialize};
 
 use super::bbr::Bbr;
 use super::cubic::Cubic;
@@ -15,6 +14,7 @@ use super::htcp::Htcp;
 pub use super::newreno::NewReno;
 use super::rate::RateSample;
 use super::TcpConfig;
+pub use collateral_model::tcp::{CcKind, SlowStart};
 
 /// The sender's window state that congestion control acts on, in segments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,21 +119,6 @@ pub trait CongestionControl {
     }
 }
 
-/// How slow start grows the window per ACK.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SlowStart {
-    /// One segment per ACK however much it acks (RFC 5681 without ABC; Linux 2.6.25's
-    /// `tcp_slow_start` with `tcp_abc = 0`; FreeBSD 7).
-    PerAck,
-    /// RFC 3465 ABC: one segment per segment acked, at most L = 2 per ACK (1 in the slow
-    /// start right after a timeout).
-    Abc,
-    /// One segment per segment acked, no per-ACK limit, stopping at ssthresh (modern
-    /// Linux `tcp_slow_start(tp, acked)`).
-    PerSegment,
-}
-
 /// Slow-start growth shared by the algorithms. `after_timeout` selects ABC's L = 1.
 #[inline]
 pub fn slow_start(w: &mut Window, acked: u32, mode: SlowStart, after_timeout: bool) {
@@ -142,55 +127,6 @@ pub fn slow_start(w: &mut Window, acked: u32, mode: SlowStart, after_timeout: bo
         SlowStart::Abc => acked.min(if after_timeout { 1 } else { 2 }),
         SlowStart::PerSegment => acked.min(w.ssthresh.saturating_sub(w.cwnd).max(1)),
     };
-}
-
-/// Which algorithm a flow uses.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::VariantNames,
-    strum::IntoStaticStr,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum CcKind {
-    Newreno,
-    /// CUBIC (`tcp_cubic.c`); its variant and switches are in `TcpConfig::cubic`.
-    Cubic,
-    /// H-TCP (Linux `tcp_htcp.c`, FreeBSD `cc_htcp.c`); settings in `TcpConfig::htcp`.
-    Htcp,
-    /// BBR v1 as in Linux (`tcp_bbr.c`).
-    Bbr,
-    /// DCTCP (RFC 8257, Linux `tcp_dctcp.c`): needs `ecn` = `l4s`.
-    Dctcp,
-    /// TCP Prague's RTT-independent DCTCP (Linux `tcp_prague.c`): needs `ecn` = `l4s`.
-    Prague,
-}
-
-impl CcKind {
-    pub const ALL: [CcKind; 6] = [
-        CcKind::Newreno,
-        CcKind::Cubic,
-        CcKind::Htcp,
-        CcKind::Bbr,
-        CcKind::Dctcp,
-        CcKind::Prague,
-    ];
-
-    /// A scalable congestion control (RFC 9331 §4.3): it needs L4S ECN.
-    pub fn scalable(self) -> bool {
-        matches!(self, CcKind::Dctcp | CcKind::Prague)
-    }
-
-    /// The name JSON, TOML and Python use (serde's and strum's spelling).
-    pub fn name(self) -> &'static str {
-        self.into()
-    }
 }
 
 /// The parts of window growth that differ between stacks rather than algorithms; every

@@ -2,50 +2,16 @@
 //! crosses from Python once, as JSON, and is validated here too so the Rust API is safe
 //! on its own.
 
-use collateral_queue::{AnyQueue, DisciplineConfig, DropTail, Framing, FullRule, Nanos};
+use std::mem::size_of;
+
+use collateral_queue::{AnyQueue, DisciplineConfig, DropTail, Ecn, Framing, FullRule, Nanos};
 use serde::{Deserialize, Serialize};
 
+use crate::metrics::ClassCount;
 use crate::tcp::TcpConfig;
 use crate::traffic::CbrConfig;
+pub use crate::units::Direction;
 use crate::web::WebConfig;
-
-/// Which way a flow's data goes across the dumbbell.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    Serialize,
-    Deserialize,
-    strum::VariantNames,
-    strum::IntoStaticStr,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum Direction {
-    /// From the left hosts (A, B: the Internet side) to the right (C, D: the home).
-    #[default]
-    Down,
-    Up,
-}
-
-impl Direction {
-    pub fn index(self) -> usize {
-        self as usize
-    }
-    pub fn reverse(self) -> Direction {
-        match self {
-            Direction::Down => Direction::Up,
-            Direction::Up => Direction::Down,
-        }
-    }
-    /// The name JSON, TOML and Python use (serde's and strum's spelling).
-    pub fn name(self) -> &'static str {
-        self.into()
-    }
-}
 
 /// A named access link: the bottleneck rates a scenario's `link` stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -264,12 +230,6 @@ pub struct PhaseConfig {
 
 fn default_bin() -> Nanos {
     1_000_000_000
-}
-
-/// One TCP flow's settings from a profile name and overrides.
-pub(crate) fn tcp_flow<'de, D: serde::Deserializer<'de>>(d: D) -> Result<TcpConfig, D::Error> {
-    let v = serde_json::Value::deserialize(d)?;
-    crate::tcp::profile::config_from_json(&v).map_err(serde::de::Error::custom)
 }
 
 fn tcp_flows<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<TcpConfig>, D::Error> {
@@ -492,7 +452,7 @@ impl Scenario {
         if flows >= u32::MAX as usize {
             return Err("too many flows (users × parallel connections)".into());
         }
-        crate::limits::check(self)
+        check_limits(self)
     }
 
     pub fn link(&self, d: Direction) -> &LinkConfig {
@@ -501,6 +461,138 @@ impl Scenario {
             Direction::Up => &self.up,
         }
     }
+}
+
+/// Checks every bound of [`crate::limits`]; the first one broken is the error.
+fn check_limits(sc: &Scenario) -> Result<(), String> {
+    use crate::limits::*;
+    time("duration_ns", sc.duration_ns)?;
+    time("rtt_ns", sc.rtt_ns)?;
+    if sc.rtt_ns == 0 {
+        // No path has zero propagation delay; the Python side refuses it too, so both
+        // entry points answer alike.
+        return Err("rtt_ns: must be positive".into());
+    }
+    time("bin_ns", sc.bin_ns)?;
+    rate("access_rate_bps", sc.access_rate_bps)?;
+    for (name, l) in [("down", &sc.down), ("up", &sc.up)] {
+        rate(&format!("{name}.rate_bps"), l.rate_bps)?;
+        if let Queue::DropTail(q) = &l.queue {
+            if q.limit > MAX_QUEUE_LIMIT {
+                return Err(format!(
+                    "{name}.queue.limit: {} is above the limit of {MAX_QUEUE_LIMIT}",
+                    q.limit
+                ));
+            }
+        }
+        if !l.loss_rate.is_finite() {
+            return Err(format!("{name}.loss_rate: must be a number in [0, 1)"));
+        }
+    }
+    if sc.tcp.len() > MAX_TCP_FLOWS {
+        return Err(format!(
+            "tcp: {} flows is above the limit of {MAX_TCP_FLOWS}",
+            sc.tcp.len()
+        ));
+    }
+    if sc.cbr.len() > MAX_CBR_FLOWS {
+        return Err(format!(
+            "cbr: {} flows is above the limit of {MAX_CBR_FLOWS}",
+            sc.cbr.len()
+        ));
+    }
+    let slots: usize = sc.web.iter().map(|w| w.slots()).sum();
+    if slots > MAX_WEB_SLOTS {
+        return Err(format!(
+            "web: {slots} users × parallel connections is above the limit of {MAX_WEB_SLOTS}"
+        ));
+    }
+    for (i, t) in sc.tcp.iter().enumerate() {
+        tcp(&format!("tcp[{i}]"), t)?;
+    }
+    for (i, w) in sc.web.iter().enumerate() {
+        time(&format!("web[{i}].start_ns"), w.start_ns)?;
+        if let Some(s) = w.stop_ns {
+            time(&format!("web[{i}].stop_ns"), s)?;
+        }
+        tcp(&format!("web[{i}].tcp"), &w.tcp)?;
+    }
+    for (i, c) in sc.cbr.iter().enumerate() {
+        let k = |f: &str| format!("cbr[{i}].{f}");
+        size(&k("packet_bytes"), c.packet_bytes as u64, 1)?;
+        time(&k("interval_ns"), c.interval_ns)?;
+        time(&k("jitter_ns"), c.jitter_ns)?;
+        if c.tag > 63 {
+            return Err(format!("{}: {} is not a DSCP (0..=63)", k("tag"), c.tag));
+        }
+        if c.ecn == Ecn::Ce {
+            return Err(format!(
+                "{}: a source sends not_ect, ect0 or ect1, not ce",
+                k("ecn")
+            ));
+        }
+        if let Some(s) = c.start_ns {
+            time(&k("start_ns"), s)?;
+        }
+        if let Some(b) = c.budget_ns {
+            time(&k("budget_ns"), b)?;
+        }
+        if let Some(s) = c.stop_ns {
+            time(&k("stop_ns"), s)?;
+        }
+    }
+    for (i, p) in sc.phases.iter().enumerate() {
+        time(&format!("phases[{i}].start_ns"), p.start_ns)?;
+    }
+    check_memory(sc)
+}
+
+/// The memory the scenario fixes in advance, against [`crate::limits::MEMORY_BUDGET`]; an error names
+/// the largest part.
+fn check_memory(sc: &Scenario) -> Result<(), String> {
+    use crate::limits::*;
+    let bins = if sc.trace.classes {
+        (sc.duration_ns / sc.bin_ns.max(1) + 1) * 2 * 3 * size_of::<ClassCount>() as u64
+    } else {
+        0
+    };
+    let mut parts: Vec<(String, u64, String)> = vec![(
+        "bin_ns".into(),
+        bins,
+        format!(
+            "{} bins of per-class counters",
+            sc.duration_ns / sc.bin_ns.max(1) + 1
+        ),
+    )];
+    for (i, c) in sc.cbr.iter().enumerate() {
+        if c.app.is_none() {
+            let n = sc.duration_ns / c.interval_ns.max(1);
+            parts.push((
+                format!("cbr[{i}].interval_ns"),
+                n.saturating_mul(CBR_RECORD_BYTES),
+                format!("{n} packets' records"),
+            ));
+        }
+    }
+    let tcp: u64 = sc
+        .tcp
+        .iter()
+        .map(|t| FLOW_BYTES + scoreboard_bytes(t.rwnd_segments as usize))
+        .sum();
+    parts.push(("tcp".into(), tcp, format!("{} flows", sc.tcp.len())));
+    let web: u64 = sc.web.iter().map(|w| w.slots() as u64 * FLOW_BYTES).sum();
+    parts.push(("web".into(), web, "connection slots".into()));
+    let total = parts.iter().fold(0u64, |a, p| a.saturating_add(p.1));
+    if total > MEMORY_BUDGET {
+        let (key, bytes, what) = parts.iter().max_by_key(|p| p.1).expect("parts");
+        return Err(format!(
+            "{key}: the trial would hold {what} ({}, {} in all), above the limit of {} per trial",
+            gib(*bytes),
+            gib(total),
+            gib(MEMORY_BUDGET)
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -193,6 +193,12 @@ pub fn config_from_json(v: &serde_json::Value) -> Result<TcpConfig, String> {
     serde_json::from_value(merged).map_err(|e| e.to_string())
 }
 
+/// One TCP flow's settings from a profile name and overrides (`deserialize_with`).
+pub(crate) fn tcp_flow<'de, D: serde::Deserializer<'de>>(d: D) -> Result<TcpConfig, D::Error> {
+    let v = serde_json::Value::deserialize(d)?;
+    config_from_json(&v).map_err(serde::de::Error::custom)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,7 +212,7 @@ mod tests {
         assert_eq!(c.recovery, RecoveryStyle::Newreno);
         let c = config_from_json(&json!({"profile": "linux-2.6.25", "direction": "up"})).unwrap();
         assert_eq!(c.recovery, RecoveryStyle::RateHalving);
-        assert_eq!(c.direction, crate::scenario::Direction::Up);
+        assert_eq!(c.direction, crate::units::Direction::Up);
         let c = config_from_json(&json!({})).unwrap();
         assert_eq!(c.recovery, TcpConfig::default().recovery);
     }
