@@ -389,7 +389,11 @@ fn congestion_controls() -> Vec<&'static str> {
 /// TOML, Python and stored data): `{"rule": [...], "aqm": [...], "recovery": [...],
 /// "cubic_variant": [...], "htcp_flavor": [...], "cc": [...], "profile": [...], "app":
 /// [...], "direction": [...], "trace": [...], "link_presets": {name: {"down_bps": int,
-/// "up_bps": int}}}`. Lists are in the core's order; `trace` names the trace tables.
+/// "up_bps": int}}, "aqm_info": {kind: {"display": str, "limit_field": str | None,
+/// "limit_unit": "packets" | "bytes" | None}}, "cc_info": {cc: {"kernel": str | None}}}`.
+/// Lists are in the core's order; `trace` names the trace tables; `aqm_info` and
+/// `cc_info` are what each discipline and congestion control declares (display name,
+/// the hard limit `--queue` sets, the Linux module).
 #[pyfunction]
 fn vocabulary<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     use collateral_sim::scenario::{LINK_PRESETS, VOCABULARY};
@@ -410,6 +414,23 @@ fn vocabulary<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         presets.set_item(p.name, d)?;
     }
     out.set_item("link_presets", presets)?;
+    // What each queue discipline and congestion control declares beside itself.
+    let aqm = PyDict::new(py);
+    for k in collateral_sim::queue::DisciplineConfig::KINDS {
+        let d = PyDict::new(py);
+        d.set_item("display", k.display)?;
+        d.set_item("limit_field", k.hard_limit.map(|h| h.field))?;
+        d.set_item("limit_unit", k.hard_limit.map(|h| h.unit.name()))?;
+        aqm.set_item(k.kind, d)?;
+    }
+    out.set_item("aqm_info", aqm)?;
+    let cc = PyDict::new(py);
+    for k in collateral_sim::tcp::CcKind::ALL {
+        let d = PyDict::new(py);
+        d.set_item("kernel", k.kernel())?;
+        cc.set_item(k.name(), d)?;
+    }
+    out.set_item("cc_info", cc)?;
     Ok(out)
 }
 

@@ -91,7 +91,7 @@ pub use cbq::{Cbq, CbqConfig};
 pub use cbt::{Cbt, CbtConfig, TcpAverage};
 pub use class::{Classifier, PerClass, TrafficClass};
 pub use codel::{Codel, CodelConfig};
-pub use config::DisciplineConfig;
+pub use config::{Described, DisciplineConfig, HardLimit, KindInfo, LimitUnit};
 pub use droptail::{DropTail, FullRule};
 pub use dualpi2::{DualPi2, DualPi2Config};
 pub use fq_codel::{FqCodel, FqCodelConfig};

@@ -216,6 +216,21 @@ impl CcKind {
         CcKind::Prague,
     ];
 
+    /// The Linux module that implements the algorithm (`net.ipv4.tcp_congestion_control`,
+    /// `TCP_CONGESTION`), for the testbed; `None` where Linux has none. Linux's `reno` is
+    /// NewReno (RFC 6582 recovery in `tcp_input.c`); `prague` is the L4S team's
+    /// out-of-tree `tcp_prague`.
+    pub fn kernel(self) -> Option<&'static str> {
+        Some(match self {
+            CcKind::Newreno => "reno",
+            CcKind::Cubic => "cubic",
+            CcKind::Htcp => "htcp",
+            CcKind::Bbr => "bbr",
+            CcKind::Dctcp => "dctcp",
+            CcKind::Prague => "prague",
+        })
+    }
+
     /// A scalable congestion control (RFC 9331 §4.3): it needs L4S ECN.
     pub fn scalable(self) -> bool {
         matches!(self, CcKind::Dctcp | CcKind::Prague)
