@@ -14,6 +14,7 @@
 
 pub mod bottleneck;
 pub mod dist;
+pub mod error;
 pub mod limits;
 pub mod measure;
 pub mod metrics;
@@ -27,6 +28,7 @@ pub mod units;
 pub mod web;
 
 pub use collateral_queue as queue;
+pub use error::ConfigError;
 pub use metrics::TrialResult;
 pub use scenario::Scenario;
 pub use units::{Direction, Nanos};

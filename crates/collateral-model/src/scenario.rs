@@ -7,6 +7,7 @@ use std::mem::size_of;
 use collateral_queue::{AnyQueue, DisciplineConfig, DropTail, Ecn, Framing, FullRule, Nanos};
 use serde::{Deserialize, Serialize};
 
+use crate::error::{ConfigError, PathPart};
 use crate::metrics::ClassCount;
 use crate::tcp::TcpConfig;
 use crate::traffic::CbrConfig;
@@ -109,15 +110,46 @@ impl<'de> Deserialize<'de> for Queue {
     /// Dispatches on `kind` so errors speak of the form the user meant, not of both.
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = serde_json::Value::deserialize(d)?;
-        if v.get("kind").is_some() {
-            serde_json::from_value(v)
-                .map(Queue::Aqm)
-                .map_err(serde::de::Error::custom)
+        let q = if v.get("kind").is_some() {
+            aqm_from_value(v).map(Queue::Aqm)
         } else {
-            serde_json::from_value(v)
-                .map(Queue::DropTail)
-                .map_err(serde::de::Error::custom)
-        }
+            crate::error::from_value(v).map(Queue::DropTail)
+        };
+        // The inner error's path (`flows`) goes on below the queue's own.
+        q.map_err(|e| serde::de::Error::custom(e.nested()))
+    }
+}
+
+/// Parses an AQM/scheduler description (`{"kind": "red", ...}`), an error naming the
+/// key path within it (`flows`).
+pub fn parse_aqm(json: &str) -> Result<DisciplineConfig, ConfigError> {
+    aqm_from_value(crate::error::from_json(json)?)
+}
+
+/// [`DisciplineConfig`] from a value through the named kind's own configuration type:
+/// serde reads an internally tagged enum from a buffer that path tracking cannot see
+/// into, so going through the enum would lose the key (`flows`) of an error. The
+/// result is the enum's (the tag is all it reads besides the variant's fields); an
+/// unknown or missing `kind` is left to the enum, for serde's own message.
+fn aqm_from_value(v: serde_json::Value) -> Result<DisciplineConfig, ConfigError> {
+    use crate::error::from_value;
+    use DisciplineConfig as D;
+    let kind = v.get("kind").and_then(|k| k.as_str()).map(str::to_owned);
+    let mut fields = v.clone();
+    if let Some(o) = fields.as_object_mut() {
+        o.remove("kind");
+    }
+    match kind.as_deref() {
+        Some("red") => from_value(fields).map(D::Red),
+        Some("fred") => from_value(fields).map(D::Fred),
+        Some("cbt") => from_value(fields).map(D::Cbt),
+        Some("cbq") => from_value(fields).map(D::Cbq),
+        Some("codel") => from_value(fields).map(D::Codel),
+        Some("fq_codel") => from_value(fields).map(D::FqCodel),
+        Some("pie") => from_value(fields).map(D::Pie),
+        Some("dualpi2") => from_value(fields).map(D::DualPi2),
+        Some("cake") => from_value(fields).map(D::Cake),
+        _ => from_value(v),
     }
 }
 
@@ -237,8 +269,8 @@ fn tcp_flows<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<TcpConfig>, D
     raw.iter()
         .enumerate()
         .map(|(i, v)| {
-            crate::tcp::profile::config_from_json(v)
-                .map_err(|e| serde::de::Error::custom(format!("tcp[{i}]: {e}")))
+            crate::tcp::profile::parse_config(v)
+                .map_err(|e| serde::de::Error::custom(e.within(&[PathPart::Index(i)]).nested()))
         })
         .collect()
 }
@@ -379,9 +411,22 @@ impl Scenario {
         }
     }
 
+    /// Parses and validates a scenario; the error's text is `path: detail`
+    /// (`scenario: detail` when no key is at fault, a JSON syntax error for one).
     pub fn from_json(s: &str) -> Result<Scenario, String> {
-        let sc: Scenario = serde_json::from_str(s).map_err(|e| format!("scenario: {e}"))?;
-        sc.validate()?;
+        Self::parse(s).map_err(|e| e.to_string())
+    }
+
+    /// [`from_json`](Self::from_json) with the error's key path as data.
+    pub fn parse(s: &str) -> Result<Scenario, ConfigError> {
+        let sc: Scenario = crate::error::from_json(s).map_err(|e| {
+            if e.path.is_empty() {
+                ConfigError::new(Vec::new(), format!("scenario: {}", e.detail))
+            } else {
+                e
+            }
+        })?;
+        sc.validate().map_err(|e| ConfigError::parse(&e))?;
         Ok(sc)
     }
 
@@ -625,5 +670,93 @@ mod tests {
         assert!(matches!(&sc.down.queue, Queue::DropTail(q) if q.limit == 7));
         assert!(matches!(&sc.up.queue, Queue::DropTail(q) if q.limit == 60_000));
         assert_eq!((sc.down.loss_rate, sc.up.loss_rate), (0.01, 0.01));
+    }
+
+    /// A serde error names its key path in the form of the semantic checks, nested
+    /// parses (a queue by `kind`, a TCP flow's profile and overrides) included.
+    #[test]
+    fn errors_name_their_key_path() {
+        let base = serde_json::json!({
+            "seed": 1, "duration_ns": 60_000_000_000u64,
+            "down": {"rate_bps": 1_500_000, "queue": {"rule": "ps", "limit": 20}},
+            "up": {"rate_bps": 256_000, "queue": {"rule": "ps", "limit": 20}},
+            "tcp": [{}, {"profile": "linux-6"}], "cbr": [{}], "web": [{"users": 2}]
+        });
+        let err = |f: &dyn Fn(&mut serde_json::Value)| {
+            let mut v = base.clone();
+            f(&mut v);
+            Scenario::parse(&v.to_string()).unwrap_err()
+        };
+        Scenario::parse(&base.to_string()).unwrap();
+        type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+        let cases: Vec<(Edit, &str)> = vec![
+            (
+                Box::new(|v| {
+                    v["down"]["queue"] = serde_json::json!({"kind": "fq_codel", "flows": -1})
+                }),
+                "down.queue.flows: invalid value: integer `-1`, expected u32",
+            ),
+            (
+                Box::new(|v| v["cbr"][0]["interval_ns"] = "x".into()),
+                "cbr[0].interval_ns: invalid type: string \"x\", expected u64",
+            ),
+            (
+                Box::new(|v| v["tcp"][1]["cubic"] = serde_json::json!({"beta": "x"})),
+                "tcp[1].cubic.beta: invalid type: string \"x\", expected u32",
+            ),
+            (
+                Box::new(|v| v["web"][0]["tcp"] = serde_json::json!({"mss": -1})),
+                "web[0].tcp.mss: invalid value: integer `-1`, expected u32",
+            ),
+            (
+                Box::new(|v| v["up"]["queue"]["limit"] = 0.into()),
+                "up.queue: limit: must be positive",
+            ),
+            (
+                Box::new(|v| v["cbr"][0]["interval_ns"] = 0.into()),
+                "cbr[0]: packet_bytes and interval_ns must be positive",
+            ),
+        ];
+        for (f, want) in &cases {
+            let e = err(f.as_ref());
+            assert_eq!(e.to_string(), *want);
+            assert_eq!(format!("{}: {}", e.path_text(), e.detail), *want);
+        }
+        let e = err(&|v| v["tcp"][1]["profile"] = "bsd".into());
+        assert_eq!(e.path_text(), "tcp[1].profile");
+        // No key at fault: the whole document, as before.
+        let e = Scenario::parse("{not json").unwrap_err();
+        assert!(e.path.is_empty());
+        assert!(
+            e.detail
+                .starts_with("scenario: key must be a string at line 1"),
+            "{e}"
+        );
+        let e = Scenario::parse(r#"{"seed": 1}"#).unwrap_err();
+        assert!(
+            e.path.is_empty() && e.detail.starts_with("scenario: missing field"),
+            "{e}"
+        );
+    }
+
+    /// Going through each kind's own type reads exactly what the tagged enum reads.
+    #[test]
+    fn aqms_parse_by_kind_as_the_enum_does() {
+        for k in DisciplineConfig::KINDS {
+            let json = format!(r#"{{"kind": "{}"}}"#, k.kind);
+            let via_enum = serde_json::from_str::<DisciplineConfig>(&json);
+            match (via_enum, parse_aqm(&json)) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{}", k.kind),
+                (Err(a), Err(b)) => assert!(a.to_string().contains(&b.detail), "{a} / {b}"),
+                (a, b) => panic!("{}: {a:?} / {b:?}", k.kind),
+            }
+        }
+        let e = parse_aqm(r#"{"kind": "fq_codel", "flows": -1}"#).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "flows: invalid value: integer `-1`, expected u32"
+        );
+        let e = parse_aqm(r#"{"kind": "fifo"}"#).unwrap_err();
+        assert!(e.detail.starts_with("unknown variant `fifo`"), "{e}");
     }
 }
