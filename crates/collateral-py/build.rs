@@ -1,5 +1,5 @@
-//! Stamps the native module with a hash of the model's sources (the simulator and the
-//! queue disciplines), so results stored under one model version are never mixed with
+//! Stamps the native module with a hash of the model's sources (the model, the simulator
+//! and the queue disciplines), so results stored under one model version are never mixed with
 //! another's: trial keys include `version()`, and any change to the model changes it.
 
 use std::path::{Path, PathBuf};
@@ -21,7 +21,11 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut all = Vec::new();
-    for c in ["collateral-sim/src", "collateral-queue/src"] {
+    for c in [
+        "collateral-model/src",
+        "collateral-sim/src",
+        "collateral-queue/src",
+    ] {
         let d = root.join(c);
         println!("cargo:rerun-if-changed={}", d.display());
         files(&d, &mut all);

@@ -2,7 +2,8 @@
 //! `collateral.emulate` builds the namespaces and runs these subcommands inside them.
 //! Every one that follows the scenario reads the same scenario JSON the simulator
 //! takes (`--scenario FILE`), and all share the run's origin `--t0` (CLOCK_REALTIME ns)
-//! and log in trial time (ns since it):
+//! and log in trial time (ns since it). `collateral-emu --help` and `collateral-emu
+//! SUBCOMMAND --help` list the arguments:
 //!
 //! ```text
 //! collateral-emu router --scenario F --t0 NS --until-ns N --left IF --right IF
@@ -16,67 +17,203 @@
 //! collateral-emu flood --src IP:PORT --dst IP:PORT --size B --rate-bps R --duration-ns N
 //! collateral-emu train --src IP:PORT --dst IP:PORT --sizes 1500,186,... [--first-seq N]
 //! ```
+//!
+//! A command-line error is one line on stderr naming the argument, exit status 2 (the
+//! Python wrapper and its tests rely on both); a failure while running is exit 1.
 
 mod endpoints;
 mod net;
 mod router;
 
-use std::collections::HashMap;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Set when the command line itself is wrong: the process then exits 2, not 1.
-static USAGE_ERROR: AtomicBool = AtomicBool::new(false);
+use clap::{Args, Parser, Subcommand};
 
-/// A command-line error (exit status 2).
-fn usage(msg: String) -> String {
-    USAGE_ERROR.store(true, Ordering::Relaxed);
-    msg
+#[derive(Parser)]
+#[command(
+    name = "collateral-emu",
+    version,
+    about = "The real-time half of collateral's testbed: the bottleneck router and the \
+             measurement endpoints that `collateral emulate` runs in its namespaces"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
 }
 
-struct Args(HashMap<String, String>);
+/// The run's clock: origin and end, shared by every process of a run.
+#[derive(Args)]
+struct Clock {
+    /// The run's origin, CLOCK_REALTIME ns.
+    #[arg(long, value_name = "NS", allow_negative_numbers = true)]
+    t0: u64,
+    /// Stop at this trial time, ns since --t0.
+    #[arg(long, value_name = "NS", allow_negative_numbers = true)]
+    until_ns: u64,
+}
 
-impl Args {
-    fn parse(v: &[String]) -> Result<Args, String> {
-        let mut m = HashMap::new();
-        let mut it = v.iter();
-        while let Some(k) = it.next() {
-            let k = k
-                .strip_prefix("--")
-                .ok_or_else(|| usage(format!("unexpected argument {k:?}")))?;
-            let val = it
-                .next()
-                .ok_or_else(|| usage(format!("--{k} needs a value")))?;
-            m.insert(k.to_string(), val.clone());
+#[derive(Subcommand)]
+enum Cmd {
+    /// The bottleneck: reads frames on --left and --right and forwards them through the
+    /// scenario's queue, rate and delay in real time.
+    Router {
+        /// The scenario JSON (the simulator's).
+        #[arg(long, value_name = "FILE")]
+        scenario: String,
+        #[command(flatten)]
+        clock: Clock,
+        /// Interface towards the Internet side.
+        #[arg(long, value_name = "IF")]
+        left: String,
+        /// Interface towards the home side.
+        #[arg(long, value_name = "IF")]
+        right: String,
+        /// Bytes added to each IP length for queue accounting and serialisation.
+        #[arg(
+            long,
+            value_name = "B",
+            default_value_t = 0,
+            allow_negative_numbers = true
+        )]
+        l2_overhead: u32,
+        /// Per-packet log (CSV).
+        #[arg(long, value_name = "FILE")]
+        log: Option<String>,
+        /// End-of-run report (JSON).
+        #[arg(long, value_name = "FILE")]
+        report: Option<String>,
+        /// The router's own timing (JSON).
+        #[arg(long, value_name = "FILE")]
+        stats: Option<String>,
+        /// CPU to pin the router to (negative: not pinned; default: the last allowed).
+        #[arg(long, value_name = "N", allow_negative_numbers = true)]
+        cpu: Option<i64>,
+        /// Spin rather than sleep when the next release is this close, ns.
+        #[arg(
+            long,
+            value_name = "NS",
+            default_value_t = 300_000,
+            allow_negative_numbers = true
+        )]
+        spin_ns: u64,
+    },
+    /// Sends the scenario's CBR flow --flow on the simulator's schedule; logs
+    /// seq,send_ns,len.
+    CbrSend {
+        #[arg(long, value_name = "FILE")]
+        scenario: String,
+        /// The flow's index among the scenario's CBR flows.
+        #[arg(long, value_name = "J", allow_negative_numbers = true)]
+        flow: usize,
+        /// The run's origin, CLOCK_REALTIME ns.
+        #[arg(long, value_name = "NS", allow_negative_numbers = true)]
+        t0: u64,
+        #[arg(long, value_name = "IP:PORT")]
+        src: String,
+        #[arg(long, value_name = "IP:PORT")]
+        dst: String,
+        #[arg(long, value_name = "FILE")]
+        out: String,
+    },
+    /// Receives a CBR flow; logs seq,recv_ns.
+    CbrRecv {
+        #[arg(long, value_name = "IP:PORT")]
+        bind: String,
+        #[command(flatten)]
+        clock: Clock,
+        #[arg(long, value_name = "FILE")]
+        out: String,
+    },
+    /// A bulk TCP sender with the kernel's congestion control --cc; logs its progress
+    /// and its congestion events.
+    TcpSend {
+        #[arg(long, value_name = "IP")]
+        src: String,
+        #[arg(long, value_name = "IP:PORT")]
+        dst: String,
+        /// The kernel's name of the congestion control.
+        #[arg(long, value_name = "NAME")]
+        cc: String,
+        /// The run's origin, CLOCK_REALTIME ns.
+        #[arg(long, value_name = "NS", allow_negative_numbers = true)]
+        t0: u64,
+        #[arg(long, value_name = "NS", allow_negative_numbers = true)]
+        duration_ns: u64,
+        /// How often to read the socket's state, ns.
+        #[arg(long, value_name = "NS", allow_negative_numbers = true)]
+        poll_ns: u64,
+        #[arg(long, value_name = "FILE")]
+        out: String,
+        #[arg(long, value_name = "FILE")]
+        congestion_out: String,
+    },
+    /// Receives bulk TCP; logs what arrives.
+    TcpRecv {
+        #[arg(long, value_name = "IP:PORT")]
+        bind: String,
+        #[command(flatten)]
+        clock: Clock,
+        #[arg(long, value_name = "FILE")]
+        out: String,
+    },
+    /// UDP at a fixed rate (for measuring the testbed itself).
+    Flood {
+        #[arg(long, value_name = "IP:PORT")]
+        src: String,
+        #[arg(long, value_name = "IP:PORT")]
+        dst: String,
+        /// IP length of each packet, bytes.
+        #[arg(long, value_name = "B", allow_negative_numbers = true)]
+        size: u32,
+        #[arg(long, value_name = "R", allow_negative_numbers = true)]
+        rate_bps: u64,
+        #[arg(long, value_name = "NS", allow_negative_numbers = true)]
+        duration_ns: u64,
+    },
+    /// A back-to-back train of UDP packets of the given sizes, numbered from
+    /// --first-seq.
+    Train {
+        #[arg(long, value_name = "IP:PORT")]
+        src: String,
+        #[arg(long, value_name = "IP:PORT")]
+        dst: String,
+        /// IP lengths, comma-separated.
+        #[arg(
+            long,
+            value_name = "B,B,...",
+            value_delimiter = ',',
+            required = true,
+            allow_negative_numbers = true
+        )]
+        sizes: Vec<usize>,
+        #[arg(
+            long,
+            value_name = "N",
+            default_value_t = 0,
+            allow_negative_numbers = true
+        )]
+        first_seq: u64,
+    },
+}
+
+impl Cmd {
+    fn name(&self) -> &'static str {
+        match self {
+            Cmd::Router { .. } => "router",
+            Cmd::CbrSend { .. } => "cbr-send",
+            Cmd::CbrRecv { .. } => "cbr-recv",
+            Cmd::TcpSend { .. } => "tcp-send",
+            Cmd::TcpRecv { .. } => "tcp-recv",
+            Cmd::Flood { .. } => "flood",
+            Cmd::Train { .. } => "train",
         }
-        Ok(Args(m))
-    }
-    fn s(&self, k: &str) -> Result<String, String> {
-        self.0
-            .get(k)
-            .cloned()
-            .ok_or_else(|| usage(format!("--{k} is required")))
-    }
-    fn n(&self, k: &str) -> Result<u64, String> {
-        self.s(k)?
-            .parse()
-            .map_err(|_| usage(format!("--{k}: expected a non-negative integer")))
-    }
-    fn opt_n(&self, k: &str) -> Result<Option<u64>, String> {
-        self.0
-            .get(k)
-            .map(|v| {
-                v.parse()
-                    .map_err(|_| usage(format!("--{k}: expected a non-negative integer")))
-            })
-            .transpose()
     }
 }
 
 /// The scenario JSON at `path`, validated as the simulator validates it.
-fn scenario(path: &str) -> Result<collateral_sim::Scenario, String> {
+fn scenario(path: &str) -> Result<collateral_model::Scenario, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
-    collateral_sim::Scenario::from_json(&text).map_err(|e| format!("{path}: {e}"))
+    collateral_model::Scenario::from_json(&text).map_err(|e| format!("{path}: {e}"))
 }
 
 /// Dies with the process that started it (`collateral emulate`, through `ip netns
@@ -95,112 +232,140 @@ fn die_with_parent() {
 
 fn main() -> ExitCode {
     die_with_parent();
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let Some((cmd, rest)) = argv.split_first() else {
-        eprintln!(
-            "usage: collateral-emu router|cbr-send|cbr-recv|tcp-send|tcp-recv --key value ..."
-        );
-        return ExitCode::from(2);
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => return parse_error(e),
     };
-    let run = || -> Result<(), String> {
-        let a = Args::parse(rest)?;
-        match cmd.as_str() {
-            "router" => router::run(router::RouterConfig {
-                left: a.s("left")?,
-                right: a.s("right")?,
-                l2_overhead: a.opt_n("l2-overhead")?.unwrap_or(0) as u32,
-                log: a.0.get("log").cloned(),
-                report: a.0.get("report").cloned(),
-                t0_real: a.n("t0")?,
-                until_ns: a.n("until-ns")?,
-                stats: a.0.get("stats").cloned(),
-                cpu: a
-                    .0
-                    .get("cpu")
-                    .map(|v| {
-                        v.parse()
-                            .map_err(|_| usage("--cpu: expected an integer".into()))
-                    })
-                    .transpose()?,
-                spin_ns: a.opt_n("spin-ns")?.unwrap_or(300_000),
-                // Read last: every argument is checked before any file is read.
-                scenario: scenario(&a.s("scenario")?)?,
-            }),
-            "cbr-send" => {
-                router::install_signal_handlers();
-                net::avoid_router_cpu();
-                endpoints::cbr_send(endpoints::CbrSend {
-                    flow: a.n("flow")? as usize,
-                    src: a.s("src")?,
-                    dst: a.s("dst")?,
-                    t0_real: a.n("t0")?,
-                    out: a.s("out")?,
-                    scenario: scenario(&a.s("scenario")?)?,
-                })
-            }
-            "cbr-recv" => {
-                router::install_signal_handlers();
-                net::avoid_router_cpu();
-                endpoints::cbr_recv(&a.s("bind")?, a.n("t0")?, a.n("until-ns")?, &a.s("out")?)
-            }
-            "tcp-send" => {
-                router::install_signal_handlers();
-                net::avoid_router_cpu();
-                endpoints::tcp_send(endpoints::TcpSend {
-                    src_ip: a.s("src")?,
-                    dst: a.s("dst")?,
-                    cc: a.s("cc")?,
-                    t0_real: a.n("t0")?,
-                    duration_ns: a.n("duration-ns")?,
-                    poll_ns: a.n("poll-ns")?,
-                    out: a.s("out")?,
-                    congestion_out: a.s("congestion-out")?,
-                })
-            }
-            "tcp-recv" => {
-                router::install_signal_handlers();
-                net::avoid_router_cpu();
-                endpoints::tcp_recv(&a.s("bind")?, a.n("t0")?, a.n("until-ns")?, &a.s("out")?)
-            }
-            "flood" => {
-                router::install_signal_handlers();
-                net::avoid_router_cpu();
-                endpoints::flood(
-                    &a.s("src")?,
-                    &a.s("dst")?,
-                    a.n("size")? as u32,
-                    a.n("rate-bps")?,
-                    a.n("duration-ns")?,
-                )
-            }
-            "train" => {
-                let sizes = a
-                    .s("sizes")?
-                    .split(',')
-                    .map(|x| {
-                        x.parse()
-                            .map_err(|_| usage(format!("--sizes: bad size {x:?}")))
-                    })
-                    .collect::<Result<Vec<usize>, String>>()?;
-                endpoints::train(
-                    &a.s("src")?,
-                    &a.s("dst")?,
-                    &sizes,
-                    a.opt_n("first-seq")?.unwrap_or(0),
-                )
-            }
-            other => Err(usage(format!("unknown subcommand {other:?}"))),
-        }
-    };
-    match run() {
+    let name = cli.cmd.name();
+    match run(cli.cmd) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("collateral-emu {cmd}: {e}");
-            ExitCode::from(if USAGE_ERROR.load(Ordering::Relaxed) {
-                2
-            } else {
-                1
-            })
+            eprintln!("collateral-emu {name}: {e}");
+            ExitCode::FAILURE
         }
+    }
+}
+
+/// `--help` and `--version` print as clap writes them (exit 0). A command-line error is
+/// one line, exit 2: clap's first paragraph (which names the argument; a list of missing
+/// arguments is joined onto it), without its usage and tips.
+fn parse_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    use clap::CommandFactory;
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
+            let names: Vec<String> = Cli::command()
+                .get_subcommands()
+                .map(|c| c.get_name().to_string())
+                .collect();
+            eprintln!(
+                "collateral-emu: a subcommand is required: {} (see --help)",
+                names.join(", ")
+            );
+            return ExitCode::from(2);
+        }
+        _ => {}
+    }
+    let text = e.render().to_string();
+    let first: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .skip_while(|l| l.is_empty())
+        .take_while(|l| !l.is_empty())
+        .collect();
+    let line = first.join(" ");
+    let line = line.strip_prefix("error: ").unwrap_or(&line);
+    eprintln!("collateral-emu: {line} (see --help)");
+    ExitCode::from(2)
+}
+
+fn run(cmd: Cmd) -> Result<(), String> {
+    if !matches!(cmd, Cmd::Router { .. } | Cmd::Train { .. }) {
+        router::install_signal_handlers();
+        net::avoid_router_cpu();
+    }
+    match cmd {
+        Cmd::Router {
+            scenario: path,
+            clock,
+            left,
+            right,
+            l2_overhead,
+            log,
+            report,
+            stats,
+            cpu,
+            spin_ns,
+        } => router::run(router::RouterConfig {
+            left,
+            right,
+            l2_overhead,
+            log,
+            report,
+            t0_real: clock.t0,
+            until_ns: clock.until_ns,
+            stats,
+            cpu,
+            spin_ns,
+            // Read last: every argument is checked before any file is read.
+            scenario: scenario(&path)?,
+        }),
+        Cmd::CbrSend {
+            scenario: path,
+            flow,
+            t0,
+            src,
+            dst,
+            out,
+        } => endpoints::cbr_send(endpoints::CbrSend {
+            flow,
+            src,
+            dst,
+            t0_real: t0,
+            out,
+            scenario: scenario(&path)?,
+        }),
+        Cmd::CbrRecv { bind, clock, out } => {
+            endpoints::cbr_recv(&bind, clock.t0, clock.until_ns, &out)
+        }
+        Cmd::TcpSend {
+            src,
+            dst,
+            cc,
+            t0,
+            duration_ns,
+            poll_ns,
+            out,
+            congestion_out,
+        } => endpoints::tcp_send(endpoints::TcpSend {
+            src_ip: src,
+            dst,
+            cc,
+            t0_real: t0,
+            duration_ns,
+            poll_ns,
+            out,
+            congestion_out,
+        }),
+        Cmd::TcpRecv { bind, clock, out } => {
+            endpoints::tcp_recv(&bind, clock.t0, clock.until_ns, &out)
+        }
+        Cmd::Flood {
+            src,
+            dst,
+            size,
+            rate_bps,
+            duration_ns,
+        } => endpoints::flood(&src, &dst, size, rate_bps, duration_ns),
+        Cmd::Train {
+            src,
+            dst,
+            sizes,
+            first_seq,
+        } => endpoints::train(&src, &dst, &sizes, first_seq),
     }
 }

@@ -11,10 +11,10 @@ use std::fs::File;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use collateral_sim::bottleneck::Bottleneck;
-use collateral_sim::measure::{self, RouterReport};
-use collateral_sim::queue::{Discipline, Ecn, Packet, PacketKind};
-use collateral_sim::{Direction, Scenario};
+use collateral_model::bottleneck::Bottleneck;
+use collateral_model::measure::{self, RouterReport};
+use collateral_model::queue::{Discipline, Ecn, Packet, PacketKind};
+use collateral_model::{Direction, Scenario};
 
 use crate::net::{
     mono_ns, pin_to_cpu, ppoll, real_ns, router_cpu, tight_timers, PacketSocket, RxBatch, TxBatch,
@@ -196,7 +196,7 @@ pub fn to_packet(
     key: u64,
     unwrap: &mut Unwrap,
 ) -> Packet {
-    use collateral_sim::queue::tcp_flags;
+    use collateral_model::queue::tcp_flags;
     let kind = match info.proto {
         6 if info.tcp_payload => PacketKind::Data,
         6 if info.tcp_flags & (tcp_bits::SYN | tcp_bits::FIN | tcp_bits::RST) != 0 => {
@@ -953,7 +953,7 @@ mod tests {
 
     #[test]
     fn tcp_headers_fill_what_the_queues_read() {
-        use collateral_sim::queue::tcp_flags;
+        use collateral_model::queue::tcp_flags;
         let (c, a) = ([198, 18, 0, 2], [198, 18, 0, 1]);
         let mut uw = Unwrap::new();
         // A pure ACK with ECE, timestamps (TSecr 0x01020304) and a SACK block.

@@ -2,13 +2,59 @@
 //! the boundary once as JSON; the trial runs without the GIL; traces come back as numpy
 //! arrays (moved, not copied element by element).
 
+use collateral_sim::error::{ConfigError as CoreConfigError, PathPart};
 use collateral_sim::measure;
 use collateral_sim::metrics::Traces;
 use collateral_sim::{Scenario, TrialResult};
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyString, PyTuple};
+
+pyo3::create_exception!(
+    _native,
+    ConfigError,
+    PyValueError,
+    "A bad scenario, queue or distribution. `str(e)` is `path: detail` (the detail \
+     alone when no key is at fault); `path` is the JSON key path as a tuple of str and \
+     int (`(\"cbr\", 0, \"interval_ns\")`, `()` for none) and `detail` the text after it."
+);
+
+/// A ConfigError raised with `message` as its text (the core's `path: detail`, with any
+/// prefix an entry point adds) and the path and detail of `e` as attributes.
+fn config_error_with(py: Python<'_>, message: String, e: &CoreConfigError) -> PyErr {
+    let err = ConfigError::new_err(message);
+    let parts: Vec<Bound<'_, PyAny>> = e
+        .path
+        .iter()
+        .map(|p| match p {
+            PathPart::Key(k) => PyString::new(py, k).into_any(),
+            PathPart::Index(i) => match i.into_pyobject(py) {
+                Ok(x) => x.into_any(),
+                Err(never) => match never {},
+            },
+        })
+        .collect();
+    let v = err.value(py);
+    let set = PyTuple::new(py, parts)
+        .and_then(|t| v.setattr("path", t))
+        .and_then(|_| v.setattr("detail", e.detail.as_str()));
+    match set {
+        Ok(()) => err,
+        Err(other) => other,
+    }
+}
+
+/// [`config_error_with`] with the error's own text.
+fn config_error(py: Python<'_>, e: &CoreConfigError) -> PyErr {
+    config_error_with(py, e.to_string(), e)
+}
+
+/// A core message (`path: detail`, as the checks write them) as a ConfigError, its
+/// path split off once here.
+fn config_error_text(py: Python<'_>, message: &str) -> PyErr {
+    config_error(py, &CoreConfigError::parse(message))
+}
 
 fn seconds(v: Vec<u64>) -> Vec<f64> {
     v.into_iter().map(|t| t as f64 / 1e9).collect()
@@ -77,10 +123,10 @@ fn result_to_py<'py>(py: Python<'py>, r: TrialResult) -> PyResult<Bound<'py, PyD
 /// `{"summary": dict, "traces": {name: {column: ndarray}}, "wall_s": float}`.
 #[pyfunction]
 fn simulate<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, PyDict>> {
-    let sc = Scenario::from_json(scenario_json).map_err(PyValueError::new_err)?;
+    let sc = Scenario::parse(scenario_json).map_err(|e| config_error(py, &e))?;
     let res: TrialResult = py
         .detach(|| collateral_sim::simulate(sc))
-        .map_err(PyValueError::new_err)?;
+        .map_err(|e| config_error_text(py, &e))?;
     result_to_py(py, res)
 }
 
@@ -103,13 +149,13 @@ fn simulate_many<'py>(
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            Scenario::from_json(s).map_err(|e| PyValueError::new_err(format!("scenario {i}: {e}")))
+            Scenario::parse(s).map_err(|e| config_error_with(py, format!("scenario {i}: {e}"), &e))
         })
         .collect::<PyResult<Vec<_>>>()?;
     let results = py.detach(|| collateral_sim::batch::run_all(scenarios, threads));
     results
         .into_iter()
-        .map(|r| result_to_py(py, r.map_err(PyValueError::new_err)?))
+        .map(|r| result_to_py(py, r.map_err(|e| config_error_text(py, &e))?))
         .collect()
 }
 
@@ -208,7 +254,9 @@ fn simulate_batch<'py>(
 /// (`bytes_delivered`, `congestion_times`, `retransmits`, ...); `cbr`: per CBR flow,
 /// (sent, arrived, lens) arrays in trial-time ns (arrived: `u64::MAX` in flight,
 /// `u64::MAX - 1` dropped by the router's queue, `u64::MAX - 2` lost elsewhere; lens
-/// empty for fixed-size flows); `router_json`: the router's end-of-run report.
+/// empty for fixed-size flows); `router_json`: the router's end-of-run report. Errors
+/// are ConfigError; for the records and the report, the text starts `tcp records: ` or
+/// `router report: ` and `path` is within that JSON.
 #[pyfunction]
 #[pyo3(signature = (scenario_json, tcp_json, cbr, router_json=None))]
 fn measure_testbed<'py>(
@@ -222,9 +270,9 @@ fn measure_testbed<'py>(
     )>,
     router_json: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let sc = Scenario::from_json(scenario_json).map_err(PyValueError::new_err)?;
-    let tcp: Vec<measure::TcpRecords> = serde_json::from_str(tcp_json)
-        .map_err(|e| PyValueError::new_err(format!("tcp records: {e}")))?;
+    let sc = Scenario::parse(scenario_json).map_err(|e| config_error(py, &e))?;
+    let tcp: Vec<measure::TcpRecords> = collateral_sim::error::from_json(tcp_json)
+        .map_err(|e| config_error_with(py, format!("tcp records: {e}"), &e))?;
     let cbr = cbr
         .iter()
         .map(|(s, a, l)| {
@@ -236,10 +284,11 @@ fn measure_testbed<'py>(
         })
         .collect::<PyResult<Vec<_>>>()?;
     let router = router_json
-        .map(serde_json::from_str::<measure::RouterReport>)
+        .map(collateral_sim::error::from_json::<measure::RouterReport>)
         .transpose()
-        .map_err(|e| PyValueError::new_err(format!("router report: {e}")))?;
-    let r = measure::testbed_result(&sc, &tcp, &cbr, router).map_err(PyValueError::new_err)?;
+        .map_err(|e| config_error_with(py, format!("router report: {e}"), &e))?;
+    let r =
+        measure::testbed_result(&sc, &tcp, &cbr, router).map_err(|e| config_error_text(py, &e))?;
     result_to_py(py, r)
 }
 
@@ -324,14 +373,14 @@ fn voip_quality(owd_s: f64, loss: f64) -> (f64, f64) {
 }
 
 /// Checks a scenario (JSON, as `simulate` takes it) without running it: the types, the
-/// ranges and what the trial would hold (`collateral_sim::limits`). Raises ValueError
+/// ranges and what the trial would hold (`collateral_sim::limits`). Raises ConfigError
 /// whose text starts with the JSON key path of the first problem (`cbr[0].interval_ns:
-/// ...`).
+/// ...`), the path also as data (`e.path`).
 #[pyfunction]
-fn validate_scenario(scenario_json: &str) -> PyResult<()> {
-    Scenario::from_json(scenario_json)
+fn validate_scenario(py: Python<'_>, scenario_json: &str) -> PyResult<()> {
+    Scenario::parse(scenario_json)
         .map(|_| ())
-        .map_err(PyValueError::new_err)
+        .map_err(|e| config_error(py, &e))
 }
 
 /// The core's limits (`collateral_sim::limits`), for messages and documentation.
@@ -353,27 +402,40 @@ fn limits<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
 }
 
 /// Checks a distribution (`{"kind": "pareto", "scale": 1000, "shape": 1.2}`); raises
-/// ValueError saying what is wrong.
+/// ConfigError saying what is wrong (path relative to the distribution).
 #[pyfunction]
-fn validate_dist(dist_json: &str) -> PyResult<()> {
+fn validate_dist(py: Python<'_>, dist_json: &str) -> PyResult<()> {
     let d: collateral_sim::dist::Dist =
-        serde_json::from_str(dist_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    d.validate("distribution").map_err(PyValueError::new_err)
+        collateral_sim::error::from_json(dist_json).map_err(|e| {
+            // The `kind` tag is the distribution itself: its error (an unknown kind) is
+            // the distribution's, as the text has always said.
+            let e = if e.path == [PathPart::Key("kind".into())] {
+                CoreConfigError::new(Vec::new(), e.detail)
+            } else {
+                e
+            };
+            config_error(py, &e)
+        })?;
+    d.validate("distribution")
+        .map_err(|e| config_error_text(py, &e))
 }
 
 /// Checks an AQM/scheduler queue description (`{"kind": "red", ...}`) for a link of
-/// `rate_bps`; raises ValueError saying what is wrong.
+/// `rate_bps`; raises ConfigError saying what is wrong (path relative to the queue:
+/// `("flows",)`).
 #[pyfunction]
-fn validate_queue(queue_json: &str, rate_bps: u64) -> PyResult<()> {
+fn validate_queue(py: Python<'_>, queue_json: &str, rate_bps: u64) -> PyResult<()> {
     if rate_bps == 0 || rate_bps > collateral_sim::limits::MAX_RATE_BPS {
-        return Err(PyValueError::new_err(format!(
-            "rate_bps: {rate_bps} is outside 1 … {}",
-            collateral_sim::limits::MAX_RATE_BPS
-        )));
+        return Err(config_error_text(
+            py,
+            &format!(
+                "rate_bps: {rate_bps} is outside 1 … {}",
+                collateral_sim::limits::MAX_RATE_BPS
+            ),
+        ));
     }
-    let c: collateral_sim::queue::DisciplineConfig =
-        serde_json::from_str(queue_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    c.validate(rate_bps).map_err(PyValueError::new_err)
+    let c = collateral_sim::scenario::parse_aqm(queue_json).map_err(|e| config_error(py, &e))?;
+    c.validate(rate_bps).map_err(|e| config_error_text(py, &e))
 }
 
 /// The congestion-control algorithms the core implements.
@@ -389,7 +451,11 @@ fn congestion_controls() -> Vec<&'static str> {
 /// TOML, Python and stored data): `{"rule": [...], "aqm": [...], "recovery": [...],
 /// "cubic_variant": [...], "htcp_flavor": [...], "cc": [...], "profile": [...], "app":
 /// [...], "direction": [...], "trace": [...], "link_presets": {name: {"down_bps": int,
-/// "up_bps": int}}}`. Lists are in the core's order; `trace` names the trace tables.
+/// "up_bps": int}}, "aqm_info": {kind: {"display": str, "limit_field": str | None,
+/// "limit_unit": "packets" | "bytes" | None}}, "cc_info": {cc: {"kernel": str | None}}}`.
+/// Lists are in the core's order; `trace` names the trace tables; `aqm_info` and
+/// `cc_info` are what each discipline and congestion control declares (display name,
+/// the hard limit `--queue` sets, the Linux module).
 #[pyfunction]
 fn vocabulary<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     use collateral_sim::scenario::{LINK_PRESETS, VOCABULARY};
@@ -410,6 +476,23 @@ fn vocabulary<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         presets.set_item(p.name, d)?;
     }
     out.set_item("link_presets", presets)?;
+    // What each queue discipline and congestion control declares beside itself.
+    let aqm = PyDict::new(py);
+    for k in collateral_sim::queue::DisciplineConfig::KINDS {
+        let d = PyDict::new(py);
+        d.set_item("display", k.display)?;
+        d.set_item("limit_field", k.hard_limit.map(|h| h.field))?;
+        d.set_item("limit_unit", k.hard_limit.map(|h| h.unit.name()))?;
+        aqm.set_item(k.kind, d)?;
+    }
+    out.set_item("aqm_info", aqm)?;
+    let cc = PyDict::new(py);
+    for k in collateral_sim::tcp::CcKind::ALL {
+        let d = PyDict::new(py);
+        d.set_item("kernel", k.kernel())?;
+        cc.set_item(k.name(), d)?;
+    }
+    out.set_item("cc_info", cc)?;
     Ok(out)
 }
 
@@ -442,5 +525,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_dist, m)?)?;
     m.add_function(wrap_pyfunction!(voip_quality, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     Ok(())
 }

@@ -36,6 +36,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::class::{Classifier, PerClass, TrafficClass};
+use crate::config::{Described, HardLimit};
 use crate::{Discipline, DropTail, FullRule, Nanos, Packet};
 
 fn default_rule() -> FullRule {
@@ -67,6 +68,11 @@ pub struct CbqConfig {
     pub tagged_tags: Option<Vec<u8>>,
     #[serde(default)]
     pub tagged_flows: Vec<u32>,
+}
+
+impl Described for CbqConfig {
+    const DISPLAY: &'static str = "CBQ";
+    const HARD_LIMIT: Option<HardLimit> = None;
 }
 
 impl CbqConfig {

@@ -44,6 +44,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::class::{Classifier, TrafficClass};
+use crate::config::{Described, HardLimit};
 use crate::red::{check_weight, pkt_time_ns, Ewma, RedCore, RedCurve, Verdict};
 use crate::{Discipline, DropTail, FullRule, Nanos, Packet};
 
@@ -150,6 +151,11 @@ pub struct CbtConfig {
     /// Which average TCP's RED uses (default: the TCP class's own).
     #[serde(default)]
     pub tcp_average: TcpAverage,
+}
+
+impl Described for CbtConfig {
+    const DISPLAY: &'static str = "CBT";
+    const HARD_LIMIT: Option<HardLimit> = Some(HardLimit::packets("limit"));
 }
 
 impl CbtConfig {

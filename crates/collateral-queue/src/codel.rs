@@ -32,6 +32,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::{Described, HardLimit};
 use crate::{Discipline, DropTail, FullRule, Nanos, Packet};
 
 pub(crate) fn default_target() -> Nanos {
@@ -69,6 +70,11 @@ pub struct CodelConfig {
     /// Mark ECN-capable packets CE instead of dropping them.
     #[serde(default)]
     pub ecn: bool,
+}
+
+impl Described for CodelConfig {
+    const DISPLAY: &'static str = "CoDel";
+    const HARD_LIMIT: Option<HardLimit> = Some(HardLimit::packets("limit"));
 }
 
 impl Default for CodelConfig {

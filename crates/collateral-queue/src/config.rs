@@ -27,6 +27,71 @@ use crate::{
     DualPi2Config, FqCodel, FqCodelConfig, Fred, FredConfig, Pie, PieConfig, Red, RedConfig,
 };
 
+/// What a discipline's hard limit counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitUnit {
+    Packets,
+    Bytes,
+}
+
+impl LimitUnit {
+    pub fn name(self) -> &'static str {
+        match self {
+            LimitUnit::Packets => "packets",
+            LimitUnit::Bytes => "bytes",
+        }
+    }
+}
+
+/// A discipline's one hard limit: the field of its configuration that a plain "queue
+/// size" sets (the CLI's `--queue`), and what it counts (for fields whose unit follows a
+/// `limit_rule`, the unit under the default rule, `ps`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HardLimit {
+    pub field: &'static str,
+    pub unit: LimitUnit,
+}
+
+impl HardLimit {
+    pub const fn packets(field: &'static str) -> Self {
+        HardLimit {
+            field,
+            unit: LimitUnit::Packets,
+        }
+    }
+    pub const fn bytes(field: &'static str) -> Self {
+        HardLimit {
+            field,
+            unit: LimitUnit::Bytes,
+        }
+    }
+}
+
+/// The names a discipline's configuration declares beside it, so that the front ends
+/// take them from the core instead of keeping tables of their own.
+pub trait Described {
+    /// The name papers and figures use ("FQ-CoDel").
+    const DISPLAY: &'static str;
+    /// The hard limit, or `None` where there is no single one (CBQ's are per class).
+    const HARD_LIMIT: Option<HardLimit>;
+}
+
+/// One `kind` of [`DisciplineConfig`] with its configuration's [`Described`] names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KindInfo {
+    pub kind: &'static str,
+    pub display: &'static str,
+    pub hard_limit: Option<HardLimit>,
+}
+
+const fn info<C: Described>(kind: &'static str) -> KindInfo {
+    KindInfo {
+        kind,
+        display: C::DISPLAY,
+        hard_limit: C::HARD_LIMIT,
+    }
+}
+
 /// A RED, FRED, CBT, CBQ, CoDel, FQ-CoDel, PIE, DualPI2 or CAKE configuration.
 /// `strum::VariantNames` lists the `kind`s.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, strum::VariantNames)]
@@ -47,6 +112,25 @@ pub enum DisciplineConfig {
 }
 
 impl DisciplineConfig {
+    /// Every `kind` in the order of [`strum::VariantNames`], each with what its
+    /// configuration declares (a test checks the kinds against the variants).
+    pub const KINDS: [KindInfo; 9] = [
+        info::<RedConfig>("red"),
+        info::<FredConfig>("fred"),
+        info::<CbtConfig>("cbt"),
+        info::<CbqConfig>("cbq"),
+        info::<CodelConfig>("codel"),
+        info::<FqCodelConfig>("fq_codel"),
+        info::<PieConfig>("pie"),
+        info::<DualPi2Config>("dualpi2"),
+        info::<CakeConfig>("cake"),
+    ];
+
+    /// The [`KindInfo`] of a `kind` name, `None` if it is not one.
+    pub fn kind_info(kind: &str) -> Option<&'static KindInfo> {
+        Self::KINDS.iter().find(|k| k.kind == kind)
+    }
+
     /// Checks the configuration for a link of `link_rate_bps` (RED, FRED and CBT use it
     /// for the idle decay unless `mean_pkt_time_ns` is given).
     pub fn validate(&self, link_rate_bps: u64) -> Result<(), String> {
@@ -211,5 +295,35 @@ mod tests {
         )
         .unwrap();
         assert!(c.build(0).is_err());
+    }
+
+    /// The declared kinds are the enum's, in its order, and each declared hard limit is
+    /// a numeric field of that kind's configuration.
+    #[test]
+    fn every_kind_declares_its_names_and_a_real_limit_field() {
+        use strum::VariantNames;
+        let kinds: Vec<&str> = DisciplineConfig::KINDS.iter().map(|k| k.kind).collect();
+        assert_eq!(kinds, DisciplineConfig::VARIANTS);
+        for k in DisciplineConfig::KINDS {
+            assert!(!k.display.is_empty(), "{}", k.kind);
+            let Some(h) = k.hard_limit else {
+                assert_eq!(k.kind, "cbq");
+                continue;
+            };
+            let json = format!(r#"{{"kind": "{}", "{}": 1000}}"#, k.kind, h.field);
+            if let Err(e) = parse(&json) {
+                let e = e.to_string();
+                assert!(e.starts_with("missing field"), "{}: {e}", k.kind);
+            }
+        }
+        assert_eq!(
+            DisciplineConfig::kind_info("fq_codel").unwrap().display,
+            "FQ-CoDel"
+        );
+        assert_eq!(
+            DisciplineConfig::kind_info("cake").unwrap().hard_limit,
+            Some(HardLimit::bytes("memory_limit"))
+        );
+        assert!(DisciplineConfig::kind_info("drop-tail").is_none());
     }
 }

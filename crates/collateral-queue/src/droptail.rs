@@ -47,6 +47,10 @@ pub struct DropTail {
 }
 
 impl DropTail {
+    /// The name papers and figures use. Drop-tail has no `kind`, and its limit's unit is
+    /// its [`FullRule`]'s (packets for `ps`, bytes otherwise).
+    pub const DISPLAY: &'static str = "drop-tail";
+
     /// `limit` is packets for [`FullRule::Ps`], bytes otherwise. Panics on a zero limit:
     /// a queue that can hold nothing is a configuration error the caller must catch.
     pub fn new(rule: FullRule, limit: u64, count_in_service: bool) -> Self {

@@ -62,6 +62,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::{Described, HardLimit};
 use crate::rng::SplitMix64;
 use crate::{Discipline, Ecn, Nanos, Packet};
 
@@ -166,6 +167,11 @@ pub struct DualPi2Config {
     pub mtu: u32,
     #[serde(default)]
     pub seed: u64,
+}
+
+impl Described for DualPi2Config {
+    const DISPLAY: &'static str = "DualPI2";
+    const HARD_LIMIT: Option<HardLimit> = Some(HardLimit::packets("limit"));
 }
 
 impl Default for DualPi2Config {

@@ -29,6 +29,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use crate::codel::{default_interval, default_mtu, default_target, CodelCore, CodelVars};
+use crate::config::{Described, HardLimit};
 use crate::{Discipline, Nanos, Packet};
 
 fn default_flows() -> u32 {
@@ -73,6 +74,11 @@ pub struct FqCodelConfig {
     /// Perturbs the flow hash (a runner derives one per trial and direction).
     #[serde(default)]
     pub seed: u64,
+}
+
+impl Described for FqCodelConfig {
+    const DISPLAY: &'static str = "FQ-CoDel";
+    const HARD_LIMIT: Option<HardLimit> = Some(HardLimit::packets("limit"));
 }
 
 impl Default for FqCodelConfig {

@@ -43,6 +43,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::{Described, HardLimit};
 use crate::red::{check_weight, pkt_time_ns, spaced, Ewma, RedCurve};
 use crate::rng::SplitMix64;
 use crate::{Discipline, DropTail, FullRule, Nanos, Packet};
@@ -84,6 +85,11 @@ pub struct FredConfig {
     pub seed: u64,
     #[serde(default)]
     pub count_in_service: bool,
+}
+
+impl Described for FredConfig {
+    const DISPLAY: &'static str = "FRED";
+    const HARD_LIMIT: Option<HardLimit> = Some(HardLimit::packets("limit"));
 }
 
 impl FredConfig {

@@ -29,6 +29,47 @@ macro_rules! occupancy_of_inner_fifo {
     };
 }
 
+/// Implements a trait for an enum of its implementations by forwarding every listed
+/// method to the variant's own: `forward_to_variants!(Enum { A, B } &mut fn m(x: T) -> R;
+/// ... & fn n() -> S; ...)`. The variants are named once, so a method listed here reaches
+/// every implementation, and a new variant reaches every method. The impls that use it
+/// deny `clippy::missing_trait_methods`, so a trait method left off the list (which
+/// would silently run the trait's default instead of the variant's) fails the lint.
+/// Used for [`AnyQueue`] here and for the simulator's `AnyCc`.
+#[macro_export]
+macro_rules! forward_to_variants {
+    (
+        $Enum:ident $variants:tt
+        $(&mut fn $mm:ident($($ma:ident: $mt:ty),* $(,)?) $(-> $mr:ty)?;)*
+        $(&fn $rm:ident($($ra:ident: $rt:ty),* $(,)?) $(-> $rr:ty)?;)*
+    ) => {
+        $($crate::forward_to_variants!(
+            @mut $Enum $variants $mm($($ma: $mt),*) ($($ma),*) $(-> $mr)?
+        );)*
+        $($crate::forward_to_variants!(
+            @ref $Enum $variants $rm($($ra: $rt),*) ($($ra),*) $(-> $rr)?
+        );)*
+    };
+    (@mut $Enum:ident { $($V:ident),+ $(,)? } $m:ident($($a:ident: $t:ty),*) $call:tt
+     $(-> $r:ty)?) => {
+        #[inline]
+        fn $m(&mut self, $($a: $t),*) $(-> $r)? {
+            match self {
+                $($Enum::$V(x) => x.$m $call,)+
+            }
+        }
+    };
+    (@ref $Enum:ident { $($V:ident),+ $(,)? } $m:ident($($a:ident: $t:ty),*) $call:tt
+     $(-> $r:ty)?) => {
+        #[inline]
+        fn $m(&self, $($a: $t),*) $(-> $r)? {
+            match self {
+                $($Enum::$V(x) => x.$m $call,)+
+            }
+        }
+    };
+}
+
 pub mod cake;
 pub mod cbq;
 pub mod cbt;
@@ -50,7 +91,7 @@ pub use cbq::{Cbq, CbqConfig};
 pub use cbt::{Cbt, CbtConfig, TcpAverage};
 pub use class::{Classifier, PerClass, TrafficClass};
 pub use codel::{Codel, CodelConfig};
-pub use config::DisciplineConfig;
+pub use config::{Described, DisciplineConfig, HardLimit, KindInfo, LimitUnit};
 pub use droptail::{DropTail, FullRule};
 pub use dualpi2::{DualPi2, DualPi2Config};
 pub use fq_codel::{FqCodel, FqCodelConfig};
@@ -121,124 +162,17 @@ pub enum AnyQueue {
     Cake(Cake),
 }
 
+#[deny(clippy::missing_trait_methods)]
 impl Discipline for AnyQueue {
-    #[inline]
-    fn enqueue(&mut self, now: Nanos, pkt: Packet, drops: &mut Vec<Packet>) -> bool {
-        match self {
-            AnyQueue::DropTail(q) => q.enqueue(now, pkt, drops),
-            AnyQueue::Red(q) => q.enqueue(now, pkt, drops),
-            AnyQueue::Fred(q) => q.enqueue(now, pkt, drops),
-            AnyQueue::Cbt(q) => q.enqueue(now, pkt, drops),
-            AnyQueue::Cbq(q) => q.enqueue(now, pkt, drops),
-            AnyQueue::Codel(q) => q.enqueue(now, pkt, drops),
-            AnyQueue::FqCodel(q) => q.enqueue(now, pkt, drops),
-            AnyQueue::Pie(q) => q.enqueue(now, pkt, drops),
-            AnyQueue::DualPi2(q) => q.enqueue(now, pkt, drops),
-            AnyQueue::Cake(q) => q.enqueue(now, pkt, drops),
-        }
-    }
-    #[inline]
-    fn dequeue(&mut self, now: Nanos, drops: &mut Vec<Packet>) -> Option<Packet> {
-        match self {
-            AnyQueue::DropTail(q) => q.dequeue(now, drops),
-            AnyQueue::Red(q) => q.dequeue(now, drops),
-            AnyQueue::Fred(q) => q.dequeue(now, drops),
-            AnyQueue::Cbt(q) => q.dequeue(now, drops),
-            AnyQueue::Cbq(q) => q.dequeue(now, drops),
-            AnyQueue::Codel(q) => q.dequeue(now, drops),
-            AnyQueue::FqCodel(q) => q.dequeue(now, drops),
-            AnyQueue::Pie(q) => q.dequeue(now, drops),
-            AnyQueue::DualPi2(q) => q.dequeue(now, drops),
-            AnyQueue::Cake(q) => q.dequeue(now, drops),
-        }
-    }
-    #[inline]
-    fn transmit_done(&mut self, now: Nanos) {
-        match self {
-            AnyQueue::DropTail(q) => q.transmit_done(now),
-            AnyQueue::Red(q) => q.transmit_done(now),
-            AnyQueue::Fred(q) => q.transmit_done(now),
-            AnyQueue::Cbt(q) => q.transmit_done(now),
-            AnyQueue::Cbq(q) => q.transmit_done(now),
-            AnyQueue::Codel(q) => q.transmit_done(now),
-            AnyQueue::FqCodel(q) => q.transmit_done(now),
-            AnyQueue::Pie(q) => q.transmit_done(now),
-            AnyQueue::DualPi2(q) => q.transmit_done(now),
-            AnyQueue::Cake(q) => q.transmit_done(now),
-        }
-    }
-    #[inline]
-    fn ready_at(&self) -> Nanos {
-        match self {
-            AnyQueue::DropTail(q) => q.ready_at(),
-            AnyQueue::Red(q) => q.ready_at(),
-            AnyQueue::Fred(q) => q.ready_at(),
-            AnyQueue::Cbt(q) => q.ready_at(),
-            AnyQueue::Cbq(q) => q.ready_at(),
-            AnyQueue::Codel(q) => q.ready_at(),
-            AnyQueue::FqCodel(q) => q.ready_at(),
-            AnyQueue::Pie(q) => q.ready_at(),
-            AnyQueue::DualPi2(q) => q.ready_at(),
-            AnyQueue::Cake(q) => q.ready_at(),
-        }
-    }
-    #[inline]
-    fn bytes(&self) -> u64 {
-        match self {
-            AnyQueue::DropTail(q) => q.bytes(),
-            AnyQueue::Red(q) => q.bytes(),
-            AnyQueue::Fred(q) => q.bytes(),
-            AnyQueue::Cbt(q) => q.bytes(),
-            AnyQueue::Cbq(q) => q.bytes(),
-            AnyQueue::Codel(q) => q.bytes(),
-            AnyQueue::FqCodel(q) => q.bytes(),
-            AnyQueue::Pie(q) => q.bytes(),
-            AnyQueue::DualPi2(q) => q.bytes(),
-            AnyQueue::Cake(q) => q.bytes(),
-        }
-    }
-    #[inline]
-    fn packets(&self) -> u32 {
-        match self {
-            AnyQueue::DropTail(q) => q.packets(),
-            AnyQueue::Red(q) => q.packets(),
-            AnyQueue::Fred(q) => q.packets(),
-            AnyQueue::Cbt(q) => q.packets(),
-            AnyQueue::Cbq(q) => q.packets(),
-            AnyQueue::Codel(q) => q.packets(),
-            AnyQueue::FqCodel(q) => q.packets(),
-            AnyQueue::Pie(q) => q.packets(),
-            AnyQueue::DualPi2(q) => q.packets(),
-            AnyQueue::Cake(q) => q.packets(),
-        }
-    }
-    #[inline]
-    fn waiting(&self) -> usize {
-        match self {
-            AnyQueue::DropTail(q) => q.waiting(),
-            AnyQueue::Red(q) => q.waiting(),
-            AnyQueue::Fred(q) => q.waiting(),
-            AnyQueue::Cbt(q) => q.waiting(),
-            AnyQueue::Cbq(q) => q.waiting(),
-            AnyQueue::Codel(q) => q.waiting(),
-            AnyQueue::FqCodel(q) => q.waiting(),
-            AnyQueue::Pie(q) => q.waiting(),
-            AnyQueue::DualPi2(q) => q.waiting(),
-            AnyQueue::Cake(q) => q.waiting(),
-        }
-    }
-    fn visit(&self, f: &mut dyn FnMut(&Packet)) {
-        match self {
-            AnyQueue::DropTail(q) => q.visit(f),
-            AnyQueue::Red(q) => q.visit(f),
-            AnyQueue::Fred(q) => q.visit(f),
-            AnyQueue::Cbt(q) => q.visit(f),
-            AnyQueue::Cbq(q) => q.visit(f),
-            AnyQueue::Codel(q) => q.visit(f),
-            AnyQueue::FqCodel(q) => q.visit(f),
-            AnyQueue::Pie(q) => q.visit(f),
-            AnyQueue::DualPi2(q) => q.visit(f),
-            AnyQueue::Cake(q) => q.visit(f),
-        }
+    forward_to_variants! {
+        AnyQueue { DropTail, Red, Fred, Cbt, Cbq, Codel, FqCodel, Pie, DualPi2, Cake }
+        &mut fn enqueue(now: Nanos, pkt: Packet, drops: &mut Vec<Packet>) -> bool;
+        &mut fn dequeue(now: Nanos, drops: &mut Vec<Packet>) -> Option<Packet>;
+        &mut fn transmit_done(now: Nanos);
+        &fn ready_at() -> Nanos;
+        &fn bytes() -> u64;
+        &fn packets() -> u32;
+        &fn waiting() -> usize;
+        &fn visit(f: &mut dyn FnMut(&Packet));
     }
 }

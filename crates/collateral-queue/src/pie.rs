@@ -31,6 +31,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::{Described, HardLimit};
 use crate::rng::SplitMix64;
 use crate::{Discipline, DropTail, FullRule, Nanos, Packet};
 
@@ -85,6 +86,11 @@ pub struct PieConfig {
     pub ecn: bool,
     #[serde(default)]
     pub seed: u64,
+}
+
+impl Described for PieConfig {
+    const DISPLAY: &'static str = "PIE";
+    const HARD_LIMIT: Option<HardLimit> = Some(HardLimit::packets("limit"));
 }
 
 impl Default for PieConfig {

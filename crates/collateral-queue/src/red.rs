@@ -61,6 +61,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::{Described, HardLimit};
 use crate::rng::SplitMix64;
 use crate::{Discipline, DropTail, FullRule, Nanos, Packet};
 
@@ -116,6 +117,11 @@ pub struct RedConfig {
     /// With `ecn`: drop, not mark, at or above the forced level.
     #[serde(default)]
     pub harddrop: bool,
+}
+
+impl Described for RedConfig {
+    const DISPLAY: &'static str = "RED";
+    const HARD_LIMIT: Option<HardLimit> = Some(HardLimit::packets("limit"));
 }
 
 impl RedConfig {

@@ -257,7 +257,7 @@ pub struct Alarm {
     pub pending: Nanos,
 }
 
-pub const NEVER: Nanos = Nanos::MAX;
+pub use collateral_model::units::NEVER;
 
 impl Default for Alarm {
     fn default() -> Self {

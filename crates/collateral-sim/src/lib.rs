@@ -1,27 +1,27 @@
-//! collateral's packet-level simulator: a dumbbell with an asymmetric bottleneck, bulk TCP
-//! and real-time CBR flows, and the measurements of SPEC §6.
+//! collateral's packet-level simulator: the discrete-event clock that runs the model
+//! (`collateral-model`: scenario, bottleneck, traffic, measurements) with simulated
+//! hosts and links and TCP's behaviour (senders, receivers, congestion control).
+//! What it adds to the model is what only a simulated clock needs: the event queue
+//! ([`engine`]), the links and delay lines ([`link`]), TCP ([`tcp`]) and the trial
+//! loop ([`sim`]).
+//!
+//! The model's modules are re-exported under their old paths (`collateral_sim::scenario`,
+//! ...), so code written against the simulator alone keeps working.
 //!
 //! Time is integer nanoseconds throughout; randomness comes from per-component streams
 //! derived from the scenario's seed, so the same scenario and seed give identical
 //! results on any machine and any number of threads.
 
 pub mod batch;
-pub mod bottleneck;
-pub mod dist;
 pub mod engine;
-pub mod limits;
 pub mod link;
-pub mod measure;
-pub mod metrics;
-pub mod quality;
-pub mod rng;
-pub mod scenario;
-pub mod schema;
 pub mod sim;
 pub mod tcp;
-pub mod traffic;
-pub mod web;
 
+pub use collateral_model::{
+    bottleneck, dist, error, limits, measure, metrics, quality, rng, scenario, schema, traffic,
+    units, web,
+};
 pub use collateral_queue as queue;
 pub use metrics::TrialResult;
 pub use scenario::{Direction, Scenario};

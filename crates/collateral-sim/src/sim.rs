@@ -132,7 +132,7 @@ impl Simulation {
             .map(|j| {
                 CbrFlow::new(
                     n_tcp + j as u32,
-                    CbrSource::of_scenario(&sc, j),
+                    CbrSource::of_flow(&sc.cbr[j], sc.seed, j),
                     sc.duration_ns,
                 )
             })

@@ -125,3 +125,27 @@ fn link_presets_are_named_once_with_positive_rates() {
         (1_500_000, 256_000)
     );
 }
+
+/// `_native.vocabulary()`'s `aqm_info` and `cc_info` have an entry for every `aqm` and
+/// `cc` name it lists, with the names each discipline and controller declares.
+#[test]
+fn every_discipline_and_congestion_control_in_the_vocabulary_has_its_info() {
+    let list = |key: &str| VOCABULARY.iter().find(|(k, _)| *k == key).unwrap().1;
+    for kind in list("aqm") {
+        let info = DisciplineConfig::kind_info(kind).unwrap_or_else(|| panic!("{kind}"));
+        assert!(!info.display.is_empty(), "{kind}");
+    }
+    assert_eq!(DisciplineConfig::KINDS.len(), list("aqm").len());
+    let display: Vec<&str> = DisciplineConfig::KINDS.iter().map(|k| k.display).collect();
+    assert_eq!(
+        display,
+        ["RED", "FRED", "CBT", "CBQ", "CoDel", "FQ-CoDel", "PIE", "DualPI2", "CAKE"]
+    );
+    let names: Vec<&str> = CcKind::ALL.iter().map(|c| c.name()).collect();
+    assert_eq!(names, list("cc"));
+    let kernel: Vec<Option<&str>> = CcKind::ALL.iter().map(|c| c.kernel()).collect();
+    assert_eq!(
+        kernel,
+        ["reno", "cubic", "htcp", "bbr", "dctcp", "prague"].map(Some)
+    );
+}

@@ -46,6 +46,7 @@ use hosts::QUEUES;
 use queues::{Chain, Chains, Flow, FlowSet, Slab};
 
 use crate::codel::{default_interval, default_target};
+use crate::config::{Described, HardLimit};
 use crate::rng::SplitMix64;
 use crate::{Discipline, Nanos, Packet};
 
@@ -101,6 +102,11 @@ pub struct CakeConfig {
     /// Perturbs the flow hash and the DRR dither (a runner derives one per trial).
     #[serde(default)]
     pub seed: u64,
+}
+
+impl Described for CakeConfig {
+    const DISPLAY: &'static str = "CAKE";
+    const HARD_LIMIT: Option<HardLimit> = Some(HardLimit::bytes("memory_limit"));
 }
 
 impl Default for CakeConfig {

@@ -6,7 +6,6 @@
 
 use collateral_queue::Nanos;
 use rand_pcg::Pcg64Mcg;
-use serde::{Deserialize, Serialize};
 
 use super::bbr::Bbr;
 use super::cubic::Cubic;
@@ -15,6 +14,7 @@ use super::htcp::Htcp;
 pub use super::newreno::NewReno;
 use super::rate::RateSample;
 use super::TcpConfig;
+pub use collateral_model::tcp::{CcKind, SlowStart};
 
 /// The sender's window state that congestion control acts on, in segments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,21 +119,6 @@ pub trait CongestionControl {
     }
 }
 
-/// How slow start grows the window per ACK.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SlowStart {
-    /// One segment per ACK however much it acks (RFC 5681 without ABC; Linux 2.6.25's
-    /// `tcp_slow_start` with `tcp_abc = 0`; FreeBSD 7).
-    PerAck,
-    /// RFC 3465 ABC: one segment per segment acked, at most L = 2 per ACK (1 in the slow
-    /// start right after a timeout).
-    Abc,
-    /// One segment per segment acked, no per-ACK limit, stopping at ssthresh (modern
-    /// Linux `tcp_slow_start(tp, acked)`).
-    PerSegment,
-}
-
 /// Slow-start growth shared by the algorithms. `after_timeout` selects ABC's L = 1.
 #[inline]
 pub fn slow_start(w: &mut Window, acked: u32, mode: SlowStart, after_timeout: bool) {
@@ -142,55 +127,6 @@ pub fn slow_start(w: &mut Window, acked: u32, mode: SlowStart, after_timeout: bo
         SlowStart::Abc => acked.min(if after_timeout { 1 } else { 2 }),
         SlowStart::PerSegment => acked.min(w.ssthresh.saturating_sub(w.cwnd).max(1)),
     };
-}
-
-/// Which algorithm a flow uses.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::VariantNames,
-    strum::IntoStaticStr,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum CcKind {
-    Newreno,
-    /// CUBIC (`tcp_cubic.c`); its variant and switches are in `TcpConfig::cubic`.
-    Cubic,
-    /// H-TCP (Linux `tcp_htcp.c`, FreeBSD `cc_htcp.c`); settings in `TcpConfig::htcp`.
-    Htcp,
-    /// BBR v1 as in Linux (`tcp_bbr.c`).
-    Bbr,
-    /// DCTCP (RFC 8257, Linux `tcp_dctcp.c`): needs `ecn` = `l4s`.
-    Dctcp,
-    /// TCP Prague's RTT-independent DCTCP (Linux `tcp_prague.c`): needs `ecn` = `l4s`.
-    Prague,
-}
-
-impl CcKind {
-    pub const ALL: [CcKind; 6] = [
-        CcKind::Newreno,
-        CcKind::Cubic,
-        CcKind::Htcp,
-        CcKind::Bbr,
-        CcKind::Dctcp,
-        CcKind::Prague,
-    ];
-
-    /// A scalable congestion control (RFC 9331 §4.3): it needs L4S ECN.
-    pub fn scalable(self) -> bool {
-        matches!(self, CcKind::Dctcp | CcKind::Prague)
-    }
-
-    /// The name JSON, TOML and Python use (serde's and strum's spelling).
-    pub fn name(self) -> &'static str {
-        self.into()
-    }
 }
 
 /// The parts of window growth that differ between stacks rather than algorithms; every
@@ -276,113 +212,24 @@ impl AnyCc {
     }
 }
 
+/// Every hook reaches every algorithm (DCTCP's ECN hooks included): see
+/// `collateral_queue::forward_to_variants`.
+#[deny(clippy::missing_trait_methods)]
 impl CongestionControl for AnyCc {
-    #[inline]
-    fn on_ack(&mut self, w: &mut Window, ack: &Ack) {
-        match self {
-            AnyCc::NewReno(c) => c.on_ack(w, ack),
-            AnyCc::Cubic(c) => c.on_ack(w, ack),
-            AnyCc::Htcp(c) => c.on_ack(w, ack),
-            AnyCc::Bbr(c) => c.on_ack(w, ack),
-            AnyCc::Dctcp(c) => c.on_ack(w, ack),
-        }
-    }
-    #[inline]
-    fn pkts_acked(&mut self, ack: &Ack) {
-        match self {
-            AnyCc::NewReno(c) => c.pkts_acked(ack),
-            AnyCc::Cubic(c) => c.pkts_acked(ack),
-            AnyCc::Htcp(c) => c.pkts_acked(ack),
-            AnyCc::Bbr(c) => c.pkts_acked(ack),
-            AnyCc::Dctcp(c) => c.pkts_acked(ack),
-        }
-    }
-    #[inline]
-    fn ssthresh(&mut self, now: Nanos, w: &Window, flight: u32) -> u32 {
-        match self {
-            AnyCc::NewReno(c) => c.ssthresh(now, w, flight),
-            AnyCc::Cubic(c) => c.ssthresh(now, w, flight),
-            AnyCc::Htcp(c) => c.ssthresh(now, w, flight),
-            AnyCc::Bbr(c) => c.ssthresh(now, w, flight),
-            AnyCc::Dctcp(c) => c.ssthresh(now, w, flight),
-        }
-    }
-    #[inline]
-    fn paced_by_window(&self) -> bool {
-        matches!(self, AnyCc::Dctcp(c) if c.paced_by_window())
-    }
-    #[inline]
-    fn on_ecn(&mut self, e: &EcnAck) {
-        if let AnyCc::Dctcp(c) = self {
-            c.on_ecn(e)
-        }
-    }
-    #[inline]
-    fn ecn_ssthresh(&mut self, now: Nanos, w: &Window, flight: u32) -> u32 {
-        match self {
-            AnyCc::Dctcp(c) => c.ecn_ssthresh(now, w, flight),
-            c => c.ssthresh(now, w, flight),
-        }
-    }
-    #[inline]
-    fn set_state(&mut self, now: Nanos, state: CaState) {
-        match self {
-            AnyCc::NewReno(c) => c.set_state(now, state),
-            AnyCc::Cubic(c) => c.set_state(now, state),
-            AnyCc::Htcp(c) => c.set_state(now, state),
-            AnyCc::Bbr(c) => c.set_state(now, state),
-            AnyCc::Dctcp(c) => c.set_state(now, state),
-        }
-    }
-    #[inline]
-    fn min_cwnd(&self, w: &Window) -> u32 {
-        match self {
-            AnyCc::NewReno(c) => c.min_cwnd(w),
-            AnyCc::Cubic(c) => c.min_cwnd(w),
-            AnyCc::Htcp(c) => c.min_cwnd(w),
-            AnyCc::Bbr(c) => c.min_cwnd(w),
-            AnyCc::Dctcp(c) => c.min_cwnd(w),
-        }
-    }
-    #[inline]
-    fn has_cong_control(&self) -> bool {
-        match self {
-            AnyCc::NewReno(c) => c.has_cong_control(),
-            AnyCc::Cubic(c) => c.has_cong_control(),
-            AnyCc::Htcp(c) => c.has_cong_control(),
-            AnyCc::Bbr(c) => c.has_cong_control(),
-            AnyCc::Dctcp(c) => c.has_cong_control(),
-        }
-    }
-    #[inline]
-    fn cong_control(&mut self, w: &mut Window, rs: &RateSample) {
-        match self {
-            AnyCc::NewReno(c) => c.cong_control(w, rs),
-            AnyCc::Cubic(c) => c.cong_control(w, rs),
-            AnyCc::Htcp(c) => c.cong_control(w, rs),
-            AnyCc::Bbr(c) => c.cong_control(w, rs),
-            AnyCc::Dctcp(c) => c.cong_control(w, rs),
-        }
-    }
-    #[inline]
-    fn pacing_rate(&self) -> Option<u64> {
-        match self {
-            AnyCc::NewReno(c) => c.pacing_rate(),
-            AnyCc::Cubic(c) => c.pacing_rate(),
-            AnyCc::Htcp(c) => c.pacing_rate(),
-            AnyCc::Bbr(c) => c.pacing_rate(),
-            AnyCc::Dctcp(c) => c.pacing_rate(),
-        }
-    }
-    #[inline]
-    fn app_limited(&self) -> bool {
-        match self {
-            AnyCc::NewReno(c) => c.app_limited(),
-            AnyCc::Cubic(c) => c.app_limited(),
-            AnyCc::Htcp(c) => c.app_limited(),
-            AnyCc::Bbr(c) => c.app_limited(),
-            AnyCc::Dctcp(c) => c.app_limited(),
-        }
+    collateral_queue::forward_to_variants! {
+        AnyCc { NewReno, Cubic, Htcp, Bbr, Dctcp }
+        &mut fn on_ack(w: &mut Window, ack: &Ack);
+        &mut fn pkts_acked(ack: &Ack);
+        &mut fn ssthresh(now: Nanos, w: &Window, flight: u32) -> u32;
+        &mut fn on_ecn(e: &EcnAck);
+        &mut fn ecn_ssthresh(now: Nanos, w: &Window, flight: u32) -> u32;
+        &mut fn set_state(now: Nanos, state: CaState);
+        &mut fn cong_control(w: &mut Window, rs: &RateSample);
+        &fn min_cwnd(w: &Window) -> u32;
+        &fn has_cong_control() -> bool;
+        &fn pacing_rate() -> Option<u64>;
+        &fn paced_by_window() -> bool;
+        &fn app_limited() -> bool;
     }
 }
 
@@ -406,6 +253,41 @@ mod tests {
             ca_per_segment: abc,
             ss_inclusive: false,
             halve_cwnd: false,
+        }
+    }
+
+    /// The ECN hooks reach every algorithm; those without ECN-specific behaviour keep the
+    /// trait's defaults, which are what the enum gave them before it forwarded every
+    /// hook: no-op `on_ecn`, a loss's `ssthresh` for ECN, no window-based pacing.
+    #[test]
+    fn every_algorithm_gets_every_hook_with_the_defaults_where_it_has_none() {
+        use rand::SeedableRng;
+        for kind in CcKind::ALL {
+            let cfg = TcpConfig {
+                cc: kind,
+                ..TcpConfig::default()
+            };
+            let w = Window {
+                cwnd: 40,
+                ssthresh: 1000,
+            };
+            let mut a = AnyCc::new(&cfg, Pcg64Mcg::seed_from_u64(1));
+            let mut b = a.clone();
+            a.on_ecn(&EcnAck {
+                acked: 1,
+                ece: true,
+                ack: 10,
+                snd_nxt: 50,
+            });
+            let ecn = a.ecn_ssthresh(0, &w, 40);
+            let loss = b.ssthresh(0, &w, 40);
+            match kind {
+                CcKind::Dctcp | CcKind::Prague => {
+                    assert!(ecn >= loss, "{kind:?}: DCTCP reduces by alpha/2 at most")
+                }
+                _ => assert_eq!(ecn, loss, "{kind:?}"),
+            }
+            assert_eq!(a.paced_by_window(), kind == CcKind::Prague, "{kind:?}");
         }
     }
 

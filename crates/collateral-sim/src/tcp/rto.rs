@@ -4,22 +4,8 @@
 //! (when it is armed, what expiry does) is the sender's.
 
 use collateral_queue::Nanos;
-use serde::{Deserialize, Serialize};
 
-/// The retransmission-timeout formula.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RtoEstimator {
-    /// RFC 6298 §2: RTO = max(rto_min, SRTT + max(G, 4·RTTVAR)). With a 200 ms minimum
-    /// instead of the RFC's 1 s, a queue of one BDP makes this fire spuriously after
-    /// every fast retransmit: the retransmission waits a full queue more than SRTT.
-    Rfc6298,
-    /// Linux: the variance term never drops below `rto_min` (`tcp_rtt_estimator` keeps
-    /// `rttvar >= tcp_rto_min`), so RTO = SRTT + max(4·RTTVAR, rto_min) ≥ SRTT + 200 ms.
-    /// Linux's 1/32 gain for samples below SRTT − mdev and its per-RTT decay of
-    /// `mdev_max` are not modelled.
-    Linux,
-}
+pub use collateral_model::tcp::RtoEstimator;
 
 /// Smoothed RTT and its variation (RFC 6298 §2).
 #[derive(Debug, Clone, Copy, Default)]

@@ -185,8 +185,9 @@ impl Scoreboard {
         capacity.div_ceil(64).next_power_of_two().max(2)
     }
 
-    /// The memory of a scoreboard for `capacity` outstanding segments (for the trial's
-    /// memory estimate, `crate::limits`).
+    /// The memory of a scoreboard for `capacity` outstanding segments. The trial's
+    /// memory estimate (`collateral_model::limits::scoreboard_bytes`) repeats this
+    /// figure without the type; a test keeps the two equal.
     pub fn bytes_for(capacity: usize) -> u64 {
         let words = Self::words_for(capacity) as u64;
         words * (std::mem::size_of::<Word>() as u64 + 64 * 8)
@@ -513,6 +514,17 @@ impl Scoreboard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_models_memory_estimate_is_the_scoreboards() {
+        for n in [0, 1, 63, 64, 65, 1000, 10_000, 741_534, 1 << 20] {
+            assert_eq!(
+                Scoreboard::bytes_for(n),
+                collateral_model::limits::scoreboard_bytes(n),
+                "{n}"
+            );
+        }
+    }
 
     #[test]
     fn option_length_is_padded_to_four_bytes() {

@@ -23,12 +23,16 @@
 //! loss marking, `NextSeg()` and the timeout differ; the RTO estimator, the
 //! congestion-control hooks and the recovery hooks are shared.
 
+mod ecn;
+mod pacing;
 mod sack_path;
 
-use collateral_queue::{tcp_flags, Ecn, Nanos, Packet, PacketKind};
+use pacing::pace_gap;
+
+use collateral_queue::{Nanos, Packet, PacketKind};
 use rand_pcg::Pcg64Mcg;
 
-use super::cc::{Ack, AnyCc, CaState, CongestionControl, EcnAck, Window};
+use super::cc::{Ack, AnyCc, CaState, CongestionControl, Window};
 use super::rate::RateSampler;
 use super::recovery::{AckInfo, Recovery, DUPTHRESH};
 use super::rto::{self, RttEstimator};
@@ -38,16 +42,6 @@ use super::{Congestion, SenderStats, TcpConfig, TcpEcn};
 /// RFC 5681 §3.2 (and Linux's `tcp_reordering` default): fast retransmit on the third
 /// duplicate ACK.
 const DUPACK_THRESHOLD: u32 = DUPTHRESH;
-
-const SEC: Nanos = 1_000_000_000;
-
-/// Time a `len`-byte packet takes at `bps`, rounded up so the rate is never exceeded.
-#[inline(never)]
-fn pace_gap(len: u32, bps: u64) -> Nanos {
-    (len as u128 * 8 * SEC as u128)
-        .div_ceil(bps.max(1) as u128)
-        .min(Nanos::MAX as u128) as Nanos
-}
 
 #[derive(Debug, Clone)]
 pub struct Sender {
@@ -303,92 +297,6 @@ impl Sender {
             let p = out.last_mut().expect("just pushed");
             self.ecn_stamp(p, retransmit);
         }
-    }
-
-    /// The ECN codepoint and CWR flag of a data segment. Classic ECN sends
-    /// retransmissions Not-ECT (RFC 3168 §6.1.5); L4S keeps ECT(1) on them (RFC 8311
-    /// §4.3 lifts that rule for experiments; Linux with AccECN does the same).
-    #[cold]
-    fn ecn_stamp(&mut self, p: &mut Packet, retransmit: bool) {
-        let e = match (self.cfg.ecn, retransmit) {
-            (TcpEcn::L4s, _) => Ecn::Ect1,
-            (_, false) => Ecn::Ect0,
-            (_, true) => Ecn::NotEct,
-        };
-        p.set_ecn(e);
-        if self.send_cwr && !retransmit {
-            p.flags |= tcp_flags::CWR;
-            self.send_cwr = false;
-            self.cwr_high = self.cwr_high.max(p.seq + 1);
-        }
-    }
-
-    /// Linux's pacing rate for algorithms that ask for pacing without setting a rate
-    /// (`tcp_update_pacing_rate`): `mss · max(cwnd, in flight) / srtt`, times 200 % while
-    /// cwnd < ssthresh/2 (slow start) and 120 % after (`tcp_pacing_ss_ratio`,
-    /// `tcp_pacing_ca_ratio`). The rate counts payload and paces whole IP packets, as
-    /// Linux's does. No RTT sample yet: no pacing.
-    fn window_pacing_rate(&self) -> Option<u64> {
-        let srtt = self.rtt.srtt.filter(|&s| s > 0)?;
-        let ratio = if self.w.cwnd < self.w.ssthresh / 2 {
-            200
-        } else {
-            120
-        };
-        let segs = self.w.cwnd.max(self.in_flight()) as u128;
-        let bps = self.cfg.mss as u128 * 8 * segs * ratio * 1_000_000_000 / (100 * srtt as u128);
-        Some(bps.clamp(1, u64::MAX as u128) as u64)
-    }
-
-    /// In the window after an ECN reduction (Linux's CWR state): no growth, no second
-    /// reduction.
-    #[inline]
-    fn in_cwr(&self) -> bool {
-        self.snd_una < self.cwr_high
-    }
-
-    /// An ACK's ECN feedback, before [`on_ack`](Self::on_ack) processes it: the
-    /// algorithm's estimate (DCTCP's α), then, on ECN-Echo, one window reduction per
-    /// window of data (RFC 3168 §6.1.2) unless loss recovery has already reduced it.
-    /// Algorithms that own the window (BBR v1) ignore ECN, as Linux's does.
-    #[inline]
-    pub fn on_ecn_echo(&mut self, now: Nanos, ack: u64, flags: u8) {
-        if self.cfg.ecn == TcpEcn::Off || self.owns_window() {
-            return;
-        }
-        let ece = flags & tcp_flags::ECE != 0;
-        let acked = ack.saturating_sub(self.snd_una).min(u32::MAX as u64) as u32;
-        self.cc.on_ecn(&EcnAck {
-            acked,
-            ece,
-            ack,
-            snd_nxt: self.snd_nxt,
-        });
-        if !ece || ack < self.cwr_high || matches!(self.state, CaState::Recovery | CaState::Loss) {
-            return;
-        }
-        let flight = self.flight();
-        self.w.ssthresh = self.cc.ecn_ssthresh(now, &self.w, flight);
-        self.w.cwnd = self.w.cwnd.min(self.w.ssthresh).max(1);
-        // The CWR segment will be new data, at snd_nxt or later (moved on when sent).
-        self.cwr_high = self.snd_nxt.max(ack) + 1;
-        self.send_cwr = true;
-        self.stats.ecn_reductions += 1;
-    }
-
-    /// Pacing holds the next segment until `pace_next`; then the sender asks to be woken.
-    #[inline]
-    fn pace_blocked<const X: bool>(&mut self, now: Nanos) -> bool {
-        if X && self.pacing_bps.is_some() && now < self.pace_next {
-            self.pace_deadline = Some(self.pace_next);
-            return true;
-        }
-        false
-    }
-
-    /// The pacing wake-up: send what has become due.
-    pub fn on_pace(&mut self, now: Nanos, out: &mut Vec<Packet>) {
-        self.send_allowed(now, out);
     }
 
     #[inline]
@@ -851,16 +759,16 @@ impl Sender {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tcp::{CcKind, RecoveryStyle, RtoEstimator, TcpEcn};
+    use crate::tcp::{CcKind, RecoveryStyle, RtoEstimator};
 
-    const MS: Nanos = 1_000_000;
+    pub(super) const MS: Nanos = 1_000_000;
 
-    fn rng() -> Pcg64Mcg {
+    pub(super) fn rng() -> Pcg64Mcg {
         use rand::SeedableRng;
         Pcg64Mcg::seed_from_u64(1)
     }
 
-    fn sender(initial_cwnd: u32) -> Sender {
+    pub(super) fn sender(initial_cwnd: u32) -> Sender {
         let cfg = TcpConfig {
             initial_cwnd,
             rto_estimator: RtoEstimator::Rfc6298,
@@ -869,141 +777,11 @@ mod tests {
         Sender::new(0, &cfg, rng())
     }
 
-    fn seqs(out: &mut Vec<Packet>) -> Vec<u64> {
+    pub(super) fn seqs(out: &mut Vec<Packet>) -> Vec<u64> {
         out.drain(..).map(|p| p.seq).collect()
     }
 
-    fn ecn_sender(ecn: TcpEcn, cc: CcKind, initial_cwnd: u32) -> Sender {
-        let cfg = TcpConfig {
-            initial_cwnd,
-            ecn,
-            cc,
-            ..TcpConfig::default()
-        };
-        Sender::new(0, &cfg, rng())
-    }
-
-    #[test]
-    fn classic_ecn_halves_once_per_window_and_sets_cwr_on_new_data() {
-        let mut s = ecn_sender(TcpEcn::Classic, CcKind::Newreno, 20);
-        let mut out = Vec::new();
-        s.start(0, &mut out);
-        // Twenty segments 0..20, ECT(0), no CWR.
-        assert_eq!(out.len(), 20);
-        assert!(out
-            .iter()
-            .all(|p| p.ecn() == Ecn::Ect0 && p.flags & tcp_flags::CWR == 0));
-        out.clear();
-        // The ACK of segment 0 carries ECE: ssthresh = max(FlightSize/2, 2) = 10 (RFC
-        // 5681 eq. 4 for the rfc stack; flight is 20 before the ACK is applied), cwnd =
-        // 10; CWR goes on the next new segment. 19 in flight > cwnd: nothing is sent.
-        s.on_ecn_echo(MS, 1, tcp_flags::ECE);
-        s.on_ack(MS, 1, 0, &mut out);
-        assert_eq!(
-            (s.w.cwnd, s.w.ssthresh, s.stats.ecn_reductions),
-            (10, 10, 1)
-        );
-        assert!(out.is_empty());
-        // More ECE within the window (segments up to snd_nxt = 20): no second cut, and
-        // no growth while in CWR.
-        for ack in 2..=11u64 {
-            s.on_ecn_echo(MS * ack, ack, tcp_flags::ECE);
-            s.on_ack(MS * ack, ack, 0, &mut out);
-        }
-        assert_eq!((s.w.cwnd, s.stats.ecn_reductions), (10, 1));
-        // The first new segment (20) carries CWR; the later ones do not.
-        let first_new = out.iter().find(|p| p.seq == 20).unwrap();
-        assert_ne!(first_new.flags & tcp_flags::CWR, 0);
-        assert!(out
-            .iter()
-            .filter(|p| p.seq > 20)
-            .all(|p| p.flags & tcp_flags::CWR == 0));
-        out.clear();
-        // Segments up to 20 acknowledged: the ACK of the old window's last segment
-        // still echoes the marks already answered (the receiver has not seen CWR).
-        s.on_ecn_echo(MS * 40, 20, tcp_flags::ECE);
-        s.on_ack(MS * 40, 20, 0, &mut out);
-        assert_eq!((s.w.cwnd, s.stats.ecn_reductions), (10, 1));
-        // The ACK that covers the CWR segment (20) with ECE is a new mark: cut again,
-        // flight = 30 − 20 = 10 (the ACK is not applied yet) → ssthresh 5.
-        out.clear();
-        s.on_ecn_echo(MS * 41, 21, tcp_flags::ECE);
-        s.on_ack(MS * 41, 21, 0, &mut out);
-        assert_eq!((s.w.cwnd, s.stats.ecn_reductions), (5, 2));
-    }
-
-    #[test]
-    fn retransmissions_are_not_ect_in_classic_ecn_and_ect1_in_l4s() {
-        for (ecn, cc, want) in [
-            (TcpEcn::Classic, CcKind::Newreno, Ecn::NotEct),
-            (TcpEcn::L4s, CcKind::Dctcp, Ecn::Ect1),
-        ] {
-            let mut s = ecn_sender(ecn, cc, 4);
-            let mut out = Vec::new();
-            s.start(0, &mut out);
-            out.clear();
-            s.on_timeout(MS * 1000, &mut out);
-            let p = out.iter().find(|p| p.seq == 0).unwrap();
-            assert_eq!(p.ecn(), want, "{ecn:?}");
-        }
-        // ECN off: nothing marked.
-        let mut s = ecn_sender(TcpEcn::Off, CcKind::Newreno, 4);
-        let mut out = Vec::new();
-        s.start(0, &mut out);
-        assert!(out.iter().all(|p| p.tos == 0 && p.flags == 0));
-    }
-
-    #[test]
-    fn a_flow_with_pacing_paces_at_linux_window_rate() {
-        let cfg = TcpConfig {
-            initial_cwnd: 10,
-            pacing: true,
-            ..TcpConfig::default()
-        };
-        let mut s = Sender::new(0, &cfg, rng());
-        let mut out = Vec::new();
-        // No RTT sample yet: no pacing, the initial window goes at once.
-        s.start(0, &mut out);
-        assert_eq!(out.len(), 10);
-        out.clear();
-        // The ACK of segment 0 sent at 0, arriving at 100 ms: srtt = 100 ms; slow start
-        // (per ACK) makes cwnd 11, 9 in flight. Rate = mss·8·max(11, 9)·200 % / 0.1 s =
-        // 1448·8·11·2/0.1 = 2 548 480 bit/s (cwnd < ssthresh/2: the slow-start ratio).
-        s.on_ack(100 * MS, 1, 0, &mut out);
-        assert_eq!(s.pacing_rate(), Some(2_548_480));
-        // One segment leaves now, the next is held for 1500 B at that rate.
-        assert_eq!(out.len(), 1);
-        assert_eq!(s.pace_deadline, Some(100 * MS + pace_gap(1500, 2_548_480)));
-        // Without the switch the same ACK releases two segments at once.
-        let mut u = Sender::new(
-            0,
-            &TcpConfig {
-                pacing: false,
-                ..cfg
-            },
-            rng(),
-        );
-        u.start(0, &mut out);
-        out.clear();
-        u.on_ack(100 * MS, 1, 0, &mut out);
-        assert_eq!((out.len(), u.pace_deadline), (2, None));
-    }
-
-    #[test]
-    fn dctcp_cuts_by_alpha_over_two() {
-        let mut s = ecn_sender(TcpEcn::L4s, CcKind::Dctcp, 40);
-        let mut out = Vec::new();
-        s.start(0, &mut out);
-        out.clear();
-        // α starts at 1 (RFC 8257 §3.3): the first ECE cuts cwnd 40 → 40·(1 − 1/2) = 20.
-        // (The ACK closes the initial empty window first; α stays 1.)
-        s.on_ecn_echo(MS, 1, tcp_flags::ECE);
-        assert_eq!((s.w.cwnd, s.w.ssthresh), (20, 20));
-        let AnyCc::Dctcp(d) = &s.cc else { panic!() };
-        assert_eq!(d.alpha, 1.0);
-    }
-
-    fn bbr_sender(initial_cwnd: u32) -> Sender {
+    pub(super) fn bbr_sender(initial_cwnd: u32) -> Sender {
         let cfg = TcpConfig {
             cc: CcKind::Bbr,
             initial_cwnd,
@@ -1013,38 +791,10 @@ mod tests {
     }
 
     /// Runs the sender's pacing wake-ups that fall due up to `t`.
-    fn pace_until(s: &mut Sender, t: Nanos, out: &mut Vec<Packet>) {
+    pub(super) fn pace_until(s: &mut Sender, t: Nanos, out: &mut Vec<Packet>) {
         while let Some(d) = s.pace_deadline.filter(|&d| d <= t) {
             s.on_pace(d, out);
         }
-    }
-
-    #[test]
-    fn a_paced_sender_spaces_departures_by_length_over_rate() {
-        let mut s = bbr_sender(10);
-        // BBR's first rate: 10 segments per 1 ms (no RTT yet) = 10,000/s, × 1448 B
-        // × 739/256 × 0.99 = 41,381,690 B/s = 331,053,520 bit/s.
-        assert_eq!(s.pacing_rate(), Some(331_053_520));
-        // A 1500-byte packet takes 12,000 bit / 331,053,520 bit/s = 36,247.8 ns → 36,248.
-        let gap = 36_248;
-        let mut out = Vec::new();
-        s.start(0, &mut out);
-        assert_eq!(out.len(), 1, "only the first leaves at once");
-        assert_eq!(s.pace_deadline, Some(gap));
-        pace_until(&mut s, MS, &mut out);
-        let sent: Vec<(Nanos, u64)> = out.iter().map(|p| (p.sent, p.seq)).collect();
-        let want: Vec<(Nanos, u64)> = (0..10).map(|k| (k * gap, k)).collect();
-        assert_eq!(sent, want);
-        assert_eq!(
-            s.pace_deadline, None,
-            "the window, not pacing, holds the 11th"
-        );
-        // An unpaced (NewReno) sender sends its whole window at once.
-        let mut r = sender(10);
-        out.clear();
-        r.start(0, &mut out);
-        assert!(out.len() == 10 && out.iter().all(|p| p.sent == 0));
-        assert_eq!((r.pacing_rate(), r.pace_deadline), (None, None));
     }
 
     #[test]

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::cubic::CubicConfig;
 use super::htcp::HtcpConfig;
 use super::{CcKind, RecoveryStyle, RtoEstimator, SlowStart, TcpConfig};
+use crate::error::{ConfigError, PathPart};
 
 const MS: u64 = 1_000_000;
 
@@ -157,12 +158,23 @@ impl Profile {
 /// profile's fields are the defaults; every other key overrides one of them (inside the
 /// `cubic` and `htcp` objects, key by key), and an unknown key is an error naming it.
 pub fn config_from_json(v: &serde_json::Value) -> Result<TcpConfig, String> {
-    let obj = v.as_object().ok_or("a TCP flow must be an object")?;
+    parse_config(v).map_err(|e| e.to_string())
+}
+
+/// [`config_from_json`] with the error's key path (within the flow) as data.
+pub fn parse_config(v: &serde_json::Value) -> Result<TcpConfig, ConfigError> {
+    let err = |detail: String| ConfigError::new(Vec::new(), detail);
+    let obj = v
+        .as_object()
+        .ok_or_else(|| err("a TCP flow must be an object".into()))?;
     let profile = match obj.get("profile") {
         None => Profile::Rfc,
         Some(p) => serde_json::from_value(p.clone()).map_err(|_| {
             let names: Vec<_> = Profile::ALL.iter().map(|p| p.name()).collect();
-            format!("profile: unknown {p}; expected one of {}", names.join(", "))
+            ConfigError::new(
+                vec![PathPart::Key("profile".into())],
+                format!("unknown {p}; expected one of {}", names.join(", ")),
+            )
         })?,
     };
     let mut merged = serde_json::to_value(profile.config()).expect("serialisable");
@@ -172,7 +184,7 @@ pub fn config_from_json(v: &serde_json::Value) -> Result<TcpConfig, String> {
             continue;
         }
         match (m.get_mut(k), val) {
-            (None, _) => return Err(format!("unknown field `{k}`")),
+            (None, _) => return Err(err(format!("unknown field `{k}`"))),
             // Naming another variant/flavour starts from that one's defaults instead.
             (Some(slot), serde_json::Value::Object(over))
                 if over.contains_key("variant") || over.contains_key("flavor") =>
@@ -182,7 +194,7 @@ pub fn config_from_json(v: &serde_json::Value) -> Result<TcpConfig, String> {
             (Some(serde_json::Value::Object(base)), serde_json::Value::Object(over)) => {
                 for (ik, iv) in over {
                     if !base.contains_key(ik) {
-                        return Err(format!("unknown field `{k}.{ik}`"));
+                        return Err(err(format!("unknown field `{k}.{ik}`")));
                     }
                     base.insert(ik.clone(), iv.clone());
                 }
@@ -190,7 +202,13 @@ pub fn config_from_json(v: &serde_json::Value) -> Result<TcpConfig, String> {
             (Some(slot), _) => *slot = val.clone(),
         }
     }
-    serde_json::from_value(merged).map_err(|e| e.to_string())
+    crate::error::from_value(merged)
+}
+
+/// One TCP flow's settings from a profile name and overrides (`deserialize_with`).
+pub(crate) fn tcp_flow<'de, D: serde::Deserializer<'de>>(d: D) -> Result<TcpConfig, D::Error> {
+    let v = serde_json::Value::deserialize(d)?;
+    parse_config(&v).map_err(|e| serde::de::Error::custom(e.nested()))
 }
 
 #[cfg(test)]
@@ -206,7 +224,7 @@ mod tests {
         assert_eq!(c.recovery, RecoveryStyle::Newreno);
         let c = config_from_json(&json!({"profile": "linux-2.6.25", "direction": "up"})).unwrap();
         assert_eq!(c.recovery, RecoveryStyle::RateHalving);
-        assert_eq!(c.direction, crate::scenario::Direction::Up);
+        assert_eq!(c.direction, crate::units::Direction::Up);
         let c = config_from_json(&json!({})).unwrap();
         assert_eq!(c.recovery, TcpConfig::default().recovery);
     }

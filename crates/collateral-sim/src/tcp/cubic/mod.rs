@@ -13,13 +13,19 @@
 //! `K`, the target and `cnt` are the kernel's for the same jiffies. The cube root is the
 //! kernel's table lookup plus one Newton–Raphson step, not an exact root.
 //!
+//! HyStart, the modern slow-start exit, is in [`hystart`].
+//!
 //! Not modelled: undo (`undo_cwnd`), the modern idle restart (`CA_EVENT_TX_START` shifts
 //! the epoch; a bulk sender is never idle) and `snd_cwnd_clamp`.
 
 use collateral_queue::Nanos;
-use serde::{Deserialize, Serialize};
+
+pub use collateral_model::tcp::cubic::{CubicConfig, CubicVariant};
 
 use super::cc::{slow_start, Ack, CaState, CongestionControl, Growth, SlowStart, Window};
+use hystart::{HyStart, HYSTART_LOW_WINDOW};
+
+mod hystart;
 
 /// Ticks per second of the studies' kernels (`CONFIG_HZ=1000`).
 const HZ: u32 = 1000;
@@ -31,142 +37,12 @@ const BICTCP_HZ: u32 = 10;
 const ACK_RATIO_SHIFT: u32 = 4;
 /// v2.1's cap on growth: at most 16 segments per 100 ms of RTT (`max_increment`).
 const MAX_INCREMENT: u32 = 16;
-/// HyStart runs only from this window on (`hystart_low_window`).
-const HYSTART_LOW_WINDOW: u32 = 16;
-/// ACKs this close (µs) belong to one train (`hystart_ack_delta_us`).
-const HYSTART_ACK_DELTA_US: i32 = 2000;
-/// RTT samples per round before the delay test (`HYSTART_MIN_SAMPLES`).
-const HYSTART_MIN_SAMPLES: u32 = 8;
-/// Bounds of the delay-increase threshold, µs (`HYSTART_DELAY_MIN/MAX`).
-const HYSTART_DELAY_MIN_US: u32 = 4000;
-const HYSTART_DELAY_MAX_US: u32 = 16000;
-/// `hystart_ack_delay()`: min(1 ms, 4·GSO-max / pacing rate). TCP always computes a
-/// pacing rate, and with a 64 KB GSO limit the second term is below 1 ms only above
-/// ~2 Gbit/s, so on the links simulated here it is the 1 ms cap.
-const HYSTART_ACK_DELAY_US: u32 = 1000;
-
 fn jiffies(now: Nanos) -> u32 {
     (now / (1_000_000_000 / HZ as u64)) as u32
 }
 
 fn usecs(now: Nanos) -> u32 {
     (now / 1000) as u32
-}
-
-/// Which kernel's CUBIC.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::VariantNames)]
-pub enum CubicVariant {
-    /// v2.1 (through Linux 2.6.25): `max_increment`, `cnt = 50` before the first loss,
-    /// the delayed-ACK ratio, counting ACKs; no HyStart.
-    #[serde(rename = "linux_2_6_25")]
-    #[strum(serialize = "linux_2_6_25")]
-    Linux2625,
-    /// Current Linux (v2.3+, RFC 9438 behaviour): counts acked segments, `cnt ≤ 20`
-    /// before the first loss, `cnt ≥ 2`, at most one curve update per jiffy, HyStart.
-    #[serde(rename = "modern")]
-    #[strum(serialize = "modern")]
-    Modern,
-}
-
-/// CUBIC's module parameters. When deserialized, fields left out take the defaults of
-/// the given `variant` (modern if none), so `{"variant": "linux_2_6_25"}` is v2.1 with
-/// β = 819 and no HyStart.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "CubicConfigSpec")]
-pub struct CubicConfig {
-    pub variant: CubicVariant,
-    /// Multiplicative decrease in 1/1024: 819 (≈0.8) in v2.1, 717 (≈0.7) from 2.6.26.
-    /// Clamped to 1..=1023 (the kernel divides by 1024 − β).
-    pub beta: u32,
-    pub fast_convergence: bool,
-    /// Reno-friendly estimate (RFC 9438 §4.3).
-    pub tcp_friendliness: bool,
-    /// Hybrid slow start (delay-increase and ACK-train exits); only the modern variant
-    /// has it and this flag is ignored for v2.1.
-    pub hystart: bool,
-    /// C in 1/1024 (divided by 10 for the built-in 100 ms RTT): 41 gives C ≈ 0.4.
-    pub bic_scale: u32,
-}
-
-impl CubicConfig {
-    /// CUBIC v2.1 as in Linux 2.6.25 (module defaults).
-    pub fn linux_2_6_25() -> Self {
-        CubicConfig {
-            variant: CubicVariant::Linux2625,
-            beta: 819,
-            fast_convergence: true,
-            tcp_friendliness: true,
-            hystart: false,
-            bic_scale: 41,
-        }
-    }
-
-    /// Current Linux CUBIC (module defaults: β = 717, HyStart on).
-    pub fn modern() -> Self {
-        CubicConfig {
-            variant: CubicVariant::Modern,
-            beta: 717,
-            fast_convergence: true,
-            tcp_friendliness: true,
-            hystart: true,
-            bic_scale: 41,
-        }
-    }
-}
-
-impl Default for CubicConfig {
-    fn default() -> Self {
-        Self::modern()
-    }
-}
-
-/// `CubicConfig` as written in a scenario: every field optional.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct CubicConfigSpec {
-    variant: Option<CubicVariant>,
-    beta: Option<u32>,
-    fast_convergence: Option<bool>,
-    tcp_friendliness: Option<bool>,
-    hystart: Option<bool>,
-    bic_scale: Option<u32>,
-}
-
-impl From<CubicConfigSpec> for CubicConfig {
-    fn from(s: CubicConfigSpec) -> Self {
-        let d = match s.variant.unwrap_or(CubicVariant::Modern) {
-            CubicVariant::Linux2625 => CubicConfig::linux_2_6_25(),
-            CubicVariant::Modern => CubicConfig::modern(),
-        };
-        CubicConfig {
-            variant: d.variant,
-            beta: s.beta.unwrap_or(d.beta),
-            fast_convergence: s.fast_convergence.unwrap_or(d.fast_convergence),
-            tcp_friendliness: s.tcp_friendliness.unwrap_or(d.tcp_friendliness),
-            hystart: s.hystart.unwrap_or(d.hystart),
-            bic_scale: s.bic_scale.unwrap_or(d.bic_scale),
-        }
-    }
-}
-
-/// HyStart's per-round state (current `struct bictcp` tail). Rounds are counted in
-/// segments because our ACKs carry no sequence numbers: a round ends once more has been
-/// acked than was outstanding when it began (the kernel's `after(snd_una, end_seq)`).
-#[derive(Debug, Clone, Default)]
-struct HyStart {
-    found: bool,
-    /// `found` set `ssthresh = cwnd`; `pkts_acked` has no window, so `on_ack` applies it.
-    exit_pending: bool,
-    round_start: u32,
-    last_ack: u32,
-    curr_rtt: u32,
-    sample_cnt: u32,
-    /// Segments outstanding when the round began (`end_seq − snd_una` then).
-    round_flight: u32,
-    /// Segments acked since the round began.
-    round_acked: u32,
-    /// Segments outstanding after the latest ACK or congestion event.
-    flight_now: u32,
 }
 
 /// CUBIC (Linux `struct bictcp` plus the `snd_cwnd_cnt` it drives).
@@ -267,16 +143,6 @@ impl Cubic {
         self.tcp_cwnd = 0;
         self.hy.found = false;
         self.hy.exit_pending = false;
-    }
-
-    /// `bictcp_hystart_reset`: a new round starts now.
-    fn hystart_reset(&mut self, now_us: u32) {
-        self.hy.round_start = now_us;
-        self.hy.last_ack = now_us;
-        self.hy.round_flight = self.hy.flight_now;
-        self.hy.round_acked = 0;
-        self.hy.curr_rtt = u32::MAX;
-        self.hy.sample_cnt = 0;
     }
 
     /// `bictcp_update`: recompute `cnt`, the ACKs (v2.1) or segments (modern) per one
@@ -413,35 +279,6 @@ impl Cubic {
             self.cwnd_cnt = 0;
         } else {
             self.cwnd_cnt += 1;
-        }
-    }
-
-    /// `hystart_update` (current Linux): leave slow start when the ACKs of one round
-    /// have arrived as a train longer than half the min RTT (the pipe is full), or when
-    /// the round's minimum RTT has risen above delay_min + clamp(delay_min/8, 4, 16 ms)
-    /// (a queue is building). Assumes no pacing (the train threshold is halved).
-    fn hystart_update(&mut self, delay: u32, ack: &Ack) {
-        let now_us = usecs(ack.now);
-        if self.hy.round_acked > self.hy.round_flight {
-            self.hystart_reset(now_us);
-        }
-        if now_us.wrapping_sub(self.hy.last_ack) as i32 <= HYSTART_ACK_DELTA_US {
-            self.hy.last_ack = now_us;
-            let threshold = self.delay_min.wrapping_add(HYSTART_ACK_DELAY_US) >> 1;
-            if now_us.wrapping_sub(self.hy.round_start) > threshold {
-                self.hy.found = true;
-                self.hy.exit_pending = true;
-            }
-        }
-        self.hy.curr_rtt = self.hy.curr_rtt.min(delay);
-        if self.hy.sample_cnt < HYSTART_MIN_SAMPLES {
-            self.hy.sample_cnt += 1;
-        } else {
-            let thresh = (self.delay_min >> 3).clamp(HYSTART_DELAY_MIN_US, HYSTART_DELAY_MAX_US);
-            if self.hy.curr_rtt > self.delay_min.wrapping_add(thresh) {
-                self.hy.found = true;
-                self.hy.exit_pending = true;
-            }
         }
     }
 }
@@ -600,9 +437,9 @@ mod tests {
     use crate::tcp::cc_op_harness::{any_growth, drive, op};
     use proptest::prelude::*;
 
-    const MS: Nanos = 1_000_000;
+    pub(super) const MS: Nanos = 1_000_000;
 
-    fn growth() -> Growth {
+    pub(super) fn growth() -> Growth {
         Growth {
             slow_start: SlowStart::PerAck,
             ca_per_segment: false,
@@ -611,7 +448,7 @@ mod tests {
         }
     }
 
-    fn ack(now: Nanos, acked: u32, rtt: Option<Nanos>) -> Ack {
+    pub(super) fn ack(now: Nanos, acked: u32, rtt: Option<Nanos>) -> Ack {
         Ack {
             now,
             acked,
@@ -968,93 +805,6 @@ mod tests {
         assert_eq!(c.delay_min, 328);
         c.pkts_acked(&ack(6000 * MS, 2, Some(30 * MS)));
         assert_eq!(c.delay_min, 240);
-    }
-
-    /// Slow-start window for HyStart tests: cwnd 20, far from ssthresh.
-    fn hystart_cubic() -> (Cubic, Window) {
-        let mut c = Cubic::new(CubicConfig::modern(), growth());
-        let w = Window {
-            cwnd: 20,
-            ssthresh: 10_000,
-        };
-        c.seen = w;
-        (c, w)
-    }
-
-    #[test]
-    fn hystart_leaves_slow_start_when_the_delay_rises() {
-        let (mut c, mut w) = hystart_cubic();
-        // ACKs 5 ms apart (no train). Round 1: 40 ms RTTs → delay_min = 40000 µs; the
-        // first ACK starts a round with 100 − 1 = 99 segments outstanding.
-        let mut t = 1000 * MS;
-        for _ in 0..20 {
-            c.pkts_acked(&ack(t, 1, Some(40 * MS)));
-            t += 5 * MS;
-        }
-        assert!(!c.hy.found);
-        // Threshold: delay_min + clamp(40000/8 = 5000, 4000, 16000) = 45000 µs, tested
-        // against the round's minimum from its 9th sample on; 45 ms never exceeds it.
-        for _ in 0..80 {
-            c.pkts_acked(&ack(t, 1, Some(45 * MS)));
-            t += 5 * MS;
-        }
-        assert!(!c.hy.found);
-        // ACKs 2..=100 acked the 99 outstanding at the round start; ACK 101 (> 99)
-        // starts round 2, whose 9th sample (all 46 ms > 45000) exits.
-        assert_eq!((c.hy.round_acked, c.hy.round_flight), (99, 99));
-        for i in 1..=9 {
-            c.pkts_acked(&ack(t, 1, Some(46 * MS)));
-            t += 5 * MS;
-            assert_eq!(c.hy.found, i == 9, "sample {i}");
-        }
-        // The exit sets ssthresh = cwnd before this ACK's growth: congestion avoidance.
-        c.on_ack(&mut w, &ack(t, 1, None));
-        assert_eq!(w.ssthresh, 20);
-        assert!(c.epoch_start.is_some());
-    }
-
-    #[test]
-    fn hystart_leaves_slow_start_on_a_long_ack_train() {
-        let (mut c, mut w) = hystart_cubic();
-        // ACKs 1 ms apart, 40 ms RTT: threshold = (40000 + 1000) >> 1 = 20500 µs after
-        // the round start (the first ACK). The ACK at +21 ms is past it.
-        let t0 = 1000 * MS;
-        for k in 0..=20u64 {
-            c.pkts_acked(&ack(t0 + k * MS, 1, Some(40 * MS)));
-            assert!(!c.hy.found, "ack {k}");
-        }
-        c.pkts_acked(&ack(t0 + 21 * MS, 1, Some(40 * MS)));
-        assert!(c.hy.found);
-        c.on_ack(&mut w, &ack(t0 + 21 * MS, 1, None));
-        assert_eq!(w.ssthresh, 20);
-        // Spaced ACKs (3 ms) never form a train.
-        let (mut c, _) = hystart_cubic();
-        for k in 0..30u64 {
-            c.pkts_acked(&ack(t0 + 3 * k * MS, 1, Some(40 * MS)));
-        }
-        assert!(!c.hy.found);
-        // Below 16 segments, or with HyStart off, nothing happens.
-        let (mut c, _) = hystart_cubic();
-        c.seen.cwnd = 15;
-        for k in 0..=30u64 {
-            c.pkts_acked(&ack(t0 + k * MS, 1, Some(40 * MS)));
-        }
-        assert!(!c.hy.found);
-        let mut c = Cubic::new(
-            CubicConfig {
-                hystart: false,
-                ..CubicConfig::modern()
-            },
-            growth(),
-        );
-        c.seen = Window {
-            cwnd: 20,
-            ssthresh: 10_000,
-        };
-        for k in 0..=30u64 {
-            c.pkts_acked(&ack(t0 + k * MS, 1, Some(40 * MS)));
-        }
-        assert!(!c.hy.found);
     }
 
     #[test]

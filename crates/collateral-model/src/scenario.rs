@@ -2,50 +2,17 @@
 //! crosses from Python once, as JSON, and is validated here too so the Rust API is safe
 //! on its own.
 
-use collateral_queue::{AnyQueue, DisciplineConfig, DropTail, Framing, FullRule, Nanos};
+use std::mem::size_of;
+
+use collateral_queue::{AnyQueue, DisciplineConfig, DropTail, Ecn, Framing, FullRule, Nanos};
 use serde::{Deserialize, Serialize};
 
+use crate::error::{ConfigError, PathPart};
+use crate::metrics::ClassCount;
 use crate::tcp::TcpConfig;
 use crate::traffic::CbrConfig;
+pub use crate::units::Direction;
 use crate::web::WebConfig;
-
-/// Which way a flow's data goes across the dumbbell.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    Serialize,
-    Deserialize,
-    strum::VariantNames,
-    strum::IntoStaticStr,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum Direction {
-    /// From the left hosts (A, B: the Internet side) to the right (C, D: the home).
-    #[default]
-    Down,
-    Up,
-}
-
-impl Direction {
-    pub fn index(self) -> usize {
-        self as usize
-    }
-    pub fn reverse(self) -> Direction {
-        match self {
-            Direction::Down => Direction::Up,
-            Direction::Up => Direction::Down,
-        }
-    }
-    /// The name JSON, TOML and Python use (serde's and strum's spelling).
-    pub fn name(self) -> &'static str {
-        self.into()
-    }
-}
 
 /// A named access link: the bottleneck rates a scenario's `link` stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,15 +110,46 @@ impl<'de> Deserialize<'de> for Queue {
     /// Dispatches on `kind` so errors speak of the form the user meant, not of both.
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = serde_json::Value::deserialize(d)?;
-        if v.get("kind").is_some() {
-            serde_json::from_value(v)
-                .map(Queue::Aqm)
-                .map_err(serde::de::Error::custom)
+        let q = if v.get("kind").is_some() {
+            aqm_from_value(v).map(Queue::Aqm)
         } else {
-            serde_json::from_value(v)
-                .map(Queue::DropTail)
-                .map_err(serde::de::Error::custom)
-        }
+            crate::error::from_value(v).map(Queue::DropTail)
+        };
+        // The inner error's path (`flows`) goes on below the queue's own.
+        q.map_err(|e| serde::de::Error::custom(e.nested()))
+    }
+}
+
+/// Parses an AQM/scheduler description (`{"kind": "red", ...}`), an error naming the
+/// key path within it (`flows`).
+pub fn parse_aqm(json: &str) -> Result<DisciplineConfig, ConfigError> {
+    aqm_from_value(crate::error::from_json(json)?)
+}
+
+/// [`DisciplineConfig`] from a value through the named kind's own configuration type:
+/// serde reads an internally tagged enum from a buffer that path tracking cannot see
+/// into, so going through the enum would lose the key (`flows`) of an error. The
+/// result is the enum's (the tag is all it reads besides the variant's fields); an
+/// unknown or missing `kind` is left to the enum, for serde's own message.
+fn aqm_from_value(v: serde_json::Value) -> Result<DisciplineConfig, ConfigError> {
+    use crate::error::from_value;
+    use DisciplineConfig as D;
+    let kind = v.get("kind").and_then(|k| k.as_str()).map(str::to_owned);
+    let mut fields = v.clone();
+    if let Some(o) = fields.as_object_mut() {
+        o.remove("kind");
+    }
+    match kind.as_deref() {
+        Some("red") => from_value(fields).map(D::Red),
+        Some("fred") => from_value(fields).map(D::Fred),
+        Some("cbt") => from_value(fields).map(D::Cbt),
+        Some("cbq") => from_value(fields).map(D::Cbq),
+        Some("codel") => from_value(fields).map(D::Codel),
+        Some("fq_codel") => from_value(fields).map(D::FqCodel),
+        Some("pie") => from_value(fields).map(D::Pie),
+        Some("dualpi2") => from_value(fields).map(D::DualPi2),
+        Some("cake") => from_value(fields).map(D::Cake),
+        _ => from_value(v),
     }
 }
 
@@ -266,19 +264,13 @@ fn default_bin() -> Nanos {
     1_000_000_000
 }
 
-/// One TCP flow's settings from a profile name and overrides.
-pub(crate) fn tcp_flow<'de, D: serde::Deserializer<'de>>(d: D) -> Result<TcpConfig, D::Error> {
-    let v = serde_json::Value::deserialize(d)?;
-    crate::tcp::profile::config_from_json(&v).map_err(serde::de::Error::custom)
-}
-
 fn tcp_flows<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<TcpConfig>, D::Error> {
     let raw: Vec<serde_json::Value> = Deserialize::deserialize(d)?;
     raw.iter()
         .enumerate()
         .map(|(i, v)| {
-            crate::tcp::profile::config_from_json(v)
-                .map_err(|e| serde::de::Error::custom(format!("tcp[{i}]: {e}")))
+            crate::tcp::profile::parse_config(v)
+                .map_err(|e| serde::de::Error::custom(e.within(&[PathPart::Index(i)]).nested()))
         })
         .collect()
 }
@@ -419,9 +411,22 @@ impl Scenario {
         }
     }
 
+    /// Parses and validates a scenario; the error's text is `path: detail`
+    /// (`scenario: detail` when no key is at fault, a JSON syntax error for one).
     pub fn from_json(s: &str) -> Result<Scenario, String> {
-        let sc: Scenario = serde_json::from_str(s).map_err(|e| format!("scenario: {e}"))?;
-        sc.validate()?;
+        Self::parse(s).map_err(|e| e.to_string())
+    }
+
+    /// [`from_json`](Self::from_json) with the error's key path as data.
+    pub fn parse(s: &str) -> Result<Scenario, ConfigError> {
+        let sc: Scenario = crate::error::from_json(s).map_err(|e| {
+            if e.path.is_empty() {
+                ConfigError::new(Vec::new(), format!("scenario: {}", e.detail))
+            } else {
+                e
+            }
+        })?;
+        sc.validate().map_err(|e| ConfigError::parse(&e))?;
         Ok(sc)
     }
 
@@ -492,7 +497,7 @@ impl Scenario {
         if flows >= u32::MAX as usize {
             return Err("too many flows (users × parallel connections)".into());
         }
-        crate::limits::check(self)
+        check_limits(self)
     }
 
     pub fn link(&self, d: Direction) -> &LinkConfig {
@@ -501,6 +506,138 @@ impl Scenario {
             Direction::Up => &self.up,
         }
     }
+}
+
+/// Checks every bound of [`crate::limits`]; the first one broken is the error.
+fn check_limits(sc: &Scenario) -> Result<(), String> {
+    use crate::limits::*;
+    time("duration_ns", sc.duration_ns)?;
+    time("rtt_ns", sc.rtt_ns)?;
+    if sc.rtt_ns == 0 {
+        // No path has zero propagation delay; the Python side refuses it too, so both
+        // entry points answer alike.
+        return Err("rtt_ns: must be positive".into());
+    }
+    time("bin_ns", sc.bin_ns)?;
+    rate("access_rate_bps", sc.access_rate_bps)?;
+    for (name, l) in [("down", &sc.down), ("up", &sc.up)] {
+        rate(&format!("{name}.rate_bps"), l.rate_bps)?;
+        if let Queue::DropTail(q) = &l.queue {
+            if q.limit > MAX_QUEUE_LIMIT {
+                return Err(format!(
+                    "{name}.queue.limit: {} is above the limit of {MAX_QUEUE_LIMIT}",
+                    q.limit
+                ));
+            }
+        }
+        if !l.loss_rate.is_finite() {
+            return Err(format!("{name}.loss_rate: must be a number in [0, 1)"));
+        }
+    }
+    if sc.tcp.len() > MAX_TCP_FLOWS {
+        return Err(format!(
+            "tcp: {} flows is above the limit of {MAX_TCP_FLOWS}",
+            sc.tcp.len()
+        ));
+    }
+    if sc.cbr.len() > MAX_CBR_FLOWS {
+        return Err(format!(
+            "cbr: {} flows is above the limit of {MAX_CBR_FLOWS}",
+            sc.cbr.len()
+        ));
+    }
+    let slots: usize = sc.web.iter().map(|w| w.slots()).sum();
+    if slots > MAX_WEB_SLOTS {
+        return Err(format!(
+            "web: {slots} users × parallel connections is above the limit of {MAX_WEB_SLOTS}"
+        ));
+    }
+    for (i, t) in sc.tcp.iter().enumerate() {
+        tcp(&format!("tcp[{i}]"), t)?;
+    }
+    for (i, w) in sc.web.iter().enumerate() {
+        time(&format!("web[{i}].start_ns"), w.start_ns)?;
+        if let Some(s) = w.stop_ns {
+            time(&format!("web[{i}].stop_ns"), s)?;
+        }
+        tcp(&format!("web[{i}].tcp"), &w.tcp)?;
+    }
+    for (i, c) in sc.cbr.iter().enumerate() {
+        let k = |f: &str| format!("cbr[{i}].{f}");
+        size(&k("packet_bytes"), c.packet_bytes as u64, 1)?;
+        time(&k("interval_ns"), c.interval_ns)?;
+        time(&k("jitter_ns"), c.jitter_ns)?;
+        if c.tag > 63 {
+            return Err(format!("{}: {} is not a DSCP (0..=63)", k("tag"), c.tag));
+        }
+        if c.ecn == Ecn::Ce {
+            return Err(format!(
+                "{}: a source sends not_ect, ect0 or ect1, not ce",
+                k("ecn")
+            ));
+        }
+        if let Some(s) = c.start_ns {
+            time(&k("start_ns"), s)?;
+        }
+        if let Some(b) = c.budget_ns {
+            time(&k("budget_ns"), b)?;
+        }
+        if let Some(s) = c.stop_ns {
+            time(&k("stop_ns"), s)?;
+        }
+    }
+    for (i, p) in sc.phases.iter().enumerate() {
+        time(&format!("phases[{i}].start_ns"), p.start_ns)?;
+    }
+    check_memory(sc)
+}
+
+/// The memory the scenario fixes in advance, against [`crate::limits::MEMORY_BUDGET`]; an error names
+/// the largest part.
+fn check_memory(sc: &Scenario) -> Result<(), String> {
+    use crate::limits::*;
+    let bins = if sc.trace.classes {
+        (sc.duration_ns / sc.bin_ns.max(1) + 1) * 2 * 3 * size_of::<ClassCount>() as u64
+    } else {
+        0
+    };
+    let mut parts: Vec<(String, u64, String)> = vec![(
+        "bin_ns".into(),
+        bins,
+        format!(
+            "{} bins of per-class counters",
+            sc.duration_ns / sc.bin_ns.max(1) + 1
+        ),
+    )];
+    for (i, c) in sc.cbr.iter().enumerate() {
+        if c.app.is_none() {
+            let n = sc.duration_ns / c.interval_ns.max(1);
+            parts.push((
+                format!("cbr[{i}].interval_ns"),
+                n.saturating_mul(CBR_RECORD_BYTES),
+                format!("{n} packets' records"),
+            ));
+        }
+    }
+    let tcp: u64 = sc
+        .tcp
+        .iter()
+        .map(|t| FLOW_BYTES + scoreboard_bytes(t.rwnd_segments as usize))
+        .sum();
+    parts.push(("tcp".into(), tcp, format!("{} flows", sc.tcp.len())));
+    let web: u64 = sc.web.iter().map(|w| w.slots() as u64 * FLOW_BYTES).sum();
+    parts.push(("web".into(), web, "connection slots".into()));
+    let total = parts.iter().fold(0u64, |a, p| a.saturating_add(p.1));
+    if total > MEMORY_BUDGET {
+        let (key, bytes, what) = parts.iter().max_by_key(|p| p.1).expect("parts");
+        return Err(format!(
+            "{key}: the trial would hold {what} ({}, {} in all), above the limit of {} per trial",
+            gib(*bytes),
+            gib(total),
+            gib(MEMORY_BUDGET)
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -533,5 +670,93 @@ mod tests {
         assert!(matches!(&sc.down.queue, Queue::DropTail(q) if q.limit == 7));
         assert!(matches!(&sc.up.queue, Queue::DropTail(q) if q.limit == 60_000));
         assert_eq!((sc.down.loss_rate, sc.up.loss_rate), (0.01, 0.01));
+    }
+
+    /// A serde error names its key path in the form of the semantic checks, nested
+    /// parses (a queue by `kind`, a TCP flow's profile and overrides) included.
+    #[test]
+    fn errors_name_their_key_path() {
+        let base = serde_json::json!({
+            "seed": 1, "duration_ns": 60_000_000_000u64,
+            "down": {"rate_bps": 1_500_000, "queue": {"rule": "ps", "limit": 20}},
+            "up": {"rate_bps": 256_000, "queue": {"rule": "ps", "limit": 20}},
+            "tcp": [{}, {"profile": "linux-6"}], "cbr": [{}], "web": [{"users": 2}]
+        });
+        let err = |f: &dyn Fn(&mut serde_json::Value)| {
+            let mut v = base.clone();
+            f(&mut v);
+            Scenario::parse(&v.to_string()).unwrap_err()
+        };
+        Scenario::parse(&base.to_string()).unwrap();
+        type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+        let cases: Vec<(Edit, &str)> = vec![
+            (
+                Box::new(|v| {
+                    v["down"]["queue"] = serde_json::json!({"kind": "fq_codel", "flows": -1})
+                }),
+                "down.queue.flows: invalid value: integer `-1`, expected u32",
+            ),
+            (
+                Box::new(|v| v["cbr"][0]["interval_ns"] = "x".into()),
+                "cbr[0].interval_ns: invalid type: string \"x\", expected u64",
+            ),
+            (
+                Box::new(|v| v["tcp"][1]["cubic"] = serde_json::json!({"beta": "x"})),
+                "tcp[1].cubic.beta: invalid type: string \"x\", expected u32",
+            ),
+            (
+                Box::new(|v| v["web"][0]["tcp"] = serde_json::json!({"mss": -1})),
+                "web[0].tcp.mss: invalid value: integer `-1`, expected u32",
+            ),
+            (
+                Box::new(|v| v["up"]["queue"]["limit"] = 0.into()),
+                "up.queue: limit: must be positive",
+            ),
+            (
+                Box::new(|v| v["cbr"][0]["interval_ns"] = 0.into()),
+                "cbr[0]: packet_bytes and interval_ns must be positive",
+            ),
+        ];
+        for (f, want) in &cases {
+            let e = err(f.as_ref());
+            assert_eq!(e.to_string(), *want);
+            assert_eq!(format!("{}: {}", e.path_text(), e.detail), *want);
+        }
+        let e = err(&|v| v["tcp"][1]["profile"] = "bsd".into());
+        assert_eq!(e.path_text(), "tcp[1].profile");
+        // No key at fault: the whole document, as before.
+        let e = Scenario::parse("{not json").unwrap_err();
+        assert!(e.path.is_empty());
+        assert!(
+            e.detail
+                .starts_with("scenario: key must be a string at line 1"),
+            "{e}"
+        );
+        let e = Scenario::parse(r#"{"seed": 1}"#).unwrap_err();
+        assert!(
+            e.path.is_empty() && e.detail.starts_with("scenario: missing field"),
+            "{e}"
+        );
+    }
+
+    /// Going through each kind's own type reads exactly what the tagged enum reads.
+    #[test]
+    fn aqms_parse_by_kind_as_the_enum_does() {
+        for k in DisciplineConfig::KINDS {
+            let json = format!(r#"{{"kind": "{}"}}"#, k.kind);
+            let via_enum = serde_json::from_str::<DisciplineConfig>(&json);
+            match (via_enum, parse_aqm(&json)) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{}", k.kind),
+                (Err(a), Err(b)) => assert!(a.to_string().contains(&b.detail), "{a} / {b}"),
+                (a, b) => panic!("{}: {a:?} / {b:?}", k.kind),
+            }
+        }
+        let e = parse_aqm(r#"{"kind": "fq_codel", "flows": -1}"#).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "flows: invalid value: integer `-1`, expected u32"
+        );
+        let e = parse_aqm(r#"{"kind": "fifo"}"#).unwrap_err();
+        assert!(e.detail.starts_with("unknown variant `fifo`"), "{e}");
     }
 }

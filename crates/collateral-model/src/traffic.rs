@@ -9,9 +9,8 @@ use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
 use crate::dist::Dist;
-use crate::measure::RealtimeRecords;
 use crate::rng;
-use crate::scenario::{Direction, Scenario};
+use crate::units::Direction;
 
 /// IP + UDP headers added to an application payload.
 pub const UDP_HEADERS: u32 = 28;
@@ -150,12 +149,27 @@ impl Default for CbrConfig {
     }
 }
 
-/// Marks in [`RealtimeRecords::arrived`](crate::measure::RealtimeRecords) for packets that did not arrive: still in the network
+/// Marks in [`RealtimeRecords::arrived`] for packets that did not arrive: still in the network
 /// when the trial ended, dropped by a bottleneck queue, lost on the wire (or, in the
 /// testbed, anywhere but the router's queue).
 pub const IN_FLIGHT: Nanos = Nanos::MAX;
 pub const DROPPED: Nanos = Nanos::MAX - 1;
 pub const LOST_ON_WIRE: Nanos = Nanos::MAX - 2;
+
+/// What a real-time flow's sink knows of its packets, indexed by sequence number: the
+/// simulator's CBR flow keeps these as it runs, the testbed's collection reads them
+/// from the endpoints' and router's logs.
+#[derive(Debug, Clone, Default)]
+pub struct RealtimeRecords {
+    /// When each packet was sent (trial time).
+    pub sent: Vec<Nanos>,
+    /// When it arrived, or [`IN_FLIGHT`], [`DROPPED`] (by a bottleneck queue) or
+    /// [`LOST_ON_WIRE`] (anywhere else). An arrival after the end of the run counts as
+    /// in flight, as it would in the simulator.
+    pub arrived: Vec<Nanos>,
+    /// Each packet's IP length; empty when all are the flow's `packet_bytes`.
+    pub lens: Vec<u32>,
+}
 
 /// The sending side of a CBR or application flow: when each packet leaves and how big
 /// it is. The simulator and the testbed's sender (`collateral-emu cbr-send`) both run
@@ -190,12 +204,10 @@ impl CbrSource {
         }
     }
 
-    /// The source of the scenario's CBR flow `j`, on its own stream of the trial's seed.
-    pub fn of_scenario(sc: &Scenario, j: usize) -> Self {
-        CbrSource::new(
-            &sc.cbr[j],
-            rng::stream(sc.seed, rng::CBR_STREAMS + j as u64),
-        )
+    /// The source of a trial's CBR flow `j` (`cfg` = the scenario's `cbr[j]`), on its own
+    /// stream of the trial's `seed`: the simulator and the testbed draw the same schedule.
+    pub fn of_flow(cfg: &CbrConfig, seed: u64, j: usize) -> Self {
+        CbrSource::new(cfg, rng::stream(seed, rng::CBR_STREAMS + j as u64))
     }
 
     /// Whether the source sends a packet at `t` in a run that ends at `end`.

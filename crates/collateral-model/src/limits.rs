@@ -8,17 +8,17 @@
 //! advance (trace rows, queued packets, pending events) is watched while the trial runs
 //! ([`Usage`]) and ends it with an error, never an abort.
 //!
+//! The walk over a scenario that applies these is `Scenario::validate`'s (this module
+//! knows bounds, not scenarios, so the scenario can use it without a cycle).
+//!
 //! Errors start with the scenario's JSON key path (`cbr[0].interval_ns: …`), so the
 //! Python side can name its own option for it.
 
 use std::mem::size_of;
 
-use collateral_queue::{Ecn, Nanos, Packet};
+use collateral_queue::{Nanos, Packet};
 
-use crate::metrics::ClassCount;
-use crate::scenario::{Queue, Scenario};
-use crate::tcp::sack_scoreboard::Scoreboard;
-use crate::tcp::TcpConfig;
+use crate::tcp::{TcpConfig, TcpEcn};
 
 /// Seconds in nanoseconds.
 const S: Nanos = 1_000_000_000;
@@ -49,11 +49,20 @@ pub const MEMORY_BUDGET: u64 = 4 << 30;
 pub const USAGE_CHECK_EVERY: u64 = 1 << 16;
 
 /// Bytes of one real-time packet's record (send time, fate, size).
-const CBR_RECORD_BYTES: u64 = 8 + 8 + 4;
-/// Per-flow state beside the scoreboard: sender, receiver, congestion control.
-const FLOW_BYTES: u64 = 4096;
+pub const CBR_RECORD_BYTES: u64 = 8 + 8 + 4;
+/// The memory of a sender's SACK scoreboard for `capacity` outstanding segments: words
+/// of 64 segments, each three bitmaps plus 64 retransmission marks, in a power of two of
+/// at least two words (`collateral_sim::tcp::sack_scoreboard`, whose tests check that
+/// this is its own figure).
+pub fn scoreboard_bytes(capacity: usize) -> u64 {
+    let words = capacity.div_ceil(64).next_power_of_two().max(2) as u64;
+    words * (3 * 8 + 64 * 8)
+}
 
-fn time(key: &str, v: Nanos) -> Result<(), String> {
+/// Per-flow state beside the scoreboard: sender, receiver, congestion control.
+pub const FLOW_BYTES: u64 = 4096;
+
+pub fn time(key: &str, v: Nanos) -> Result<(), String> {
     if v > MAX_TIME_NS {
         return Err(format!(
             "{key}: {} s is above the limit of {} s",
@@ -64,7 +73,7 @@ fn time(key: &str, v: Nanos) -> Result<(), String> {
     Ok(())
 }
 
-fn rate(key: &str, v: u64) -> Result<(), String> {
+pub fn rate(key: &str, v: u64) -> Result<(), String> {
     if v == 0 || v > MAX_RATE_BPS {
         return Err(format!(
             "{key}: {v} bit/s is outside 1 bit/s … {} bit/s",
@@ -74,7 +83,7 @@ fn rate(key: &str, v: u64) -> Result<(), String> {
     Ok(())
 }
 
-fn size(key: &str, v: u64, min: u64) -> Result<(), String> {
+pub fn size(key: &str, v: u64, min: u64) -> Result<(), String> {
     if v < min || v > MAX_PACKET_BYTES {
         return Err(format!(
             "{key}: {v} bytes is outside {min} … {MAX_PACKET_BYTES} (an IP packet)"
@@ -83,95 +92,12 @@ fn size(key: &str, v: u64, min: u64) -> Result<(), String> {
     Ok(())
 }
 
-fn gib(b: u64) -> String {
+pub fn gib(b: u64) -> String {
     format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
 }
 
-/// Checks every bound above; the first one broken is the error.
-pub fn check(sc: &Scenario) -> Result<(), String> {
-    time("duration_ns", sc.duration_ns)?;
-    time("rtt_ns", sc.rtt_ns)?;
-    if sc.rtt_ns == 0 {
-        // No path has zero propagation delay; the Python side refuses it too, so both
-        // entry points answer alike.
-        return Err("rtt_ns: must be positive".into());
-    }
-    time("bin_ns", sc.bin_ns)?;
-    rate("access_rate_bps", sc.access_rate_bps)?;
-    for (name, l) in [("down", &sc.down), ("up", &sc.up)] {
-        rate(&format!("{name}.rate_bps"), l.rate_bps)?;
-        if let Queue::DropTail(q) = &l.queue {
-            if q.limit > MAX_QUEUE_LIMIT {
-                return Err(format!(
-                    "{name}.queue.limit: {} is above the limit of {MAX_QUEUE_LIMIT}",
-                    q.limit
-                ));
-            }
-        }
-        if !l.loss_rate.is_finite() {
-            return Err(format!("{name}.loss_rate: must be a number in [0, 1)"));
-        }
-    }
-    if sc.tcp.len() > MAX_TCP_FLOWS {
-        return Err(format!(
-            "tcp: {} flows is above the limit of {MAX_TCP_FLOWS}",
-            sc.tcp.len()
-        ));
-    }
-    if sc.cbr.len() > MAX_CBR_FLOWS {
-        return Err(format!(
-            "cbr: {} flows is above the limit of {MAX_CBR_FLOWS}",
-            sc.cbr.len()
-        ));
-    }
-    let slots: usize = sc.web.iter().map(|w| w.slots()).sum();
-    if slots > MAX_WEB_SLOTS {
-        return Err(format!(
-            "web: {slots} users × parallel connections is above the limit of {MAX_WEB_SLOTS}"
-        ));
-    }
-    for (i, t) in sc.tcp.iter().enumerate() {
-        tcp(&format!("tcp[{i}]"), t)?;
-    }
-    for (i, w) in sc.web.iter().enumerate() {
-        time(&format!("web[{i}].start_ns"), w.start_ns)?;
-        if let Some(s) = w.stop_ns {
-            time(&format!("web[{i}].stop_ns"), s)?;
-        }
-        tcp(&format!("web[{i}].tcp"), &w.tcp)?;
-    }
-    for (i, c) in sc.cbr.iter().enumerate() {
-        let k = |f: &str| format!("cbr[{i}].{f}");
-        size(&k("packet_bytes"), c.packet_bytes as u64, 1)?;
-        time(&k("interval_ns"), c.interval_ns)?;
-        time(&k("jitter_ns"), c.jitter_ns)?;
-        if c.tag > 63 {
-            return Err(format!("{}: {} is not a DSCP (0..=63)", k("tag"), c.tag));
-        }
-        if c.ecn == Ecn::Ce {
-            return Err(format!(
-                "{}: a source sends not_ect, ect0 or ect1, not ce",
-                k("ecn")
-            ));
-        }
-        if let Some(s) = c.start_ns {
-            time(&k("start_ns"), s)?;
-        }
-        if let Some(b) = c.budget_ns {
-            time(&k("budget_ns"), b)?;
-        }
-        if let Some(s) = c.stop_ns {
-            time(&k("stop_ns"), s)?;
-        }
-    }
-    for (i, p) in sc.phases.iter().enumerate() {
-        time(&format!("phases[{i}].start_ns"), p.start_ns)?;
-    }
-    memory(sc)
-}
-
 /// A TCP flow's times, sizes and window.
-fn tcp(key: &str, t: &TcpConfig) -> Result<(), String> {
+pub fn tcp(key: &str, t: &TcpConfig) -> Result<(), String> {
     let k = |f: &str| format!("{key}.{f}");
     time(&k("start_ns"), t.start_ns)?;
     if let Some(s) = t.stop_ns {
@@ -187,7 +113,7 @@ fn tcp(key: &str, t: &TcpConfig) -> Result<(), String> {
     if t.mss as u64 >= t.data_bytes as u64 {
         return Err(format!("{}: must be below data_bytes", k("mss")));
     }
-    if t.cc.scalable() && t.ecn != crate::tcp::TcpEcn::L4s {
+    if t.cc.scalable() && t.ecn != TcpEcn::L4s {
         return Err(format!(
             "{}: {} is a scalable congestion control and needs ecn = l4s",
             k("cc"),
@@ -208,53 +134,6 @@ fn tcp(key: &str, t: &TcpConfig) -> Result<(), String> {
             "{}: {} is above the limit of {MAX_INITIAL_CWND} segments",
             k("initial_cwnd"),
             t.initial_cwnd
-        ));
-    }
-    Ok(())
-}
-
-/// The memory the scenario fixes in advance, against [`MEMORY_BUDGET`]; an error names
-/// the largest part.
-fn memory(sc: &Scenario) -> Result<(), String> {
-    let bins = if sc.trace.classes {
-        (sc.duration_ns / sc.bin_ns.max(1) + 1) * 2 * 3 * size_of::<ClassCount>() as u64
-    } else {
-        0
-    };
-    let mut parts: Vec<(String, u64, String)> = vec![(
-        "bin_ns".into(),
-        bins,
-        format!(
-            "{} bins of per-class counters",
-            sc.duration_ns / sc.bin_ns.max(1) + 1
-        ),
-    )];
-    for (i, c) in sc.cbr.iter().enumerate() {
-        if c.app.is_none() {
-            let n = sc.duration_ns / c.interval_ns.max(1);
-            parts.push((
-                format!("cbr[{i}].interval_ns"),
-                n.saturating_mul(CBR_RECORD_BYTES),
-                format!("{n} packets' records"),
-            ));
-        }
-    }
-    let tcp: u64 = sc
-        .tcp
-        .iter()
-        .map(|t| FLOW_BYTES + Scoreboard::bytes_for(t.rwnd_segments as usize))
-        .sum();
-    parts.push(("tcp".into(), tcp, format!("{} flows", sc.tcp.len())));
-    let web: u64 = sc.web.iter().map(|w| w.slots() as u64 * FLOW_BYTES).sum();
-    parts.push(("web".into(), web, "connection slots".into()));
-    let total = parts.iter().fold(0u64, |a, p| a.saturating_add(p.1));
-    if total > MEMORY_BUDGET {
-        let (key, bytes, what) = parts.iter().max_by_key(|p| p.1).expect("parts");
-        return Err(format!(
-            "{key}: the trial would hold {what} ({}, {} in all), above the limit of {} per trial",
-            gib(*bytes),
-            gib(total),
-            gib(MEMORY_BUDGET)
         ));
     }
     Ok(())
@@ -311,6 +190,8 @@ impl Usage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::ClassCount;
+    use crate::scenario::Scenario;
 
     /// A one-flow ADSL1 scenario with one CBR flow, edited by `f` as JSON.
     fn check_json(f: impl FnOnce(&mut serde_json::Value)) -> Result<(), String> {

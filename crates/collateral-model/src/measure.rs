@@ -11,8 +11,9 @@ use crate::metrics::{
     Summary, TcpSummary, Traces, TrialResult,
 };
 use crate::quality;
-use crate::scenario::{Direction, Scenario};
-use crate::traffic::{DROPPED, IN_FLIGHT, LOST_ON_WIRE};
+use crate::scenario::Scenario;
+pub use crate::traffic::{RealtimeRecords, DROPPED, IN_FLIGHT, LOST_ON_WIRE};
+use crate::units::Direction;
 
 /// One-way delay of a `len`-byte packet through empty queues in direction `d`: the
 /// sender's access link, the bottleneck's serialisation (framing included), half the
@@ -43,21 +44,6 @@ pub fn ratio(a: f64, b: f64) -> f64 {
 #[inline]
 fn extra_s(s: Nanos, a: Nanos, base: Nanos) -> f64 {
     (a as i64 - s as i64 - base as i64) as f64 / 1e9
-}
-
-/// What a real-time flow's sink knows of its packets, indexed by sequence number: the
-/// simulator's CBR flow keeps these as it runs, the testbed's collection reads them
-/// from the endpoints' and router's logs.
-#[derive(Debug, Clone, Default)]
-pub struct RealtimeRecords {
-    /// When each packet was sent (trial time).
-    pub sent: Vec<Nanos>,
-    /// When it arrived, or [`IN_FLIGHT`], [`DROPPED`] (by a bottleneck queue) or
-    /// [`LOST_ON_WIRE`] (anywhere else). An arrival after the end of the run counts as
-    /// in flight, as it would in the simulator.
-    pub arrived: Vec<Nanos>,
-    /// Each packet's IP length; empty when all are the flow's `packet_bytes`.
-    pub lens: Vec<u32>,
 }
 
 /// The summary of the scenario's CBR flow `j` (flow id `flow`) from its records;

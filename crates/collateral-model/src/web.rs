@@ -25,8 +25,8 @@ use collateral_queue::Nanos;
 use serde::{Deserialize, Serialize};
 
 use crate::dist::Dist;
-use crate::scenario::Direction;
 use crate::tcp::TcpConfig;
+use crate::units::Direction;
 
 /// The random quantities of the HTTP model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -240,7 +240,7 @@ pub struct WebConfig {
     /// The TCP stack of servers and browsers (`{"profile": "freebsd-7", ...}`, as for
     /// bulk flows); `direction`, `start_ns`, `stop_ns` and `size_segments` are set per
     /// connection.
-    #[serde(default, deserialize_with = "crate::scenario::tcp_flow")]
+    #[serde(default, deserialize_with = "crate::tcp::profile::tcp_flow")]
     pub tcp: TcpConfig,
 }
 

@@ -15,10 +15,10 @@ use collateral_queue::{AnyQueue, Discipline, DropTail, Ecn, Framing, Nanos, Pack
 use rand::RngExt;
 use rand_pcg::Pcg64Mcg;
 
-use crate::engine::NEVER;
 use crate::metrics::Meter;
 use crate::rng;
-use crate::scenario::{Direction, Scenario};
+use crate::scenario::Scenario;
+use crate::units::{Direction, NEVER};
 
 /// Serialisation time of `len` bytes at `rate_bps`, rounded up to a whole nanosecond so
 /// the link never exceeds its rate.

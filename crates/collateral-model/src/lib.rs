@@ -1,0 +1,34 @@
+//! What both of collateral's clocks run: the scenario and its limits, the bottleneck
+//! (rate, queue discipline, framing), the traffic sources, and the measurements taken
+//! from what happened. The discrete-event simulator (`collateral-sim`) and the
+//! real-time emulator (`collateral-emu`) each drive these with their own time, so a
+//! trial means the same in both; neither clock's machinery (the event loop, TCP's
+//! behaviour, sockets) is in here, which is why the emulator can depend on this crate
+//! alone.
+//!
+//! TCP appears only as configuration ([`tcp`]): the scenario names a stack and its
+//! switches as data, and the simulator's TCP implements them.
+//!
+//! Time is integer nanoseconds throughout ([`units`]); randomness comes from
+//! per-component streams derived from the scenario's seed ([`rng`]).
+
+pub mod bottleneck;
+pub mod dist;
+pub mod error;
+pub mod limits;
+pub mod measure;
+pub mod metrics;
+pub mod quality;
+pub mod rng;
+pub mod scenario;
+pub mod schema;
+pub mod tcp;
+pub mod traffic;
+pub mod units;
+pub mod web;
+
+pub use collateral_queue as queue;
+pub use error::ConfigError;
+pub use metrics::TrialResult;
+pub use scenario::Scenario;
+pub use units::{Direction, Nanos};
