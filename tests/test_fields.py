@@ -60,7 +60,7 @@ def test_each_parameter_is_where_its_scenario_keys_land():
             assert flat_param((*loc, "deeper")) in (f.name, *[g.name for g in FIELDS]), path
     # A TCP setting build_scenario does not take comes from the profile.
     assert flat_param(("tcp", 0, "initial_cwnd")) == "profile"
-    assert flat_param("cbr[1].interval") == "cbr_interval"
+    assert flat_param(("cbr", 1, "interval")) == "cbr_interval"
     assert flat_param(("nothing", "here")) == "nothing"
 
 

@@ -170,7 +170,7 @@ def test_code_refers_only_to_declared_columns():
 
 def test_the_stub_lists_what_the_module_exports():
     stub = (PKG / "_native.pyi").read_text(encoding="utf-8")
-    stubbed = set(re.findall(r"^def (\w+)\(", stub, re.M))
+    stubbed = set(re.findall(r"^(?:def|class) (\w+)\b", stub, re.M))
     exported = {n for n in dir(_native) if not n.startswith("_") and callable(getattr(_native, n))}
     assert stubbed == exported
 

@@ -84,7 +84,10 @@ def enumerated_fields() -> set[tuple[str, str]]:
 def test_the_core_lists_every_enumeration_once():
     keys = {"rule", "aqm", "recovery", "cubic_variant", "htcp_flavor", "cc", "profile"}
     keys |= {"app", "direction", "trace", "link_presets", "tcp_ecn", "cbr_ecn"}
+    keys |= {"aqm_info", "cc_info"}
     assert set(VOCAB) == keys
+    assert set(VOCAB["aqm_info"]) == set(VOCAB["aqm"])
+    assert set(VOCAB["cc_info"]) == set(VOCAB["cc"])
     for key, names in VOCAB.items():
         assert names and len(set(names)) == len(names), key
     for name, p in VOCAB["link_presets"].items():

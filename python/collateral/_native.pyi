@@ -11,6 +11,14 @@ import numpy.typing as npt
 
 Traces = dict[str, dict[str, npt.NDArray[np.generic]]]
 
+class ConfigError(ValueError):
+    """A configuration the core refuses (scenario, queue, distribution): ``path`` is the
+    JSON key path at fault (``("cbr", 0, "interval_ns")``; ``()`` when no key is),
+    ``detail`` what is wrong; ``str()`` is ``"cbr[0].interval_ns: detail"``."""
+
+    path: tuple[str | int, ...]
+    detail: str
+
 def simulate(scenario_json: str) -> dict[str, Any]:
     """Runs one trial of the scenario and returns ``{"summary": dict, "traces": Traces,
     "wall_s": float}``.
@@ -75,16 +83,19 @@ def vocabulary() -> dict[str, Any]:
     """Every name a scenario accepts, as the core spells it (one vocabulary for CLI, TOML,
     Python and stored data): ``{"rule", "aqm", "recovery", "cubic_variant", "htcp_flavor",
     "cc", "profile", "app", "direction", "trace": list[str], "link_presets": {name:
-    {"down_bps": int, "up_bps": int}}}``, lists in the core's order."""
+    {"down_bps": int, "up_bps": int}}, "aqm_info": {kind: {"display": str, "limit_field":
+    str | None, "limit_unit": "packets" | "bytes" | None}}, "cc_info": {cc: {"kernel":
+    str | None}}}``, lists in the core's order; each discipline and controller declares
+    its own display name, limit and kernel module beside its code."""
 
 def validate_queue(queue_json: str, rate_bps: int) -> None:
     """Checks an AQM/scheduler queue (``{"kind": "red", ...}``) for a link of ``rate_bps``;
-    raises ValueError saying what is wrong."""
+    raises :class:`ConfigError` with the key path relative to the queue."""
 
 def validate_scenario(scenario_json: str) -> None:
     """Checks a scenario without running it: types, ranges and what the trial would hold
-    in memory. Raises ValueError whose text starts with the JSON key path of the first
-    problem (``cbr[0].interval_ns: ...``)."""
+    in memory. Raises :class:`ConfigError` naming the JSON key path of the first problem
+    (``cbr[0].interval_ns: ...``)."""
 
 def limits() -> dict[str, int]:
     """The core's limits: ``max_time_ns``, ``max_rate_bps``, ``max_packet_bytes``,

@@ -92,7 +92,7 @@ def check_emulation(a: argparse.Namespace) -> Scenario:
     try:
         check_testbed(scenario)
     except EmulationError as e:
-        param = flat_param(getattr(e, "path", "") or "")
+        param = flat_param(getattr(e, "path", ()))
         if hasattr(a, param):  # the reason shows the value, as the testbed took it
             fail(f"{option(param)}: {getattr(e, 'reason', e)}")
         fail(f"emulate: {e}")

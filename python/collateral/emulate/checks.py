@@ -48,23 +48,23 @@ def check_testbed(scenario: Scenario) -> None:
         raise TypeError(f"scenario: expected a Scenario, got {type(sc).__name__}")
     if sc.web:
         raise TestbedLimitError(
-            "web",
+            ("web",),
             "web users are not supported in the testbed yet (bulk TCP and CBR only);"
             " simulate them instead",
         )
     if len(sc.tcp) > MAX_TESTBED_TCP_FLOWS:
         raise TestbedLimitError(
-            "tcp",
+            ("tcp",),
             f"{len(sc.tcp)} flows; the testbed runs at most {MAX_TESTBED_TCP_FLOWS}"
             " (a process each, in real time); simulate more",
         )
     if len(sc.cbr) > MAX_TESTBED_CBR_FLOWS:
         raise TestbedLimitError(
-            "cbr", f"{len(sc.cbr)} flows; the testbed runs at most {MAX_TESTBED_CBR_FLOWS}"
+            ("cbr",), f"{len(sc.cbr)} flows; the testbed runs at most {MAX_TESTBED_CBR_FLOWS}"
         )
     if sc.duration > MAX_TESTBED_DURATION_NS:
         raise TestbedLimitError(
-            "duration",
+            ("duration",),
             f"{fmt_duration(sc.duration)}: the testbed runs in real time, at most"
             f" {fmt_duration(MAX_TESTBED_DURATION_NS)} (a day)",
         )
@@ -72,26 +72,26 @@ def check_testbed(scenario: Scenario) -> None:
         rate = getattr(sc, name).rate or 0
         if rate > MAX_TESTBED_RATE_BPS:
             raise TestbedLimitError(
-                f"{name}.rate",
+                (name, "rate"),
                 f"{fmt_rate(rate)}: the testbed's userspace router forwards at most"
                 f" {fmt_rate(MAX_TESTBED_RATE_BPS)}",
             )
     if sc.rtt > MAX_TESTBED_DELAY_NS:
         raise TestbedLimitError(
-            "rtt",
+            ("rtt",),
             f"{fmt_duration(sc.rtt)}: the testbed holds at most"
             f" {fmt_duration(MAX_TESTBED_DELAY_NS)}",
         )
     for i, t in enumerate(sc.tcp):
         if t.cc in SCALABLE_CC:
             raise TestbedLimitError(
-                f"tcp[{i}].cc",
+                ("tcp", i, "cc"),
                 f"{t.cc}: this kernel offers {_kernel_offers()} (no DCTCP or Prague);"
                 " the testbed runs classic ECN only",
             )
         if t.ecn == "l4s":
             raise TestbedLimitError(
-                f"tcp[{i}].ecn",
+                ("tcp", i, "ecn"),
                 "l4s: this kernel has no L4S TCP (no AccECN, DCTCP or Prague);"
                 " the testbed runs classic ECN only",
             )
@@ -101,29 +101,29 @@ def check_testbed(scenario: Scenario) -> None:
         first = next(k for k, u in enumerate(sc.tcp) if u.direction == t.direction)
         if t.ecn != sc.tcp[first].ecn:
             raise TestbedLimitError(
-                f"tcp[{i}].ecn",
+                ("tcp", i, "ecn"),
                 f"{t.ecn}: tcp[{first}], sent from the same host, has {sc.tcp[first].ecn};"
                 " the testbed's kernel sets ECN per host, so the flows of one direction"
                 " must agree",
             )
         if t.start or t.stop is not None:
             raise TestbedLimitError(
-                f"tcp[{i}]", "start and stop times are not supported in the testbed yet"
+                ("tcp", i), "start and stop times are not supported in the testbed yet"
             )
         if t.extra_delay > MAX_TESTBED_DELAY_NS:
             raise TestbedLimitError(
-                f"tcp[{i}].extra_delay",
+                ("tcp", i, "extra_delay"),
                 f"{fmt_duration(t.extra_delay)}: the testbed holds at most"
                 f" {fmt_duration(MAX_TESTBED_DELAY_NS)}",
             )
     for j, c in enumerate(sc.cbr):
         if c.tag > 63:
-            raise TestbedLimitError(f"cbr[{j}].tag", f"{c.tag} is not a DSCP value (0-63)")
+            raise TestbedLimitError(("cbr", j, "tag"), f"{c.tag} is not a DSCP value (0-63)")
         if c.app is not None:
             continue
         if c.interval < MIN_TESTBED_CBR_INTERVAL_NS:
             raise TestbedLimitError(
-                f"cbr[{j}].interval",
+                ("cbr", j, "interval"),
                 f"{fmt_duration(c.interval)}: below what a userspace sender can keep; the"
                 f" testbed takes at least {fmt_duration(MIN_TESTBED_CBR_INTERVAL_NS)}",
             )
@@ -131,7 +131,7 @@ def check_testbed(scenario: Scenario) -> None:
             v = getattr(c, field)
             if v > sc.duration:
                 raise TestbedLimitError(
-                    f"cbr[{j}].{field}",
+                    ("cbr", j, field),
                     f"{fmt_duration(v)} is longer than the run ({fmt_duration(sc.duration)})",
                 )
 

@@ -3,18 +3,21 @@ scenario beyond the testbed's limits (:class:`TestbedLimitError`, naming the fie
 
 from __future__ import annotations
 
+from ..spec.errors import fmt_key_path
+
 
 class EmulationError(RuntimeError):
     """A testbed problem the user can act on (not root, missing tool, unknown CC)."""
 
 
 class TestbedLimitError(EmulationError, ValueError):
-    """A scenario the testbed cannot run: ``path`` is the Scenario field at fault
-    (``tcp``, ``cbr[0].interval``, ``down.rate``), ``reason`` what is wrong."""
+    """A scenario the testbed cannot run: ``path`` is the Scenario key path at fault
+    (``("tcp",)``, ``("cbr", 0, "interval")``, ``("down", "rate")``), ``reason`` what
+    is wrong."""
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
+    def __init__(self, path: tuple[str | int, ...], reason: str) -> None:
+        super().__init__(f"{fmt_key_path(path)}: {reason}")
         self.path = path
         self.reason = reason

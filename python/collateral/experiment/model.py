@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..spec import Scenario, split_path
+from ..spec import Scenario, error_at
 from .errors import MAX_POINTS, MAX_TRIALS, ExperimentError, check_depth, fmt_path, show
 from .grammar import Axis, Grid, parse_grid
 from .identity import canonical_json, digest, hasher, model_version
@@ -254,9 +254,9 @@ def _point_error(
     msg = _validation_message(e, loc)
     value = e.get("input", ...)
     if not loc:  # the core's own check, e.g. "down.queue: max_p must ...", "cbr[0].interval: ..."
-        head_loc, rest = split_path(msg)
+        head_loc, rest = error_at(e)
         if head_loc:
-            loc = head_loc
+            loc = tuple(x for x in head_loc if x not in ("droptail", "aqm"))
             msg, value = rest, ...
             for axis, i in combo:  # a swept parameter of that part that the message names
                 for p in axis.paths:

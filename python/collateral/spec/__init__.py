@@ -18,7 +18,7 @@ applications, web users), ``scenario`` (one trial), ``fields`` (the flat paramet
 from __future__ import annotations
 
 from . import types as _types
-from .errors import SpecError, core_message, core_path_field, flat_param, split_path
+from .errors import PathError, SpecError, error_at, flat_param, fmt_key_path, from_core
 from .fields import FIELDS, Field
 from .flat import aqm_queue, bind, build_scenario, demo_scenario, parse_aqm_shorthand
 from .link import AQM_HUMAN_UNITS, AqmSpec, FramingSpec, LinkSpec, QueueSpec
@@ -88,6 +88,7 @@ __all__ = [
     "FramingSpec",
     "HtcpSpec",
     "LinkSpec",
+    "PathError",
     "PhaseSpec",
     "QueueSpec",
     "Scenario",
@@ -98,12 +99,12 @@ __all__ = [
     "aqm_queue",
     "bind",
     "build_scenario",
-    "core_message",
-    "core_path_field",
     "demo_scenario",
+    "error_at",
     "flat_param",
+    "fmt_key_path",
+    "from_core",
     "parse_aqm_shorthand",
-    "split_path",
 ]
 
 readable_signatures(vars(_types))

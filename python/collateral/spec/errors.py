@@ -1,9 +1,10 @@
-"""Errors of a scenario: :class:`SpecError` naming the flat parameter at fault, and the
-core's JSON key paths in the Scenario's spelling."""
+"""Errors of a scenario: :class:`SpecError` naming the flat parameter at fault, and
+:class:`PathError` carrying a key path as data, the core's (``_native.ConfigError``)
+in the Scenario's spelling; no message is parsed back."""
 
 from __future__ import annotations
 
-import re
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -16,46 +17,56 @@ _CORE_FIELDS = {
     "limit_bytes": "limit",
 }
 
+Path = tuple[str | int, ...]
 
-def core_path_field(path: str) -> str:
+
+def fmt_key_path(path: Path) -> str:
+    """``("cbr", 0, "interval")`` -> ``cbr[0].interval``, as messages show a key."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def scenario_path(core: Path) -> Path:
     """A key path of the core's scenario JSON as the Scenario spells it:
-    ``cbr[0].interval_ns`` -> ``cbr[0].interval``, ``down.rate_bps`` -> ``down.rate``."""
-    out = []
-    for part in path.split("."):
-        name, bracket, index = part.partition("[")
-        name = _CORE_FIELDS.get(name, name)
-        for suffix in ("_ns", "_bps"):
-            if name.endswith(suffix) and name != suffix:
-                name = name.removesuffix(suffix)
-        out.append(name + bracket + index)
-    return ".".join(out)
+    ``("cbr", 0, "interval_ns")`` -> ``("cbr", 0, "interval")``, ``("down", "rate_bps")``
+    -> ``("down", "rate")``."""
+    out: list[str | int] = []
+    for part in core:
+        if isinstance(part, str):
+            part = _CORE_FIELDS.get(part, part)
+            for suffix in ("_ns", "_bps"):
+                if part.endswith(suffix) and part != suffix:
+                    part = part.removesuffix(suffix)
+        out.append(part)
+    return tuple(out)
 
 
-_CORE_PATH = re.compile(r"^([a-z_]+(?:\[\d+\])?(?:\.[a-z_]+(?:\[\d+\])?)*): (.*)$", re.S)
+class PathError(ValueError):
+    """A scenario check's error at a key path of the Scenario (``path``, in its spelling),
+    kept as data so that whoever reports it names the key without reading the text."""
+
+    def __init__(self, path: Path, detail: str) -> None:
+        super().__init__(f"{fmt_key_path(path)}: {detail}" if path else detail)
+        self.path = tuple(path)
+        self.detail = detail
 
 
-def core_message(message: str) -> str:
-    """The core's error with its JSON key path in the Scenario's spelling; a JSON type
-    error (``scenario: invalid type ...``) stays as it is."""
-    m = _CORE_PATH.match(message)
-    if not m or m.group(1) == "scenario":
-        return message
-    return f"{core_path_field(m.group(1))}: {m.group(2)}"
+def from_core(err: ValueError, prefix: Path = ()) -> PathError:
+    """The core's error (``_native.ConfigError``: its JSON key path and the detail) at
+    ``prefix`` + that path in the Scenario's spelling."""
+    path = scenario_path(tuple(getattr(err, "path", ())))
+    return PathError((*prefix, *path), str(getattr(err, "detail", err)))
 
 
-def split_path(message: str) -> tuple[tuple[int | str, ...], str]:
-    """``"cbr[0].interval: too small"`` -> ``(("cbr", 0, "interval"), "too small")``;
-    ``((), message)`` when the message does not start with a key path."""
-    m = _CORE_PATH.match(message)
-    if not m:
-        return (), message
-    loc: list[int | str] = []
-    for part in m.group(1).split("."):
-        name, _, index = part.partition("[")
-        loc.append(name)
-        if index:
-            loc.append(int(index.rstrip("]")))
-    return tuple(loc), m.group(2)
+def error_at(e: Any) -> tuple[Path, str]:
+    """A pydantic error's key path and message: the :class:`PathError` it carries when a
+    whole-scenario check raised one, else its own location."""
+    cause = (e.get("ctx") or {}).get("error")
+    if isinstance(cause, PathError):
+        return cause.path, cause.detail
+    return tuple(e["loc"]), e["msg"].removeprefix("Value error, ")
 
 
 class SpecError(ValueError):
@@ -67,13 +78,16 @@ class SpecError(ValueError):
         self.message = message
 
 
-def flat_param(loc: tuple[int | str, ...] | str) -> str:
-    """The :func:`build_scenario` parameter (the CLI option) behind a Scenario key path,
-    given as a tuple or as text: ``cbr[0].interval`` -> ``cbr_interval``, ``tcp`` ->
-    ``tcp_flows``, ``down.queue.limit`` -> ``queue``: the parameter whose declared key
-    path (:data:`~collateral.spec.fields.FIELDS`) matches longest; else the first key."""
-    if isinstance(loc, str):
-        loc, _ = split_path(f"{loc}: ")
+def flat_param(loc: Path) -> str:
+    """The :func:`build_scenario` parameter (the CLI option) behind a Scenario key path:
+    ``("cbr", 0, "interval")`` -> ``cbr_interval``, ``("tcp",)`` -> ``tcp_flows``,
+    ``("down", "queue", "limit")`` -> ``queue``: the parameter whose declared key path
+    (:data:`~collateral.spec.fields.FIELDS`) matches longest; else the first key."""
+    return _landing(loc)[0]
+
+
+def _landing(loc: Path) -> tuple[str, Path]:
+    """The parameter behind ``loc`` and the keys of ``loc`` below where it lands."""
     loc = tuple(x for x in loc if x not in ("droptail", "aqm"))  # union tags
     best, depth = None, 0
     for f in FIELDS:
@@ -85,15 +99,12 @@ def flat_param(loc: tuple[int | str, ...] | str) -> str:
             ):
                 best, depth = f.name, len(path)
     if best is not None:
-        return best
-    return str(loc[0]) if loc else "scenario"
+        return best, loc[depth:]
+    return (str(loc[0]), loc[1:]) if loc else ("scenario", ())
 
 
 def first_error(err: ValidationError) -> tuple[str, str]:
-    e = err.errors()[0]
-    msg = e["msg"].removeprefix("Value error, ")
-    if not e["loc"]:  # a whole-scenario check: its message starts with the key path
-        loc, rest = split_path(msg)
-        if loc:
-            return flat_param(loc), rest
-    return flat_param(e["loc"]), msg
+    """The flat parameter and the message of a validation's first error."""
+    loc, msg = error_at(err.errors()[0])
+    param, below = _landing(loc)
+    return param, f"{fmt_key_path(below)}: {msg}" if below and isinstance(below[0], str) else msg

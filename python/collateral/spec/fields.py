@@ -117,11 +117,12 @@ FIELDS: tuple[Field, ...] = (
     ),
     Field(
         "down", _NUMBER, None, "downstream bottleneck rate in bit/s, e.g. 1.5Mbit, 24Mbit,"
-        " 1500000", "link", metavar="RATE", optional=True, unit=True, lands=(("down",),),
+        " 1500000", "link", metavar="RATE", optional=True, unit=True,
+        lands=(("down",), ("down", "rate")),
     ),
     Field(
         "up", _NUMBER, None, "upstream bottleneck rate in bit/s, e.g. 256kbit, 1Mbit", "link",
-        metavar="RATE", optional=True, unit=True, lands=(("up",),),
+        metavar="RATE", optional=True, unit=True, lands=(("up",), ("up", "rate")),
     ),
     Field(
         "rtt", _NUMBER, "100ms", "base round-trip time, half of it propagation each way",

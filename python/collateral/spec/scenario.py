@@ -11,7 +11,7 @@ from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_v
 from .. import _native
 from ..display import short
 from ..units import fmt_duration, fmt_rate
-from .errors import core_message
+from .errors import from_core
 from .link import AqmSpec, LinkSpec
 from .tcp import TcpSpec
 from .traffic import CbrSpec, WebSpec
@@ -137,7 +137,7 @@ class Scenario(Model):
                 try:
                     _native.validate_queue(json.dumps(link.queue.to_native()), link.rate)
                 except ValueError as e:
-                    raise ValueError(f"{name}.queue: {e}") from None
+                    raise from_core(e, (name, "queue")) from None
         return self
 
     @model_validator(mode="after")
@@ -159,7 +159,7 @@ class Scenario(Model):
         try:
             _validate_native(self.to_native_json())
         except ValueError as e:
-            raise ValueError(core_message(str(e))) from None
+            raise from_core(e) from None
         return self
 
     def to_native(self) -> dict[str, Any]:

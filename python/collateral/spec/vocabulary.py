@@ -82,25 +82,6 @@ AQM_SHORTHANDS: tuple[str, ...] = tuple(k for k in AQM_KINDS if _defaults_suffic
 #: Each AQM/scheduler's display name and hard limit, as the core declares them beside
 #: each discipline: ``{kind: {"display": "FQ-CoDel", "limit_field": "limit",
 #: "limit_unit": "packets"}}`` (None for a discipline with per-class limits).
-AQM_INFO: dict[str, dict[str, Any]] = VOCABULARY.get("aqm_info") or {
-    # TEMPORARY until the core exports aqm_info (branch model-crate).
-    "red": {"display": "RED", "limit_field": "limit", "limit_unit": "packets"},
-    "fred": {"display": "FRED", "limit_field": "limit", "limit_unit": "packets"},
-    "cbt": {"display": "CBT", "limit_field": "limit", "limit_unit": "packets"},
-    "cbq": {"display": "CBQ", "limit_field": None, "limit_unit": None},
-    "codel": {"display": "CoDel", "limit_field": "limit", "limit_unit": "packets"},
-    "fq_codel": {"display": "FQ-CoDel", "limit_field": "limit", "limit_unit": "packets"},
-    "pie": {"display": "PIE", "limit_field": "limit", "limit_unit": "packets"},
-    "dualpi2": {"display": "DualPI2", "limit_field": "limit", "limit_unit": "packets"},
-    "cake": {"display": "CAKE", "limit_field": "memory_limit", "limit_unit": "bytes"},
-}
+AQM_INFO: dict[str, dict[str, Any]] = VOCABULARY["aqm_info"]
 #: Each congestion control's Linux kernel module (None where the kernel has none).
-CC_INFO: dict[str, dict[str, Any]] = VOCABULARY.get("cc_info") or {
-    # TEMPORARY until the core exports cc_info (branch model-crate).
-    "newreno": {"kernel": "reno"},
-    "cubic": {"kernel": "cubic"},
-    "htcp": {"kernel": "htcp"},
-    "bbr": {"kernel": "bbr"},
-    "dctcp": {"kernel": "dctcp"},
-    "prague": {"kernel": "prague"},
-}
+CC_INFO: dict[str, dict[str, Any]] = VOCABULARY["cc_info"]
