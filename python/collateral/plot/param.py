@@ -29,8 +29,6 @@ def kind_name(kind: object) -> str:
     return str(AQM_INFO.get(str(kind), {}).get("display", kind))
 
 
-
-
 @dataclass
 class Param:
     """An x, hue, facet or where value: per trial, in human units."""

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .files import MANIFEST, read_manifest, sha256
-from .problems import PartProblem, StoreError, its_trials, short
+from .problems import PartProblem, StoreError, error_text, its_trials
 
 #: Up to this much Parquet in a store, every check hashes the trace files too.
 CHEAP_CHECK_BYTES = 256 << 20
@@ -80,16 +80,16 @@ class Checks:
                 try:
                     pq.read_metadata(path / f)
                 except (OSError, ValueError) as e:
-                    return Part(name, None, f"{f}: unreadable ({short(e)})", self._rows(path))
+                    return Part(name, None, f"{f}: unreadable ({error_text(e)})", self._rows(path))
             try:
                 keys = _summary_keys(path / "summary.parquet")
             except (OSError, ValueError) as e:
-                return Part(name, None, f"summary.parquet: {short(e)}")
+                return Part(name, None, f"summary.parquet: {error_text(e)}")
             return Part(name, keys, trials=len(keys), files=present)
         try:
             man = read_manifest(man_path)
         except (OSError, ValueError) as e:
-            return Part(name, None, f"manifest.json: {short(e)}", self._rows(path))
+            return Part(name, None, f"manifest.json: {error_text(e)}", self._rows(path))
         listed: dict[str, dict[str, Any]] = man["files"]
         trials = listed["summary.parquet"]["rows"]
         if "summary.parquet" not in present:
@@ -113,13 +113,13 @@ class Checks:
         try:
             data = (path / "summary.parquet").read_bytes()
         except OSError as e:
-            return Part(name, None, f"summary.parquet: unreadable ({short(e)})", trials)
+            return Part(name, None, f"summary.parquet: unreadable ({error_text(e)})", trials)
         if hashlib.sha256(data).hexdigest() != listed["summary.parquet"]["sha256"]:
             return Part(name, None, "summary.parquet: content differs from its checksum", trials)
         try:
             keys = _summary_keys(pa.BufferReader(data))
         except (OSError, ValueError) as e:
-            return Part(name, None, f"summary.parquet: {short(e)}", trials)
+            return Part(name, None, f"summary.parquet: {error_text(e)}", trials)
         if len(keys) != trials:
             return Part(
                 name, None, f"summary.parquet: {len(keys)} rows, manifest says {trials}", trials
@@ -152,7 +152,7 @@ class Checks:
                 else:
                     pq.read_table(path / f)
             except (OSError, ValueError) as e:
-                return Part(part.name, None, f"{f}: unreadable ({short(e)})", part.trials)
+                return Part(part.name, None, f"{f}: unreadable ({error_text(e)})", part.trials)
         part.full = True
         return part
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .problems import short
+from .problems import error_text
 
 #: 2: a manifest in every part (1: before manifests; still read, migrated by a writer).
 FORMAT = 2
@@ -54,7 +54,7 @@ def read_manifest(path: Path) -> dict[str, Any]:
     try:
         man = json.loads(path.read_bytes())
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"not valid JSON ({short(e)})") from None
+        raise ValueError(f"not valid JSON ({error_text(e)})") from None
     files = man.get("files") if isinstance(man, dict) else None
     if not isinstance(files, dict) or "summary.parquet" not in files:
         raise ValueError("no files listed, or no summary.parquet")

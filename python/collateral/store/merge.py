@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from .problems import StoreError, short
+from .problems import StoreError, error_text
 
 
 class Merging:
@@ -51,7 +51,8 @@ class Merging:
                         traces[f.stem] = t.filter(keep)
                 except (OSError, ValueError) as e:
                     self.notify(
-                        f"store {src.path}: part {part.name} unreadable ({short(e)}); not merged"
+                        f"store {src.path}: part {part.name} unreadable ({error_text(e)});"
+                        " not merged"
                     )
                     continue
                 _, dropped = self.commit_part(summary.filter(new), traces)

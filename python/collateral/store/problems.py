@@ -26,7 +26,8 @@ class PartProblem:
     duplicates: frozenset[str] = frozenset()
 
 
-def short(e: BaseException) -> str:
+def error_text(e: BaseException) -> str:
+    """An exception's text on one line, at most 120 characters (a file's damage)."""
     text = " ".join(str(e).split()) or type(e).__name__
     return text if len(text) <= 120 else text[:117] + "..."
 

@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 
 from .files import FORMAT, MANIFEST, atomic_write_text, fsync, manifest_of
-from .problems import PartProblem, StoreError, its_trials, short
+from .problems import PartProblem, StoreError, error_text, its_trials
 
 
 class Repairs:
@@ -86,7 +86,7 @@ class Repairs:
         except (OSError, ValueError) as e:
             self.notify(
                 f"store {self.path}: part {pr.part} overlap ({pr.reason}) and unreadable"
-                f" ({short(e)}); moved to quarantine/, {its_trials(pr.trials)} will be rerun"
+                f" ({error_text(e)}); moved to quarantine/, {its_trials(pr.trials)} will be rerun"
             )
             return
         new, _ = self.commit_part(summary, traces)
