@@ -401,3 +401,13 @@ def test_resumed_progress_counts_the_stored_trials():
     p._last_log -= 60
     p.advance(1, 0)
     assert "104/320 trials" in log.file.getvalue()
+
+
+def test_an_empty_store_has_an_empty_summary_for_the_comparison(tmp_path):
+    """A store without parts has no summary view: the comparison reads an empty table
+    (this once recursed until Python gave up)."""
+    from collateral.report.comparison import _summary
+    from collateral.store import Store
+
+    st = Store.create(tmp_path / "empty", "empty")
+    assert len(_summary(st)) == 0

@@ -31,7 +31,7 @@ def _summary(store: Any) -> Any:
         cols = ", ".join('"' + n.replace('"', '""') + '"' for n in names if n not in _UNSHOWN)
         df = store.query(f"SELECT {cols} FROM summary")
     else:
-        df = _summary(store)
+        df = store.summary()
     _SUMMARIES[store] = df
     return df
 
