@@ -181,7 +181,9 @@ def mmsys_fig7(store: Store, stem: Path, label: str) -> list[Path]:
 
 
 def fig7_claims(store: Store):
-    df = query(store, "SELECT link, max(cbr0_delay_max_s) AS mx FROM summary GROUP BY link")
+    df = query(
+        store, "SELECT link, max(cbr0_delay_max_s) AS mx FROM summary GROUP BY link ORDER BY link"
+    )
     out = []
     for r in df.itertuples():
         bound = (40_000 + 2 * 1500) * 8 / LINKS[r.link][0]
