@@ -178,3 +178,15 @@ def test_the_stub_lists_what_the_module_exports():
 def test_the_schema_prints():
     text = schema.render()
     assert "cbr{i}_delay_p95_s" in text and "trace cwnd" in text
+
+
+def test_the_schema_command_lists_the_cores_names_of_each_kind(capsys):
+    """A discipline or congestion control the core adds appears in `collateral schema`
+    with its display name, without a Python table."""
+    from collateral.cli import main
+
+    assert main(["schema"]) == 0
+    out = capsys.readouterr().out
+    for kind, info in _native.vocabulary()["aqm_info"].items():
+        assert f"{kind} ({info['display']})" in out
+    assert ", ".join(_native.vocabulary()["cc"]) in out

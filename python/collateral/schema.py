@@ -151,20 +151,4 @@ def render() -> str:
         for c in t["columns"]:
             unit = f" [{c['unit']}]" if c["unit"] else ""
             lines.append(f"  {c['name']:28} {c['dtype']:8}{unit} {c['meaning']}")
-    return "\n".join([*lines, "", *_parameter_lines()])
-
-
-def _parameter_lines() -> list[str]:
-    """The scenario's parameter columns that hold a name of the core's vocabulary."""
-    from .spec.vocabulary import AQM_INFO, CC_ALGORITHMS, PROFILES
-
-    kinds = ", ".join(f"{k} ({i['display']})" for k, i in AQM_INFO.items())
-    return [
-        "parameters (one column per scenario key, flattened with _, e.g. rtt_s,"
-        " down_rate_bps, down_queue_limit_bytes):",
-        f"  {'{d}_queue_kind':28} {'string':8} the queue discipline: NULL for drop-tail, or"
-        f" {kinds}",
-        f"  {'tcp{i}_cc':28} {'string':8} congestion control: {', '.join(CC_ALGORITHMS)}",
-        f"  {'tcp{i}_profile':28} {'string':8} stack profile: {', '.join(PROFILES)}",
-        "  ({d}: down or up)",
-    ]
+    return "\n".join(lines)

@@ -30,7 +30,7 @@ pub struct ConfigError {
 }
 
 /// Sets an inner path off from its detail in an error that has to pass through serde
-/// as text (a character no key or message contains).
+/// as text: it starts such a text (a user's value may hold it anywhere else).
 pub const NESTED: char = '\u{1f}';
 
 impl ConfigError {
@@ -155,8 +155,9 @@ fn from_path_error(e: serde_path_to_error::Error<serde_json::Error>) -> ConfigEr
         }
     }
     let detail = detail_of(e.inner());
-    if let Some(start) = detail.find(NESTED) {
-        let inner = &detail[start + NESTED.len_utf8()..];
+    // A nested error's text starts with the marker; one a user's value merely holds
+    // (serde echoes unknown variants and strings) does not, and stays text.
+    if let Some(inner) = detail.strip_prefix(NESTED) {
         if let Some((p, d)) = inner.split_once(NESTED) {
             let mut nested = if p.is_empty() {
                 Vec::new()

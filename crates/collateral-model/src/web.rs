@@ -19,7 +19,7 @@
 //! the heavy tails are kept up to the largest observation (1.6 MB replies, 24 h think
 //! times).
 //!
-//! The simulation side (connection slots, set-up, timers) lives in `sim::web_users`.
+//! The simulation side (connection slots, set-up, timers) lives in `collateral_sim::sim::web_users`.
 
 use collateral_queue::Nanos;
 use serde::{Deserialize, Serialize};

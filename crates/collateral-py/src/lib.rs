@@ -15,7 +15,7 @@ pyo3::create_exception!(
     _native,
     ConfigError,
     PyValueError,
-    "A bad scenario, queue or distribution. `str(e)` is `path: detail` (the detail \
+    "A scenario, queue or distribution the core refuses. `str(e)` is `path: detail` (the detail \
      alone when no key is at fault); `path` is the JSON key path as a tuple of str and \
      int (`(\"cbr\", 0, \"interval_ns\")`, `()` for none) and `detail` the text after it."
 );
@@ -48,12 +48,6 @@ fn config_error_with(py: Python<'_>, message: String, e: &CoreConfigError) -> Py
 /// [`config_error_with`] with the error's own text.
 fn config_error(py: Python<'_>, e: &CoreConfigError) -> PyErr {
     config_error_with(py, e.to_string(), e)
-}
-
-/// A core message (`path: detail`, as the checks write them) as a ConfigError, its
-/// path split off once here.
-fn config_error_text(py: Python<'_>, message: &str) -> PyErr {
-    config_error(py, &CoreConfigError::parse(message))
 }
 
 fn seconds(v: Vec<u64>) -> Vec<f64> {
@@ -126,7 +120,7 @@ fn simulate<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, Py
     let sc = Scenario::parse(scenario_json).map_err(|e| config_error(py, &e))?;
     let res: TrialResult = py
         .detach(|| collateral_sim::simulate(sc))
-        .map_err(|e| config_error_text(py, &e))?;
+        .map_err(PyValueError::new_err)?; // the trial stopped (e.g. its memory watch)
     result_to_py(py, res)
 }
 
@@ -155,7 +149,7 @@ fn simulate_many<'py>(
     let results = py.detach(|| collateral_sim::batch::run_all(scenarios, threads));
     results
         .into_iter()
-        .map(|r| result_to_py(py, r.map_err(|e| config_error_text(py, &e))?))
+        .map(|r| result_to_py(py, r.map_err(PyValueError::new_err)?))
         .collect()
 }
 
@@ -166,7 +160,7 @@ fn flat_to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py
 }
 
 /// A trial's summary as the store's flat columns (the core's declared schema, see
-/// `collateral_sim::schema::flatten`): `{"events": ..., "tcp0_goodput_bps": ...}`, NaN
+/// `collateral_model::schema::flatten`): `{"events": ..., "tcp0_goodput_bps": ...}`, NaN
 /// as None, `phases` as its records. ValueError names an undeclared field.
 #[pyfunction]
 fn flatten_summary<'py>(
@@ -287,8 +281,7 @@ fn measure_testbed<'py>(
         .map(collateral_sim::error::from_json::<measure::RouterReport>)
         .transpose()
         .map_err(|e| config_error_with(py, format!("router report: {e}"), &e))?;
-    let r =
-        measure::testbed_result(&sc, &tcp, &cbr, router).map_err(|e| config_error_text(py, &e))?;
+    let r = measure::testbed_result(&sc, &tcp, &cbr, router).map_err(PyValueError::new_err)?;
     result_to_py(py, r)
 }
 
@@ -373,7 +366,7 @@ fn voip_quality(owd_s: f64, loss: f64) -> (f64, f64) {
 }
 
 /// Checks a scenario (JSON, as `simulate` takes it) without running it: the types, the
-/// ranges and what the trial would hold (`collateral_sim::limits`). Raises ConfigError
+/// ranges and what the trial would hold (`collateral_model::limits`). Raises ConfigError
 /// whose text starts with the JSON key path of the first problem (`cbr[0].interval_ns:
 /// ...`), the path also as data (`e.path`).
 #[pyfunction]
@@ -383,7 +376,7 @@ fn validate_scenario(py: Python<'_>, scenario_json: &str) -> PyResult<()> {
         .map_err(|e| config_error(py, &e))
 }
 
-/// The core's limits (`collateral_sim::limits`), for messages and documentation.
+/// The core's limits (`collateral_model::limits`), for messages and documentation.
 #[pyfunction]
 fn limits<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     use collateral_sim::limits as l;
@@ -416,8 +409,9 @@ fn validate_dist(py: Python<'_>, dist_json: &str) -> PyResult<()> {
             };
             config_error(py, &e)
         })?;
+    // A check's text names its own parameter; it is not a key path.
     d.validate("distribution")
-        .map_err(|e| config_error_text(py, &e))
+        .map_err(|e| config_error(py, &CoreConfigError::new(Vec::new(), e)))
 }
 
 /// Checks an AQM/scheduler queue description (`{"kind": "red", ...}`) for a link of
@@ -426,16 +420,16 @@ fn validate_dist(py: Python<'_>, dist_json: &str) -> PyResult<()> {
 #[pyfunction]
 fn validate_queue(py: Python<'_>, queue_json: &str, rate_bps: u64) -> PyResult<()> {
     if rate_bps == 0 || rate_bps > collateral_sim::limits::MAX_RATE_BPS {
-        return Err(config_error_text(
-            py,
-            &format!(
-                "rate_bps: {rate_bps} is outside 1 … {}",
-                collateral_sim::limits::MAX_RATE_BPS
-            ),
-        ));
+        return Err(PyValueError::new_err(format!(
+            "rate_bps: {rate_bps} is outside 1 … {}",
+            collateral_sim::limits::MAX_RATE_BPS
+        )));
     }
     let c = collateral_sim::scenario::parse_aqm(queue_json).map_err(|e| config_error(py, &e))?;
-    c.validate(rate_bps).map_err(|e| config_error_text(py, &e))
+    // A discipline's check names the discipline and its parameter in words
+    // ("fq_codel: flows must be ..."): the text, not a key path.
+    c.validate(rate_bps)
+        .map_err(|e| config_error(py, &CoreConfigError::new(Vec::new(), e)))
 }
 
 /// The congestion-control algorithms the core implements.

@@ -8,7 +8,7 @@
 /// The SplitMix64 finaliser (Stafford's "Mix13" variant): a bijection of 64-bit words
 /// whose every output bit depends on every input bit. The one copy in the project: the
 /// generator below, FQ-CoDel's flow hash and the simulator's per-component seed streams
-/// (`collateral_sim::rng`) all use it.
+/// (`collateral_model::rng`) all use it.
 #[inline]
 pub fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

@@ -2,8 +2,8 @@
 //! (`collateral-model`: scenario, bottleneck, traffic, measurements) with simulated
 //! hosts and links and TCP's behaviour (senders, receivers, congestion control).
 //! What it adds to the model is what only a simulated clock needs: the event queue
-//! ([`engine`]), the links and delay lines ([`link`]), TCP ([`tcp`]) and the trial
-//! loop ([`sim`]).
+//! ([`engine`]), the access links feeding the bottleneck ([`link`]), TCP ([`tcp`]) and
+//! the trial loop ([`sim`]).
 //!
 //! The model's modules are re-exported under their old paths (`collateral_sim::scenario`,
 //! ...), so code written against the simulator alone keeps working.
