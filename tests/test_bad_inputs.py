@@ -162,6 +162,10 @@ CLI_CASES = [
     (["emulate", "--cbr-interval", "1e30"], "--cbr-interval"),
     (["emulate", "--cbr-interval", "1e5"], "--cbr-interval"),
     (["emulate", "--plot", "."], "--plot"),
+    # Numbers JSON cannot carry: refused in Python, naming the key within --aqm.
+    (["simulate", "--aqm", "red:min_th=5,max_th=15,max_p=nan,w_q=0.002,limit=60"], "max_p"),
+    (["simulate", "--aqm", "codel:target=inf"], "--aqm: target"),
+    (["simulate", "--aqm", "fq_codel:flows=" + "9" * 40], "--aqm: flows"),
 ]
 
 

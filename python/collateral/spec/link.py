@@ -3,6 +3,7 @@ rules, or an AQM/scheduler the core implements) and its framing."""
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any
 
 from pydantic import (
@@ -73,11 +74,25 @@ AQM_HUMAN_UNITS: dict[str, tuple[str, Any]] = {
 }
 
 
+def _json_number(key: str, value: object) -> None:
+    """A number JSON can carry to the core: finite, and not thousands of digits (JSON
+    has no NaN or infinity; the core would see invalid text, not the key)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{key}: {value!r} is not a finite number")
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**30:
+        raise ValueError(f"{key}: {short(value)}: a number too large for any parameter")
+    for k, v in value.items() if isinstance(value, dict) else ():
+        _json_number(f"{key}.{k}", v)
+    for i, v in enumerate(value) if isinstance(value, list) else ():
+        _json_number(f"{key}[{i}]", v)
+
+
 def _aqm_native(params: dict[str, Any]) -> dict[str, Any]:
     """An AQM's parameters as the core takes them: human-unit names converted (a
-    parameter given both ways is an error)."""
+    parameter given both ways is an error), every number one JSON can carry."""
     out: dict[str, Any] = {}
     for key, value in params.items():
+        _json_number(key, value)
         native, parse = AQM_HUMAN_UNITS.get(key, (key, None))
         if native in out or (native != key and native in params):
             raise ValueError(f"{key}: given twice (as {key} and {native})")
