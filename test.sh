@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test: the Rust workspace (release profile, as the simulator is used) and the
+# Runs every test: the Rust workspace (optimised as the simulator is used; the test-release
+# profile of Cargo.toml, release without fat LTO so the test binaries link quickly) and the
 # Python tests against a freshly built native module. Sets the venv up first if needed.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -20,8 +21,8 @@ else
     . .venv/bin/activate
 fi
 
-echo "==> cargo test --workspace --release"
-cargo test --workspace --release -q --exclude collateral-fuzz
+echo "==> cargo test --workspace --profile test-release"
+cargo test --workspace --profile test-release -q --exclude collateral-fuzz
 # The scenario fuzz property, with overflow checks and debug assertions on (~1 min).
 echo "==> cargo test --profile fuzz -p collateral-fuzz"
 cargo test --profile fuzz -q -p collateral-fuzz
