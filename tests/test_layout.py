@@ -51,9 +51,7 @@ def _imports(name: str, path: Path) -> list[tuple[str, str | None]]:
 
 def _graph() -> dict[str, set[str]]:
     return {
-        m: {t for t, _ in _imports(m, p)} - {m}
-        for m, p in MODULES.items()
-        if p.suffix == ".py"
+        m: {t for t, _ in _imports(m, p)} - {m} for m, p in MODULES.items() if p.suffix == ".py"
     }
 
 

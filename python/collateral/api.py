@@ -93,13 +93,20 @@ def _check_scenario(name: str, scenario: object) -> None:
         )
 
 
-def query(directory: str | os.PathLike[str], sql: str, output: str = "pandas") -> Any:
+def query(
+    directory: str | os.PathLike[str], sql: str, output: str = "pandas", *, sandbox: bool = True
+) -> Any:
     """Runs SQL over a results directory (views ``summary``, ``cwnd``, ``queue``, ``cbr``,
     ``drops``, ``congestion``) and returns a pandas or polars DataFrame or an Arrow table
-    (``output="pandas" | "polars" | "arrow"``). See :mod:`collateral.store`."""
+    (``output="pandas" | "polars" | "arrow"``). See :mod:`collateral.store`.
+
+    The query only reads: one ``SELECT`` (``WITH``, ``DESCRIBE``, ``SHOW``,
+    ``SUMMARIZE``, ``EXPLAIN``) over the store's own files; anything else (``COPY … TO``,
+    ``ATTACH``, ``read_csv('/etc/passwd')``…) raises
+    :class:`collateral.store.QueryRefused` before it runs. ``sandbox=False`` opts out."""
     from .store import open_store
 
-    return open_store(directory).query(sql, output)  # type: ignore[arg-type]
+    return open_store(directory).query(sql, output, sandbox)  # type: ignore[arg-type]
 
 
 simulate.__doc__ = f"{simulate.__doc__}\n{docs()}\n"

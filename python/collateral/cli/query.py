@@ -22,7 +22,10 @@ def add_parser(sub: Any) -> None:
         "key, point, rep, seed, parameters such as down_queue_limit_bytes, tcp0_cc, rtt_s, and "
         "metrics such as tcp0_goodput_bps, cbr0_loss_rate, cbr0_delay_p95_s) and the trace "
         "tables the experiment kept (cwnd, queue, cbr, drops, congestion). "
-        "'collateral schema' lists every result column with its type, unit and meaning.",
+        "'collateral schema' lists every result column with its type, unit and meaning. "
+        "A query only reads: one SELECT (WITH, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN) over the "
+        "store's own files; COPY, ATTACH, EXPORT, CREATE, SET, INSTALL/LOAD and files "
+        "outside the store are refused.",
     )
     q.add_argument("directory", metavar="DIR", help="a results directory")
     q.add_argument("sql", metavar="SQL", help='e.g. "SELECT count(*) FROM summary"')
@@ -47,7 +50,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..store import StoreError, open_store
+    from ..store import QueryRefused, StoreError, open_store
 
     input_store("DIR", args.directory)
     try:
@@ -58,6 +61,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         df = store.query(args.sql, "pandas")
+    except QueryRefused as e:
+        fail(f"SQL: {e}")
     except duckdb.Error as e:
         fail(f"SQL: {str(e).splitlines()[0]}")
     if df is None:

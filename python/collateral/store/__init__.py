@@ -71,6 +71,7 @@ from .core import Store, open_store, schema_version
 from .files import FORMAT, MANIFEST
 from .locks import pid_alive
 from .problems import PartProblem, StoreError
+from .sandbox import QueryRefused
 from .tables import IDENTITY_COLUMNS, TABLES, columns_to_table, rows_to_table
 from .views import Output
 
@@ -82,6 +83,7 @@ __all__ = [
     "TABLES",
     "Output",
     "PartProblem",
+    "QueryRefused",
     "Store",
     "StoreError",
     "columns_to_table",

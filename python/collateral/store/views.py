@@ -7,16 +7,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .files import atomic_write_text
+from .sandbox import QueryRefused, check_reads_only, lock_down, permission_text, sql_str
 from .tables import TABLES
 
 if TYPE_CHECKING:
     import duckdb
 
 Output = Literal["pandas", "polars", "arrow"]
-
-
-def _sql_str(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
 
 
 class Views:
@@ -42,32 +39,39 @@ class Views:
                 continue
             if not problems:
                 glob = f"{root}parts/*/{t}.parquet"
-                src = f"SELECT * FROM read_parquet({_sql_str(glob)}, union_by_name = true)"
+                src = f"SELECT * FROM read_parquet({sql_str(glob)}, union_by_name = true)"
             else:
                 files = [f"{root}parts/{p.name}/{t}.parquet" for p in having if p.name not in dups]
                 selects = []
                 if files:
-                    listed = ", ".join(_sql_str(f) for f in files)
+                    listed = ", ".join(sql_str(f) for f in files)
                     selects.append(f"SELECT * FROM read_parquet([{listed}], union_by_name = true)")
                 for p in having:
                     if p.name in dups:
-                        skip = ", ".join(_sql_str(k) for k in sorted(dups[p.name]))
-                        f = _sql_str(f"{root}parts/{p.name}/{t}.parquet")
+                        skip = ", ".join(sql_str(k) for k in sorted(dups[p.name]))
+                        f = sql_str(f"{root}parts/{p.name}/{t}.parquet")
                         selects.append(f"SELECT * FROM read_parquet({f}) WHERE key NOT IN ({skip})")
                 src = " UNION ALL BY NAME ".join(selects)
             out.append(f"CREATE OR REPLACE VIEW {t} AS {src}")
         return out
 
-    def connect(self) -> duckdb.DuckDBPyConnection:
+    def connect(self, sandbox: bool = True) -> duckdb.DuckDBPyConnection:
         """An in-memory DuckDB connection with a view per table of this store, reading
-        only its verified parts."""
+        only its verified parts. ``sandbox`` (default): the connection can open no file
+        outside the store's ``parts/``, loads no extension and cannot be reconfigured
+        (:mod:`.sandbox`); ``sandbox=False`` gives DuckDB's full access, for code that
+        means to write elsewhere (``COPY … TO``)."""
         import duckdb
 
         self.meta()
-        con = duckdb.connect()
+        con = duckdb.connect(
+            config={"autoload_known_extensions": False, "autoinstall_known_extensions": False}
+        )
         root = str(self.path.resolve()).replace("\\", "/") + "/"
         for stmt in self._view_sql(root, full=None):
             con.execute(stmt)
+        if sandbox:
+            lock_down(con, root + "parts/")
         return con
 
     def write_views_sql(self) -> Path:
@@ -80,21 +84,37 @@ class Views:
         atomic_write_text(path, text)
         return path
 
-    def query(self, sql: str, output: Output = "pandas") -> Any:
-        """Runs SQL over the views; returns a pandas or polars DataFrame or an Arrow table."""
-        con = self.connect()
+    def query(self, sql: str, output: Output = "pandas", sandbox: bool = True) -> Any:
+        """Runs SQL over the views; returns a pandas or polars DataFrame or an Arrow table.
+
+        ``sandbox`` (default): ``sql`` must be one statement that only reads (``SELECT``,
+        ``WITH``, ``DESCRIBE``, ``SHOW``, ``SUMMARIZE``, ``EXPLAIN``) and may read no file
+        outside the store's parts; anything else raises :class:`QueryRefused` before it
+        runs (``COPY … TO``, ``ATTACH``, ``EXPORT``, ``CREATE``, ``INSTALL``/``LOAD``,
+        ``SET``; ``read_csv('/etc/passwd')``). ``sandbox=False``: DuckDB as it is."""
+        import duckdb
+
+        if output not in ("pandas", "polars", "arrow"):
+            raise ValueError(f"output must be pandas, polars or arrow, not {output!r}")
+        con = self.connect(sandbox)
         try:
-            rel = con.sql(sql)
+            if sandbox:
+                check_reads_only(con, sql)
+            try:
+                rel = con.sql(sql)
+            except duckdb.PermissionException as e:
+                if not sandbox:
+                    raise
+                parts = str(self.path / "parts")
+                raise QueryRefused(permission_text(e, parts)) from None
             if rel is None:  # a statement without a result
                 return None
             if output == "pandas":
                 return rel.df()
             if output == "polars":
                 return rel.pl()
-            if output == "arrow":
-                fetch = getattr(rel, "to_arrow_table", None) or rel.fetch_arrow_table
-                return fetch()
-            raise ValueError(f"output must be pandas, polars or arrow, not {output!r}")
+            fetch = getattr(rel, "to_arrow_table", None) or rel.fetch_arrow_table
+            return fetch()
         finally:
             con.close()
 
