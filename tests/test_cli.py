@@ -117,7 +117,7 @@ def test_simulate_takes_an_aqm_an_app_and_web_users():
     assert len(s["cbr"]) == 1 and s["cbr"][0]["sent"] > 200  # Quake 3: 20 packets/s
     for bad, msg in [
         (["--aqm", "bogus"], "--aqm: 'bogus'"),
-        (["--aqm", '{"kind": "codel", "target_ns": 0}'], "--aqm: codel: target_ns"),
+        (["--aqm", '{"kind": "codel", "target_ns": 0}'], "--aqm: target: must be positive"),
         (["--app", "doom"], "--app:"),
     ]:
         p = subprocess.run(

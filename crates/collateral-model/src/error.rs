@@ -42,14 +42,22 @@ impl ConfigError {
     }
 
     /// Splits a `path: detail` message, as the model's checks write them, into its
-    /// parts; a message that does not start with a key path has an empty path.
+    /// parts; a message that does not start with a key path has an empty path. Checks
+    /// nest (`down.queue: ` + a discipline's `limit: must be positive`), so every
+    /// leading `path: ` joins the path.
     pub fn parse(message: &str) -> Self {
-        if let Some((head, detail)) = message.split_once(": ") {
-            if let Some(path) = parse_path(head) {
-                return ConfigError::new(path, detail);
+        let mut path = Vec::new();
+        let mut rest = message;
+        while let Some((head, detail)) = rest.split_once(": ") {
+            match parse_path(head) {
+                Some(mut p) => {
+                    path.append(&mut p);
+                    rest = detail;
+                }
+                None => break,
             }
         }
-        ConfigError::new(Vec::new(), message)
+        ConfigError::new(path, rest)
     }
 
     /// The path as the model writes it: `cbr[0].interval_ns`.
@@ -133,11 +141,34 @@ fn detail_of(e: &serde_json::Error) -> String {
     let text = e.to_string();
     if e.is_data() {
         let at = format!(" at line {} column {}", e.line(), e.column());
-        if let Some(t) = text.strip_suffix(&at) {
-            return t.to_string();
-        }
+        return in_words(text.strip_suffix(&at).unwrap_or(&text));
     }
     text
+}
+
+/// serde's Rust type names in the words of the range they stand for: "expected u32"
+/// reads "expected a whole number 0 … 4294967295".
+fn in_words(detail: &str) -> String {
+    const TYPES: [(&str, &str); 6] = [
+        ("expected u8", "expected a whole number 0 … 255"),
+        ("expected u16", "expected a whole number 0 … 65535"),
+        ("expected u32", "expected a whole number 0 … 4294967295"),
+        (
+            "expected u64",
+            "expected a whole number 0 … 18446744073709551615",
+        ),
+        (
+            "expected i32",
+            "expected a whole number -2147483648 … 2147483647",
+        ),
+        ("expected f64", "expected a number"),
+    ];
+    for (rust, words) in TYPES {
+        if let Some(head) = detail.strip_suffix(rust) {
+            return format!("{head}{words}");
+        }
+    }
+    detail.to_string()
 }
 
 /// A `serde_path_to_error` error as a [`ConfigError`]: its path, joined with the
@@ -188,6 +219,16 @@ pub fn from_value<T: DeserializeOwned>(v: serde_json::Value) -> Result<T, Config
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rust_type_names_read_as_ranges() {
+        assert_eq!(
+            in_words("invalid value: integer `-1`, expected u32"),
+            "invalid value: integer `-1`, expected a whole number 0 … 4294967295"
+        );
+        assert_eq!(in_words("expected a boolean"), "expected a boolean");
+        assert_eq!(in_words("expected u8 or more"), "expected u8 or more");
+    }
 
     #[test]
     fn paths_read_and_write_in_the_models_spelling() {

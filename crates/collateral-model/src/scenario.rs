@@ -437,7 +437,7 @@ impl Scenario {
             return Err("duration_ns: must be positive".into());
         }
         if self.warmup_ns >= self.duration_ns {
-            return Err("warmup_ns: must be shorter than duration_ns".into());
+            return Err("warmup_ns: must be shorter than the duration".into());
         }
         if self.access_rate_bps == 0 {
             return Err("access_rate_bps: must be positive".into());
@@ -454,25 +454,36 @@ impl Scenario {
             }
         }
         for (i, t) in self.tcp.iter().enumerate() {
-            if t.mss == 0 || t.data_bytes <= 40 || t.ack_bytes == 0 {
+            for (key, v) in [
+                ("mss", u64::from(t.mss)),
+                ("ack_bytes", u64::from(t.ack_bytes)),
+                ("initial_cwnd", u64::from(t.initial_cwnd)),
+                ("rwnd_segments", u64::from(t.rwnd_segments)),
+                ("ack_every", u64::from(t.ack_every)),
+                ("rto_min_ns", t.rto_min_ns),
+            ] {
+                if v == 0 {
+                    return Err(format!("tcp[{i}].{key}: must be positive"));
+                }
+            }
+            if t.data_bytes <= 40 {
                 return Err(format!(
-                    "tcp[{i}]: mss, data_bytes (> 40) and ack_bytes must be positive"
+                    "tcp[{i}].data_bytes: must be above 40 (the IP and TCP headers)"
                 ));
             }
-            if t.initial_cwnd == 0 || t.rwnd_segments == 0 || t.ack_every == 0 {
+            if t.rto_min_ns > t.rto_max_ns {
                 return Err(format!(
-                    "tcp[{i}]: initial_cwnd, rwnd_segments and ack_every must be positive"
+                    "tcp[{i}].rto_min_ns: must be at most rto_max ({} ns)",
+                    t.rto_max_ns
                 ));
-            }
-            if t.rto_min_ns == 0 || t.rto_min_ns > t.rto_max_ns {
-                return Err(format!("tcp[{i}]: need 0 < rto_min_ns <= rto_max_ns"));
             }
         }
         for (i, c) in self.cbr.iter().enumerate() {
-            if c.packet_bytes == 0 || c.interval_ns == 0 {
-                return Err(format!(
-                    "cbr[{i}]: packet_bytes and interval_ns must be positive"
-                ));
+            if c.packet_bytes == 0 {
+                return Err(format!("cbr[{i}].packet_bytes: must be positive"));
+            }
+            if c.interval_ns == 0 {
+                return Err(format!("cbr[{i}].interval_ns: must be positive"));
             }
         }
         for (i, w) in self.web.iter().enumerate() {
@@ -694,27 +705,27 @@ mod tests {
                 Box::new(|v| {
                     v["down"]["queue"] = serde_json::json!({"kind": "fq_codel", "flows": -1})
                 }),
-                "down.queue.flows: invalid value: integer `-1`, expected u32",
+                "down.queue.flows: invalid value: integer `-1`, expected a whole number 0 … 4294967295",
             ),
             (
                 Box::new(|v| v["cbr"][0]["interval_ns"] = "x".into()),
-                "cbr[0].interval_ns: invalid type: string \"x\", expected u64",
+                "cbr[0].interval_ns: invalid type: string \"x\", expected a whole number 0 … 18446744073709551615",
             ),
             (
                 Box::new(|v| v["tcp"][1]["cubic"] = serde_json::json!({"beta": "x"})),
-                "tcp[1].cubic.beta: invalid type: string \"x\", expected u32",
+                "tcp[1].cubic.beta: invalid type: string \"x\", expected a whole number 0 … 4294967295",
             ),
             (
                 Box::new(|v| v["web"][0]["tcp"] = serde_json::json!({"mss": -1})),
-                "web[0].tcp.mss: invalid value: integer `-1`, expected u32",
+                "web[0].tcp.mss: invalid value: integer `-1`, expected a whole number 0 … 4294967295",
             ),
             (
                 Box::new(|v| v["up"]["queue"]["limit"] = 0.into()),
-                "up.queue: limit: must be positive",
+                "up.queue.limit: must be positive",
             ),
             (
                 Box::new(|v| v["cbr"][0]["interval_ns"] = 0.into()),
-                "cbr[0]: packet_bytes and interval_ns must be positive",
+                "cbr[0].interval_ns: must be positive",
             ),
         ];
         for (f, want) in &cases {
@@ -754,7 +765,7 @@ mod tests {
         let e = parse_aqm(r#"{"kind": "fq_codel", "flows": -1}"#).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "flows: invalid value: integer `-1`, expected u32"
+            "flows: invalid value: integer `-1`, expected a whole number 0 … 4294967295"
         );
         let e = parse_aqm(r#"{"kind": "fifo"}"#).unwrap_err();
         assert!(e.detail.starts_with("unknown variant `fifo`"), "{e}");

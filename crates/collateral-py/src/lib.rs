@@ -426,10 +426,9 @@ fn validate_queue(py: Python<'_>, queue_json: &str, rate_bps: u64) -> PyResult<(
         )));
     }
     let c = collateral_sim::scenario::parse_aqm(queue_json).map_err(|e| config_error(py, &e))?;
-    // A discipline's check names the discipline and its parameter in words
-    // ("fq_codel: flows must be ..."): the text, not a key path.
+    // A discipline's check starts with the key at fault ("flows: must be ...").
     c.validate(rate_bps)
-        .map_err(|e| config_error(py, &CoreConfigError::new(Vec::new(), e)))
+        .map_err(|e| config_error(py, &CoreConfigError::parse(&e)))
 }
 
 /// The congestion-control algorithms the core implements.

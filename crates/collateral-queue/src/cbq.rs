@@ -35,6 +35,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::check;
 use crate::class::{Classifier, PerClass, TrafficClass};
 use crate::config::{Described, HardLimit};
 use crate::{Discipline, DropTail, FullRule, Nanos, Packet};
@@ -77,21 +78,16 @@ impl Described for CbqConfig {
 
 impl CbqConfig {
     pub fn validate(&self) -> Result<(), String> {
-        crate::class::check_dscps("cbq: tagged_tags", self.tagged_tags.as_deref())?;
+        crate::class::check_dscps("tagged_tags", self.tagged_tags.as_deref())?;
         for c in TrafficClass::ALL {
             let s = self.shares.get(c);
             if !(s.is_finite() && s > 0.0) {
-                return Err(format!(
-                    "cbq: share of {} must be positive, got {s}",
-                    c.name()
-                ));
+                return Err(format!("shares.{}: must be positive, got {s}", c.name()));
             }
-            if self.limits.get(c) == 0 {
-                return Err(format!("cbq: limit of {} must be positive", c.name()));
-            }
+            check::limit(&format!("limits.{}", c.name()), self.limits.get(c))?;
         }
-        if self.quantum == Some(0) {
-            return Err("cbq: quantum must be positive".into());
+        if let Some(q) = self.quantum {
+            check::positive("quantum", q)?;
         }
         Ok(())
     }

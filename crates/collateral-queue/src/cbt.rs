@@ -43,9 +43,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::check;
 use crate::class::{Classifier, TrafficClass};
 use crate::config::{Described, HardLimit};
-use crate::red::{check_weight, pkt_time_ns, Ewma, RedCore, RedCurve, Verdict};
+use crate::red::{pkt_time_ns, Ewma, RedCore, RedCurve, Verdict};
 use crate::{Discipline, DropTail, FullRule, Nanos, Packet};
 
 fn default_rule() -> FullRule {
@@ -96,10 +97,10 @@ impl CbtShares {
     /// `(th_tagged, th_other)` in packets: `th_c = (r_c/R)·B/s_c` (see the module doc).
     pub fn thresholds(&self) -> Result<(f64, f64), String> {
         if self.link_rate_bps == 0 || self.tagged_pkt_len == 0 || self.other_pkt_len == 0 {
-            return Err("cbt shares: link rate and packet sizes must be positive".into());
+            return Err("shares: link rate and packet sizes must be positive".into());
         }
         if self.tagged_bps.saturating_add(self.other_bps) >= self.link_rate_bps {
-            return Err("cbt shares: tagged + other must leave a share for TCP".into());
+            return Err("shares: tagged + other must leave a share for TCP".into());
         }
         let r = self.link_rate_bps as f64;
         let b = self.backlog_bytes as f64;
@@ -164,12 +165,12 @@ impl CbtConfig {
         match (self.tagged_th, self.other_th, &self.shares) {
             (Some(t), Some(o), None) => Ok((t, o)),
             (None, None, Some(s)) => s.thresholds(),
-            _ => Err("cbt: give either tagged_th and other_th, or shares".into()),
+            _ => Err("tagged_th: give either tagged_th and other_th, or shares".into()),
         }
     }
 
     pub fn validate(&self, link_rate_bps: u64) -> Result<(), String> {
-        crate::class::check_dscps("cbt: tagged_tags", self.tagged_tags.as_deref())?;
+        crate::class::check_dscps("tagged_tags", self.tagged_tags.as_deref())?;
         let t = &self.tcp;
         RedCurve {
             min_th: t.min_th,
@@ -178,19 +179,14 @@ impl CbtConfig {
             gentle: t.gentle,
         }
         .validate()
-        .map_err(|e| format!("cbt tcp: {e}"))?;
-        check_weight(t.w_q, "cbt: tcp.w_q")?;
-        check_weight(self.w_class.unwrap_or(t.w_q), "cbt: w_class")?;
+        .map_err(|e| format!("tcp.{e}"))?;
+        check::fraction("tcp.w_q", t.w_q)?;
+        check::fraction("w_class", self.w_class.unwrap_or(t.w_q))?;
         let (tt, to) = self.thresholds()?;
-        if tt.is_nan() || tt < 0.0 || to.is_nan() || to < 0.0 {
-            return Err(format!("cbt: thresholds must be >= 0, got {tt} and {to}"));
-        }
-        if self.limit == 0 {
-            return Err("cbt: limit must be positive".into());
-        }
-        if self.mean_pkt_size == 0 {
-            return Err("cbt: mean_pkt_size must be positive".into());
-        }
+        check::non_negative("tagged_th", tt)?;
+        check::non_negative("other_th", to)?;
+        check::limit("limit", self.limit)?;
+        check::positive("mean_pkt_size", self.mean_pkt_size.into())?;
         pkt_time_ns(self.mean_pkt_time_ns, self.mean_pkt_size, link_rate_bps).map(|_| ())
     }
 }

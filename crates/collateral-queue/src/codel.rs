@@ -32,6 +32,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::check;
 use crate::config::{Described, HardLimit};
 use crate::{Discipline, DropTail, FullRule, Nanos, Packet};
 
@@ -92,16 +93,10 @@ impl Default for CodelConfig {
 
 impl CodelConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if self.target_ns == 0 || self.interval_ns == 0 {
-            return Err("codel: target_ns and interval_ns must be positive".into());
-        }
-        if self.target_ns >= self.interval_ns {
-            return Err("codel: target_ns must be shorter than interval_ns".into());
-        }
-        if self.limit == 0 {
-            return Err("codel: limit must be positive".into());
-        }
-        Ok(())
+        check::positive("target_ns", self.target_ns)?;
+        check::positive("interval_ns", self.interval_ns)?;
+        check::below("target_ns", self.target_ns, "interval", self.interval_ns)?;
+        check::limit("limit", self.limit)
     }
 }
 

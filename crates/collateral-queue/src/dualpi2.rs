@@ -62,6 +62,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
+use crate::check;
 use crate::config::{Described, HardLimit};
 use crate::rng::SplitMix64;
 use crate::{Discipline, Ecn, Nanos, Packet};
@@ -198,28 +199,20 @@ impl Default for DualPi2Config {
 
 impl DualPi2Config {
     pub fn validate(&self) -> Result<(), String> {
-        if self.limit == 0 {
-            return Err("dualpi2: limit must be positive".into());
-        }
-        if self.tupdate_ns == 0 {
-            return Err("dualpi2: tupdate_ns must be positive".into());
-        }
-        if !(self.alpha.is_finite() && self.alpha >= 0.0) {
-            return Err("dualpi2: alpha must be finite and >= 0".into());
-        }
-        if !(self.beta.is_finite() && self.beta >= 0.0) {
-            return Err("dualpi2: beta must be finite and >= 0".into());
-        }
+        check::limit("limit", self.limit)?;
+        check::positive("tupdate_ns", self.tupdate_ns)?;
+        check::non_negative("alpha", self.alpha)?;
+        check::non_negative("beta", self.beta)?;
         if !(self.k.is_finite() && self.k > 0.0) {
-            return Err("dualpi2: k must be finite and > 0".into());
+            return Err(format!("k: must be a finite number > 0, got {}", self.k));
         }
         if self.c_protection > 100 {
-            return Err("dualpi2: c_protection is a percentage (0..=100)".into());
+            return Err(format!(
+                "c_protection: a percentage (0..=100), got {}",
+                self.c_protection
+            ));
         }
-        if self.mtu == 0 {
-            return Err("dualpi2: mtu must be positive".into());
-        }
-        Ok(())
+        check::positive("mtu", self.mtu.into())
     }
 }
 
@@ -643,13 +636,13 @@ mod tests {
                 "alpha",
             ),
             (DualPi2Config { beta: -1.0, ..d }, "beta"),
-            (DualPi2Config { k: 0.0, ..d }, "k "),
+            (DualPi2Config { k: 0.0, ..d }, "k:"),
             (
                 DualPi2Config {
                     k: f64::INFINITY,
                     ..d
                 },
-                "k ",
+                "k:",
             ),
             (
                 DualPi2Config {
@@ -662,7 +655,7 @@ mod tests {
         ];
         for (c, field) in bad {
             let e = c.validate().unwrap_err();
-            assert!(e.starts_with("dualpi2: ") && e.contains(field), "{e}");
+            assert!(e.starts_with(field), "{e}");
             assert!(DualPi2::new(&c).is_err());
         }
     }

@@ -28,6 +28,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
+use crate::check;
 use crate::codel::{default_interval, default_mtu, default_target, CodelCore, CodelVars};
 use crate::config::{Described, HardLimit};
 use crate::{Discipline, Nanos, Packet};
@@ -100,15 +101,13 @@ impl Default for FqCodelConfig {
 impl FqCodelConfig {
     pub fn validate(&self) -> Result<(), String> {
         if self.flows == 0 || self.flows > 65536 {
-            return Err("fq_codel: flows must be in 1..=65536".into());
+            return Err(format!("flows: must be in 1..=65536, got {}", self.flows));
         }
-        if self.quantum == 0 || self.limit == 0 || self.drop_batch == 0 {
-            return Err("fq_codel: quantum, limit and drop_batch must be positive".into());
-        }
-        if self.target_ns == 0 || self.target_ns >= self.interval_ns {
-            return Err("fq_codel: need 0 < target_ns < interval_ns".into());
-        }
-        Ok(())
+        check::positive("quantum", self.quantum.into())?;
+        check::limit("limit", self.limit.into())?;
+        check::positive("drop_batch", self.drop_batch.into())?;
+        check::positive("target_ns", self.target_ns)?;
+        check::below("target_ns", self.target_ns, "interval", self.interval_ns)
     }
 }
 

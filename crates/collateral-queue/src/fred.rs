@@ -43,8 +43,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::{Deserialize, Serialize};
 
+use crate::check;
 use crate::config::{Described, HardLimit};
-use crate::red::{check_weight, pkt_time_ns, spaced, Ewma, RedCurve};
+use crate::red::{pkt_time_ns, spaced, Ewma, RedCurve};
 use crate::rng::SplitMix64;
 use crate::{Discipline, DropTail, FullRule, Nanos, Packet};
 
@@ -100,18 +101,11 @@ impl FredConfig {
             max_p: self.max_p,
             gentle: false,
         }
-        .validate()
-        .map_err(|e| format!("fred: {e}"))?;
-        check_weight(self.w_q, "fred: w_q")?;
-        if self.limit == 0 {
-            return Err("fred: limit must be positive".into());
-        }
-        if self.min_q.is_nan() || self.min_q < 0.0 {
-            return Err(format!("fred: min_q must be >= 0, got {}", self.min_q));
-        }
-        if self.mean_pkt_size == 0 {
-            return Err("fred: mean_pkt_size must be positive".into());
-        }
+        .validate()?;
+        check::fraction("w_q", self.w_q)?;
+        check::limit("limit", self.limit)?;
+        check::non_negative("min_q", self.min_q)?;
+        check::positive("mean_pkt_size", self.mean_pkt_size.into())?;
         pkt_time_ns(self.mean_pkt_time_ns, self.mean_pkt_size, link_rate_bps).map(|_| ())
     }
 }

@@ -73,6 +73,7 @@ macro_rules! forward_to_variants {
 pub mod cake;
 pub mod cbq;
 pub mod cbt;
+pub mod check;
 pub mod class;
 pub mod codel;
 pub mod config;

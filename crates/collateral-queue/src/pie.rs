@@ -31,6 +31,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::check;
 use crate::config::{Described, HardLimit};
 use crate::rng::SplitMix64;
 use crate::{Discipline, DropTail, FullRule, Nanos, Packet};
@@ -112,20 +113,12 @@ impl Default for PieConfig {
 
 impl PieConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if self.target_ns == 0 || self.tupdate_ns == 0 {
-            return Err("pie: target_ns and tupdate_ns must be positive".into());
-        }
-        if !(self.alpha >= 0.0
-            && self.alpha.is_finite()
-            && self.beta >= 0.0
-            && self.beta.is_finite())
-        {
-            return Err("pie: alpha and beta must be finite and >= 0".into());
-        }
-        if self.limit == 0 || self.mtu == 0 {
-            return Err("pie: limit and mtu must be positive".into());
-        }
-        Ok(())
+        check::positive("target_ns", self.target_ns)?;
+        check::positive("tupdate_ns", self.tupdate_ns)?;
+        check::non_negative("alpha", self.alpha)?;
+        check::non_negative("beta", self.beta)?;
+        check::limit("limit", self.limit)?;
+        check::positive("mtu", self.mtu.into())
     }
 }
 

@@ -61,6 +61,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::check;
 use crate::config::{Described, HardLimit};
 use crate::rng::SplitMix64;
 use crate::{Discipline, DropTail, FullRule, Nanos, Packet};
@@ -134,22 +135,10 @@ impl RedConfig {
             gentle: self.gentle,
         }
         .validate()?;
-        check_weight(self.w_q, "w_q")?;
-        if self.limit == 0 {
-            return Err("red: limit must be positive".into());
-        }
-        if self.mean_pkt_size == 0 {
-            return Err("red: mean_pkt_size must be positive".into());
-        }
+        check::fraction("w_q", self.w_q)?;
+        check::limit("limit", self.limit)?;
+        check::positive("mean_pkt_size", self.mean_pkt_size.into())?;
         pkt_time_ns(self.mean_pkt_time_ns, self.mean_pkt_size, link_rate_bps).map(|_| ())
-    }
-}
-
-pub(crate) fn check_weight(w: f64, name: &str) -> Result<(), String> {
-    if w > 0.0 && w <= 1.0 {
-        Ok(())
-    } else {
-        Err(format!("{name} must be in (0, 1], got {w}"))
     }
 }
 
@@ -160,10 +149,10 @@ pub(crate) fn pkt_time_ns(
     link_rate_bps: u64,
 ) -> Result<u64, String> {
     match explicit {
-        Some(0) => Err("mean_pkt_time_ns must be positive".into()),
+        Some(0) => Err("mean_pkt_time_ns: must be positive".into()),
         Some(t) => Ok(t),
         None if link_rate_bps == 0 => {
-            Err("the link rate (or mean_pkt_time_ns) is needed for the idle decay".into())
+            Err("mean_pkt_time_ns: needed for the idle decay where the link rate is not".into())
         }
         None => {
             Ok(((mean_pkt_size as u128 * 8 * 1_000_000_000) / link_rate_bps as u128).max(1) as u64)
@@ -257,16 +246,14 @@ pub struct RedCurve {
 
 impl RedCurve {
     pub fn validate(&self) -> Result<(), String> {
-        if !(self.min_th >= 0.0 && self.max_th > self.min_th) {
+        check::non_negative("min_th", self.min_th)?;
+        if !(self.max_th.is_finite() && self.max_th > self.min_th) {
             return Err(format!(
-                "thresholds must satisfy 0 <= min_th < max_th, got {} and {}",
+                "max_th: must be above min_th ({}), got {}",
                 self.min_th, self.max_th
             ));
         }
-        if !(self.max_p > 0.0 && self.max_p <= 1.0) {
-            return Err(format!("max_p must be in (0, 1], got {}", self.max_p));
-        }
-        Ok(())
+        check::fraction("max_p", self.max_p)
     }
 
     /// Whether `avg` forces a drop: `avg ≥ max_th`, or `≥ 2·max_th` when gentle.

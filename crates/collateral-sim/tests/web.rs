@@ -231,7 +231,7 @@ fn bad_web_settings_are_named() {
         "web": [{"users": 10, "model": {"think_s": {"kind": "pareto", "scale": 0.0, "shape": 1.0}}}],
     });
     let e = Scenario::from_json(&bad.to_string()).unwrap_err();
-    assert!(e.contains("web[0]: think_s"), "{e}");
+    assert!(e.contains("web[0].think_s"), "{e}");
     let bad = json!({
         "seed": 1, "duration_ns": S,
         "down": {"rate_bps": 1, "queue": {"rule": "ps", "limit": 1}},

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -253,32 +252,28 @@ def _point_error(
     loc = tuple(x for x in e["loc"] if x not in ("droptail", "aqm"))
     msg = _validation_message(e, loc)
     value = e.get("input", ...)
-    if not loc:  # the core's own check, e.g. "down.queue: max_p must ...", "cbr[0].interval: ..."
-        head_loc, rest = error_at(e)
-        if head_loc:
-            loc = tuple(x for x in head_loc if x not in ("droptail", "aqm"))
-            msg, value = rest, ...
-            for axis, i in combo:  # a swept parameter of that part that the message names
-                for p in axis.paths:
-                    if (
-                        p[: len(loc)] == loc
-                        and len(p) > len(loc)
-                        and re.search(rf"\b{re.escape(str(p[-1]))}\b", rest)
-                    ):
-                        return ExperimentError(
-                            source, f"{grid.where}.{axis.key}[{i}]", rest, axis.values[i]
-                        )
+    at, detail = error_at(e)
+    if at != tuple(e["loc"]):  # a check's PathError (the core's, an AQM's): its key path
+        loc, msg, value = tuple(x for x in at if x not in ("droptail", "aqm")), detail, ...
+    # The axis that set the value: the one whose path matches the most of ``loc``.
+    best: tuple[int, Axis, int, tuple[Any, ...]] | None = None
     for axis, i in combo:
         for p in axis.paths:
-            if p[0] == "tags":
-                continue
             n = len(p)
-            if len(loc) >= n and all(a in (WILDCARD, b) for a, b in zip(p, loc, strict=False)):
-                rest = fmt_path(loc[n:])
-                key = f"{grid.where}.{axis.key}[{i}]" + (f" ({rest})" if rest else "")
-                if value is ... and len(loc) == n:  # the core's check: show the swept value
-                    value = axis.values[i]
-                return ExperimentError(source, key, msg, value)
+            if (
+                p[0] != "tags"
+                and len(loc) >= n
+                and all(a in (WILDCARD, b) for a, b in zip(p, loc, strict=False))
+                and (best is None or n > best[0])
+            ):
+                best = (n, axis, i, p)
+    if best is not None:
+        n, axis, i, _ = best
+        rest = fmt_path(loc[n:])
+        key = f"{grid.where}.{axis.key}[{i}]" + (f" ({rest})" if rest else "")
+        if value is ... and len(loc) == n:  # the core's check: show the swept value
+            value = axis.values[i]
+        return ExperimentError(source, key, msg, value)
     if shorthand and len(loc) >= 2 and loc[0] in ("down", "up") and loc[1] == "queue":
         return ExperimentError(source, "scenario." + fmt_path(("queue", *loc[2:])), msg, value)
     key = "scenario" + ("." + fmt_path(loc) if loc else "")

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .fields import FIELDS
+from .keypath import Path, PathError, fmt_key_path
 
 # The core's JSON names and the Scenario fields they come from (``rtt_ns`` is ``rtt``).
 _CORE_FIELDS = {
@@ -16,16 +17,6 @@ _CORE_FIELDS = {
     "overhead_bytes": "overhead",
     "limit_bytes": "limit",
 }
-
-Path = tuple[str | int, ...]
-
-
-def fmt_key_path(path: Path) -> str:
-    """``("cbr", 0, "interval")`` -> ``cbr[0].interval``, as messages show a key."""
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
 
 
 def scenario_path(core: Path) -> Path:
@@ -43,16 +34,6 @@ def scenario_path(core: Path) -> Path:
     return tuple(out)
 
 
-class PathError(ValueError):
-    """A scenario check's error at a key path of the Scenario (``path``, in its spelling),
-    kept as data so that whoever reports it names the key without reading the text."""
-
-    def __init__(self, path: Path, detail: str) -> None:
-        super().__init__(f"{fmt_key_path(path)}: {detail}" if path else detail)
-        self.path = tuple(path)
-        self.detail = detail
-
-
 def from_core(err: ValueError, prefix: Path = ()) -> PathError:
     """The core's error (``_native.ConfigError``: its JSON key path and the detail) at
     ``prefix`` + that path in the Scenario's spelling."""
@@ -61,11 +42,11 @@ def from_core(err: ValueError, prefix: Path = ()) -> PathError:
 
 
 def error_at(e: Any) -> tuple[Path, str]:
-    """A pydantic error's key path and message: the :class:`PathError` it carries when a
-    whole-scenario check raised one, else its own location."""
+    """A pydantic error's key path and message: where a check raised a
+    :class:`PathError`, its location joined with the error's path, else its own location."""
     cause = (e.get("ctx") or {}).get("error")
-    if isinstance(cause, PathError):
-        return cause.path, cause.detail
+    if isinstance(cause, PathError):  # its path is below the validator's location
+        return (*e["loc"], *cause.path), cause.detail
     return tuple(e["loc"]), e["msg"].removeprefix("Value error, ")
 
 
@@ -103,8 +84,16 @@ def _landing(loc: Path) -> tuple[str, Path]:
     return (str(loc[0]), loc[1:]) if loc else ("scenario", ())
 
 
-def first_error(err: ValidationError) -> tuple[str, str]:
-    """The flat parameter and the message of a validation's first error."""
+def first_error(err: ValidationError, aqm: bool = False) -> tuple[str, str]:
+    """The flat parameter and the message of a validation's first error. ``aqm``: the
+    queues are the ``aqm`` parameter's, so a key under a queue (``limit``) is its."""
     loc, msg = error_at(err.errors()[0])
     param, below = _landing(loc)
+    if aqm and param in _QUEUE_PARAMS:
+        plain = tuple(x for x in loc if x not in ("droptail", "aqm"))
+        param, below = "aqm", plain[plain.index("queue") + 1 :] if "queue" in plain else ()
     return param, f"{fmt_key_path(below)}: {msg}" if below and isinstance(below[0], str) else msg
+
+
+#: The parameters that land in a queue which ``aqm``, when given, replaces.
+_QUEUE_PARAMS = ("queue", "rule", "count_in_service")

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from pydantic import ValidationError
@@ -122,9 +123,7 @@ def build_scenario(**params: Any) -> Scenario:
             e = err.errors()[0]
             loc = ("tcp" if err.title == "TcpSpec" else "cbr", 0, *e["loc"])
             raise SpecError(flat_param(loc), e["msg"].removeprefix("Value error, ")) from None
-        param, msg = first_error(err)
-        if aqm is not None and param == "queue":
-            param = "aqm"  # the AQM's own fields, or the core's check of them
+        param, msg = first_error(err, aqm=aqm is not None)
         raise SpecError(param, msg) from None
 
 
@@ -177,7 +176,16 @@ def parse_aqm_shorthand(text: str) -> dict[str, Any]:
             raise SpecError("aqm", f"{short(item)}: give key=value, e.g. target=5ms")
         if key.strip() in q:
             raise SpecError("aqm", f"{key.strip()}: given twice")
-        q[key.strip()] = _shorthand_value(value)
+        v = _shorthand_value(value)
+        if isinstance(v, float) and not math.isfinite(v):  # 1e999, or 5 000 digits
+            digits = sum(c.isdigit() for c in value)
+            what = (
+                f"{digits} digits, too large for any parameter"
+                if digits > 30
+                else "not a finite number"
+            )
+            raise SpecError("aqm", f"{key.strip()}: {short(value.strip())}: {what}")
+        q[key.strip()] = v
     return q
 
 

@@ -19,6 +19,7 @@ from pydantic import (
 
 from ..display import short
 from ..units import QueueLimit, fmt_size, parse_duration, parse_rate, parse_size
+from .keypath import PathError
 from .types import AqmKind, Limit, Model, OptionalRate, PacketSize, Rule
 from .vocabulary import RULES
 
@@ -74,17 +75,17 @@ AQM_HUMAN_UNITS: dict[str, tuple[str, Any]] = {
 }
 
 
-def _json_number(key: str, value: object) -> None:
+def _json_number(path: tuple[str | int, ...], value: object) -> None:
     """A number JSON can carry to the core: finite, and not thousands of digits (JSON
     has no NaN or infinity; the core would see invalid text, not the key)."""
     if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{key}: {value!r} is not a finite number")
+        raise PathError(path, f"{value!r} is not a finite number")
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**30:
-        raise ValueError(f"{key}: {short(value)}: a number too large for any parameter")
+        raise PathError(path, f"{short(value)}: a number too large for any parameter")
     for k, v in value.items() if isinstance(value, dict) else ():
-        _json_number(f"{key}.{k}", v)
+        _json_number((*path, k), v)
     for i, v in enumerate(value) if isinstance(value, list) else ():
-        _json_number(f"{key}[{i}]", v)
+        _json_number((*path, i), v)
 
 
 def _aqm_native(params: dict[str, Any]) -> dict[str, Any]:
@@ -92,15 +93,15 @@ def _aqm_native(params: dict[str, Any]) -> dict[str, Any]:
     parameter given both ways is an error), every number one JSON can carry."""
     out: dict[str, Any] = {}
     for key, value in params.items():
-        _json_number(key, value)
+        _json_number((key,), value)
         native, parse = AQM_HUMAN_UNITS.get(key, (key, None))
         if native in out or (native != key and native in params):
-            raise ValueError(f"{key}: given twice (as {key} and {native})")
+            raise PathError((key,), f"given twice (as {key} and {native})")
         if parse is not None and not isinstance(value, bool):
             try:
                 value = parse(value)
             except ValueError as e:
-                raise ValueError(f"{key}: {e}") from None
+                raise PathError((key,), str(e)) from None
         out[native] = value
     return out
 
@@ -122,7 +123,8 @@ class AqmSpec(BaseModel):
     def _one_rule_spelling(self) -> AqmSpec:
         rule = (self.model_extra or {}).get("limit_rule")
         if rule is not None and rule not in RULES:
-            raise ValueError(f"limit_rule: unknown rule {short(rule)}; allowed: {', '.join(RULES)}")
+            allowed = ", ".join(RULES)
+            raise PathError(("limit_rule",), f"unknown rule {short(rule)}; allowed: {allowed}")
         _aqm_native(self.model_extra or {})
         return self
 

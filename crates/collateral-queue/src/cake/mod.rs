@@ -45,6 +45,7 @@ use cobalt::CobaltParams;
 use hosts::QUEUES;
 use queues::{Chain, Chains, Flow, FlowSet, Slab};
 
+use crate::check;
 use crate::codel::{default_interval, default_target};
 use crate::config::{Described, HardLimit};
 use crate::rng::SplitMix64;
@@ -135,27 +136,30 @@ impl CakeConfig {
     pub fn validate(&self) -> Result<(), String> {
         if self.bandwidth_bps != 0 && self.bandwidth_bps < shaper::MIN_RATE_BPS {
             return Err(format!(
-                "cake: bandwidth_bps must be 0 (unlimited) or at least {} bit/s",
+                "bandwidth_bps: must be 0 (unlimited) or at least {} bit/s",
                 shaper::MIN_RATE_BPS
             ));
         }
         if !(-64..=256).contains(&self.overhead) {
-            return Err("cake: overhead must be in -64..=256 bytes".into());
+            return Err(format!(
+                "overhead: must be in -64..=256 bytes, got {}",
+                self.overhead
+            ));
         }
         if self.mpu > 256 {
-            return Err("cake: mpu must be at most 256 bytes".into());
+            return Err(format!("mpu: must be at most 256 bytes, got {}", self.mpu));
         }
-        if self.target_ns == 0 || self.interval_ns == 0 {
-            return Err("cake: target_ns and interval_ns must be positive".into());
-        }
-        if self.target_ns >= self.interval_ns {
-            return Err("cake: target_ns must be shorter than interval_ns".into());
-        }
+        check::positive("target_ns", self.target_ns)?;
+        check::positive("interval_ns", self.interval_ns)?;
+        check::below("target_ns", self.target_ns, "interval", self.interval_ns)?;
         if self.interval_ns > 3_600_000_000_000 {
-            return Err("cake: interval_ns must be at most an hour".into());
+            return Err("interval_ns: must be at most an hour".into());
         }
         if self.memory_limit != 0 && self.memory_limit < 1500 {
-            return Err("cake: memory_limit must be 0 (derived) or at least 1500 bytes".into());
+            return Err("memory_limit: must be 0 (derived) or at least 1500 bytes".into());
+        }
+        if self.memory_limit != 0 {
+            check::limit("memory_limit", self.memory_limit)?;
         }
         Ok(())
     }
