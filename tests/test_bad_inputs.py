@@ -1,4 +1,4 @@
-"""Every bad input of issue 16 that reaches the CLI, an experiment file or the Python API
+"""Every bad input of issues 16 and 27 that reaches the CLI, an experiment file or the Python API
 is refused in one line naming the option, key or parameter, before anything is built,
 simulated, emulated or written.
 
@@ -39,6 +39,14 @@ FILES = {
     "twice.toml": SMALL + '[sweep]\n"queue.limit" = ["20kB"]\nqueue.limit = ["40kB"]\n',
     "bigint.toml": SMALL.replace('"2s"', DIGITS),
     "range.toml": SMALL + '[sweep]\nrtt = { from = "1ms", to = "1e999999999ms", step = "1ms" }\n',
+    "emptysweep.toml": SMALL + "[sweep]\n",
+    "emptysweep2.toml": SMALL + '[[sweep]]\nrtt = ["10ms"]\n[[sweep]]\n',
+    "axis.toml": SMALL + 'queue = { kind = "codel" }\n[sweep."queue.limit"]\nvalues = ["10kB"]\n'
+    'packet_of = "1500B"\n',
+    "nanaqm.toml": SMALL
+    + 'queue = { kind = "red", min_th = 5, max_th = 15, max_p = nan, w_q = 0.002,'
+    " limit = 60 }\n",
+    "codellimit.toml": SMALL + 'queue = { kind = "codel", limit = 99999999999 }\n',
 }
 
 
@@ -166,7 +174,31 @@ CLI_CASES = [
     (["simulate", "--aqm", "red:min_th=5,max_th=15,max_p=nan,w_q=0.002,limit=60"], "max_p"),
     (["simulate", "--aqm", "codel:target=inf"], "--aqm: target"),
     (["simulate", "--aqm", "fq_codel:flows=" + "9" * 40], "--aqm: flows"),
+    # Issue 27: every discipline's limit bounded (32 bits, as Linux's qdiscs), every
+    # core check at its key.
+    (["simulate", "--aqm", "codel:limit=99999999999"], "--aqm: limit"),
+    (["simulate", "--aqm", "pie:limit=4294967296"], "--aqm: limit"),
+    (["simulate", "--aqm", "fq_codel:limit=99999999999"], "--aqm: limit"),
+    (["simulate", "--aqm", "cake:memory_limit=99999999999"], "--aqm: memory_limit"),
+    (["simulate", "--aqm", "codel:target=200ms"], "--aqm: target"),
+    (["simulate", "--aqm", "dualpi2:k=0"], "--aqm: k"),
+    (["simulate", "--aqm", "codel:target=" + DIGITS], "--aqm: target"),
+    (["run", "nanaqm.toml", "--dry-run"], "nanaqm.toml: scenario.queue.max_p"),
+    (["run", "codellimit.toml", "--dry-run"], "codellimit.toml: scenario.queue.limit"),
+    # Nonsense accepted before.
+    (["advise", "--duration", "1ns"], "--duration"),
+    (["advise", "--link", ""], "--link"),
+    (["query", "STORE", ""], "SQL"),
+    (["query", "STORE", "COPY (SELECT 1) TO 'x.csv'"], "SQL"),
+    (["compare", "STORE", "STORE"], "EMU_DIR"),
+    (["report", "STORE", "-o", "r.pdf"], "--output"),
+    (["run", "emptysweep.toml", "--dry-run"], "emptysweep.toml: sweep"),
+    (["run", "emptysweep2.toml", "--dry-run"], "emptysweep2.toml: sweep[1]"),
+    (["run", "axis.toml", "--dry-run"], "axis.toml: sweep.queue.limit.packet_of"),
+    (["run", "exp.toml", "--scheduler", "tcp://127.0.0.1:1"], "--scheduler"),
 ]
+if "htcp" not in emu.available_congestion_controls():  # the kernel's, named by --cc
+    CLI_CASES.append((["emulate", "--cc", "htcp"], "--cc"))
 
 
 @pytest.mark.parametrize(("args", "names"), CLI_CASES, ids=[" ".join(a)[:60] for a, _ in CLI_CASES])
@@ -449,6 +481,44 @@ def test_other_entry_points_name_their_arguments(tmp_path):
     (tmp_path / "f.toml").write_text(SMALL)
     with pytest.raises(ExperimentError, match="nested"):
         load_experiment(tmp_path / "f.toml", [("scenario.x", _deep(200))])
+
+
+def test_native_integer_arguments_are_named_not_overflow_errors():
+    for bad in (-1, 0, 2**70):
+        with pytest.raises(ValueError, match=r"^rate_bps: "):
+            _native.validate_queue('{"kind": "codel"}', bad)
+    with pytest.raises(TypeError, match=r"^rate_bps: expected a whole number"):
+        _native.validate_queue('{"kind": "codel"}', "1Mbit")
+    with pytest.raises(ValueError, match=r"^threads: "):
+        _native.simulate_many([], 2**70)
+    assert _native.simulate_many([]) == []
+
+
+def test_merge_refuses_another_schema_and_warnings_are_one_line_once(tmp_path, store):
+    import shutil
+
+    old = tmp_path / "old"
+    shutil.copytree(store, old)
+    meta = json.loads((old / "store.json").read_text())
+    (old / "store.json").write_text(json.dumps({**meta, "schema": 1}))
+    before = _listing(old)
+    p = _cli(["merge", "merged", str(store), str(old)], tmp_path)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert p.stderr.startswith("collateral: error: SRC: ") and "schema version 1" in p.stderr
+    assert not (tmp_path / "merged").exists() and _listing(old) == before
+    # Merging into the old store from the API: refused too, nothing added.
+    from collateral.store import Store, StoreError
+
+    with pytest.raises(StoreError, match="schema"):
+        Store(old).merge([store])
+    # A query of the old store warns in one line, once, and still answers.
+    p = _cli(["query", str(old), "SELECT count(*) AS n FROM summary", "--format", "csv"], tmp_path)
+    assert p.returncode == 0 and p.stdout.split() == ["n", "1"], p
+    assert p.stderr.splitlines() == [
+        f"collateral: warning: {old}: results of schema version 1, this collateral reads"
+        " version 4: column names and types may differ (collateral schema prints the current"
+        " one)"
+    ], p.stderr
 
 
 def _deep(n: int) -> list:

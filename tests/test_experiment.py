@@ -375,7 +375,9 @@ def test_aqm_parameters_are_sweep_axes_and_their_errors_name_the_axis():
     )
     assert [p.columns()["down_queue_max_p"] for p in exp.points] == [0.05, 0.1]
     assert exp.points[0].columns()["down_queue_kind"] == "red"
-    with pytest.raises(ExperimentError, match=r"sweep\.down\.queue\.max_p\[1\] = 2\.0: must be in \(0, 1\]"):
+    with pytest.raises(
+        ExperimentError, match=r"sweep\.down\.queue\.max_p\[1\] = 2\.0: must be in \(0, 1\]"
+    ):
         Experiment.from_dict(
             {**base, "sweep": {"down.queue": [RED], "down.queue.max_p": [0.1, 2.0]}}
         )

@@ -44,6 +44,8 @@ BDP_MULTIPLES = (0.25, 0.5, 1.0, 2.0, 4.0)
 MAX_TRIALS = 100
 MAX_TCP_FLOWS = 100
 MAX_DURATION_NS = 3_600 * 10**9
+#: The shortest trial worth ranking: 50 calls packets of 20 ms after a 250 ms warm-up.
+MIN_DURATION_NS = 10**9
 MAX_THREADS = 1024
 #: The range of each metric's target: MOS (ITU-T G.107: 1 to 4.5) or a share late.
 TARGET_RANGE = {"MOS": (1.0, 4.5), "share": (0.0, 1.0)}
@@ -206,11 +208,12 @@ def advise(
         duration_ns = parse_duration(duration)
     except ValueError as e:
         raise SpecError("duration", str(e)) from None
-    if duration_ns > MAX_DURATION_NS:
+    if not MIN_DURATION_NS <= duration_ns <= MAX_DURATION_NS:
         raise SpecError(
             "duration",
-            f"{fmt_duration(duration_ns)}: at most {fmt_duration(MAX_DURATION_NS)} per trial"
-            " (the advisor runs every candidate, trials times)",
+            f"{fmt_duration(duration_ns)}: from {fmt_duration(MIN_DURATION_NS)} to"
+            f" {fmt_duration(MAX_DURATION_NS)} per trial (shorter trials measure too few"
+            " packets to rank by; the advisor runs every candidate, trials times)",
         )
     if warmup is None:
         warmup = fmt_duration(min(10 * 10**9, duration_ns // 4))

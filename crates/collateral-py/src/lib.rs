@@ -129,16 +129,16 @@ fn simulate<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, Py
 /// scenario asks for them). A bad scenario raises ValueError naming its index before
 /// anything runs.
 #[pyfunction]
-#[pyo3(signature = (scenario_jsons, threads=0))]
+#[pyo3(signature = (scenario_jsons, threads=None))]
 fn simulate_many<'py>(
     py: Python<'py>,
     scenario_jsons: Vec<String>,
-    threads: i64,
+    threads: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    let threads = usize::try_from(threads)
-        .ok()
-        .filter(|&t| t <= 4096)
-        .ok_or_else(|| PyValueError::new_err(format!("threads: {threads} is not in 0 … 4096")))?;
+    let threads: usize = match threads {
+        Some(t) => int_arg("threads", t, 0, 4096)?,
+        None => 0,
+    };
     let scenarios = scenario_jsons
         .iter()
         .enumerate()
@@ -151,6 +151,26 @@ fn simulate_many<'py>(
         .into_iter()
         .map(|r| result_to_py(py, r.map_err(PyValueError::new_err)?))
         .collect()
+}
+
+/// An integer argument within `lo … hi`, or an error naming it: pyo3's own conversion
+/// of `-1` or `2**70` to an unsigned type raises an OverflowError that names nothing.
+fn int_arg<T: TryFrom<i128>>(name: &str, v: &Bound<'_, PyAny>, lo: i128, hi: i128) -> PyResult<T> {
+    if !v.is_instance_of::<pyo3::types::PyInt>() || v.is_instance_of::<pyo3::types::PyBool>() {
+        let ty = v
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_default();
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "{name}: expected a whole number, got {ty}"
+        )));
+    }
+    v.extract::<i128>()
+        .ok()
+        .filter(|x| (lo..=hi).contains(x))
+        .and_then(|x| T::try_from(x).ok())
+        .ok_or_else(|| PyValueError::new_err(format!("{name}: {v} is not in {lo} … {hi}")))
 }
 
 /// A flat summary value as a Python object: None, int, float, str, or (`phases`) the
@@ -418,13 +438,9 @@ fn validate_dist(py: Python<'_>, dist_json: &str) -> PyResult<()> {
 /// `rate_bps`; raises ConfigError saying what is wrong (path relative to the queue:
 /// `("flows",)`).
 #[pyfunction]
-fn validate_queue(py: Python<'_>, queue_json: &str, rate_bps: u64) -> PyResult<()> {
-    if rate_bps == 0 || rate_bps > collateral_sim::limits::MAX_RATE_BPS {
-        return Err(PyValueError::new_err(format!(
-            "rate_bps: {rate_bps} is outside 1 … {}",
-            collateral_sim::limits::MAX_RATE_BPS
-        )));
-    }
+fn validate_queue(py: Python<'_>, queue_json: &str, rate_bps: &Bound<'_, PyAny>) -> PyResult<()> {
+    let max = collateral_sim::limits::MAX_RATE_BPS;
+    let rate_bps: u64 = int_arg("rate_bps", rate_bps, 1, max.into())?;
     let c = collateral_sim::scenario::parse_aqm(queue_json).map_err(|e| config_error(py, &e))?;
     // A discipline's check starts with the key at fault ("flows: must be ...").
     c.validate(rate_bps)

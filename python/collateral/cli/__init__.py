@@ -15,7 +15,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Callable
+from typing import Any
 
 from . import (
     advise,
@@ -92,10 +94,32 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        return _main(argv)
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")  # _one_line says each text once
+            warnings.showwarning = _one_line
+            return _main(argv)
     except BrokenPipeError:  # `collateral simulate --json | head`: not an error
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the exit-time flush
         return 0
+
+
+def _one_line(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    """A warning as the command's other lines: ``collateral: warning: TEXT``, one line,
+    each text once (not Python's two lines with a source path)."""
+    text = " ".join(str(message).split())
+    if text not in _WARNED:
+        _WARNED.add(text)
+        print(f"collateral: warning: {text}", file=sys.stderr, flush=True)
+
+
+_WARNED: set[str] = set()
 
 
 def _main(argv: list[str] | None) -> int:

@@ -52,7 +52,7 @@ def add_parser(sub: Any) -> None:
         help=f"trials per candidate, at most {MAX_TRIALS} (default: 3)",
     )
     a.add_argument(
-        "--duration", metavar="TIME", default="60s", help="per trial, at most 1h (default: 60s)"
+        "--duration", metavar="TIME", default="60s", help="per trial, 1s to 1h (default: 60s)"
     )
     a.add_argument(
         "--target",
@@ -95,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.plot is not None:
         output_file("--plot", args.plot, "out/advice.png", figure=True)
-    link = args.link if args.link or args.down or args.up else "adsl1"
+    given = (args.link, args.down, args.up)
+    link = args.link if any(v is not None for v in given) else "adsl1"
     try:
         adv = advise(
             link=link,

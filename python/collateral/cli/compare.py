@@ -26,7 +26,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from ..plot.compare import compare_stores, fig_compare_stores
+    from ..plot.compare import WrongSide, compare_stores, fig_compare_stores
     from ..store import StoreError, open_store
 
     input_store("SIM_DIR", args.sim)
@@ -36,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         sim, emu = open_store(args.sim), open_store(args.emu)
         rows = compare_stores(sim, emu)
+    except WrongSide as e:
+        fail(f"{'SIM_DIR' if e.side == 'sim' else 'EMU_DIR'}: {e}")
     except (StoreError, ValueError) as e:
         fail(f"compare: {e}")
     t = Table(title=f"simulation ({args.sim}) vs emulation ({args.emu})", title_justify="left")

@@ -70,6 +70,7 @@ def check_emulation(a: argparse.Namespace) -> Scenario:
         MIN_TESTBED_CBR_INTERVAL_NS,
         EmulationError,
         check_testbed,
+        kernel_congestion_controls,
     )
     from ..units import parse_duration
 
@@ -91,6 +92,7 @@ def check_emulation(a: argparse.Namespace) -> Scenario:
     scenario = scenario_from_args(a)
     try:
         check_testbed(scenario)
+        kernel_congestion_controls(scenario)  # --cc htcp: named here, not after set-up
     except EmulationError as e:
         param = flat_param(getattr(e, "path", ()))
         if hasattr(a, param):  # the reason shows the value, as the testbed took it

@@ -23,7 +23,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..store import Store, StoreError, open_store
+    from ..store import Store, StoreError, schema_version
 
     # Every source (and DEST) checked before anything is merged: a bad second source
     # must not leave the first one merged.
@@ -34,7 +34,14 @@ def run(args: argparse.Namespace) -> int:
         if p.resolve() == dest_path.resolve():
             fail(f"SRC: {short(src, 60)}: is DEST itself")
         try:
-            names[src] = open_store(p).meta().get("experiment")
+            st = Store(p)
+            names[src] = st.meta().get("experiment")
+            if st.schema_version() != schema_version():
+                fail(
+                    f"SRC: {st.path} holds results of schema version {st.schema_version()};"
+                    f" this collateral writes version {schema_version()}: merging would mix"
+                    " two schemas; run the experiment again into a new directory"
+                )
         except StoreError as e:
             fail(f"SRC: {e}")
     if (dest_path / "store.json").exists():

@@ -78,14 +78,21 @@ def output_file(
     text: object,
     example: str,
     figure: bool = False,
+    suffixes: tuple[str, ...] = (),
 ) -> Path:
     """An output file: not empty, not a directory, a name the file system takes, in a
     directory that exists (or can be created) and is writable. A figure's suffix must be
-    one it can be written as; only that file is written (no suffix: a PNG)."""
+    one it can be written as; only that file is written (no suffix: a PNG). ``suffixes``:
+    the only ones the file may have (an HTML report is not a ``.pdf``)."""
     p = path(option, text, f"a file name such as {example}")
     shown = short(text, 60)
     if str(text).endswith(("/", os.sep)) or p.name in ("", ".", "..") or p.is_dir():
         fail(f"{option}: {shown}: a directory; give a file name such as {example}")
+    if suffixes and p.suffix.lower() not in suffixes and str(p) != os.devnull:
+        fail(
+            f"{option}: {shown}: writes {suffixes[0].lstrip('.').upper()}; give a name ending"
+            f" {' or '.join(suffixes)}, such as {example}"
+        )
     targets = [p]
     if figure:
         suffix = p.suffix.lower()

@@ -31,7 +31,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..report import ReportError, write_report
 
-    output = output_file("--output", args.output, "report.html")
+    output = output_file("--output", args.output, "report.html", suffixes=(".html", ".htm"))
     dirs = [input_store("DIR", r) for r in args.results]
     try:
         path = write_report(dirs, output)

@@ -164,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
     except StoreError as e:
         fail(f"--output: {e}")
     except ValueError as e:  # an argument the runner refused (it names the option)
-        fail(f"run: {e}")
+        fail(str(e) if str(e).startswith("--") else f"run: {e}")
     except KeyboardInterrupt:
         print(
             "collateral: interrupted; the batches in flight were abandoned, finished"

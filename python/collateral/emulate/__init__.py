@@ -36,6 +36,7 @@ from .checks import (
     available_congestion_controls,
     check_ready,
     check_testbed,
+    kernel_congestion_controls,
 )
 from .endpoints import START_MARGIN_S, find_emulator, start_endpoints
 from .errors import EmulationError, TestbedLimitError
@@ -104,6 +105,7 @@ __all__ = [
     "emulate_experiment",
     "find_emulator",
     "hosts",
+    "kernel_congestion_controls",
     "read_csv",
     "start_endpoints",
     "testbed_namespaces",

@@ -155,14 +155,21 @@ def check_ready(scenario: Scenario) -> dict[int, str]:
     for tool in ("ip", "ethtool"):
         if shutil.which(tool) is None:
             raise EmulationError(f"{tool} not found; ./setup.sh installs iproute2 and ethtool")
+    return kernel_congestion_controls(scenario)
+
+
+def kernel_congestion_controls(scenario: Scenario) -> dict[int, str]:
+    """The kernel's name of each TCP flow's congestion control; a
+    :class:`TestbedLimitError` at ``tcp[i].cc`` for one this kernel does not offer."""
     avail = available_congestion_controls()
     kernel_cc = {}
     for i, t in enumerate(scenario.tcp):
         k = KERNEL_CC.get(t.cc)
         if k is None or k not in avail:
-            raise EmulationError(
-                f"congestion control {t.cc!r} is not available in this kernel;"
-                f" it offers: {', '.join(avail) or 'none'}"
+            raise TestbedLimitError(
+                ("tcp", i, "cc"),
+                f"{t.cc!r} is not available in this kernel; it offers:"
+                f" {', '.join(avail) or 'none'}",
             )
         kernel_cc[i] = k
     return kernel_cc

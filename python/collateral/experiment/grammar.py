@@ -122,6 +122,24 @@ def is_axis_table(value: object) -> bool:
     )
 
 
+def _check_axis_table(value: Mapping[str, Any], key: str, source: str) -> None:
+    """A table that holds an axis table's keys but is not one: its stray key, or what
+    it lacks, named (not read as nested axes, which would blame the parameter)."""
+    own = set(value) & _AXIS_TABLE_KEYS
+    if not own:
+        return
+    stray = sorted(set(value) - _AXIS_TABLE_KEYS)
+    if stray:
+        raise ExperimentError(
+            source,
+            f"{key}.{stray[0]}",
+            f"unknown key in an axis table; allowed: {', '.join(sorted(_AXIS_TABLE_KEYS))}",
+        )
+    raise ExperimentError(
+        source, key, "an axis table needs values = [...] or from, to and step", value
+    )
+
+
 _WIDE = Context(prec=60, Emax=MAX_EMAX, Emin=MIN_EMIN)
 
 
@@ -339,6 +357,7 @@ def flat_axes(
                 for j, g in enumerate(groups)
             ]
         elif isinstance(v, dict) and not is_axis_table(v):
+            _check_axis_table(v, f"{where}.{prefix}{k}", source)
             for kk, vv in flat_axes(v, f"{prefix}{k}.", source, where).items():
                 put(kk, vv)
         else:

@@ -159,6 +159,15 @@ def build(data: Mapping[str, Any], source: str, text: str | None) -> Experiment:
             link["queue"] = copy.deepcopy(q)
 
     raw_sweep = data.get("sweep", {})
+    empty = (
+        [f"sweep[{i}]" for i, t in enumerate(raw_sweep) if t == {}]
+        if isinstance(raw_sweep, list)
+        else (["sweep"] if "sweep" in data and raw_sweep in ({}, []) else [])
+    )
+    if empty:  # a sweep that names no axis is a mistake, not "no sweep"
+        raise ExperimentError(
+            source, empty[0], "an empty sweep: give at least one key = [values], or remove it"
+        )
     if isinstance(raw_sweep, list):
         grids = [parse_grid(source, f"sweep[{i}]", t) for i, t in enumerate(raw_sweep)]
     else:

@@ -7,16 +7,35 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from .style import STYLE, check_figure_path, plt, save
 
-if TYPE_CHECKING:
-    pass
+__all__ = ["WrongSide", "compare_stores", "fig_compare_stores"]
 
-__all__ = ["compare_stores", "fig_compare_stores"]
+
+class WrongSide(ValueError):
+    """A directory on the wrong side of a comparison: ``side`` is ``"sim"`` or ``"emu"``."""
+
+    def __init__(self, side: str, message: str) -> None:
+        super().__init__(message)
+        self.side = side
+
+
+def _check_modes(s: Any, e: Any, sim: Any, emu: Any) -> None:
+    """Each side holds what it should: simulated trials on one, emulated on the other
+    (the ``mode`` column; stores from before it are simulations)."""
+    for side, df, st, want in (("sim", s, sim, "simulation"), ("emu", e, emu, "emulation")):
+        modes = set(df["mode"].dropna()) if "mode" in df else {"simulation"}
+        if modes and modes != {want}:
+            got = " and ".join(sorted(modes))
+            writer = "collateral run FILE" if want == "simulation" else "collateral emulate FILE"
+            raise WrongSide(
+                side,
+                f"{st.path} holds {got} results; give the directory '{writer} -o DIR' wrote",
+            )
 
 
 def _difference(sim: float, emu: float, unit: str) -> tuple[float, str]:
@@ -40,6 +59,7 @@ def compare_stores(sim: Any, emu: Any) -> list[dict[str, Any]]:
     directories of the same experiment (only the trials both hold, matched by trial key),
     and the difference, relative for rates and delays, in percentage points for loss."""
     s, e = sim.summary(), emu.summary()
+    _check_modes(s, e, sim, emu)
     common = sorted(set(s["key"]) & set(e["key"]))
     if not common:
         raise ValueError("the two directories share no trial: run the same experiment file")

@@ -10,6 +10,10 @@ from typing import Any
 from .batch import BatchTask, run_batch
 from .local import Executor, cpu_count
 
+#: How long to wait for a scheduler at an address (Dask's default is 30 s): one that
+#: answers does so within milliseconds on a LAN.
+CONNECT_TIMEOUT_S = 5.0
+
 
 class DaskExecutor(Executor):
     name = "dask"
@@ -31,7 +35,14 @@ class DaskExecutor(Executor):
                 self._own.append(cluster)
                 client = distributed.Client(cluster)
             else:
-                client = distributed.Client(scheduler)  # distributed.comm.timeouts.connect
+                try:
+                    client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT_S)
+                except (OSError, TimeoutError) as e:  # refused, unreachable, or silent
+                    raise ValueError(
+                        f"--scheduler: {scheduler}: no Dask scheduler answered within"
+                        f" {CONNECT_TIMEOUT_S:g} s ({type(e).__name__}); start one with"
+                        " 'dask scheduler', or give local[:N]"
+                    ) from None
             self._own.insert(0, client)
         self.client = client
         self.name = f"dask ({client.scheduler.address})"

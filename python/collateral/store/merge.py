@@ -32,6 +32,12 @@ class Merging:
                 raise StoreError(
                     f"{src.path} holds experiment {other!r}, {self.path} holds {name!r}"
                 )
+            if src.schema_version() != self.schema_version():
+                raise StoreError(
+                    f"{src.path} holds results of schema version {src.schema_version()},"
+                    f" {self.path} version {self.schema_version()}: merging would mix two"
+                    " schemas; run the experiment again into a new directory"
+                )
             for part in src.part_dirs():
                 try:
                     summary = pq.read_table(part / "summary.parquet")

@@ -38,5 +38,12 @@ def its_trials(n: int | None) -> str:
     return f"its {n:,} trial" + ("" if n == 1 else "s")
 
 
+#: What :func:`note_to_stderr` has said in this process: each line once, however many
+#: times a store is opened (a report opens one several times).
+_SAID: set[str] = set()
+
+
 def note_to_stderr(message: str) -> None:
-    print(f"collateral: {message}", file=sys.stderr, flush=True)
+    if message not in _SAID:
+        _SAID.add(message)
+        print(f"collateral: {message}", file=sys.stderr, flush=True)

@@ -17,6 +17,17 @@
 
 use std::time::Instant;
 
+/// A line on stdout; a reader that closed the pipe (`collateral-bench | head`) ends the
+/// run quietly, as a Unix filter does, instead of a panic with a backtrace.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        if writeln!(std::io::stdout(), $($arg)*).is_err() {
+            std::process::exit(0);
+        }
+    }};
+}
+
 use collateral_sim::queue::FullRule;
 use collateral_sim::scenario::{QueueConfig, TraceConfig};
 use collateral_sim::tcp::{CcKind, Profile, TcpConfig};
@@ -87,9 +98,17 @@ fn main() {
         );
         std::process::exit(2);
     }
-    println!(
+    out!(
         "{:<8} {:<22} {:>8} {:>8} {:>9} {:>12} {:>9} {:>9} {:>12}",
-        "link", "tcp", "wall_ms", "loop_ms", "events", "events/s", "packets", "ev/pkt", "goodput"
+        "link",
+        "tcp",
+        "wall_ms",
+        "loop_ms",
+        "events",
+        "events/s",
+        "packets",
+        "ev/pkt",
+        "goodput"
     );
     for ((name, down, up), (label, tcp)) in rows {
         let mut best = f64::INFINITY;
@@ -105,7 +124,7 @@ fn main() {
         }
         let s = last.unwrap().summary;
         let events = s.events.unwrap_or(0);
-        println!(
+        out!(
             "{:<8} {:<22} {:>8.2} {:>8.2} {:>9} {:>12.3e} {:>9} {:>9.2} {:>7.3} Mb/s",
             name,
             label,
@@ -125,7 +144,7 @@ fn main() {
         let floor = (0..reps.max(3))
             .map(|_| heap_floor(events))
             .fold(f64::INFINITY, f64::min);
-        println!(
+        out!(
             "{name} heap floor: {events} events popped and re-scheduled on a binary heap of \
              {FLOOR_PENDING} in {:.2} ms ({:.1} ns/event); the NewReno trial's loop is {:.2}x that",
             floor * 1e3,
