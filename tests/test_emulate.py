@@ -3,17 +3,20 @@ skipped otherwise). CI runs as root, so these run there."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
 import collateral
 from collateral import emulate as emu
 from collateral.spec import CC_ALGORITHMS
+from collateral.store import pid_alive
 
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0 or not os.path.exists("/proc/sys/net/ipv4/tcp_available_congestion_control"),
@@ -30,6 +33,32 @@ def _emu_processes() -> list[str]:
         ["pgrep", "-f", "collateral-emu (router|tcp-|cbr-)"], capture_output=True, text=True
     )
     return out.stdout.split()
+
+
+def _reapers(pid: int) -> list[str]:
+    """The reaper processes of the run of process ``pid``."""
+    pattern = f"collateral.emulate.reaper .*/{pid}[.]json"
+    return subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
+
+
+def _kill_tool():
+    """benchmarks/emulate_kill.py, whose ``leftovers_of(pid)`` lists what is left of a run
+    as the system shows it (processes, namespaces, veths, registry entries, tmpdirs)."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "emulate_kill.py"
+    spec = importlib.util.spec_from_file_location("emulate_kill", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _gone_within(leftovers, seconds: float) -> dict[str, list[str]]:
+    """Polls ``leftovers()`` until it lists nothing or ``seconds`` pass; what it lists last."""
+    t0 = time.monotonic()
+    while (left := {k: v for k, v in leftovers().items() if v}) and (
+        time.monotonic() - t0 < seconds
+    ):
+        time.sleep(0.05)
+    return left
 
 
 def _cli(*args: str, user: str | None = None, **kw) -> subprocess.Popen:
@@ -84,6 +113,8 @@ def test_sigint_mid_run_leaves_nothing_behind():
     assert p.returncode == 130, err
     assert "torn down" in err
     assert _ours() == [] and _emu_processes() == []
+    time.sleep(0.5)
+    assert _reapers(p.pid) == [], "the reaper finds no record, and ends"
 
 
 @needs_root
@@ -92,9 +123,15 @@ def test_a_killed_runs_leftovers_are_removed_by_the_next_run():
     time.sleep(4)
     left = _ours()
     assert left
+    # Its reaper killed first (the belt for that case is the next run's cleanup).
+    reaper = _reapers(p.pid)
+    assert len(reaper) == 1, reaper
+    os.kill(int(reaper[0]), signal.SIGKILL)
+    time.sleep(0.2)
     p.kill()
     p.wait()
-    assert _ours() == left, "SIGKILL cannot clean up"
+    time.sleep(1)
+    assert _ours() == left, "with its reaper gone too, nothing cleans up by itself"
     removed = emu.cleanup_leftovers()
     assert sorted(removed) == sorted(left)
     assert _ours() == [] and _emu_processes() == []
@@ -131,6 +168,115 @@ def test_a_killed_runs_children_and_temporary_directory_go_too():
     emu.cleanup_leftovers()
     assert set(glob.glob("/tmp/collateral-emu-*")) <= before
     assert _ours() == []
+
+
+@needs_root
+@pytest.mark.parametrize("when", ["namespaces made", "running"])
+def test_a_sigkilled_run_leaves_nothing_within_3_s(when):
+    # Issue 27: its reaper removes its processes, namespaces (and so veths), registry
+    # entry and temporary directory, without a next run.
+    ek = _kill_tool()
+    p = _cli("emulate", "--link", "adsl1", "--duration", "5s", "--warmup", "1s")
+    mine = {f"col{p.pid}{s}" for s in "lrh"}
+    deadline = time.monotonic() + 30
+    while not (
+        mine <= set(emu.testbed_namespaces())
+        and (when != "running" or len(ek.leftovers_of(p.pid)["processes"]) >= 7)
+    ):
+        assert p.poll() is None and time.monotonic() < deadline, "the testbed comes up"
+        time.sleep(0.01)
+    made = ek.leftovers_of(p.pid)
+    assert made["registry"] and made["tmpdirs"] and _reapers(p.pid)
+    p.kill()
+    p.wait()
+    assert _gone_within(lambda: ek.leftovers_of(p.pid), 3.0) == {}
+    _, err = p.communicate(timeout=10)
+    assert err == "", "the reaper has nothing to say"
+
+
+@needs_root
+def test_the_reaper_leaves_alone_what_its_run_did_not_record():
+    # Named as the tool names them, but in no registry record: a namespace (with a
+    # process in it) of a pid that is not running, and a temporary directory with the
+    # killed run's own pid. Neither is touched.
+    ek = _kill_tool()
+    pid = next(n for n in range(999_999, 999_900, -1) if not pid_alive(n))
+    ns = f"col{pid}l"
+    assert ns not in emu.testbed_namespaces()
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    dirs = [Path(f"/tmp/collateral-emu-{pid}-deadbeef")]
+    sleeper = subprocess.Popen(["ip", "netns", "exec", ns, "sleep", "30"])
+    try:
+        p = _cli("emulate", "--link", "adsl1", "--duration", "5s", "--warmup", "1s")
+        dirs.append(Path(f"/tmp/collateral-emu-{p.pid}-deadbeef"))
+        for d in dirs:
+            d.mkdir()
+            (d / "keep.txt").write_text("not the tool's")
+        deadline = time.monotonic() + 30
+        while not {f"col{p.pid}{s}" for s in "lrh"} <= set(emu.testbed_namespaces()):
+            assert p.poll() is None and time.monotonic() < deadline, "the testbed comes up"
+            time.sleep(0.01)
+        p.kill()
+        p.wait()
+
+        def left():  # of the run's own
+            found = ek.leftovers_of(p.pid)
+            return {**found, "tmpdirs": [d for d in found["tmpdirs"] if d != str(dirs[1])]}
+
+        assert _gone_within(left, 3.0) == {}
+        assert ns in emu.testbed_namespaces() and sleeper.poll() is None
+        assert all((d / "keep.txt").read_text() == "not the tool's" for d in dirs)
+    finally:
+        sleeper.kill()
+        subprocess.run(["ip", "netns", "del", ns], check=False)
+        for d in dirs:
+            (d / "keep.txt").unlink(missing_ok=True)
+            if d.exists():
+                d.rmdir()
+
+
+def test_one_reaper_per_process_removes_what_its_record_lists_when_it_is_killed(tmp_path):
+    # No root needed: a record with a temporary directory only (no namespace). Three runs
+    # in one process, as emulate_experiment makes them, share one reaper; the first two
+    # remove their own directories, the third is killed with its directory in place.
+    reg = tmp_path / "registry"
+    script = f"""
+import shutil, sys, tempfile
+from pathlib import Path
+from collateral.emulate import registry
+registry.REGISTRY = Path({str(reg)!r})
+tempfile.tempdir = {str(tmp_path)!r}
+for n in range(3):
+    wd, rec = registry.new_tmpdir()
+    (wd / "router.csv").write_text("x")
+    if n < 2:
+        shutil.rmtree(wd)
+        rec.unlink()
+print(wd, flush=True)
+sys.stdin.read()
+"""
+    p = subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    wd = Path(p.stdout.readline().strip())
+    foreign = tmp_path / f"collateral-emu-{p.pid}-deadbeef"  # not recorded
+    foreign.mkdir()
+    assert wd.is_dir() and (reg / f"{p.pid}.json").exists()
+    assert len(_reapers(p.pid)) == 1
+    p.kill()
+    p.wait()
+    p.stdin.close()
+    p.stdout.close()
+
+    def left():
+        return {
+            "tmpdir": [wd] if wd.exists() else [],
+            "registry": list(reg.iterdir()),
+            "reaper": _reapers(p.pid),
+        }
+
+    assert _gone_within(left, 3.0) == {}
+    assert foreign.is_dir()
 
 
 @needs_root

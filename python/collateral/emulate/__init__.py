@@ -11,60 +11,68 @@ writes it out on the other side. Offloads (TSO/GSO/GRO, checksums) are off so th
 sees real packet sizes.
 
 Every name carries the prefix ``col<pid>``; all of it is removed on exit, on error and on
-SIGINT/SIGTERM, and a later run removes what a SIGKILLed run left behind. Results come
-back in the simulator's schema (:class:`collateral.Result`), tagged ``"mode":
-"emulation"``.
+SIGINT/SIGTERM; on SIGKILL by the run's reaper, a process that outlives it, and a later
+run removes what a run left behind whose reaper was killed too. Results come back in the
+simulator's schema (:class:`collateral.Result`), tagged ``"mode": "emulation"``.
 
 Where each part lives: :mod:`.checks` (what the testbed can run), :mod:`.namespaces`
 (names, addresses, ``ip netns``), :mod:`.registry` (what each run created, removed after
-a killed run), :mod:`.testbed` (one run's namespaces, veths and processes),
-:mod:`.endpoints` (the ``collateral-emu`` processes), :mod:`.logs` (their logs read back
-into a Result), :mod:`.run` (:func:`emulate`, :func:`emulate_experiment`).
+a killed run), :mod:`.reaper` (the process that removes it when its run dies),
+:mod:`.testbed` (one run's namespaces, veths and processes), :mod:`.endpoints` (the
+``collateral-emu`` processes), :mod:`.logs` (their logs read back into a Result),
+:mod:`.run` (:func:`emulate`, :func:`emulate_experiment`).
+
+Its names are imported on first use, so that :mod:`.reaper` starts without the rest
+(numpy, pydantic).
 """
 
 from __future__ import annotations
 
-from .checks import (
-    KERNEL_CC,
-    MAX_TESTBED_CBR_FLOWS,
-    MAX_TESTBED_DELAY_NS,
-    MAX_TESTBED_DURATION_NS,
-    MAX_TESTBED_RATE_BPS,
-    MAX_TESTBED_TCP_FLOWS,
-    MIN_TESTBED_CBR_INTERVAL_NS,
-    SCALABLE_CC,
-    available_congestion_controls,
-    check_ready,
-    check_testbed,
-    kernel_congestion_controls,
-)
-from .endpoints import START_MARGIN_S, find_emulator, start_endpoints
-from .errors import EmulationError, TestbedLimitError
-from .logs import (
-    DROPPED_IN_QUEUE,
-    EV_CE,
-    EV_DROP,
-    EV_LEFT,
-    EV_QUEUED,
-    LOST_ELSEWHERE,
-    ROUTER_LOG_COLUMNS,
-    collect,
-    read_csv,
-)
-from .namespaces import (
-    LEFT_A,
-    LEFT_B,
-    NS_RE,
-    PREFIX,
-    RIGHT_C,
-    RIGHT_D,
-    ecn_namespaces,
-    hosts,
-    testbed_namespaces,
-)
-from .registry import REGISTRY, TMP_PREFIX, cleanup_leftovers
-from .run import emulate, emulate_experiment
-from .testbed import Proc, Testbed
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .checks import (
+        KERNEL_CC,
+        MAX_TESTBED_CBR_FLOWS,
+        MAX_TESTBED_DELAY_NS,
+        MAX_TESTBED_DURATION_NS,
+        MAX_TESTBED_RATE_BPS,
+        MAX_TESTBED_TCP_FLOWS,
+        MIN_TESTBED_CBR_INTERVAL_NS,
+        SCALABLE_CC,
+        available_congestion_controls,
+        check_ready,
+        check_testbed,
+        kernel_congestion_controls,
+    )
+    from .endpoints import START_MARGIN_S, find_emulator, start_endpoints
+    from .errors import EmulationError, TestbedLimitError
+    from .logs import (
+        DROPPED_IN_QUEUE,
+        EV_CE,
+        EV_DROP,
+        EV_LEFT,
+        EV_QUEUED,
+        LOST_ELSEWHERE,
+        ROUTER_LOG_COLUMNS,
+        collect,
+        read_csv,
+    )
+    from .namespaces import (
+        LEFT_A,
+        LEFT_B,
+        NS_RE,
+        PREFIX,
+        RIGHT_C,
+        RIGHT_D,
+        ecn_namespaces,
+        hosts,
+        testbed_namespaces,
+    )
+    from .registry import REGISTRY, TMP_PREFIX, cleanup_leftovers
+    from .run import emulate, emulate_experiment
+    from .testbed import Proc, Testbed
 
 __all__ = [
     "DROPPED_IN_QUEUE",
@@ -110,3 +118,61 @@ __all__ = [
     "start_endpoints",
     "testbed_namespaces",
 ]
+
+#: Where each public name lives.
+_HOMES = {
+    "KERNEL_CC": "checks",
+    "MAX_TESTBED_CBR_FLOWS": "checks",
+    "MAX_TESTBED_DELAY_NS": "checks",
+    "MAX_TESTBED_DURATION_NS": "checks",
+    "MAX_TESTBED_RATE_BPS": "checks",
+    "MAX_TESTBED_TCP_FLOWS": "checks",
+    "MIN_TESTBED_CBR_INTERVAL_NS": "checks",
+    "SCALABLE_CC": "checks",
+    "available_congestion_controls": "checks",
+    "check_ready": "checks",
+    "check_testbed": "checks",
+    "kernel_congestion_controls": "checks",
+    "START_MARGIN_S": "endpoints",
+    "find_emulator": "endpoints",
+    "start_endpoints": "endpoints",
+    "EmulationError": "errors",
+    "TestbedLimitError": "errors",
+    "DROPPED_IN_QUEUE": "logs",
+    "EV_CE": "logs",
+    "EV_DROP": "logs",
+    "EV_LEFT": "logs",
+    "EV_QUEUED": "logs",
+    "LOST_ELSEWHERE": "logs",
+    "ROUTER_LOG_COLUMNS": "logs",
+    "collect": "logs",
+    "read_csv": "logs",
+    "LEFT_A": "namespaces",
+    "LEFT_B": "namespaces",
+    "NS_RE": "namespaces",
+    "PREFIX": "namespaces",
+    "RIGHT_C": "namespaces",
+    "RIGHT_D": "namespaces",
+    "ecn_namespaces": "namespaces",
+    "hosts": "namespaces",
+    "testbed_namespaces": "namespaces",
+    "REGISTRY": "registry",
+    "TMP_PREFIX": "registry",
+    "cleanup_leftovers": "registry",
+    "emulate": "run",
+    "emulate_experiment": "run",
+    "Proc": "testbed",
+    "Testbed": "testbed",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
+    globals()[name] = value  # looked up once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

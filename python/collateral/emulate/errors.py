@@ -3,8 +3,6 @@ scenario beyond the testbed's limits (:class:`TestbedLimitError`, naming the fie
 
 from __future__ import annotations
 
-from ..spec.errors import fmt_key_path
-
 
 class EmulationError(RuntimeError):
     """A testbed problem the user can act on (not root, missing tool, unknown CC)."""
@@ -18,6 +16,9 @@ class TestbedLimitError(EmulationError, ValueError):
     __test__ = False  # not a pytest test class
 
     def __init__(self, path: tuple[str | int, ...], reason: str) -> None:
+        # Imported here: the reaper (:mod:`.reaper`) needs EmulationError, not pydantic.
+        from ..spec.errors import fmt_key_path
+
         super().__init__(f"{fmt_key_path(path)}: {reason}")
         self.path = path
         self.reason = reason

@@ -1,6 +1,7 @@
 """The testbed's network namespaces and addresses: their names (``col<pid>`` +
 ``l``/``r``/``h``), each flow's sender and receiver host, and the ``ip netns`` commands
-that list and remove namespaces (with the processes inside)."""
+that list and remove namespaces (with the processes inside, found by the namespace's
+inode: a namespace removed by name and kept alive by a process is found too)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,13 @@ import re
 import signal
 import subprocess
 import time
+from collections.abc import Collection, Iterable, Iterator
+from typing import TYPE_CHECKING
 
-from ..spec import Scenario
 from .errors import EmulationError
+
+if TYPE_CHECKING:  # the reaper imports this module: no pydantic at run time
+    from ..spec import Scenario
 
 PREFIX = "col"
 NS_RE = re.compile(rf"^{PREFIX}(\d+)[lrh]$")
@@ -26,20 +31,50 @@ def sh(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return r
 
 
-def _kill_ns_processes(ns: str) -> None:
-    pids = sh("ip", "netns", "pids", ns, check=False).stdout.split()
-    for p in pids:
-        with contextlib.suppress(ProcessLookupError, ValueError):
-            os.kill(int(p), signal.SIGKILL)
+#: Where ``ip netns`` mounts the namespaces it names.
+NETNS_DIR = "/run/netns"
+
+
+@contextlib.contextmanager
+def held(names: Iterable[str]) -> Iterator[list[int]]:
+    """The inodes of the network namespaces ``names`` that exist (what
+    ``/proc/<pid>/ns/net`` of a process in one links to), each held open meanwhile: a
+    namespace removed by name lives on while a process (or this) holds it, and its inode,
+    which a new namespace may take once it is freed, stays its own."""
+    fds: list[int] = []
+    try:
+        nsfs = os.stat("/proc/self/ns/net").st_dev
+        for ns in names:
+            with contextlib.suppress(OSError):
+                fds.append(os.open(f"{NETNS_DIR}/{ns}", os.O_RDONLY | os.O_CLOEXEC))
+        yield [st.st_ino for st in map(os.fstat, fds) if st.st_dev == nsfs]
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def kill_in_netns(inodes: Collection[int]) -> list[int]:
+    """SIGKILLs every process in one of the network namespaces ``inodes`` (held, see
+    :func:`held`) and waits (at most 2 s) until each is gone; returns their pids."""
+    want = {f"net:[{i}]" for i in inodes}
+    pids: list[int] = []
+    if not want:
+        return pids
+    for p in os.listdir("/proc"):
+        with contextlib.suppress(OSError):
+            if p.isdigit() and os.readlink(f"/proc/{p}/ns/net") in want:
+                os.kill(int(p), signal.SIGKILL)
+                pids.append(int(p))
     # SIGKILL is delivered asynchronously: wait (at most 2 s) until each process is gone
     # (or a zombie, whose command line is empty), so that nothing is seen running after.
     deadline = time.monotonic() + 2.0
-    for p in pids:
-        while time.monotonic() < deadline and _alive(p):
+    for pid in pids:
+        while time.monotonic() < deadline and _alive(pid):
             time.sleep(0.01)
+    return pids
 
 
-def _alive(pid: str) -> bool:
+def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             return bool(f.read(1))
@@ -48,8 +83,11 @@ def _alive(pid: str) -> bool:
 
 
 def delete_ns(ns: str) -> None:
-    _kill_ns_processes(ns)
-    sh("ip", "netns", "del", ns, check=False)
+    """Removes the namespace ``ns`` with the processes in it (and so its veths)."""
+    with held([ns]) as inodes:
+        kill_in_netns(inodes)
+        sh("ip", "netns", "del", ns, check=False)
+        kill_in_netns(inodes)  # one that entered between the kill and the removal
 
 
 def testbed_namespaces() -> list[str]:
