@@ -13,11 +13,19 @@
 //! budget. The harness calls [`Simulation`] directly, without the panic net of
 //! `collateral_sim::simulate`, so a panic is a finding.
 //!
-//! Two drivers share [`run`]: `tests/fuzz.rs` (proptest, a fixed seed and a bounded
+//! [`run_aqm`] does the same for one discipline's configuration alone, as `--aqm` or a
+//! TOML queue table reaches the core: an edited configuration is parsed, checked for a
+//! link rate, built and fed packets; every refusal must carry the key path at fault
+//! (issue 27), and nothing may panic.
+//!
+//! Two drivers share [`run`] and [`run_aqm`]: `tests/fuzz.rs` (proptest, a fixed seed and a bounded
 //! number of cases, in CI) and `fuzz/fuzz_targets/scenario.rs` (cargo-fuzz/libFuzzer,
 //! coverage-guided, for long runs; see `fuzz/README.md`).
 
 use arbitrary::Unstructured;
+use collateral_sim::error::ConfigError;
+use collateral_sim::queue::{AnyQueue, Discipline, DisciplineConfig, Packet, PacketKind};
+use collateral_sim::scenario::parse_aqm;
 use collateral_sim::{Scenario, Simulation};
 use serde_json::{json, Map, Value};
 
@@ -309,4 +317,73 @@ pub fn run(data: &[u8]) -> Result<(), String> {
         .with_event_limit(MAX_EVENTS)
         .run()
         .map(|_| ())
+}
+
+/// Link rates a discipline is checked and built for: from a modem's to the fastest.
+const RATES: &[u64] = &[
+    1,
+    9_600,
+    256_000,
+    1_500_000,
+    100_000_000,
+    10_000_000_000_000,
+];
+
+/// The configuration an AQM fuzz input stands for: a discipline's (from the grafts),
+/// edited a few times, and the link rate it is built for.
+pub fn aqm_json(data: &[u8]) -> (String, u64) {
+    let mut u = Unstructured::new(data);
+    let kinds: Vec<Value> = grafts()
+        .into_iter()
+        .filter(|g| {
+            g.get("kind")
+                .and_then(Value::as_str)
+                .is_some_and(|k| DisciplineConfig::kind_info(k).is_some())
+        })
+        .collect();
+    let mut v = u
+        .choose(&kinds)
+        .cloned()
+        .unwrap_or_else(|_| kinds[0].clone());
+    for _ in 0..u.int_in_range(0..=4u8).unwrap_or(0) {
+        if mutate(&mut u, &mut v).is_err() {
+            break;
+        }
+    }
+    let rate = u.choose(RATES).copied().unwrap_or(1_500_000);
+    (v.to_string(), rate)
+}
+
+/// One AQM case (see the crate's doc): parse, check, build, then a few hundred packets
+/// in and out. Returns what the core said; panics only on a bug.
+pub fn run_aqm(data: &[u8]) -> Result<(), ConfigError> {
+    let (js, rate) = aqm_json(data);
+    let c = parse_aqm(&js)?;
+    c.validate(rate).map_err(|e| ConfigError::parse(&e))?;
+    let mut q: AnyQueue = c.build(rate).map_err(|e| ConfigError::parse(&e))?;
+    let mut drops = Vec::new();
+    let mut now = 0u64;
+    for i in 0..400u64 {
+        // Bulk data, ACKs and small real-time packets from a few flows, arriving faster
+        // than a 1.5 Mbit/s link drains them, so the queue fills and its AQM acts.
+        let (kind, len) = match i % 5 {
+            0 => (PacketKind::Ack, 40),
+            1 => (PacketKind::Cbr, 186),
+            _ => (PacketKind::Data, 1500),
+        };
+        let _ = q.enqueue(
+            now,
+            Packet::new(kind, (i % 7) as u32, len, i, now),
+            &mut drops,
+        );
+        if i % 3 == 0 {
+            let _ = q.dequeue(now, &mut drops);
+            q.transmit_done(now);
+        }
+        now += 2_000_000;
+    }
+    while q.dequeue(now, &mut drops).is_some() {
+        now += 1_000_000;
+    }
+    Ok(())
 }

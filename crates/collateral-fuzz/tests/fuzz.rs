@@ -36,6 +36,33 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(Config {
+        cases: cases() / 3,
+        rng_seed: RngSeed::Fixed(seed()),
+        failure_persistence: None,
+        ..Config::default()
+    })]
+
+    /// Any edit of a discipline's configuration: refused naming the key at fault, or
+    /// built and run with packets, never a panic. A configuration that is a JSON object
+    /// with a known `kind` is refused with a key path (a missing or unknown `kind`, or a
+    /// root that is not an object, is the document's fault as a whole).
+    #[test]
+    fn aqm_configurations_are_refused_at_a_key_or_run(
+        data in prop::collection::vec(any::<u8>(), 0..256)
+    ) {
+        if let Err(e) = collateral_fuzz::run_aqm(&data) {
+            let (js, _) = collateral_fuzz::aqm_json(&data);
+            let v: serde_json::Value = serde_json::from_str(&js).unwrap();
+            let known = v.get("kind").and_then(|k| k.as_str()).is_some_and(|k| {
+                collateral_sim::queue::DisciplineConfig::kind_info(k).is_some()
+            });
+            prop_assert!(!known || !e.path.is_empty(), "{js}: {e} has no key path");
+        }
+    }
+}
+
 /// The mutations reach both outcomes (otherwise the property above would be vacuous):
 /// some inputs are accepted and simulated, some are refused with a message naming a key.
 #[test]

@@ -199,6 +199,14 @@ fn from_path_error(e: serde_path_to_error::Error<serde_json::Error>) -> ConfigEr
             return ConfigError::new(path, d);
         }
     }
+    // serde says a required key is missing at its parent; the key is where to look.
+    if let Some(key) = detail
+        .strip_prefix("missing field `")
+        .and_then(|r| r.strip_suffix('`'))
+    {
+        path.push(PathPart::Key(key.to_string()));
+        return ConfigError::new(path, "missing: this parameter has no default");
+    }
     ConfigError::new(path, detail)
 }
 

@@ -25,13 +25,13 @@ const S: Nanos = 1_000_000_000;
 
 /// The longest time any field may hold: 10⁶ s (11.6 days). Sums of a few such times
 /// and products with packet sizes stay far below `u64::MAX` (1.8·10¹⁹).
-pub const MAX_TIME_NS: Nanos = 1_000_000 * S;
+pub const MAX_TIME_NS: Nanos = collateral_queue::check::MAX_TIME_NS;
 /// The fastest link: 10 Tbit/s.
-pub const MAX_RATE_BPS: u64 = 10_000_000_000_000;
+pub const MAX_RATE_BPS: u64 = collateral_queue::check::MAX_RATE_BPS;
 /// The largest IP packet (the 16-bit total length of RFC 791).
 pub const MAX_PACKET_BYTES: u64 = 65_535;
 /// Queue limits are 32-bit, as in Linux's qdiscs (`tc-pfifo(8)`, `tc-bfifo(8)`).
-pub const MAX_QUEUE_LIMIT: u64 = u32::MAX as u64;
+pub const MAX_QUEUE_LIMIT: u64 = collateral_queue::check::MAX_LIMIT;
 /// The largest TCP window: 2^30 bytes (RFC 7323 §2.3, window scale 14).
 pub const MAX_WINDOW_BYTES: u64 = 1 << 30;
 /// The largest initial window, segments (the scoreboard starts at four times it).

@@ -7,6 +7,34 @@
 /// `limit PACKETS`, CAKE's `memlimit`): the largest limit any discipline takes.
 pub const MAX_LIMIT: u64 = u32::MAX as u64;
 
+/// The longest time any parameter may hold: 10⁶ s (11.6 days); sums and products of a
+/// few such times stay far below `u64::MAX` ns (the model's `limits::MAX_TIME_NS`).
+pub const MAX_TIME_NS: u64 = 1_000_000 * 1_000_000_000;
+/// The fastest rate: 10 Tbit/s (the model's `limits::MAX_RATE_BPS`).
+pub const MAX_RATE_BPS: u64 = 10_000_000_000_000;
+
+/// A time in nanoseconds: at most [`MAX_TIME_NS`] (a control law adds it to `now`).
+pub fn time(key: &str, v: u64) -> Result<(), String> {
+    if v > MAX_TIME_NS {
+        return Err(format!(
+            "{key}: {} s is above the limit of {} s",
+            v / 1_000_000_000,
+            MAX_TIME_NS / 1_000_000_000
+        ));
+    }
+    Ok(())
+}
+
+/// A rate in bit/s: at most [`MAX_RATE_BPS`].
+pub fn rate(key: &str, v: u64) -> Result<(), String> {
+    if v > MAX_RATE_BPS {
+        return Err(format!(
+            "{key}: {v} bit/s is above the limit of {MAX_RATE_BPS} bit/s"
+        ));
+    }
+    Ok(())
+}
+
 /// A hard limit (packets or bytes): at least 1, at most [`MAX_LIMIT`].
 pub fn limit(key: &str, v: u64) -> Result<(), String> {
     if v == 0 {
@@ -80,5 +108,11 @@ mod tests {
             .unwrap_err()
             .starts_with("target_ns: "));
         assert_eq!(below("target_ns", 4, "interval", 5), Ok(()));
+        assert_eq!(time("interval_ns", MAX_TIME_NS), Ok(()));
+        assert!(time("interval_ns", MAX_TIME_NS + 1)
+            .unwrap_err()
+            .starts_with("interval_ns: "));
+        assert_eq!(rate("bandwidth_bps", MAX_RATE_BPS), Ok(()));
+        assert!(rate("bandwidth_bps", u64::MAX).is_err());
     }
 }

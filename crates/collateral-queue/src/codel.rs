@@ -95,6 +95,7 @@ impl CodelConfig {
     pub fn validate(&self) -> Result<(), String> {
         check::positive("target_ns", self.target_ns)?;
         check::positive("interval_ns", self.interval_ns)?;
+        check::time("interval_ns", self.interval_ns)?;
         check::below("target_ns", self.target_ns, "interval", self.interval_ns)?;
         check::limit("limit", self.limit)
     }

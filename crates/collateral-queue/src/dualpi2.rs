@@ -201,6 +201,14 @@ impl DualPi2Config {
     pub fn validate(&self) -> Result<(), String> {
         check::limit("limit", self.limit)?;
         check::positive("tupdate_ns", self.tupdate_ns)?;
+        for (key, v) in [
+            ("target_ns", self.target_ns),
+            ("tupdate_ns", self.tupdate_ns),
+            ("step_thresh_ns", self.step_thresh_ns),
+            ("tshift_ns", self.tshift_ns),
+        ] {
+            check::time(key, v)?;
+        }
         check::non_negative("alpha", self.alpha)?;
         check::non_negative("beta", self.beta)?;
         if !(self.k.is_finite() && self.k > 0.0) {

@@ -107,6 +107,7 @@ impl FqCodelConfig {
         check::limit("limit", self.limit.into())?;
         check::positive("drop_batch", self.drop_batch.into())?;
         check::positive("target_ns", self.target_ns)?;
+        check::time("interval_ns", self.interval_ns)?;
         check::below("target_ns", self.target_ns, "interval", self.interval_ns)
     }
 }

@@ -115,6 +115,13 @@ impl PieConfig {
     pub fn validate(&self) -> Result<(), String> {
         check::positive("target_ns", self.target_ns)?;
         check::positive("tupdate_ns", self.tupdate_ns)?;
+        for (key, v) in [
+            ("target_ns", self.target_ns),
+            ("tupdate_ns", self.tupdate_ns),
+            ("max_burst_ns", self.max_burst_ns),
+        ] {
+            check::time(key, v)?;
+        }
         check::non_negative("alpha", self.alpha)?;
         check::non_negative("beta", self.beta)?;
         check::limit("limit", self.limit)?;

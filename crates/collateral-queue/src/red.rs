@@ -150,7 +150,7 @@ pub(crate) fn pkt_time_ns(
 ) -> Result<u64, String> {
     match explicit {
         Some(0) => Err("mean_pkt_time_ns: must be positive".into()),
-        Some(t) => Ok(t),
+        Some(t) => check::time("mean_pkt_time_ns", t).map(|()| t),
         None if link_rate_bps == 0 => {
             Err("mean_pkt_time_ns: needed for the idle decay where the link rate is not".into())
         }

@@ -11,7 +11,6 @@ show it.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -182,17 +181,23 @@ def scenario_from_args_unchecked(a: argparse.Namespace) -> Scenario:
     try:
         return build_scenario(**params)
     except SpecError as e:
-        fail_param(a, e.param, e.message)
+        fail_param(a, e.param, e.message, e.below)
 
 
-def fail_param(a: argparse.Namespace, param: str, message: str) -> NoReturn:
-    """One line naming the option of ``param``, with the value given when the message
-    does not show it (the core's messages do not)."""
+def fail_param(
+    a: argparse.Namespace, param: str, message: str, below: tuple[str | int, ...] = ()
+) -> NoReturn:
+    """One line naming the option of ``param`` (and ``below``, the key inside it at
+    fault), with the value given when the message does not show it (the core's do
+    not)."""
     value = getattr(a, param, None)
-    missing = re.search(r"missing field `(\w+)`", message)
-    if param == "aqm" and missing and isinstance(value, str):
+    if (
+        param == "aqm"
+        and message.endswith(": missing: this parameter has no default")
+        and (len(below) == 1 and isinstance(value, str))
+    ):
         kind = value.partition(":")[0].strip()
-        field = missing[1]
+        field = below[0]
         hint = (
             f"; give --queue (e.g. --queue 60p) or {kind}:{field}=60"
             if AQM_INFO.get(kind, {}).get("limit_field") == field

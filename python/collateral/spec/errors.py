@@ -51,12 +51,15 @@ def error_at(e: Any) -> tuple[Path, str]:
 
 
 class SpecError(ValueError):
-    """A bad parameter of :func:`build_scenario`; ``param`` is its keyword name."""
+    """A bad parameter of :func:`build_scenario`; ``param`` is its keyword name and
+    ``below`` the key path inside it that is at fault (``("min_th",)`` within ``aqm``),
+    when there is one."""
 
-    def __init__(self, param: str, message: str) -> None:
+    def __init__(self, param: str, message: str, below: Path = ()) -> None:
         super().__init__(f"{param}: {message}")
         self.param = param
         self.message = message
+        self.below = tuple(below)
 
 
 def flat_param(loc: Path) -> str:
@@ -84,15 +87,16 @@ def _landing(loc: Path) -> tuple[str, Path]:
     return (str(loc[0]), loc[1:]) if loc else ("scenario", ())
 
 
-def first_error(err: ValidationError, aqm: bool = False) -> tuple[str, str]:
-    """The flat parameter and the message of a validation's first error. ``aqm``: the
-    queues are the ``aqm`` parameter's, so a key under a queue (``limit``) is its."""
+def first_error(err: ValidationError, aqm: bool = False) -> SpecError:
+    """A validation's first error as the flat parameter's :class:`SpecError`. ``aqm``:
+    the queues are the ``aqm`` parameter's, so a key under a queue (``limit``) is its."""
     loc, msg = error_at(err.errors()[0])
     param, below = _landing(loc)
     if aqm and param in _QUEUE_PARAMS:
         plain = tuple(x for x in loc if x not in ("droptail", "aqm"))
         param, below = "aqm", plain[plain.index("queue") + 1 :] if "queue" in plain else ()
-    return param, f"{fmt_key_path(below)}: {msg}" if below and isinstance(below[0], str) else msg
+    keyed = bool(below) and isinstance(below[0], str)
+    return SpecError(param, f"{fmt_key_path(below)}: {msg}" if keyed else msg, below)
 
 
 #: The parameters that land in a queue which ``aqm``, when given, replaces.

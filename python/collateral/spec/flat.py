@@ -123,8 +123,7 @@ def build_scenario(**params: Any) -> Scenario:
             e = err.errors()[0]
             loc = ("tcp" if err.title == "TcpSpec" else "cbr", 0, *e["loc"])
             raise SpecError(flat_param(loc), e["msg"].removeprefix("Value error, ")) from None
-        param, msg = first_error(err, aqm=aqm is not None)
-        raise SpecError(param, msg) from None
+        raise first_error(err, aqm=aqm is not None) from None
 
 
 def bind(func: str, params: dict[str, Any]) -> dict[str, Any]:

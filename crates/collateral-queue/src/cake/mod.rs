@@ -140,6 +140,7 @@ impl CakeConfig {
                 shaper::MIN_RATE_BPS
             ));
         }
+        check::rate("bandwidth_bps", self.bandwidth_bps)?;
         if !(-64..=256).contains(&self.overhead) {
             return Err(format!(
                 "overhead: must be in -64..=256 bytes, got {}",
