@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from typing import TYPE_CHECKING, Any, Literal
-
-import numpy as np
 
 from .display import short
 from .units import parse_duration
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy loads with the first trace asked for, not the summary
+    import numpy as np
     from rich.table import Table
 
     from .spec import Scenario
@@ -73,6 +73,8 @@ def step_resample(
     ``times`` must be sorted; several changes at one instant resolve to the last one.
     Grid points before the first change take ``before``.
     """
+    import numpy as np
+
     idx = np.searchsorted(times, grid, side="right") - 1
     out = np.full(grid.shape, before, dtype=np.float64)
     ok = idx >= 0
@@ -178,6 +180,8 @@ class Result:
         return float(self.summary["warmup_s"])
 
     def _grid(self, step: str | float, t0: float | None, t1: float | None) -> np.ndarray:
+        import numpy as np
+
         dt = _seconds(step)
         t0 = _time("t0", t0, 0.0)
         t1 = _time("t1", t1, self.duration_s)
@@ -204,6 +208,8 @@ class Result:
         cwnd and ssthresh are in segments, NaN before the flow's first record; ssthresh
         is NaN while it is still infinite (before the first congestion event).
         """
+        import numpy as np
+
         tr = self.traces["cwnd"]
         flows = sorted({int(f["flow"]) for f in self.tcp} | {int(x) for x in np.unique(tr["flow"])})
         if isinstance(flow, bool) or not isinstance(flow, int | np.integer):
@@ -230,6 +236,8 @@ class Result:
         t1: float | None = None,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(time_s, bytes, packets) queued in one direction on a grid; empty at start."""
+        import numpy as np
+
         if isinstance(direction, str) and direction in _DIRECTIONS:
             d = _DIRECTIONS[direction]
         elif (
@@ -252,6 +260,8 @@ class Result:
 
     def cbr_packets(self, direction: Literal["down", "up"]) -> dict[str, np.ndarray]:
         """Per-packet CBR trace rows of the flows going ``direction`` (NaN delay = lost)."""
+        import numpy as np
+
         flows = [c["flow"] for c in self.cbr if c["direction"] == direction]
         tr = self.traces["cbr"]
         sel = np.isin(tr["flow"], flows)
@@ -315,7 +325,7 @@ def _cell(values: list[float], fmt: Any) -> str:
         return fmt(math.nan)
     if len(values) == 1:
         return fmt(v[0])
-    mid, lo, hi = (fmt(x) for x in (float(np.median(v)), min(v), max(v)))
+    mid, lo, hi = (fmt(x) for x in (statistics.median(v), min(v), max(v)))
     unit = mid.partition(" ")[2]
     if unit and lo.partition(" ")[2] == unit == hi.partition(" ")[2]:  # "3.74–6.87 Mbit/s"
         return f"{mid}\n[dim]{lo.partition(' ')[0]}–{hi}[/dim]"
@@ -324,7 +334,7 @@ def _cell(values: list[float], fmt: Any) -> str:
 
 def _counts(parts: list[tuple[list[float], str]]) -> str:
     """Event counts ("52 rtx 0 RTO"): of one trial, or medians with their ranges below."""
-    tops = [f"{np.median(v):g} {unit}" for v, unit in parts]
+    tops = [f"{statistics.median(v):g} {unit}" for v, unit in parts]
     if len(parts[0][0]) == 1:
         return " ".join(tops)
     ranges = ", ".join(f"{min(v):.0f}–{max(v):.0f}" for v, _ in parts)

@@ -197,6 +197,13 @@ pub struct TraceConfig {
     pub classes: bool,
 }
 
+impl TraceConfig {
+    /// Whether any trace is kept.
+    pub fn any(&self) -> bool {
+        self.cwnd || self.queue || self.cbr || self.drops || self.classes
+    }
+}
+
 impl Default for TraceConfig {
     fn default() -> Self {
         TraceConfig {

@@ -102,13 +102,23 @@ fn traces_to_py<'py>(py: Python<'py>, t: Traces) -> PyResult<Bound<'py, PyDict>>
 
 /// `{"summary": dict, "traces": {name: {column: ndarray}}, "wall_s": float}`. The
 /// summary becomes Python objects directly (pythonize), so NaN stays NaN: JSON has no
-/// NaN and would turn it into None.
-fn result_to_py<'py>(py: Python<'py>, r: TrialResult) -> PyResult<Bound<'py, PyDict>> {
+/// NaN and would turn it into None. A trial that asked for no trace gets `{}`: making
+/// an array would import numpy, a tenth of a second of a command that prints a table.
+fn result_to_py<'py>(
+    py: Python<'py>,
+    r: TrialResult,
+    traced: bool,
+) -> PyResult<Bound<'py, PyDict>> {
     let summary =
         pythonize::pythonize(py, &r.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let out = PyDict::new(py);
     out.set_item("summary", summary)?;
-    out.set_item("traces", traces_to_py(py, r.traces)?)?;
+    let traces = if traced {
+        traces_to_py(py, r.traces)?
+    } else {
+        PyDict::new(py)
+    };
+    out.set_item("traces", traces)?;
     out.set_item("wall_s", r.wall_s)?;
     Ok(out)
 }
@@ -118,10 +128,11 @@ fn result_to_py<'py>(py: Python<'py>, r: TrialResult) -> PyResult<Bound<'py, PyD
 #[pyfunction]
 fn simulate<'py>(py: Python<'py>, scenario_json: &str) -> PyResult<Bound<'py, PyDict>> {
     let sc = Scenario::parse(scenario_json).map_err(|e| config_error(py, &e))?;
+    let traced = sc.trace.any();
     let res: TrialResult = py
         .detach(|| collateral_sim::simulate(sc))
         .map_err(PyValueError::new_err)?; // the trial stopped (e.g. its memory watch)
-    result_to_py(py, res)
+    result_to_py(py, res, traced)
 }
 
 /// Runs many trials on `threads` OS threads (0 = all cores) without the GIL, returning,
@@ -146,10 +157,12 @@ fn simulate_many<'py>(
             Scenario::parse(s).map_err(|e| config_error_with(py, format!("scenario {i}: {e}"), &e))
         })
         .collect::<PyResult<Vec<_>>>()?;
+    let traced: Vec<bool> = scenarios.iter().map(|s| s.trace.any()).collect();
     let results = py.detach(|| collateral_sim::batch::run_all(scenarios, threads));
     results
         .into_iter()
-        .map(|r| result_to_py(py, r.map_err(PyValueError::new_err)?))
+        .zip(traced)
+        .map(|(r, t)| result_to_py(py, r.map_err(PyValueError::new_err)?, t))
         .collect()
 }
 
@@ -302,7 +315,7 @@ fn measure_testbed<'py>(
         .transpose()
         .map_err(|e| config_error_with(py, format!("router report: {e}"), &e))?;
     let r = measure::testbed_result(&sc, &tcp, &cbr, router).map_err(PyValueError::new_err)?;
-    result_to_py(py, r)
+    result_to_py(py, r, true)
 }
 
 /// The declared result schema: `{"version": int, "summary": [group...], "traces":

@@ -7,17 +7,13 @@ import argparse
 import re
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..plot.aggregate import build_table
-from ..plot.errors import StorePlotError
-from ..plot.interactive import draw_plotly
-from ..plot.labels import caption
-from ..plot.output import check_out
-from ..plot.static import draw_mpl
-from ..plot.sweep import PlotData, load_data, suggest
 from .errors import fail
 from .paths import input_store, output_file
+
+if TYPE_CHECKING:  # the plotting stack (pandas, matplotlib, plotly) loads in run()
+    from ..plot.sweep import PlotData
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -112,6 +108,13 @@ def _default_out(data: PlotData, x: str, y: str) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Runs ``collateral plot`` from parsed arguments; bad input: one line, exit 2."""
+    from ..plot.aggregate import build_table
+    from ..plot.errors import StorePlotError
+    from ..plot.interactive import draw_plotly
+    from ..plot.labels import caption
+    from ..plot.output import check_out
+    from ..plot.static import draw_mpl
+    from ..plot.sweep import load_data, suggest
 
     input_store("DIR", args.directory)
     try:

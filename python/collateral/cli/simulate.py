@@ -131,11 +131,12 @@ def run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) ->
             fail_param(args, "seed", f"{scenario.seed} + {trials} trials passes 2^64 - 1")
         from ..spec import TraceSpec
 
-        # The tables need summaries only: the first trial keeps its traces for --plot.
+        # The tables and JSON need summaries only: the first trial keeps its traces when
+        # --plot draws them (the core records nothing it was not asked for).
         quiet = TraceSpec(cwnd=False, queue=False, cbr=False, drops=False, classes=False)
         scenarios = [
             base.model_copy(update={"seed": scenario.seed + k, "trace": quiet})
-            if (v, k) != (0, 0)
+            if (v, k) != (0, 0) or args.plot is None
             else base
             for v, base in enumerate(bases)
             for k in range(trials)
