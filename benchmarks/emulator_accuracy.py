@@ -38,6 +38,7 @@ import argparse
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -117,23 +118,35 @@ def scenario(rate: str, seconds: int, load: str, size: int) -> collateral.Scenar
 FLOOD_LOAD = 1.3
 
 
-def flood_in_run(size: int, rate_bps: float, seconds: float) -> None:
-    """Once this process's testbed namespaces exist, floods the downstream from host B
-    to D's discard port with ``size``-byte UDP packets at ``rate_bps`` for ``seconds``
-    (``collateral-emu flood``): it starts before the run's origin (about a second after
-    the namespaces) and ends after it. The run's teardown stops it if still going."""
+def flood_in_run(size: int, rate_bps: float, seconds: float, said: list[str]) -> None:
+    """Once this process's testbed is up (host B's address and its route to D exist in
+    the left namespace), floods the downstream from B to D's discard port with
+    ``size``-byte UDP packets at ``rate_bps`` for ``seconds`` (``collateral-emu
+    flood``): it starts before the run's origin and ends after it. Appends the flood's
+    summary line to ``said``, or raises: a flood that could not send must not pass for
+    a measurement of one (it once measured 0.074 Mbit/s on the wire, silently)."""
     from collateral.emulate import LEFT_B, PREFIX, RIGHT_D, find_emulator
 
     ns = f"{PREFIX}{os.getpid()}l"
     deadline = time.monotonic() + 10
-    while ns not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout:
+    while True:
+        route = subprocess.run(
+            ["ip", "-n", ns, "route", "get", RIGHT_D, "from", LEFT_B],
+            capture_output=True,
+            text=True,
+        )
+        if route.returncode == 0:
+            break
         if time.monotonic() > deadline:
-            return
+            raise RuntimeError(f"flood: the testbed ({ns}) had no route to {RIGHT_D} in 10 s")
         time.sleep(0.05)
     cmd = ["ip", "netns", "exec", ns, find_emulator(), "flood", "--src", f"{LEFT_B}:6999"]
     cmd += ["--dst", f"{RIGHT_D}:9", "--size", str(size), "--rate-bps", str(int(rate_bps))]
     cmd += ["--duration-ns", str(int(seconds * 1e9))]
-    subprocess.run(cmd, capture_output=True)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"flood failed: {(p.stderr or p.stdout).strip()}")
+    said.append(p.stdout.strip())
 
 
 def probe_idle(rate: str, seconds: int) -> tuple[float, float]:
@@ -146,17 +159,26 @@ def probe_idle(rate: str, seconds: int) -> tuple[float, float]:
 def loaded(rate: str, size: int, seconds: int) -> Row:
     sc = scenario(rate, seconds, "tcp" if size == 1500 else "none", size)
     with tempfile.TemporaryDirectory() as d:
-        flood = None
+        flood, said, failed = None, [], []
+
+        def run_flood() -> None:
+            try:
+                flood_in_run(size, FLOOD_LOAD * sc.down.rate, seconds + 3, said)
+            except Exception as e:  # said by the main thread, after the run
+                failed.append(e)
+
         if size != 1500:
-            flood = threading.Thread(
-                target=flood_in_run, args=(size, FLOOD_LOAD * sc.down.rate, seconds + 3)
-            )
+            flood = threading.Thread(target=run_flood)
             flood.start()
         try:
             r = emulate(sc, workdir=d, keep=True)
         finally:
             if flood is not None:
                 flood.join()
+        if failed:
+            raise failed[0]
+        for line in said:
+            print(f"  {rate} {size} B: {line}", file=sys.stderr)
         t = pacsv.read_csv(Path(d) / "router.csv").to_pandas()
         stats_path = Path(d) / "router-stats.json"
         stats = json.loads(stats_path.read_text()) if stats_path.exists() else None

@@ -350,7 +350,10 @@ pub fn flood_bursts(rate_bps: u64, size: u32) -> (u64, u64) {
 /// A UDP flood for loading the bottleneck with small packets: `size`-byte (IP length)
 /// datagrams at `rate_bps`, paced in bursts ([`flood_bursts`]), from now for
 /// `duration_ns`. Each carries a sequence number like CBR packets. Sends to whatever
-/// listens at `dst` (nothing need: the packets are for the router's queue).
+/// listens at `dst` (nothing need: the packets are for the router's queue). Ends with
+/// one line on stdout, `flood: sent N of M packets (R bit/s)`; an error if a tenth or
+/// more of the sends failed (a namespace without its route, a socket that was refused),
+/// so a benchmark cannot take a flood that never ran for one that did.
 pub fn flood(
     src: &str,
     dst: &str,
@@ -374,23 +377,46 @@ pub fn flood(
             Err(e) => return Err(format!("bind {src}: {e}")),
         }
     };
-    sock.connect(dst)
-        .map_err(|e| format!("connect {dst}: {e}"))?;
+    // Its route may still be being set up too: the same 2 s.
+    loop {
+        match sock.connect(dst) {
+            Ok(()) => break,
+            Err(_) if tries < 100 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => return Err(format!("connect {dst}: {e}")),
+        }
+    }
     let (burst, gap) = flood_bursts(rate_bps, size);
     let mut buf = vec![0u8; payload];
     let start = mono_ns();
     let mut next = start;
     let mut seq = 0u64;
+    let (mut sent, mut last_err) = (0u64, None);
     while next < start + duration_ns && !STOP.load(Ordering::Relaxed) {
         sleep_until_mono(next);
         for _ in 0..burst {
             buf[..8].copy_from_slice(&seq.to_be_bytes());
-            let _ = sock.send(&buf);
+            match sock.send(&buf) {
+                Ok(_) => sent += 1,
+                Err(e) => last_err = Some(e),
+            }
             seq += 1;
         }
         next += gap;
     }
-    Ok(())
+    let secs = (mono_ns() - start) as f64 / 1e9;
+    println!(
+        "flood: sent {sent} of {seq} packets ({:.0} bit/s)",
+        sent as f64 * f64::from(size) * 8.0 / secs.max(1e-9)
+    );
+    match last_err {
+        Some(e) if (seq - sent) * 10 >= seq => {
+            Err(format!("{} of {seq} sends failed (last: {e})", seq - sent))
+        }
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]
