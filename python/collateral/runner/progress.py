@@ -162,8 +162,13 @@ def report_lines(report: RunReport, st: Store | None = None) -> Sequence[tuple[s
                 (
                     "per trial",
                     f"{1000 * report.busy_s / report.ran:.2f} ms in the core,"
-                    f" {1000 * report.cpu_s / report.ran:.2f} ms of Python;"
-                    f" workers busy {report.busy_s / (report.wall_s * report.workers):.0%}",
+                    f" {1000 * report.cpu_s / report.ran:.2f} ms of Python"
+                    + (
+                        f" ({report.cpu_s / report.busy_s:.1%} of the core's time)"
+                        if report.busy_s > 0
+                        else ""
+                    )
+                    + f"; workers busy {report.busy_s / (report.wall_s * report.workers):.0%}",
                 )
             )
     if st is not None:
