@@ -20,9 +20,6 @@ use collateral_queue::{Nanos, Packet};
 
 use crate::tcp::{TcpConfig, TcpEcn};
 
-/// Seconds in nanoseconds.
-const S: Nanos = 1_000_000_000;
-
 /// The longest time any field may hold: 10⁶ s (11.6 days). Sums of a few such times
 /// and products with packet sizes stay far below `u64::MAX` (1.8·10¹⁹).
 pub const MAX_TIME_NS: Nanos = collateral_queue::check::MAX_TIME_NS;
@@ -62,16 +59,8 @@ pub fn scoreboard_bytes(capacity: usize) -> u64 {
 /// Per-flow state beside the scoreboard: sender, receiver, congestion control.
 pub const FLOW_BYTES: u64 = 4096;
 
-pub fn time(key: &str, v: Nanos) -> Result<(), String> {
-    if v > MAX_TIME_NS {
-        return Err(format!(
-            "{key}: {} s is above the limit of {} s",
-            v / S,
-            MAX_TIME_NS / S
-        ));
-    }
-    Ok(())
-}
+/// A time field of the scenario: the same bound (and words) as a discipline's.
+pub use collateral_queue::check::time;
 
 pub fn rate(key: &str, v: u64) -> Result<(), String> {
     if v == 0 || v > MAX_RATE_BPS {

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             st = Store(p)
             names[src] = st.meta().get("experiment")
-            if st.schema_version() != schema_version():
+            if st.schema_version() != schema_version():  # DEST is written in this one
                 fail(
                     f"SRC: {st.path} holds results of schema version {st.schema_version()};"
                     f" this collateral writes version {schema_version()}: merging would mix"

@@ -5,12 +5,27 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from .problems import StoreError, error_text
 
 
 class Merging:
     """:meth:`~collateral.store.Store.merge` (a mixin: the store keeps the state)."""
+
+    def check_mergeable(self, src: Any) -> None:
+        """Raises :class:`StoreError` unless ``src`` holds the same experiment in the same
+        result schema as this store (merging would otherwise mix two)."""
+        name, other = self.meta().get("experiment"), src.meta().get("experiment")
+        if other != name:
+            raise StoreError(f"{src.path} holds experiment {other!r}, {self.path} holds {name!r}")
+        mine, theirs = self.schema_version(), src.schema_version()
+        if theirs != mine:
+            raise StoreError(
+                f"{src.path} holds results of schema version {theirs}, {self.path} version"
+                f" {mine}: merging would mix two schemas; run the experiment again into a new"
+                " directory"
+            )
 
     def merge(self, sources: Iterable[str | Path]) -> tuple[int, int]:
         """Adds the trials of other stores of the same experiment (e.g. shards run in
@@ -21,23 +36,13 @@ class Merging:
         import pyarrow.compute as pc
         import pyarrow.parquet as pq
 
-        name = self.meta().get("experiment")
+        srcs = [type(self)(p, self.notify) for p in sources]
+        for src in srcs:  # every source checked before any is merged
+            self.check_mergeable(src)
         self.repair()
         have = self.done_keys(refresh=True)
         added = skipped = 0
-        for src_path in sources:
-            src = type(self)(src_path, self.notify)
-            other = src.meta().get("experiment")
-            if other != name:
-                raise StoreError(
-                    f"{src.path} holds experiment {other!r}, {self.path} holds {name!r}"
-                )
-            if src.schema_version() != self.schema_version():
-                raise StoreError(
-                    f"{src.path} holds results of schema version {src.schema_version()},"
-                    f" {self.path} version {self.schema_version()}: merging would mix two"
-                    " schemas; run the experiment again into a new directory"
-                )
+        for src in srcs:
             for part in src.part_dirs():
                 try:
                     summary = pq.read_table(part / "summary.parquet")
