@@ -238,7 +238,7 @@ def test_versus_runs_the_same_trials_with_each_queue():
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--versus", "10p", "--versus", "10p"), "--versus: the queue '10p ps' is given twice"),
+        (("--versus", "10p", "--versus", "10p"), "--versus: '10p ps' is given twice"),
         (("--versus", "bogus"), "--versus: 'bogus': not JSON"),
         (("--versus", "10p", "--rule", "fb-strict"), "--versus: '10p': rule fb-strict counts"),
         (("--trials", "0"), "--trials"),

@@ -19,10 +19,14 @@ def add_parser(sub: Any) -> None:
     a = sub.add_parser(
         "advise",
         help="which queue and congestion control keep an application within its budget",
-        description="Simulate the link with bulk downloads beside a real-time application "
-        "for drop-tail queues of 1/4 to 4 BDP, CoDel, FQ-CoDel and PIE under each congestion "
-        "control, and recommend the one that meets the application's target (VoIP: MOS; "
-        "games: share of packets over the genre's delay budget) with the most goodput.",
+        description="Simulate the link with bulk downloads and uploads beside a real-time"
+        " application for drop-tail queues of 1/4 to 4 BDP (each direction its own), your"
+        " current queue, CoDel, FQ-CoDel (with and without ECN), PIE, CAKE (besteffort;"
+        " diffserv4 with the call marked EF) and DualPI2 (classic; L4S flows) under each"
+        " congestion control. Recommended: of the candidates that keep the application's"
+        " packets within its one-way delay budget (at most --target late or lost), and"
+        " whose goodput is within --tolerance of the best, the one that adds the least"
+        " delay.",
     )
     # The link as every command that takes a scenario names it.
     add_scenario_options(a, only=("link", "down", "up", "rtt"))
@@ -35,8 +39,9 @@ def add_parser(sub: Any) -> None:
     )
     add_scenario_options(
         a,
-        only=("tcp_flows", "profile"),
-        tcp_flows={"type": count(1, MAX_TCP_FLOWS), "help": "bulk downloads (default: 1)"},
+        only=("tcp_flows", "uploads", "profile"),
+        tcp_flows={"type": count(0, MAX_TCP_FLOWS), "help": "bulk downloads (default: 1)"},
+        uploads={"type": count(0, MAX_TCP_FLOWS)},
     )
     a.add_argument(
         "--cc",
@@ -58,17 +63,35 @@ def add_parser(sub: Any) -> None:
         "--target",
         metavar="X",
         type=finite_float,
-        help="MOS at least X, 1 to 4.5 (voip, default 4.0), or at most this share of packets"
-        " late, 0 to 1 (games, default 0.01)",
+        help="the largest share of the application's packets that may be late or lost,"
+        " 0 to 1 (default: 0.01)",
     )
     a.add_argument(
         "--budget",
         metavar="TIME",
-        help="a game's one-way delay budget, base delay included (default: the genre's: "
-        "fps 100ms, mmo 500ms, rts 1000ms); voip is rated by its MOS instead",
+        help="the application's one-way delay budget, base delay included (default: voip"
+        " 150ms, ITU-T G.114; fps 100ms, mmo 500ms, rts 1000ms)",
+    )
+    a.add_argument(
+        "--current",
+        metavar="QUEUE",
+        help="your gateway's queue as one more candidate: a drop-tail limit (256kB, 100p)"
+        " or an --aqm value (fq_codel, cake:diffserv=diffserv4)",
+    )
+    a.add_argument(
+        "--tolerance",
+        metavar="X",
+        type=finite_float,
+        default=0.02,
+        help="goodput within this share of the best counts as the same, 0 to below 1"
+        " (default: 0.02); among those the least delay wins",
     )
     a.add_argument("--seed", metavar="N", type=count(0, 2**62), default=1)
-    a.add_argument("--plot", metavar="PATH", help="write the goodput-vs-quality figure here")
+    a.add_argument(
+        "--plot",
+        metavar="PATH",
+        help="write the evidence here: late or lost, delay and goodput per candidate",
+    )
 
 
 #: advise()'s parameters and the options that give them.
@@ -78,7 +101,10 @@ _ADVISE_OPTIONS = {
     "up": "--up",
     "rtt": "--rtt",
     "app": "--app",
-    "tcp_flows": "--tcp-flows",
+    "tcp_flows": "--downloads",
+    "uploads": "--uploads",
+    "current": "--current",
+    "tolerance": "--tolerance",
     "ccs": "--cc",
     "profile": "--profile",
     "trials": "--trials",
@@ -105,6 +131,9 @@ def run(args: argparse.Namespace) -> int:
             rtt=args.rtt,
             app=args.app,
             tcp_flows=args.tcp_flows,
+            uploads=args.uploads,
+            current=args.current,
+            tolerance=args.tolerance,
             ccs=tuple(args.cc) if args.cc else ("newreno", "cubic"),
             profile=args.profile,
             trials=args.trials,

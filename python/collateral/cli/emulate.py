@@ -43,7 +43,7 @@ def add_parser(sub: Any) -> None:
         help="results directory for an experiment file (default: results/<name>-emu)",
     )
     # The testbed's own limit on flows is checked after, with its own reason.
-    add_scenario_options(e, tcp_flows={"type": count(0, 2**31)})
+    add_scenario_options(e, tcp_flows={"type": count(0, 2**31)}, uploads={"type": count(0, 2**31)})
     add_output_options(e, None)
     e.add_argument(
         "--keep",
@@ -74,9 +74,11 @@ def check_emulation(a: argparse.Namespace) -> Scenario:
     )
     from ..units import parse_duration
 
-    if a.tcp_flows > MAX_TESTBED_TCP_FLOWS:
+    if a.tcp_flows + a.uploads > MAX_TESTBED_TCP_FLOWS:
+        opt, n = ("--downloads", a.tcp_flows) if not a.uploads else ("--uploads", a.uploads)
+        both = f" (+ {a.tcp_flows} downloads)" if a.uploads else ""
         fail(
-            f"--tcp-flows: {a.tcp_flows}: the testbed runs at most {MAX_TESTBED_TCP_FLOWS}"
+            f"{opt}: {n}{both}: the testbed runs at most {MAX_TESTBED_TCP_FLOWS}"
             " flows (a process each, in real time); simulate more"
         )
     try:

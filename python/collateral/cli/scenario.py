@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 def add_field(g: Any, f: Field, **overrides: Any) -> None:
     """The option of one flat parameter (``overrides``: argparse keywords that differ
     for this command, e.g. a tighter ``type``)."""
-    kw: dict[str, Any] = {"help": f.help_text()}
+    kw: dict[str, Any] = {"help": f.help_text(), "dest": f.name}
     if f.types == (bool,):
         kw["action"] = "store_false" if option(f.name).startswith("--no-") else "store_true"
         kw["dest"] = f.name
@@ -43,7 +43,7 @@ def add_field(g: Any, f: Field, **overrides: Any) -> None:
             kw["choices"] = f.choices
         if f.count:
             kw["type"] = count(*f.count)
-    g.add_argument(option(f.name), **(kw | overrides))
+    g.add_argument(option(f.name), *f.cli_aliases, **(kw | overrides))
 
 
 def add_scenario_options(
@@ -135,26 +135,87 @@ def warn_implausible(a: argparse.Namespace, sc: Scenario) -> None:
 
 
 def versus_scenarios(a: argparse.Namespace, base: Scenario) -> list[tuple[str, Scenario]]:
-    """The base scenario and one per ``--versus`` queue, each labelled by its queue; a
-    drop-tail limit keeps --rule's rule (or its unit's default), an AQM its own limit."""
+    """The base scenario and one per ``--versus`` value, each labelled. A value is a
+    queue (a drop-tail limit, or an --aqm value that keeps --queue as its limit) or
+    ``KEY=VALUE,...`` of any scenario option (``cc=prague,ecn=l4s,aqm=dualpi2``)."""
     from ..units import parse_queue_limit
 
-    out = [(queue_label(base, a.aqm), base)]
+    variants = []
     for value in a.versus or []:
         b = argparse.Namespace(**vars(a))
         b.versus_value = value
-        try:
-            parse_queue_limit(value)
-            b.queue, b.aqm = value, None
-        except ValueError:
-            b.queue, b.aqm, b.rule = None, value, None
+        keys = versus_keys(value)
+        if keys:
+            for key, v in keys.items():
+                setattr(b, key, v)
+            if "aqm" in keys and keys["aqm"] is not None and "rule" not in keys:
+                b.rule = None
+            if "queue" in keys and "aqm" not in keys:
+                b.aqm = None
+        else:
+            try:
+                parse_queue_limit(value)
+                b.queue, b.aqm = value, None
+            except ValueError:
+                b.aqm, b.rule = value, None  # --queue, when given, stays its limit
+        b.versus_keys = set(keys) | ({"queue", "aqm", "rule"} if not keys else set())
+        variants.append((b, keys))
+    varied = [k for _, keys in variants for k in keys if k not in ("queue", "aqm", "rule")]
+    varied = list(dict.fromkeys(varied))
+    out = [(_label(a, base, varied), base)]
+    for b, _keys in variants:
         sc = scenario_from_args_unchecked(b)
-        out.append((queue_label(sc, b.aqm), sc))
+        out.append((_label(b, sc, varied), sc))
     labels = [label for label, _ in out]
     for label in labels:
         if labels.count(label) > 1:
-            fail(f"--versus: the queue {label!r} is given twice")
+            fail(f"--versus: {label!r} is given twice (or is the base scenario)")
     return out
+
+
+def versus_keys(value: str) -> dict[str, str | None]:
+    """``cc=prague,ecn=l4s,aqm=fq_codel:target=5ms,ecn=on`` → {cc, ecn, aqm}: an item
+    whose key is no scenario option continues the one before (an --aqm value's own
+    ``key=value`` parameters); {} when ``value`` is a queue, not KEY=VALUE."""
+    head = value.partition("=")[0].strip().replace("-", "_")
+    if ":" in head or head not in BY_NAME:
+        return {}
+    out: dict[str, str | None] = {}
+    last = None
+    for item in value.split(","):
+        key, eq, v = item.partition("=")
+        name = _versus_name(key)
+        if eq and name is not None and not (last == "aqm" and ":" in str(out[last])):
+            if name in out:
+                fail(f"--versus: {short(value, 60)}: {key.strip()} is given twice")
+            out[name], last = v.strip(), name
+        elif last is not None:
+            out[last] = f"{out[last]},{item}"
+        else:
+            fail(f"--versus: {short(value, 60)}: give KEY=VALUE,... (e.g. cc=prague,ecn=l4s)")
+    if any(v == "" for v in out.values()):
+        fail(f"--versus: {short(value, 60)}: a key without a value")
+    return out
+
+
+def _versus_name(key: str) -> str | None:
+    """The parameter of a --versus key: a parameter's name or its option without
+    dashes (``downloads``, ``tcp-flows``)."""
+    key = key.strip()
+    for f in FIELDS:
+        options = (option(f.name), *f.cli_aliases)
+        if key.replace("-", "_") == f.name or "--" + key in options:
+            return f.name
+    return None
+
+
+def _label(a: argparse.Namespace, sc: Scenario, varied: list[str]) -> str:
+    """A variant as the user named it: its queue, then the value of each varied key."""
+    parts = [queue_label(sc, a.aqm)]
+    for key in varied:
+        v = getattr(a, key)
+        parts.append(f"{option(key).removeprefix('--')}={v}")
+    return ", ".join(parts)
 
 
 def queue_label(sc: Scenario, aqm: object) -> str:
@@ -205,7 +266,7 @@ def fail_param(
         )
         message = f"{kind} needs its {field}{hint}"
     versus = getattr(a, "versus_value", None)
-    if versus is not None and param in ("queue", "aqm", "rule"):
+    if versus is not None and param in getattr(a, "versus_keys", ()):
         shown = message.startswith(("'", '"'))
         fail(f"--versus: {message}" if shown else f"--versus: {short(versus, 60)}: {message}")
     if not hasattr(a, param) or param == "scenario":

@@ -23,7 +23,9 @@ from .vocabulary import (
     APP_PROFILES,
     AQM_SHORTHANDS,
     CBR_CHOICES,
+    CBR_ECN_CODEPOINTS,
     CC_ALGORITHMS,
+    DSCP_NAMES,
     LINK_PRESETS,
     MAX_TCP_FLOWS,
     MAX_WEB_SLOTS,
@@ -62,6 +64,8 @@ class Field:
     default_text: str | None = None
     #: The CLI's option when not ``--name-with-dashes`` (:func:`collateral.cli.scenario.option`).
     cli: str | None = None
+    #: Further CLI options for the same parameter (older or shorter names).
+    cli_aliases: tuple[str, ...] = ()
     #: The CLI's default when not ``default`` (``--queue`` stays unset beside ``--aqm``).
     cli_default: Any = SAME
     #: A whole number from lo to hi, read by the CLI before the scenario is built.
@@ -156,8 +160,14 @@ FIELDS: tuple[Field, ...] = (
     ),
     # traffic
     Field(
-        "tcp_flows", (int,), 1, "bulk TCP flows downstream", "traffic", metavar="N",
-        count=(0, MAX_TCP_FLOWS), lands=(("tcp",),),
+        "tcp_flows", (int,), 1, "bulk TCP downloads (from the Internet side to the home)",
+        "traffic", metavar="N", count=(0, MAX_TCP_FLOWS), lands=(("tcp",),),
+        cli="--downloads", cli_aliases=("--tcp-flows",),
+    ),
+    Field(
+        "uploads", (int,), 0, "bulk TCP uploads (from the home to the Internet side: they"
+        " fill the upstream queue, where an asymmetric link's call suffers most)", "traffic",
+        metavar="N", count=(0, MAX_TCP_FLOWS),
     ),
     Field(
         "cc", (str,), "newreno", f"TCP congestion control: {', '.join(CC_ALGORITHMS)}",
@@ -199,6 +209,16 @@ FIELDS: tuple[Field, ...] = (
     Field(
         "jitter", _NUMBER, "1ms", "std. deviation of normal jitter on each CBR gap; 0 = none",
         "traffic", metavar="TIME", unit=True, lands=(("cbr", "*", "jitter"),),
+    ),
+    Field(
+        "cbr_dscp", (str, int), 0, "DSCP of the CBR / application packets: 0 to 63 or a"
+        f" name ({', '.join(DSCP_NAMES)}); CAKE's diffserv tins, CBT and CBQ read it",
+        "traffic", metavar="DSCP", default_text="0, best effort", lands=(("cbr", "*", "tag"),),
+    ),
+    Field(
+        "cbr_ecn", (str,), "not_ect", "ECN codepoint of the CBR / application packets:"
+        f" {', '.join(CBR_ECN_CODEPOINTS)} (ect1: DualPI2's low-latency queue, RFC 9331)",
+        "traffic", choices=CBR_ECN_CODEPOINTS, lands=(("cbr", "*", "ecn"),),
     ),
     Field(
         "app", (str,), None, "a thin-stream application instead of the CBR flow(s): "

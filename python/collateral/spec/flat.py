@@ -22,15 +22,19 @@ from .vocabulary import (
     AQM_KINDS,
     AQM_SHORTHANDS,
     CBR_CHOICES,
+    CBR_ECN_CODEPOINTS,
     DIRECTIONS,
+    DSCP,
+    DSCP_NAMES,
     MAX_TCP_FLOWS,
     MAX_WEB_SLOTS,
 )
 
 
 def build_scenario(**params: Any) -> Scenario:
-    """The common experiment in flat form: ``tcp_flows`` bulk flows downstream and CBR
-    ``cbr`` = down | up | both | none, the same queue in both directions.
+    """The common experiment in flat form: ``tcp_flows`` bulk downloads, ``uploads``
+    bulk uploads and CBR ``cbr`` = down | up | both | none, the same queue in both
+    directions.
 
     Without ``link`` or rates, the link is ADSL1. Raises :class:`SpecError` (a
     ValueError) naming the parameter at fault, before anything is built: a value of the
@@ -41,6 +45,7 @@ def build_scenario(**params: Any) -> Scenario:
     link, down, up, rtt = p["link"], p["down"], p["up"], p["rtt"]
     queue, rule, count_in_service, aqm = p["queue"], p["rule"], p["count_in_service"], p["aqm"]
     tcp_flows, cc, ecn, profile = p["tcp_flows"], p["cc"], p["ecn"], p["profile"]
+    uploads, cbr_ecn, dscp = p["uploads"], p["cbr_ecn"], dscp_value(p["cbr_dscp"])
     delayed_ack, rto_min, cbr, app = p["delayed_ack"], p["rto_min"], p["cbr"], p["app"]
     cbr_size, cbr_interval, jitter = p["cbr_size"], p["cbr_interval"], p["jitter"]
     web_users, duration, warmup, seed = p["web_users"], p["duration"], p["warmup"], p["seed"]
@@ -53,9 +58,16 @@ def build_scenario(**params: Any) -> Scenario:
         raise SpecError(missing, "rate missing; give both down and up rates, or a link preset")
     if cbr not in CBR_CHOICES:
         raise SpecError("cbr", f"{short(cbr)} is not one of {', '.join(CBR_CHOICES)}")
-    if not 0 <= tcp_flows <= MAX_TCP_FLOWS:
+    for name, n in (("tcp_flows", tcp_flows), ("uploads", uploads)):
+        if not 0 <= n <= MAX_TCP_FLOWS:
+            raise SpecError(name, f"{short(n)}: give a whole number >= 0 and <= {MAX_TCP_FLOWS}")
+    if tcp_flows + uploads > MAX_TCP_FLOWS:
         raise SpecError(
-            "tcp_flows", f"{short(tcp_flows)}: give a whole number >= 0 and <= {MAX_TCP_FLOWS}"
+            "uploads", f"{tcp_flows} downloads + {uploads} uploads: at most {MAX_TCP_FLOWS} flows"
+        )
+    if cbr_ecn not in CBR_ECN_CODEPOINTS:
+        raise SpecError(
+            "cbr_ecn", f"{short(cbr_ecn)} is not one of {', '.join(CBR_ECN_CODEPOINTS)}"
         )
     max_users = MAX_WEB_SLOTS // 4  # 4 parallel connections each
     if not 0 <= web_users <= max_users:
@@ -71,6 +83,13 @@ def build_scenario(**params: Any) -> Scenario:
     q: dict[str, Any] = {"limit": queue, "rule": rule, "count_in_service": count_in_service}
     if aqm is not None:
         q = aqm_queue(aqm)
+    flow = {
+        "cc": cc,
+        "profile": profile,
+        "ecn": ecn,
+        "delayed_ack": delayed_ack,
+        "rto_min": rto_min,
+    }
     data = {
         "seed": seed,
         "link": link,
@@ -79,18 +98,10 @@ def build_scenario(**params: Any) -> Scenario:
         "rtt": rtt,
         "down": {"rate": down, "queue": q},
         "up": {"rate": up, "queue": q},
-        "tcp": [
-            {
-                "cc": cc,
-                "profile": profile,
-                "ecn": ecn,
-                "delayed_ack": delayed_ack,
-                "rto_min": rto_min,
-            }
-        ]
-        * tcp_flows,
+        "tcp": [flow] * tcp_flows + [{**flow, "direction": "up"}] * uploads,
         "cbr": [
             {"direction": d, "size": cbr_size, "interval": cbr_interval, "jitter": jitter}
+            | {"tag": dscp, "ecn": cbr_ecn}
             | ({"app": app} if app is not None else {})
             for d in DIRECTIONS
             if cbr in (d, "both")
@@ -108,11 +119,7 @@ def build_scenario(**params: Any) -> Scenario:
     # Validate the per-flow parameters even when no flow uses them, so a typo never
     # passes silently.
     try:
-        TcpSpec.model_validate(
-            data["tcp"][0]
-            if tcp_flows
-            else {"cc": cc, "profile": profile, "ecn": ecn, "rto_min": rto_min}
-        )
+        TcpSpec.model_validate(flow)
         CbrSpec.model_validate(
             {"size": cbr_size, "interval": cbr_interval, "jitter": jitter}
             | ({"app": app} if app is not None else {})
@@ -124,6 +131,23 @@ def build_scenario(**params: Any) -> Scenario:
             loc = ("tcp" if err.title == "TcpSpec" else "cbr", 0, *e["loc"])
             raise SpecError(flat_param(loc), e["msg"].removeprefix("Value error, ")) from None
         raise first_error(err, aqm=aqm is not None) from None
+
+
+def dscp_value(value: str | int) -> int:
+    """``cbr_dscp``: a code point 0 to 63, or its name (EF, CS1, AF41, ...; any case)."""
+    if isinstance(value, str):
+        name = value.strip().upper()
+        if name in DSCP:
+            return DSCP[name]
+        try:
+            value = int(name)
+        except ValueError:
+            raise SpecError(
+                "cbr_dscp", f"{short(value)}: give 0 to 63 or a name ({', '.join(DSCP_NAMES)})"
+            ) from None
+    if not 0 <= value <= 63:
+        raise SpecError("cbr_dscp", f"{short(value)}: a DSCP is 0 to 63 (6 bits)")
+    return int(value)
 
 
 def bind(func: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -183,6 +183,11 @@ class Scenario(Model):
     def to_native_json(self) -> str:
         return json.dumps(self.to_native())
 
+    def flow_counts(self) -> str:
+        """The bulk flows by direction: ``"4"`` (downloads only), ``"2 down + 1 up"``."""
+        n = {d: sum(t.direction == d for t in self.tcp) for d in ("down", "up")}
+        return str(n["down"]) if not n["up"] else f"{n['down']} down + {n['up']} up"
+
     def describe(self, sep: str = " · ") -> str:
         """The set-up in one line (or several, with ``sep="\\n"``) for titles and captions."""
         q = self.down.queue
@@ -198,7 +203,7 @@ class Scenario(Model):
                 f"link {fmt_rate(self.down.rate or 0)}/{fmt_rate(self.up.rate or 0)}{link}",
                 f"RTT {fmt_duration(self.rtt)}",
                 queue,
-                f"TCP {len(self.tcp)} x {ccs}",
+                f"TCP {self.flow_counts()} x {ccs}",
                 *([f"web {sum(w.users for w in self.web)} users"] if self.web else []),
                 f"seed {self.seed}",
             ]

@@ -85,3 +85,16 @@ AQM_SHORTHANDS: tuple[str, ...] = tuple(k for k in AQM_KINDS if _defaults_suffic
 AQM_INFO: dict[str, dict[str, Any]] = VOCABULARY["aqm_info"]
 #: Each congestion control's Linux kernel module (None where the kernel has none).
 CC_INFO: dict[str, dict[str, Any]] = VOCABULARY["cc_info"]
+
+
+def _dscp_names() -> dict[str, int]:
+    names = {"DF": 0, "BE": 0, "LE": 1, "EF": 46, "VA": 44}  # RFC 2474, 8622, 3246, 5865
+    names |= {f"CS{n}": 8 * n for n in range(8)}  # class selectors, RFC 2474 §4.2.2
+    for cls in range(1, 5):  # assured forwarding AFxy = 8x + 2y, RFC 2597
+        names |= {f"AF{cls}{drop}": 8 * cls + 2 * drop for drop in range(1, 4)}
+    return names
+
+
+#: DSCP names (RFC 4594's service classes) and their code points.
+DSCP: dict[str, int] = _dscp_names()
+DSCP_NAMES: tuple[str, ...] = ("EF", "CS1", "LE", "AF41", "CS0 ... CS7", "AF11 ... AF43")

@@ -1,0 +1,29 @@
+"""The applications the advisor protects and their budgets: how late a packet may
+arrive one way (base delay included) before it is as good as lost."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..result import GAME_BUDGETS
+
+#: Each application's traffic (CBR flows as the scenario takes them) and one-way budget.
+#: VoIP: ITU-T G.114 finds one-way delays up to 150 ms acceptable to most users (the
+#: G.107 E-model's delay impairment starts at 100 ms: ``--budget 100ms`` plans stricter).
+#: Games: the genres' budgets of SPEC §6 (Quake 3's profile for shooters, World of
+#: Warcraft's for the others).
+APPS: dict[str, dict[str, Any]] = {
+    "voip": {"cbr": [{"direction": "down"}, {"direction": "up"}], "budget": "150ms"},
+    "fps": {"cbr": [{"direction": "down", "app": "quake3"}], "budget": GAME_BUDGETS["quake3"][1]},
+    "mmo": {"cbr": [{"direction": "down", "app": "wow"}], "budget": GAME_BUDGETS["wow"][1]},
+    "rts": {"cbr": [{"direction": "down", "app": "wow"}], "budget": "1000 ms"},
+}
+#: ``simulate``'s application names for the same traffic: the advisor takes either.
+APP_ALIASES = {"g711": "voip", "quake3": "fps", "wow": "mmo"}
+#: Where each budget comes from, for the table's caption.
+BUDGET_SOURCES = {
+    "voip": "ITU-T G.114",
+    "fps": "first-person shooters",
+    "mmo": "role-playing games",
+    "rts": "real-time strategy",
+}

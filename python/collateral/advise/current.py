@@ -1,0 +1,43 @@
+"""The user's own queue as a candidate: ``--current 256kB`` (drop-tail, as a gateway's
+buffer is usually given) or any ``--aqm`` value."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..spec import SpecError, aqm_queue
+from ..spec.vocabulary import AQM_KINDS
+from ..units import parse_queue_limit
+
+
+def current_queue(text: str) -> tuple[str, dict[str, Any]]:
+    """(label, queue) of ``text``: a limit in bytes or packets (drop-tail, rule fb-strict
+    for bytes and ps for packets), or an AQM as ``--aqm`` takes it."""
+    if not isinstance(text, str) or not text.strip():
+        raise SpecError("current", f"{text!r}: give your queue, e.g. 256kB, 100p or fq_codel")
+    try:
+        limit = parse_queue_limit(text)
+    except ValueError as e:
+        if text.partition(":")[0].strip() not in AQM_KINDS and not text.lstrip().startswith("{"):
+            raise SpecError("current", f"{text!r}: {e}; or give an AQM such as fq_codel") from None
+        try:
+            return text.strip(), _checked(aqm_queue(text))
+        except SpecError as err:
+            raise SpecError("current", err.message) from None
+    rule = "ps" if limit.in_packets else "fb-strict"
+    return f"{text.strip()} drop-tail", _checked({"limit": text.strip(), "rule": rule})
+
+
+def _checked(queue: dict[str, Any]) -> dict[str, Any]:
+    """The queue as the core takes it, or the reason it would not, under ``current``."""
+    from pydantic import ValidationError
+
+    from ..spec import Scenario
+
+    try:  # the whole scenario: the core checks a discipline's parameters
+        Scenario.model_validate({"down": {"rate": 10**6, "queue": queue}, "up": {"rate": 10**6}})
+    except ValidationError as err:
+        e = err.errors()[0]
+        msg = str(e["msg"]).removeprefix("Value error, ").removeprefix("down.queue.")
+        raise SpecError("current", msg) from None
+    return queue

@@ -1,0 +1,245 @@
+"""``advise()``: every candidate simulated a few seeded trials each, on the user's link
+with their bulk flows beside the application, and the evidence gathered per candidate."""
+
+from __future__ import annotations
+
+import math
+from statistics import median
+from typing import Any
+
+from pydantic import ValidationError
+
+from .. import _native
+from ..spec import CC_ALGORITHMS, PROFILES, Scenario, SpecError
+from ..units import fmt_duration, parse_duration
+from .apps import APP_ALIASES, APPS, BUDGET_SOURCES
+from .candidates import Candidate, candidates
+from .current import current_queue
+from .model import Advice, Outcome
+
+#: Limits of one run of the advisor (it simulates every candidate ``trials`` times).
+MAX_TRIALS = 100
+MAX_TCP_FLOWS = 100
+MAX_DURATION_NS = 3_600 * 10**9
+#: The shortest trial worth ranking: 50 calls packets of 20 ms after a 250 ms warm-up.
+MIN_DURATION_NS = 10**9
+MAX_THREADS = 1024
+#: Bulk flows start this far apart, so they do not run in lockstep.
+STAGGER_NS = 100_000_000
+
+
+def advise(
+    *,
+    link: str | None = "adsl1",
+    down: str | None = None,
+    up: str | None = None,
+    rtt: str = "100ms",
+    app: str = "voip",
+    tcp_flows: int = 1,
+    uploads: int = 0,
+    ccs: tuple[str, ...] = ("newreno", "cubic"),
+    profile: str = "linux-6",
+    trials: int = 3,
+    duration: str = "60s",
+    warmup: str | None = None,
+    target: float | None = None,
+    budget: str | None = None,
+    current: str | None = None,
+    tolerance: float = 0.02,
+    seed: int = 1,
+    threads: int = 0,
+) -> Advice:
+    """Simulates every candidate and returns the evidence, ranked by
+    :attr:`Advice.ranked` (see :mod:`collateral.advise.model`).
+
+    ``tcp_flows`` bulk downloads and ``uploads`` bulk uploads run beside the
+    application; ``budget`` is its one-way delay budget, base delay included (default:
+    the application's, :data:`~collateral.advise.apps.APPS`); ``target`` the share of
+    its packets that may be late or lost (default 1 %); ``current`` the user's own
+    queue (a drop-tail limit such as ``256kB`` or an ``--aqm`` value) as one more
+    candidate; ``tolerance`` the goodput shortfall from the best that counts as the same
+    (default 2 %). ``app`` may also be ``simulate``'s name for the traffic (g711,
+    quake3, wow); ``warmup`` defaults to 10 s, or a quarter of a shorter ``duration``.
+
+    Every argument is checked before anything runs; a bad one raises
+    :class:`~collateral.spec.SpecError` (a ValueError) whose ``param`` names it."""
+    if isinstance(app, str) and app in APP_ALIASES:
+        app = APP_ALIASES[app]
+    if not isinstance(app, str) or app not in APPS:
+        names = [*APPS, *APP_ALIASES]
+        raise SpecError("app", f"{app!r} is not one of {', '.join(names)}")
+    tcp_flows = _whole("tcp_flows", tcp_flows, 0, MAX_TCP_FLOWS)
+    uploads = _whole("uploads", uploads, 0, MAX_TCP_FLOWS - tcp_flows)
+    if tcp_flows + uploads == 0:
+        raise SpecError("tcp_flows", "no bulk flow: give at least one download or upload")
+    trials = _whole("trials", trials, 1, MAX_TRIALS)
+    threads = _whole("threads", threads, 0, MAX_THREADS)
+    seed = _whole("seed", seed, 0, 2**63 - 1 - trials)
+    ccs = _ccs(ccs)
+    if profile not in PROFILES:
+        raise SpecError(
+            "profile", f"unknown stack profile {profile!r}; supported: {', '.join(PROFILES)}"
+        )
+    duration_ns = _duration(duration)
+    if warmup is None:
+        warmup = fmt_duration(min(10 * 10**9, duration_ns // 4))
+    spec = APPS[app]
+    try:
+        budget_ns = parse_duration(budget if budget is not None else spec["budget"])
+    except ValueError as e:
+        raise SpecError("budget", str(e)) from None
+    if not 0 < budget_ns <= MAX_DURATION_NS:
+        raise SpecError("budget", f"{budget!r}: from 1ns to {fmt_duration(MAX_DURATION_NS)}")
+    target = 0.01 if target is None else target
+    if isinstance(target, bool) or not isinstance(target, int | float):
+        raise SpecError("target", f"{target!r}: expected a number")
+    if not (math.isfinite(target) and 0 <= target <= 1):
+        raise SpecError("target", f"{target!r}: a share of packets late or lost, from 0 to 1")
+    if isinstance(tolerance, bool) or not isinstance(tolerance, int | float):
+        raise SpecError("tolerance", f"{tolerance!r}: expected a number")
+    if not (math.isfinite(tolerance) and 0 <= tolerance < 1):
+        raise SpecError("tolerance", f"{tolerance!r}: a share of goodput, from 0 to below 1")
+    mine = current_queue(current) if current is not None else None
+    rates = {"down": {"rate": down}, "up": {"rate": up}} if link is None else {}
+    cbr = [{**c, "budget": f"{budget_ns}ns"} for c in spec["cbr"]]
+    base = dict(link=link, rtt=rtt, duration=duration, warmup=warmup, cbr=cbr, **rates)
+    probe = _scenario(base)
+    link_rates = {"down": probe.down.rate or 0, "up": probe.up.rate or 0}
+    cands = candidates(
+        link_rates["down"] if tcp_flows else None,
+        probe.rtt,
+        ccs,
+        link_rates["up"] if uploads else None,
+        mine,
+    )
+    flows = ["down"] * tcp_flows + ["up"] * uploads
+    jobs, owners = [], []
+    for ci, c in enumerate(cands):
+        for t in range(trials):
+            sc = _scenario(_trial(base, c, flows, profile, seed + t))
+            sc = sc.model_copy(update={"trace": sc.trace.model_copy(update=_NO_TRACES)})
+            jobs.append(sc.to_native_json())
+            owners.append(ci)
+    results = _native.simulate_many(jobs, threads)
+    bulk = {d: link_rates[d] for d in ("down", "up") if d in flows}
+    per: dict[int, list[dict[str, Any]]] = {i: [] for i in range(len(cands))}
+    for ci, r in zip(owners, results, strict=True):
+        per[ci].append(_evidence(r["summary"], bulk))
+    where = probe.describe(sep="\n").split("\n")[:2]
+    load = f"{tcp_flows} download(s)" + (f", {uploads} upload(s)" if uploads else "")
+    setup = " · ".join([*where, f"{load} on {profile}", f"{duration} trials"])
+    advice = Advice(app, target, fmt_duration(budget_ns), setup, trials, tolerance)
+    advice.rates, advice.budget_source = bulk, BUDGET_SOURCES[app]
+    for ci, c in enumerate(cands):
+        advice.outcomes.append(_outcome(c, per[ci], target, app == "voip"))
+    return advice
+
+
+def _trial(
+    base: dict[str, Any], c: Candidate, flows: list[str], profile: str, seed: int
+) -> dict[str, Any]:
+    tcp = [
+        {"direction": d, "cc": c.cc, "ecn": c.ecn, "profile": profile,
+         "start": f"{k * STAGGER_NS}ns"}
+        for k, d in enumerate(flows)
+    ]  # fmt: skip
+    q = c.queues()
+    links = {d: {**base.get(d, {}), "queue": q[d]} for d in ("down", "up")}
+    cbr = [{**x, "tag": c.dscp} for x in base["cbr"]]
+    return {**base, **links, "cbr": cbr, "tcp": tcp, "seed": seed}
+
+
+def _evidence(s: dict[str, Any], bulk: dict[str, int]) -> dict[str, Any]:
+    """One trial's numbers: the worst flow's share late, each direction's worst p95
+    added delay, its goodput and the mean utilisation of the bulk directions."""
+    cbr = s["cbr"]
+    delays = {
+        d: max(_nan(c["delay_p95_s"], math.inf) for c in cbr if c["direction"] == d)
+        for d in ("down", "up")
+        if any(c["direction"] == d for c in cbr)
+    }
+    goodput = {d: s[f"{d}_goodput_bps"] for d in bulk}
+    util = sum(goodput[d] / bulk[d] for d in bulk) / len(bulk)
+    return {
+        "late": max(_nan(c["over_budget"], 1.0) for c in cbr),  # nothing through: all late
+        "delay": delays,
+        "goodput": goodput,
+        "util": util,
+        "mos": min(_nan(c["mos"], 1.0) for c in cbr),
+    }
+
+
+def _outcome(c: Candidate, ev: list[dict[str, Any]], target: float, call: bool) -> Outcome:
+    late = [e["late"] for e in ev]
+    util = [e["util"] for e in ev]
+    worst = [max(e["delay"].values()) for e in ev]
+    dirs = ev[0]["delay"].keys()
+    med = median(late)
+    return Outcome(
+        c,
+        med,
+        {d: median(e["delay"][d] for e in ev) for d in dirs},
+        {d: median(e["goodput"][d] for e in ev) for d in ev[0]["goodput"]},
+        median(util),
+        med <= target,
+        (min(late), max(late)),
+        (min(worst), max(worst)),
+        (min(util), max(util)),
+        median(e["mos"] for e in ev) if call else math.nan,
+        100 * (target - med),
+    )
+
+
+_NO_TRACES = {"cwnd": False, "queue": False, "cbr": False, "drops": False, "classes": False}
+
+# Where a scenario's field comes from among advise()'s parameters.
+_PARAMS = {"link": "link", "down": "down", "up": "up", "rtt": "rtt", "duration": "duration"}
+
+
+def _scenario(data: dict[str, Any]) -> Scenario:
+    try:
+        return Scenario(**data)
+    except ValidationError as err:
+        e = err.errors()[0]
+        msg = str(e["msg"]).removeprefix("Value error, ")
+        head = str(e["loc"][0]) if e["loc"] else msg.partition(":")[0].partition(".")[0]
+        param = _PARAMS.get(head, "warmup" if head == "warmup" else "link")
+        raise SpecError(param, msg) from None
+
+
+def _ccs(ccs: object) -> tuple[str, ...]:
+    if isinstance(ccs, str) or not isinstance(ccs, tuple | list) or not ccs:
+        raise SpecError("ccs", f"{ccs!r}: give a list of congestion controls, e.g. ('cubic',)")
+    for cc in ccs:
+        if cc not in CC_ALGORITHMS:
+            raise SpecError(
+                "ccs", f"unknown congestion control {cc!r}; supported: {', '.join(CC_ALGORITHMS)}"
+            )
+    return tuple(dict.fromkeys(ccs))
+
+
+def _duration(duration: str) -> int:
+    try:
+        ns = parse_duration(duration)
+    except ValueError as e:
+        raise SpecError("duration", str(e)) from None
+    if not MIN_DURATION_NS <= ns <= MAX_DURATION_NS:
+        raise SpecError(
+            "duration",
+            f"{fmt_duration(ns)}: from {fmt_duration(MIN_DURATION_NS)} to"
+            f" {fmt_duration(MAX_DURATION_NS)} per trial (shorter trials measure too few"
+            " packets to rank by; the advisor runs every candidate, trials times)",
+        )
+    return ns
+
+
+def _whole(name: str, value: object, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SpecError(name, f"{value!r}: expected a whole number")
+    if not lo <= value <= hi:
+        raise SpecError(name, f"{value}: must be from {lo} to {hi}")
+    return value
+
+
+def _nan(x: float | None, default: float) -> float:
+    return default if x is None or (isinstance(x, float) and math.isnan(x)) else x
