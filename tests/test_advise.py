@@ -80,7 +80,8 @@ def test_ranking_meets_then_goodput_within_tolerance_then_least_delay():
     lines = verdict(adv)
     assert lines[0].startswith("recommended: fq, cubic") and "0.3 ms" in lines[0]
     assert any(
-        "best drop-tail buffer, bloat, cubic, gives +0.3 % goodput for 40.0 ms" in x for x in lines
+        "best drop-tail buffer, bloat, cubic: p95 added delay 40.0 ms, goodput +0.3 %" in x
+        for x in lines
     )
     # With no tolerance the goodput decides, and the bloated queue wins.
     adv.tolerance = 0.0
@@ -184,3 +185,12 @@ def test_advice_figure_has_a_row_per_candidate_with_zero_based_goodput(tmp_path)
     assert util_ax.get_xlim() == (0, 100) and late_ax.get_xlim()[0] == 0
     assert delay_ax.get_xscale() == "log"
     assert not math.isnan(adv.best.utilisation)
+
+
+def test_web_users_alone_are_a_load_ranked_by_delay():
+    adv = advise(link="adsl1", tcp_flows=0, web_users=30, ccs=("cubic",), trials=1, duration="10s")
+    assert adv.rates == {} and "30 web users" in adv.setup
+    assert all(o.utilisation == 0 for o in adv.outcomes)
+    lead = [o for o in adv.ranked if o.meets]
+    assert [o.delay for o in lead] == sorted(o.delay for o in lead)
+    assert not any("nan" in line for line in verdict(adv))

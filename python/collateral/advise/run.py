@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from .. import _native
 from ..spec import CC_ALGORITHMS, PROFILES, Scenario, SpecError
+from ..spec.vocabulary import MAX_WEB_SLOTS
 from ..units import fmt_duration, parse_duration
 from .apps import APP_ALIASES, APPS, BUDGET_SOURCES
 from .candidates import Candidate, candidates
@@ -24,6 +25,8 @@ MAX_DURATION_NS = 3_600 * 10**9
 #: The shortest trial worth ranking: 50 calls packets of 20 ms after a 250 ms warm-up.
 MIN_DURATION_NS = 10**9
 MAX_THREADS = 1024
+#: As ``simulate``'s --web-users: 4 connection slots each.
+MAX_WEB_USERS = MAX_WEB_SLOTS // 4
 #: Bulk flows start this far apart, so they do not run in lockstep.
 STAGGER_NS = 100_000_000
 
@@ -37,6 +40,7 @@ def advise(
     app: str = "voip",
     tcp_flows: int = 1,
     uploads: int = 0,
+    web_users: int = 0,
     ccs: tuple[str, ...] = ("newreno", "cubic"),
     profile: str = "linux-6",
     trials: int = 3,
@@ -52,7 +56,8 @@ def advise(
     """Simulates every candidate and returns the evidence, ranked by
     :attr:`Advice.ranked` (see :mod:`collateral.advise.model`).
 
-    ``tcp_flows`` bulk downloads and ``uploads`` bulk uploads run beside the
+    ``tcp_flows`` bulk downloads, ``uploads`` bulk uploads and ``web_users`` people
+    browsing (Mah's model, as ``simulate`` runs them) share the link with the
     application; ``budget`` is its one-way delay budget, base delay included (default:
     the application's, :data:`~collateral.advise.apps.APPS`); ``target`` the share of
     its packets that may be late or lost (default 1 %); ``current`` the user's own
@@ -70,8 +75,9 @@ def advise(
         raise SpecError("app", f"{app!r} is not one of {', '.join(names)}")
     tcp_flows = _whole("tcp_flows", tcp_flows, 0, MAX_TCP_FLOWS)
     uploads = _whole("uploads", uploads, 0, MAX_TCP_FLOWS - tcp_flows)
-    if tcp_flows + uploads == 0:
-        raise SpecError("tcp_flows", "no bulk flow: give at least one download or upload")
+    web_users = _whole("web_users", web_users, 0, MAX_WEB_USERS)
+    if tcp_flows + uploads + web_users == 0:
+        raise SpecError("tcp_flows", "no load: give at least one download, upload or web user")
     trials = _whole("trials", trials, 1, MAX_TRIALS)
     threads = _whole("threads", threads, 0, MAX_THREADS)
     seed = _whole("seed", seed, 0, 2**63 - 1 - trials)
@@ -106,7 +112,7 @@ def advise(
     probe = _scenario(base)
     link_rates = {"down": probe.down.rate or 0, "up": probe.up.rate or 0}
     cands = candidates(
-        link_rates["down"] if tcp_flows else None,
+        link_rates["down"] if tcp_flows or not uploads else None,
         probe.rtt,
         ccs,
         link_rates["up"] if uploads else None,
@@ -116,7 +122,7 @@ def advise(
     jobs, owners = [], []
     for ci, c in enumerate(cands):
         for t in range(trials):
-            sc = _scenario(_trial(base, c, flows, profile, seed + t))
+            sc = _scenario(_trial(base, c, flows, web_users, profile, seed + t))
             sc = sc.model_copy(update={"trace": sc.trace.model_copy(update=_NO_TRACES)})
             jobs.append(sc.to_native_json())
             owners.append(ci)
@@ -126,7 +132,15 @@ def advise(
     for ci, r in zip(owners, results, strict=True):
         per[ci].append(_evidence(r["summary"], bulk))
     where = probe.describe(sep="\n").split("\n")[:2]
-    load = f"{tcp_flows} download(s)" + (f", {uploads} upload(s)" if uploads else "")
+    load = ", ".join(
+        f"{n} {what}"
+        for n, what in (
+            (tcp_flows, "download(s)"),
+            (uploads, "upload(s)"),
+            (web_users, "web users"),
+        )
+        if n
+    )
     setup = " · ".join([*where, f"{load} on {profile}", f"{duration} trials"])
     advice = Advice(app, target, fmt_duration(budget_ns), setup, trials, tolerance)
     advice.rates, advice.budget_source = bulk, BUDGET_SOURCES[app]
@@ -136,7 +150,7 @@ def advise(
 
 
 def _trial(
-    base: dict[str, Any], c: Candidate, flows: list[str], profile: str, seed: int
+    base: dict[str, Any], c: Candidate, flows: list[str], web: int, profile: str, seed: int
 ) -> dict[str, Any]:
     tcp = [
         {"direction": d, "cc": c.cc, "ecn": c.ecn, "profile": profile,
@@ -146,7 +160,9 @@ def _trial(
     q = c.queues()
     links = {d: {**base.get(d, {}), "queue": q[d]} for d in ("down", "up")}
     cbr = [{**x, "tag": c.dscp} for x in base["cbr"]]
-    return {**base, **links, "cbr": cbr, "tcp": tcp, "seed": seed}
+    browse = {"cc": c.cc, "ecn": c.ecn, "profile": profile}
+    users = [{"users": web, "think_max": "300s", "tcp": browse}]
+    return {**base, **links, "cbr": cbr, "tcp": tcp, "web": users if web else [], "seed": seed}
 
 
 def _evidence(s: dict[str, Any], bulk: dict[str, int]) -> dict[str, Any]:
@@ -159,7 +175,8 @@ def _evidence(s: dict[str, Any], bulk: dict[str, int]) -> dict[str, Any]:
         if any(c["direction"] == d for c in cbr)
     }
     goodput = {d: s[f"{d}_goodput_bps"] for d in bulk}
-    util = sum(goodput[d] / bulk[d] for d in bulk) / len(bulk)
+    # Web users alone: no bulk goodput to trade, every candidate is equal on it.
+    util = sum(goodput[d] / bulk[d] for d in bulk) / len(bulk) if bulk else 0.0
     return {
         "late": max(_nan(c["over_budget"], 1.0) for c in cbr),  # nothing through: all late
         "delay": delays,

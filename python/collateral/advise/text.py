@@ -88,7 +88,8 @@ def verdict(advice: Advice) -> list[str]:
     if b.meets:
         head = (
             f"recommended: {b.candidate.label} — {_pct(b.late)} late (target"
-            f" ≤ {advice.target:.0%}), p95 added delay {delays}, goodput {_goodput(advice, b)}"
+            f" ≤ {advice.target:.0%}), p95 added delay {delays}"
+            + (f", goodput {_goodput(advice, b)}" if advice.rates else "")
         )
     else:
         head = (
@@ -112,14 +113,21 @@ def verdict(advice: Advice) -> list[str]:
         lines.append(f"  as good on this evidence (delay within the trials' spread): {names}")
     nxt = advice.runner_up()
     if nxt is not None:
-        du = (nxt.utilisation / b.utilisation - 1) * 100 if b.utilisation > 0 else math.nan
         lines.append(
-            f"  next option: {nxt.candidate.label} — p95 added delay {_ms(nxt.delay)},"
-            f" goodput {du:+.1f} %" + ("" if nxt.meets else f", {_pct(nxt.late)} late (misses)")
+            f"  next option: {nxt.candidate.label} — p95 added delay {_ms(nxt.delay)}"
+            + _gain(nxt, b)
+            + ("" if nxt.meets else f", {_pct(nxt.late)} late (misses)")
         )
     if b.candidate.family != "drop-tail":
         lines += _drop_tail(advice)
     return lines
+
+
+def _gain(o: Outcome, b: Outcome) -> str:
+    """``o``'s goodput against the recommendation's, when there is bulk goodput."""
+    if b.utilisation <= 0:
+        return ""
+    return f", goodput {(o.utilisation / b.utilisation - 1) * 100:+.1f} %"
 
 
 def _drop_tail(advice: Advice) -> list[str]:
@@ -130,10 +138,9 @@ def _drop_tail(advice: Advice) -> list[str]:
         return []
     d = dt[0]
     if d.meets:
-        gain = (d.utilisation / b.utilisation - 1) * 100 if b.utilisation > 0 else math.nan
         return [
-            f"  the best drop-tail buffer, {d.candidate.label}, gives {gain:+.1f} % goodput"
-            f" for {_ms(d.delay)} p95 added delay"
+            f"  the best drop-tail buffer, {d.candidate.label}: p95 added delay"
+            f" {_ms(d.delay)}{_gain(d, b)}"
         ]
     return [
         f"  no drop-tail buffer meets the target: the closest, {d.candidate.label}, has"

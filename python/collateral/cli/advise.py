@@ -39,7 +39,7 @@ def add_parser(sub: Any) -> None:
     )
     add_scenario_options(
         a,
-        only=("tcp_flows", "uploads", "profile"),
+        only=("tcp_flows", "uploads", "web_users", "profile"),
         tcp_flows={"type": count(0, MAX_TCP_FLOWS), "help": "bulk downloads (default: 1)"},
         uploads={"type": count(0, MAX_TCP_FLOWS)},
     )
@@ -103,6 +103,7 @@ _ADVISE_OPTIONS = {
     "app": "--app",
     "tcp_flows": "--downloads",
     "uploads": "--uploads",
+    "web_users": "--web-users",
     "current": "--current",
     "tolerance": "--tolerance",
     "ccs": "--cc",
@@ -132,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
             app=args.app,
             tcp_flows=args.tcp_flows,
             uploads=args.uploads,
+            web_users=args.web_users,
             current=args.current,
             tolerance=args.tolerance,
             ccs=tuple(args.cc) if args.cc else ("newreno", "cubic"),
