@@ -15,6 +15,7 @@ use collateral_queue::{AnyQueue, Discipline, DropTail, Ecn, Framing, Nanos, Pack
 use rand::RngExt;
 use rand_pcg::Pcg64Mcg;
 
+use crate::clock::{RateClock, TraceClock};
 use crate::metrics::Meter;
 use crate::rng;
 use crate::scenario::Scenario;
@@ -269,7 +270,10 @@ pub struct LinkStats {
 /// One direction of the bottleneck.
 #[derive(Debug)]
 pub struct Bottleneck {
+    /// The nominal rate (a trace's mean): what the queue discipline is told.
     pub rate: Rate,
+    /// When each transmission ends: at `rate`, or at a trace's delivery opportunities.
+    clock: RateClock,
     /// What each packet adds on the wire (serialisation only; queues count IP lengths).
     pub framing: Framing,
     pub queue: AnyQueue,
@@ -322,6 +326,10 @@ impl Bottleneck {
         };
         Ok(Bottleneck {
             rate: Rate::new(l.rate_bps),
+            clock: match &l.trace {
+                Some(t) => RateClock::Trace(Box::new(TraceClock::new(t))),
+                None => RateClock::Constant(Rate::new(l.rate_bps)),
+            },
             framing: l.framing,
             queue,
             delay: DelayLine::new(sc.rtt_ns / 2, egress),
@@ -342,12 +350,13 @@ impl Bottleneck {
     }
 
     /// Fixes each packet's departure when it arrives (`FifoClock`) when the queue is
-    /// drop-tail, nothing is lost on the wire and there is no occupancy trace; a no-op
-    /// otherwise. Call before the first arrival. The simulator does; the testbed's
+    /// drop-tail, the rate constant, nothing is lost on the wire and there is no
+    /// occupancy trace; a no-op otherwise. Call before the first arrival. The simulator does; the testbed's
     /// router, which logs the occupancy at every departure, does not.
     pub fn fix_departures_at_arrival(&mut self) {
         if let AnyQueue::DropTail(q) = &self.queue {
-            if self.loss_rate == 0.0 && self.trace.is_none() && self.stats.arrivals == 0 {
+            let plain = self.loss_rate == 0.0 && self.trace.is_none() && self.clock.is_constant();
+            if plain && self.stats.arrivals == 0 {
                 self.fifo = Some(FifoClock {
                     rule: q.clone(),
                     waiting: VecDeque::with_capacity(16),
@@ -393,10 +402,18 @@ impl Bottleneck {
             Some(f) => at.max(f.tail_end),
             None => at,
         };
-        start + self.wire_time(len)
+        self.clock.earliest_end(start, self.framing.wire_bytes(len))
     }
 
-    /// Serialisation time of an IP packet of `len` bytes, framing included.
+    /// A lower bound on the end of a packet of `len` bytes queued behind one that ends
+    /// at `end`.
+    #[inline]
+    pub fn end_after(&self, end: Nanos, len: u32) -> Nanos {
+        self.clock.after(end, self.framing.wire_bytes(len))
+    }
+
+    /// Serialisation time of an IP packet of `len` bytes, framing included, at the
+    /// nominal rate (what the drop-tail fast path uses; a trace's clock is asked instead).
     #[inline]
     pub fn wire_time(&self, len: u32) -> Nanos {
         self.rate.ser(self.framing.wire_bytes(len))
@@ -516,14 +533,22 @@ impl Bottleneck {
         } else {
             self.delay.push_at(self.tx_release, pkt);
         }
-        self.start_next(now);
+        self.start_next_after(now, true);
         self.note_occupancy(now);
     }
 
     #[inline]
     fn start_next(&mut self, now: Nanos) {
+        self.start_next_after(now, false);
+    }
+
+    /// The next packet, if any, starts at `now`; `queued`: it was waiting when the
+    /// transmission before it ended at `now` (a trace's opportunity may carry both).
+    #[inline]
+    fn start_next_after(&mut self, now: Nanos, queued: bool) {
         if let Some(pkt) = self.queue.dequeue(now, &mut self.scratch) {
-            self.busy_until = now + self.wire_time(pkt.bytes());
+            let wire = self.framing.wire_bytes(pkt.bytes());
+            self.busy_until = self.clock.end(now, wire, queued);
             self.tx_release = self.delay.release_time(&pkt, self.busy_until);
             self.in_tx = pkt;
             self.busy = true;
@@ -670,6 +695,55 @@ mod tests {
         }
         // 1500 B at 1.5 Mbit/s is exactly 8 ms.
         assert_eq!(Rate::new(1_500_000).ser(1500), 8_000_000);
+    }
+
+    /// A saturated link on the trace `1` (one opportunity per millisecond) delivers
+    /// one 1504-byte packet per millisecond, 12.032 Mbit/s; 188-byte packets fit eight
+    /// to an opportunity (8 · 188 = 1504); 1505-byte ones carry over what each leaves,
+    /// so 10 s of opportunities carry ⌊10 000 · 1504 / 1505⌋ = 9 993 of them.
+    #[test]
+    fn a_trace_link_delivers_its_opportunities() {
+        use crate::clock::DeliveryTrace;
+        use crate::scenario::QueueConfig;
+        use collateral_queue::{FullRule, PacketKind};
+        for (len, expected) in [(1504u32, 10_000), (188, 80_000), (1505, 9_993)] {
+            let mut sc = Scenario::builder()
+                .duration(20_000_000_000)
+                .warmup(1)
+                .rtt(2_000_000)
+                .link(
+                    12_032_000,
+                    1_000_000,
+                    QueueConfig::drop_tail(FullRule::Ps, 100_000),
+                )
+                .build();
+            sc.down.trace = Some(DeliveryTrace {
+                ms: vec![1],
+                once: false,
+            });
+            let mut b = Bottleneck::new(&sc, Direction::Down, None, false).unwrap();
+            b.fix_departures_at_arrival(); // a no-op: a trace is stepped through
+            assert!(!b.fixes_departures());
+            for k in 0..100_000u32 {
+                b.arrive(0, Packet::new(PacketKind::Data, 0, len, k as u64, 0));
+            }
+            let mut ends = Vec::new();
+            while b.next_completion() <= 10_000_000_000 {
+                let t = b.next_completion();
+                b.complete(t);
+                ends.push(t);
+            }
+            assert_eq!(ends.len(), expected, "{len} B");
+            let sent = ends.len() as f64;
+            assert!(
+                ends.iter().all(|t| t % 1_000_000 == 0),
+                "only at whole milliseconds"
+            );
+            let bps = sent * len as f64 * 8.0 / 10.0;
+            if len == 1504 {
+                assert_eq!(bps, 12_032_000.0);
+            }
+        }
     }
 
     /// The drop-tail link with departures fixed at arrival and the step-by-step link,

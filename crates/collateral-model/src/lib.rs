@@ -13,6 +13,7 @@
 //! per-component streams derived from the scenario's seed ([`rng`]).
 
 pub mod bottleneck;
+pub mod clock;
 pub mod dist;
 pub mod error;
 pub mod limits;

@@ -175,7 +175,12 @@ impl Queue {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkConfig {
+    /// The line rate; with a `trace`, 0 (or absent) stands for the trace's mean rate.
+    #[serde(default)]
     pub rate_bps: u64,
+    /// Delivery opportunities instead of a constant rate (Mahimahi's trace format).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::clock::DeliveryTrace>,
     pub queue: Queue,
     /// Random loss on the wire after the queue (for tests of TCP's recovery).
     #[serde(default)]
@@ -395,6 +400,7 @@ impl Scenario {
     pub fn builder() -> ScenarioBuilder {
         let link = LinkConfig {
             rate_bps: 10_000_000,
+            trace: None,
             queue: QueueConfig::drop_tail(FullRule::Ps, 100).into(),
             loss_rate: 0.0,
             framing: Framing::default(),
@@ -433,6 +439,12 @@ impl Scenario {
                 e
             }
         })?;
+        let mut sc = sc;
+        for l in [&mut sc.down, &mut sc.up] {
+            if let (0, Some(t)) = (l.rate_bps, &l.trace) {
+                l.rate_bps = t.mean_bps(); // the nominal rate (ignored if the trace is bad)
+            }
+        }
         sc.validate().map_err(|e| ConfigError::parse(&e))?;
         Ok(sc)
     }
@@ -450,6 +462,9 @@ impl Scenario {
             return Err("access_rate_bps: must be positive".into());
         }
         for (name, l) in [("down", &self.down), ("up", &self.up)] {
+            if let Some(t) = &l.trace {
+                t.validate().map_err(|e| format!("{name}.trace.{e}"))?;
+            }
             if l.rate_bps == 0 {
                 return Err(format!("{name}.rate_bps: must be positive"));
             }

@@ -390,6 +390,15 @@ fn http_model<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
     py.import("json")?.call_method1("loads", (js,))
 }
 
+/// A packet-delivery trace in Mahimahi's text format (one millisecond per line):
+/// its delivery times and mean rate in bit/s. ValueError names the line at fault.
+#[pyfunction]
+fn delivery_trace(text: &str) -> PyResult<(Vec<u64>, u64)> {
+    let t = collateral_sim::clock::DeliveryTrace::parse(text).map_err(PyValueError::new_err)?;
+    let bps = t.mean_bps();
+    Ok((t.ms, bps))
+}
+
 /// ITU-T G.107 rating and MOS of a G.711 (PLC) call with mean one-way (mouth-to-ear)
 /// delay `owd_s` seconds and loss rate `loss` (a fraction).
 #[pyfunction]
@@ -546,6 +555,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(http_model, m)?)?;
     m.add_function(wrap_pyfunction!(validate_dist, m)?)?;
     m.add_function(wrap_pyfunction!(voip_quality, m)?)?;
+    m.add_function(wrap_pyfunction!(delivery_trace, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     Ok(())

@@ -291,7 +291,7 @@ impl Link {
         let lane = first.dst & 1;
         pending
             .filter(|p| p.dst & 1 != lane)
-            .map(|p| b.delay.release_time(p, end + b.wire_time(p.bytes())))
+            .map(|p| b.delay.release_time(p, b.end_after(end, p.bytes())))
             .fold(t, Nanos::min)
     }
 

@@ -34,6 +34,7 @@ from . import (
     run,
     schema,
     simulate,
+    trace,
 )
 from .errors import PROG, Parser
 
@@ -66,6 +67,7 @@ _COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     report.add_parser,
     _plot_parser,
     advise.add_parser,
+    trace.add_parser,
 ]
 _HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "simulate": simulate.run_simulate,
@@ -80,6 +82,7 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "report": report.run,
     "plot": _plot,
     "advise": advise.run,
+    "trace": trace.run,
 }
 
 

@@ -97,10 +97,21 @@ def aqm_with_limit(a: argparse.Namespace) -> object:
     if field is None:
         fail_param(a, "queue", f"{kind} has per-class limits; give them in --aqm")
     in_bytes = info.get("limit_unit") == "bytes"
+    versus = getattr(a, "versus_value", None) is not None
     if field in q or "limit_rule" in q:
+        if versus:  # --versus fq_codel:limit=1000 says its own: it wins over --queue
+            return q
         fail_param(a, "queue", f"{kind}'s {field} is also given in --aqm; give it once")
     if limit.in_packets == in_bytes:
         unit, example = ("bytes", "4MB") if in_bytes else ("packets", "1000p")
+        if versus:
+            own = f"{kind}:{field}={4_000_000 if in_bytes else 1000}"
+            fail_param(
+                a,
+                "queue",
+                f"{kind}'s {field} counts {unit}, --queue {a.queue} does not; give the"
+                f" limit in the --versus value, e.g. {own}",
+            )
         fail_param(a, "queue", f"{kind}'s {field} counts {unit}; give e.g. {example}")
     q[field] = limit.amount
     return q

@@ -129,6 +129,16 @@ FIELDS: tuple[Field, ...] = (
         metavar="RATE", optional=True, unit=True, lands=(("up",), ("up", "rate")),
     ),
     Field(
+        "down_trace", (str,), None, "a Mahimahi packet-delivery trace for the downstream"
+        " instead of a rate (one millisecond per line, each an opportunity of 1504 bytes;"
+        " it repeats after its last line)", "link", metavar="FILE", optional=True,
+        lands=(("down", "trace"),),
+    ),
+    Field(
+        "up_trace", (str,), None, "the same for the upstream", "link", metavar="FILE",
+        optional=True, lands=(("up", "trace"),),
+    ),
+    Field(
         "rtt", _NUMBER, "100ms", "base round-trip time, half of it propagation each way",
         "link", metavar="TIME", unit=True, lands=(("rtt",),),
     ),

@@ -43,19 +43,24 @@ def build_scenario(**params: Any) -> Scenario:
     """
     p = bind("build_scenario", params)
     link, down, up, rtt = p["link"], p["down"], p["up"], p["rtt"]
+    traces = {d: p[f"{d}_trace"] for d in DIRECTIONS}
     queue, rule, count_in_service, aqm = p["queue"], p["rule"], p["count_in_service"], p["aqm"]
     tcp_flows, cc, ecn, profile = p["tcp_flows"], p["cc"], p["ecn"], p["profile"]
     uploads, cbr_ecn, dscp = p["uploads"], p["cbr_ecn"], dscp_value(p["cbr_dscp"])
     delayed_ack, rto_min, cbr, app = p["delayed_ack"], p["rto_min"], p["cbr"], p["app"]
     cbr_size, cbr_interval, jitter = p["cbr_size"], p["cbr_interval"], p["jitter"]
     web_users, duration, warmup, seed = p["web_users"], p["duration"], p["warmup"], p["seed"]
-    if link is None and down is None and up is None:
+    if link is None and down is None and up is None and not any(traces.values()):
         link = "adsl1"
     if link is not None and (down is not None or up is not None):
         raise SpecError("link", "give either a link preset or the down and up rates, not both")
-    if link is None and (down is None or up is None):
-        missing = "down" if down is None else "up"
-        raise SpecError(missing, "rate missing; give both down and up rates, or a link preset")
+    for d, rate in (("down", down), ("up", up)):
+        if link is None and rate is None and traces[d] is None:
+            raise SpecError(
+                d, "rate missing; give both down and up rates (or a trace), or a link preset"
+            )
+        if rate is not None and traces[d] is not None:
+            raise SpecError(f"{d}_trace", f"give either --{d} or --{d}-trace, not both")
     if cbr not in CBR_CHOICES:
         raise SpecError("cbr", f"{short(cbr)} is not one of {', '.join(CBR_CHOICES)}")
     for name, n in (("tcp_flows", tcp_flows), ("uploads", uploads)):
@@ -96,8 +101,11 @@ def build_scenario(**params: Any) -> Scenario:
         "duration": duration,
         "warmup": warmup,
         "rtt": rtt,
-        "down": {"rate": down, "queue": q},
-        "up": {"rate": up, "queue": q},
+        **{
+            d: {"rate": rate, "queue": q}
+            | ({"trace": {"file": traces[d]}} if traces[d] is not None else {})
+            for d, rate in (("down", down), ("up", up))
+        },
         "tcp": [flow] * tcp_flows + [{**flow, "direction": "up"}] * uploads,
         "cbr": [
             {"direction": d, "size": cbr_size, "interval": cbr_interval, "jitter": jitter}

@@ -20,6 +20,7 @@ from pydantic import (
 from ..display import short
 from ..units import QueueLimit, fmt_size, parse_duration, parse_rate, parse_size
 from .keypath import PathError
+from .trace import TraceSpec
 from .types import AqmKind, Limit, Model, OptionalRate, PacketSize, Rule
 from .vocabulary import RULES
 
@@ -164,9 +165,14 @@ class LinkSpec(Model):
     loss_rate: float = Field(default=0.0, ge=0.0, lt=1.0)
     #: Link-layer overhead and ATM cells (none by default).
     framing: FramingSpec | None = None
+    #: Delivery opportunities instead of a constant rate (Mahimahi's trace format); the
+    #: rate is then the trace's mean, what the queue discipline is told.
+    trace: TraceSpec | None = None
 
     def to_native(self) -> dict[str, Any]:
         out = {"rate_bps": self.rate, "queue": self.queue.to_native(), "loss_rate": self.loss_rate}
         if self.framing is not None:
             out["framing"] = self.framing.to_native()
+        if self.trace is not None:
+            out["trace"] = self.trace.to_native()
         return out

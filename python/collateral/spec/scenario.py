@@ -4,6 +4,7 @@ conversion to the JSON the core takes; the core's own check runs when it is buil
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_validator
@@ -116,6 +117,14 @@ class Scenario(Model):
         if "link" not in info.data:  # the preset name was invalid; already reported
             return v
         preset = info.data["link"]
+        if v.trace is not None:
+            mean = v.trace.mean_bps
+            if v.rate is not None and v.rate != mean:
+                raise ValueError(
+                    f"rate {fmt_rate(v.rate)}: a trace sets the rate (its mean is"
+                    f" {fmt_rate(mean)}); give either a rate or a trace"
+                )
+            return v.model_copy(update={"rate": mean})
         if preset is None:
             if v.rate is None:
                 raise ValueError("rate missing; give both down and up rates, or a link preset")
@@ -198,9 +207,15 @@ class Scenario(Model):
             in_service = ", in-service counted" if q.count_in_service else ""
             queue = f"queue {q.limit} {q.rule}{in_service}"
         ccs = ", ".join(sorted({f"{t.cc} ({t.profile})" for t in self.tcp})) or "none"
+        traced = [
+            f"{d} trace {Path(t.file).name if t.file else 'given'}"
+            for d, t in (("down", self.down.trace), ("up", self.up.trace))
+            if t is not None
+        ]
         return sep.join(
             [
                 f"link {fmt_rate(self.down.rate or 0)}/{fmt_rate(self.up.rate or 0)}{link}",
+                *traced,
                 f"RTT {fmt_duration(self.rtt)}",
                 queue,
                 f"TCP {self.flow_counts()} x {ccs}",

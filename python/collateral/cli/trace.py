@@ -1,0 +1,127 @@
+"""``trace``: a synthetic packet-delivery trace in Mahimahi's format to start from
+(constant, square wave, random walk, or a rate time series from a CSV file), for
+``simulate --down-trace FILE`` or Mahimahi's own ``mm-link``."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+from typing import Any
+
+from ..display import short
+from .errors import fail
+from .paths import output_file
+from .values import count
+
+KINDS = ("constant", "square", "walk", "series")
+
+
+def add_parser(sub: Any) -> None:
+    t = sub.add_parser(
+        "trace",
+        help="write a synthetic delivery trace (Mahimahi's format)",
+        description="Write a packet-delivery trace: one line per delivery opportunity of"
+        " 1504 bytes, its millisecond; the trace repeats after its last line. KIND:"
+        " constant (--rate), square (--rate for half a --period, then --low), walk (from"
+        " --rate, a factor in [1/2, 2] every --step, within --low and --high), series"
+        " (a CSV file of time_s,rate_bps rows, each rate held to the next row).",
+    )
+    t.add_argument("kind", metavar="KIND", choices=KINDS, help=", ".join(KINDS))
+    t.add_argument("csv", metavar="CSV", nargs="?", help="series: the rate time series")
+    t.add_argument("-o", "--out", metavar="FILE", required=True, help="the trace to write")
+    t.add_argument("--rate", metavar="RATE", help="the rate (walk: the start)")
+    t.add_argument("--low", metavar="RATE", help="square: the low rate; walk: the lowest")
+    t.add_argument("--high", metavar="RATE", help="walk: the highest rate")
+    t.add_argument("--period", metavar="TIME", default="2s", help="square (default: 2s)")
+    t.add_argument("--step", metavar="TIME", default="100ms", help="walk (default: 100ms)")
+    t.add_argument("--duration", metavar="TIME", default="10s", help="default: 10s")
+    t.add_argument("--seed", metavar="N", type=count(0, 2**63 - 1), default=1, help="walk")
+
+
+def _rate(option: str, text: str | None) -> float:
+    from ..units import parse_rate
+
+    if text is None:
+        fail(f"{option}: missing; give a rate such as 12Mbit")
+    try:
+        value = parse_rate(text)
+    except ValueError as e:
+        fail(f"{option}: {e}")
+    if value <= 0:
+        fail(f"{option}: {short(text)}: must be positive")
+    return value
+
+
+def _time(option: str, text: str) -> int:
+    from ..units import parse_duration
+
+    try:
+        ns = parse_duration(text)
+    except ValueError as e:
+        fail(f"{option}: {e}")
+    if not 1_000_000 <= ns <= 86_400 * 10**9:
+        fail(f"{option}: {short(text)}: from 1ms to 24h")
+    return ns
+
+
+def run(a: argparse.Namespace) -> int:
+    from ..links import synthetic
+
+    out = output_file("--out", a.out, "out/link.trace")
+    duration = _time("--duration", a.duration)
+    if a.kind != "series" and a.csv is not None:
+        fail(f"CSV: {a.kind} takes no file; only series does")
+    if a.kind == "constant":
+        ms = synthetic.constant(_rate("--rate", a.rate), duration)
+    elif a.kind == "square":
+        ms = synthetic.square(
+            _rate("--rate", a.rate), _rate("--low", a.low), _time("--period", a.period) // 2,
+            duration,
+        )  # fmt: skip
+    elif a.kind == "walk":
+        lo, hi = _rate("--low", a.low), _rate("--high", a.high)
+        if lo > hi:
+            fail("--low: above --high")
+        ms = synthetic.random_walk(
+            _rate("--rate", a.rate), lo, hi, _time("--step", a.step), duration, a.seed
+        )
+    else:
+        ms = synthetic.from_series(_series(a.csv), duration if a.duration != "10s" else None)
+    synthetic.write(ms, out)
+    from .. import _native
+
+    _, mean = _native.delivery_trace("".join(f"{m}\n" for m in ms))
+    print(f"wrote {out}: {len(ms)} opportunities over {ms[-1]} ms, mean {mean / 1e6:.3f} Mbit/s")
+    return 0
+
+
+def _series(path: str | None) -> list[tuple[float, float]]:
+    if path is None:
+        fail("CSV: series needs a file of time_s,rate_bps rows")
+    from ..units import parse_rate
+
+    points = []
+    try:
+        with open(path, newline="") as f:
+            for i, row in enumerate(csv.reader(f), 1):
+                if not row or row[0].strip().startswith("#") or (i == 1 and not _number(row[0])):
+                    continue  # blank, comment or header
+                if len(row) < 2:
+                    fail(f"CSV: {path}: line {i}: give time_s,rate_bps")
+                try:
+                    points.append((float(row[0]), parse_rate(row[1].strip())))
+                except ValueError as e:
+                    fail(f"CSV: {path}: line {i}: {e}")
+    except OSError as e:
+        fail(f"CSV: {path}: {e.strerror or e}")
+    if not points:
+        fail(f"CSV: {path}: no rows")
+    return points
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

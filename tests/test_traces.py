@@ -1,0 +1,88 @@
+"""Trace-driven links (Mahimahi's packet-delivery format): the core's clock through the
+Python front, the synthetic traces, and the CLI."""
+
+import subprocess
+import sys
+
+import pytest
+
+from collateral import _native
+from collateral.links import synthetic
+from collateral.spec import Scenario, SpecError, build_scenario
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "collateral", *args], capture_output=True, text=True, cwd=cwd
+    )
+
+
+def test_one_line_one_is_12_032_mbit_of_1504_byte_opportunities():
+    # A 1504-byte flood through the trace "1": one packet per opportunity, one
+    # opportunity per ms, 1504 · 8 · 1000 = 12 032 000 bit/s.
+    sc = Scenario(
+        down={"trace": {"ms": [1]}, "queue": {"limit": "100000p"}},
+        up={"rate": "10Mbit"},
+        rtt="2ms",
+        duration="10s",
+        warmup="1s",
+        tcp=[],
+        cbr=[{"direction": "down", "size": 1504, "interval": "0.5ms", "jitter": 0}],
+    )
+    assert sc.down.rate == 12_032_000
+    q = _native.simulate_many([sc.to_native_json()], 0)[0]["summary"]["queues"]["down"]
+    # Released by 10 s: the opportunities at 1 ... 9998 ms (1 ms of propagation after).
+    bps = q["delivered"] * 1504 * 8 / 10
+    assert bps == pytest.approx(12_032_000, rel=1e-3)
+    assert q["delivered"] == 9998
+
+
+def test_a_trace_file_from_the_flat_parameters(tmp_path):
+    f = tmp_path / "a.trace"
+    f.write_text("0\n0\n3\n5\n")
+    sc = build_scenario(down_trace=str(f), up="1Mbit")
+    assert sc.down.trace.ms == [0, 0, 3, 5] and sc.down.rate == 9_625_600  # 4 · 1504 B / 5 ms
+    assert "down trace a.trace" in sc.describe()
+    native = sc.to_native()["down"]
+    assert native["trace"] == {"ms": [0, 0, 3, 5], "once": False}
+    for bad, why in (("5\n3\n", "line 2 (3) is before line 1 (5)"), ("1\n\n", "line 2: empty")):
+        f.write_text(bad)
+        with pytest.raises(SpecError) as e:
+            build_scenario(down_trace=str(f), up="1Mbit")
+        assert e.value.param == "down_trace" and why in e.value.message
+    with pytest.raises(SpecError) as e:
+        build_scenario(down_trace=str(f), down="1Mbit", up="1Mbit")
+    assert e.value.param == "down_trace"
+
+
+def test_synthetic_traces_carry_their_rate():
+    # 12.032 Mbit/s is one opportunity per ms exactly: lines 1, 2, ..., 1000.
+    assert synthetic.constant(12_032_000, 10**9) == list(range(1, 1001))
+    # 24.064 Mbit/s: two per ms.
+    assert synthetic.constant(24_064_000, 3 * 10**6) == [1, 1, 2, 2, 3, 3]
+    sq = synthetic.square(24_064_000, 0, 2 * 10**6, 8 * 10**6)
+    assert sq == [1, 1, 2, 2, 5, 5, 6, 6, 8]  # 2 ms high, 2 ms off; the period closes it
+    _, mean = _native.delivery_trace("".join(f"{m}\n" for m in sq))
+    # 8 opportunities plus the closing one over 8 ms: 9 · 1504 · 8 / 8 ms (the closing
+    # line is an opportunity too; over a long trace it is negligible).
+    assert mean == 13_536_000
+    walk = synthetic.random_walk(10e6, 1e6, 20e6, 10**8, 10**10, seed=3)
+    assert walk == synthetic.random_walk(10e6, 1e6, 20e6, 10**8, 10**10, seed=3)
+    _, mean = _native.delivery_trace("".join(f"{m}\n" for m in walk))
+    assert 1e6 <= mean <= 20e6
+    series = synthetic.from_series([(0, 12_032_000), (0.5, 24_064_000)], 10**9)
+    assert series.count(250) == 1 and series.count(750) == 2 and len(series) == 1500
+
+
+def test_cli_writes_a_trace_and_simulates_on_it(tmp_path):
+    out = _cli("trace", "square", "--rate", "20Mbit", "--low", "2Mbit", "--period", "1s",
+               "--duration", "4s", "-o", str(tmp_path / "sq.trace"))  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "mean 11.0" in out.stdout
+    run = _cli("simulate", "--down-trace", str(tmp_path / "sq.trace"), "--up", "1Mbit",
+               "--duration", "10s", "--aqm", "fq_codel", "--json")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    (tmp_path / "bad.trace").write_text("1\nx\n")
+    bad = _cli("simulate", "--down-trace", str(tmp_path / "bad.trace"), "--up", "1Mbit")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+    assert "error: --down-trace: " in bad.stderr and 'line 2: "x"' in bad.stderr
