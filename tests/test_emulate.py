@@ -381,3 +381,23 @@ def test_what_the_testbed_cannot_run_is_refused_before_anything_starts():
     with pytest.raises(emu.EmulationError, match="not a DSCP value"):
         emu.emulate(bad)
     assert _ours() == []
+
+
+def test_emulate_help_speaks_of_the_testbed_not_the_simulator(capsys):
+    """``emulate --help`` used simulate's texts: "simulated time", "the same seed gives
+    the same result", and the stack options as if they applied to kernel TCP."""
+    from collateral import cli
+
+    for cmd in ("emulate", "simulate"):
+        with pytest.raises(SystemExit):
+            cli.main([cmd, "--help"])
+        out = " ".join(capsys.readouterr().out.split())
+        if cmd == "simulate":  # the simulator keeps its own
+            assert "simulated time" in out and "the same seed gives the same result" in out
+            continue
+        assert "simulated time" not in out and "the same seed gives the same result" not in out
+        assert "--duration TIME length of the run in wall-clock time" in out
+        assert "two runs with one seed differ" in out
+        for opt in ("--profile STACK", "--no-delayed-ack", "--rto-min TIME"):
+            after = out.rsplit(opt, 1)[1][:200]  # its help, not the usage line
+            assert "changes nothing there" in after.split("--", 1)[0], opt

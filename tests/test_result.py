@@ -181,3 +181,41 @@ def test_tables_as_arrow_pandas_and_polars_with_named_codes():
     assert r.to_pandas("queue_summary")["direction"].tolist() == ["down", "up"]
     with pytest.raises(ValueError, match="unknown table 'cwdn'"):
         r.to_arrow("cwdn")
+
+
+def test_ssthresh_not_yet_set_is_missing_in_tables():
+    """The core's "infinite" ssthresh (u32::MAX) reads as missing, not 4294967295."""
+    c = crafted().to_pandas("cwnd")
+    assert c["ssthresh"].isna().tolist() == [True, True, True, True, False]
+    assert c["ssthresh"].iloc[4] == 2 and c["cwnd"].tolist() == [3, 10, 4, 5, 2]
+    a = crafted().to_arrow("cwnd").column("ssthresh")
+    assert a.null_count == 4 and str(a.type) == "uint32"
+
+
+def test_cbr_trace_says_each_packets_direction():
+    import collateral
+
+    r = collateral.simulate(duration="3s", warmup="1s", cbr="both", tcp_flows=1)
+    c = r.to_pandas("cbr")
+    # cbr="both": the down flow first, then the up one (their flow ids from the summary).
+    down, up = r.cbr[0]["flow"], r.cbr[1]["flow"]
+    assert set(c.loc[c["flow"] == down, "direction"]) == {"down"}
+    assert set(c.loc[c["flow"] == up, "direction"]) == {"up"}
+    assert str(c["direction"].dtype) == "category"
+
+
+def test_a_bare_number_rtt_warns_once_as_the_cli_does():
+    """rtt="100" is 100 s: valid, but the CLI's --rtt warns; so does the API, once."""
+    import warnings
+
+    import collateral
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            r = collateral.simulate(rtt="17", duration="2s", warmup="0.5s")
+        collateral.simulate(rtt="17ms", duration="2s", warmup="0.5s")
+    assert r.scenario is not None and r.scenario.rtt == 17 * 10**9
+    texts = [str(w.message) for w in caught]
+    assert texts == ["rtt='17': read as 17 s, an unusual round trip; did you mean 17ms?"], texts
+    assert caught[0].filename == __file__  # it points at the caller's line

@@ -9,6 +9,7 @@ fractions); only what is shown is scaled.
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -48,14 +49,16 @@ class Unit:
 
 
 def stored_unit(column: str) -> str:
-    """The unit a result column is stored in: the schema's declaration (metrics), else
+    """The unit a result column is stored in: the schema's declaration (metrics, also
+    under a flow's common name: ``bytes_delivered``), else
     the suffix of a scenario parameter (``rtt_s``, ``down_rate_bps``,
     ``down_queue_limit_bytes``); ``"%"`` for a share; ``""`` when it has none."""
     if is_share(column):
         return "%"
     from .schema import column as declared
+    from .schema import flow_columns
 
-    col = declared(column)
+    col = declared(column) or flow_columns().get(column)  # a metric of the flows view
     if col is not None and col["unit"]:
         return str(col["unit"])
     for suffix, unit in (("_bps", "bit/s"), ("_s", "s"), ("_bytes", "B")):
@@ -179,7 +182,8 @@ def fmt_cell(v: Any, unit: str | None) -> str:
     stored unit is known; other numbers as :func:`fmt_number`; NULL for a missing one."""
     if is_null(v):
         return "NULL"
-    if unit and isinstance(v, (int, float)) and not isinstance(v, bool):
+    # numpy's numbers too: a nullable column's cells (UInt64 with NULL) come as those.
+    if unit and isinstance(v, numbers.Real) and not isinstance(v, bool):
         u = value_unit(float(v), unit)
         if u.name != unit or unit in _LADDERS:
             return f"{u.of(float(v)):.4g} {u.name}"

@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # numpy loads with the first trace asked for, not the summary
 __all__ = ["Result", "compare_table", "step_resample", "trials_table"]
 
 #: ssthresh before the first loss is "infinite": u32::MAX in the trace.
-SSTHRESH_INFINITE = 2**32 - 1
+SSTHRESH_INFINITE = 2**32 - 1  # = schema.NOT_SET[("cwnd", "ssthresh")]
 _DIRECTIONS = {"down": 0, "up": 1}
 #: The most points a resampled series may have (three float64 arrays of 80 MB each).
 MAX_SERIES_POINTS = 10_000_000
@@ -135,12 +135,13 @@ class Result:
     def to_arrow(self, table: str) -> Any:
         """One table as a ``pyarrow.Table``: a trace (``cwnd``, ``queue``, ``cbr``,
         ``drops``, ``congestion``, ``classes``: the declared columns and types, code
-        columns such as ``direction`` as categories with their names) or a summary table
+        columns such as ``direction`` as categories with their names, ``ssthresh`` not
+        yet set (the core's u32::MAX) missing: NaN in pandas) or a summary table
         (``tcp_summary``, ``cbr_summary``, ``queue_summary``: one row per flow or
         direction)."""
         import pyarrow as pa
 
-        from .schema import arrow_type, trace_columns, trace_tables
+        from .schema import NOT_SET, arrow_type, trace_columns, trace_tables
 
         if table in self.SUMMARY_TABLES:
             if table == "queue_summary":
@@ -162,7 +163,9 @@ class Result:
                     pa.array(values, type=pa.int8()), pa.array(c["codes"])
                 )
             else:
-                cols[c["name"]] = pa.array(values, type=arrow_type(c["dtype"]))
+                unset = NOT_SET.get((table, c["name"]))  # ssthresh's "infinite": missing
+                mask = None if unset is None else values == unset
+                cols[c["name"]] = pa.array(values, type=arrow_type(c["dtype"]), mask=mask)
         return pa.table(cols)
 
     def to_pandas(self, table: str) -> Any:

@@ -21,11 +21,15 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
+    "NOT_SET",
     "VERSION",
     "arrow_type",
     "column",
     "flatten_summary",
     "float_fields",
+    "flow_columns",
+    "flow_groups",
+    "flow_labels",
     "metric_columns",
     "nan_to_none",
     "render",
@@ -39,6 +43,10 @@ VERSION: int = _SCHEMA["version"]
 #: parameter columns), and flow labels that are parameters too.
 _PARAMETERS = set(_SCHEMA["parameter_fields"])
 _FLOW_LABELS = set(_SCHEMA["flow_labels"])
+#: Trace values that mean "not set" (ssthresh before the first congestion event is
+#: "infinite": the core's u32::MAX), by (table, column): missing (NULL, NaN) in the
+#: tables that :meth:`collateral.Result.to_arrow` and the store's views give.
+NOT_SET: dict[tuple[str, str], int] = {("cwnd", "ssthresh"): 2**32 - 1}
 
 
 def _groups() -> list[dict[str, Any]]:
@@ -75,6 +83,38 @@ def column(name: str) -> dict[str, Any] | None:
         if rx.match(name):
             return c
     return None
+
+
+def flow_groups() -> list[dict[str, Any]]:
+    """The summary's per-flow groups (``tcp``, ``cbr``, ``web``): those numbered by
+    ``{i}`` whose fields include a flow label (a flow's id, direction, users)."""
+    return [
+        g
+        for g in _groups()
+        if "{i}" in g["prefix"] and any(c["name"] in _FLOW_LABELS for c in g["columns"])
+    ]
+
+
+@cache
+def flow_columns() -> dict[str, dict[str, Any]]:
+    """The per-flow metrics under their common names (``goodput_bps``,
+    ``delay_p95_s``, ``pages_completed``), in declared order, each once: what one row
+    per flow holds (the store's ``flows`` view). A name two groups share has one type."""
+    out: dict[str, dict[str, Any]] = {}
+    for g in flow_groups():
+        for c in g["columns"]:
+            if c["name"] in _FLOW_LABELS:
+                continue
+            seen = out.setdefault(c["name"], c)
+            if seen["dtype"] != c["dtype"] or seen["unit"] != c["unit"]:
+                raise ValueError(f"flow column {c['name']!r}: two types or units in the schema")
+    return out
+
+
+def flow_labels(group: dict[str, Any]) -> list[str]:
+    """The labels of a flow group's flows that the store keeps as parameter columns
+    (``direction``, ``cc``, ``users``; the flow id is not stored)."""
+    return [c["name"] for c in group["columns"] if c["name"] in _FLOW_LABELS - {"flow"}]
 
 
 def float_fields() -> dict[str, list[str]]:
@@ -146,6 +186,12 @@ def render() -> str:
         null = ", may be NULL" if c["null"] else ""
         lines.append(f"  {pattern:28} {c['dtype']:8}{unit} {c['meaning']}{null}")
     lines.append("  ({i}: the flow's or group's index; for queue_, down or up)")
+    lines += [
+        "",
+        "view flows (a row per trial and flow: key, point, rep, seed, kind, flow_index, name,"
+        " direction, cc, users, app, and each metric of its kind under the common name):",
+        "  " + ", ".join(flow_columns()),
+    ]
     for t in _SCHEMA["traces"]:
         lines += ["", f"trace {t['name']} (a row per {t['row']}; plus key):"]
         for c in t["columns"]:

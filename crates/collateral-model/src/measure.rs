@@ -86,6 +86,7 @@ pub fn realtime_summary(
                 (f64::NAN, f64::NAN)
             };
             tr.flow.push(flow);
+            tr.direction.push(dir.index() as u8);
             tr.seq.push(seq as u64);
             tr.sent.push(s);
             tr.bytes.push(len);

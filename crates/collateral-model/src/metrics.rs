@@ -359,6 +359,9 @@ pub struct QueueTrace {
 #[derive(Debug, Clone, Default)]
 pub struct CbrTrace {
     pub flow: Vec<u32>,
+    /// The flow's direction ([`crate::units::Direction::index`]): a trace read alone
+    /// says which way each packet went.
+    pub direction: Vec<u8>,
     pub seq: Vec<u64>,
     pub sent: Vec<Nanos>,
     pub bytes: Vec<u32>,

@@ -70,6 +70,7 @@ fn traces_to_py<'py>(py: Python<'py>, t: Traces) -> PyResult<Bound<'py, PyDict>>
     out.set_item("queue", d)?;
     let d = PyDict::new(py);
     d.set_item("flow", t.cbr.flow.into_pyarray(py))?;
+    d.set_item("direction", t.cbr.direction.into_pyarray(py))?;
     d.set_item("seq", t.cbr.seq.into_pyarray(py))?;
     d.set_item("sent_s", seconds(t.cbr.sent).into_pyarray(py))?;
     d.set_item("bytes", t.cbr.bytes.into_pyarray(py))?;

@@ -21,13 +21,40 @@ if TYPE_CHECKING:
     from ..spec import Scenario
 
 
+#: Options whose simulator text is wrong on the testbed: real time, the kernel's TCP.
+_KERNEL_TCP = "the testbed runs this kernel's own TCP, so it changes nothing there"
+TESTBED_HELP: dict[str, dict[str, str]] = {
+    "duration": {"help": "length of the run in wall-clock time, e.g. 60s, 3min (default: 60s)"},
+    "seed": {
+        "help": "seed of the CBR senders' departures; kernel TCP does not repeat itself,"
+        " so two runs with one seed differ (default: 1)"
+    },
+    "tcp_flows": {"help": "bulk TCP downloads, a process each (default: 1)"},
+    "uploads": {"help": "bulk TCP uploads, a process each (default: 0)"},
+    "cc": {
+        "help": "TCP congestion control, the kernel's module of that name (reno for"
+        " newreno), which this kernel must offer; no dctcp or prague (default: newreno)"
+    },
+    "ecn": {
+        "help": "ECN of the TCP flows: off or classic (RFC 3168; this kernel has no L4S),"
+        " set per sending host (default: off)"
+    },
+    "profile": {"help": f"the simulator's TCP stack profile; {_KERNEL_TCP}"},
+    "delayed_ack": {"help": f"the simulator's delayed-ACK switch; {_KERNEL_TCP}"},
+    "rto_min": {"help": f"the simulator's minimum TCP retransmission timeout; {_KERNEL_TCP}"},
+    "web_users": {"help": "web users: not on the testbed yet (simulate them)"},
+}
+
+
 def add_parser(sub: Any) -> None:
     e = sub.add_parser(
         "emulate",
         help="run one trial on the namespace testbed (real Linux TCP; needs root)",
         description="Run the same scenario as 'simulate' in real time: network namespaces, "
         "real kernel TCP, and a userspace bottleneck running the simulator's queue code. "
-        "Needs root, iproute2 and ethtool; takes the scenario's duration in wall time.",
+        "Needs root, iproute2 and ethtool; takes the scenario's duration in wall time. "
+        "Rates are bit/s, sizes bytes (kB = 1000 B), times take a unit (ms, s, min; a bare "
+        "number is seconds).",
     )
     e.add_argument(
         "experiment",
@@ -43,7 +70,9 @@ def add_parser(sub: Any) -> None:
         help="results directory for an experiment file (default: results/<name>-emu)",
     )
     # The testbed's own limit on flows is checked after, with its own reason.
-    add_scenario_options(e, tcp_flows={"type": count(0, 2**31)}, uploads={"type": count(0, 2**31)})
+    flows = {"type": count(0, 2**31), **TESTBED_HELP["tcp_flows"]}
+    uploads = {"type": count(0, 2**31), **TESTBED_HELP["uploads"]}
+    add_scenario_options(e, **(TESTBED_HELP | {"tcp_flows": flows, "uploads": uploads}))
     add_output_options(e, None)
     e.add_argument(
         "--keep",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from typing import Any
 
@@ -20,7 +21,9 @@ def add_parser(sub: Any) -> None:
         help="SQL over a results directory (DuckDB)",
         description="Run SQL over a results directory. Views: summary (one row per trial: "
         "key, point, rep, seed, parameters such as down_queue_limit_bytes, tcp0_cc, rtt_s, and "
-        "metrics such as tcp0_goodput_bps, cbr0_loss_rate, cbr0_delay_p95_s) and the trace "
+        "metrics such as tcp0_goodput_bps, cbr0_loss_rate, cbr0_delay_p95_s), flows (one row "
+        "per trial and flow: kind, name, direction and metrics such as goodput_bps, "
+        "delay_p95_s) and the trace "
         "tables the experiment kept (cwnd, queue, cbr, drops, congestion). "
         "'collateral schema' lists every result column with its type, unit and meaning. "
         "A query only reads: one SELECT (WITH, DESCRIBE, SHOW, SUMMARIZE, EXPLAIN) over the "
@@ -81,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
 
         shown = df if not args.max_rows else df.head(args.max_rows)
         t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-        units = [None if args.raw else (stored_unit(str(c)) or None) for c in df.columns]
+        units = [None if args.raw else (result_unit(str(c)) or None) for c in df.columns]
         for c in df.columns:
             t.add_column(str(c), justify="right" if df[c].dtype.kind in "iuf" else "left")
         for row in shown.itertuples(index=False):
@@ -92,6 +95,49 @@ def run(args: argparse.Namespace) -> int:
         if len(shown) < len(df):
             con.print(f"({len(df) - len(shown)} more rows; --max-rows 0 shows all)")
     return 0
+
+
+#: Functions whose result is in the unit of their first argument: aggregates such as
+#: ``avg(cbr0_delay_p95_s)`` or ``quantile_cont(goodput_bps, 0.9)``, and rounding.
+_SAME_UNIT = frozenset(
+    {
+        *("avg", "mean", "median", "min", "max", "sum", "fsum", "favg", "mode", "mad"),
+        *("quantile", "quantile_cont", "quantile_disc", "percentile_cont", "percentile_disc"),
+        *("first", "last", "any_value", "arbitrary", "stddev", "stddev_pop", "stddev_samp"),
+        *("arg_min", "arg_max", "min_by", "max_by", "argmin", "argmax"),
+        *("round", "abs", "ceil", "floor", "trunc"),
+    }
+)
+_WINDOW = re.compile(r"\s+(?:OVER|FILTER)\s*\((?:[^()]|\([^()]*\))*\)$", re.IGNORECASE)
+_CALL = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\((.*)\)$", re.DOTALL)
+
+
+def result_unit(header: str) -> str:
+    """The stored unit of a result column by its header: a known column's (``rtt_s``,
+    ``cbr0_delay_p95_s``, ``t.goodput_bps``), or, through functions that keep it
+    (``avg(...)``, ``max(DISTINCT ...)``, ``round(median(...), 3)``), the unit of the
+    column they are applied to; "" when unknown (``count(*)``, ``median(x) * 1e3``)."""
+    text = header.strip()
+    while (bare := _WINDOW.sub("", text)) != text:  # avg(x) OVER (...): x's unit too
+        text = bare
+    m = _CALL.match(text)
+    if m is None:
+        name = text.rsplit(".", 1)[-1].strip('"')
+        return stored_unit(name) if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else ""
+    if m[1].lower() not in _SAME_UNIT:
+        return ""
+    depth, first = 0, m[2]
+    for i, ch in enumerate(m[2]):  # the first argument: up to a top-level comma
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth < 0:
+            return ""  # "f(a) + g(b)": not one call
+        if ch == "," and depth == 0:
+            first = m[2][:i]
+            break
+    if depth < 0 or (first is m[2] and depth != 0):
+        return ""
+    first = re.sub(r"^\s*DISTINCT\s+", "", first, flags=re.IGNORECASE)
+    return result_unit(first)
 
 
 def _is_list(v: Any) -> bool:

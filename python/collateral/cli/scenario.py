@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from ..display import short
 from ..spec import SpecError, aqm_queue, build_scenario
 from ..spec.fields import BY_NAME, FIELDS, GROUPS, SAME, Field
+from ..spec.flat import unusual_rtt
 from ..spec.vocabulary import AQM_INFO
 from .errors import PROG, fail
 from .values import count
@@ -129,9 +130,8 @@ def warn_implausible(a: argparse.Namespace, sc: Scenario) -> None:
     """Values that are valid but rarely meant: a warning on stderr each, naming the
     option and what was probably meant; the run goes on."""
     warnings = []
-    if sc.rtt >= 5_000_000_000:
-        hint = f"; did you mean {a.rtt}ms?" if bare_number(a.rtt) else ""
-        warnings.append(f"--rtt {a.rtt}: read as {sc.rtt / 1e9:g} s, an unusual round trip{hint}")
+    if (odd := unusual_rtt(sc.rtt, a.rtt)) is not None:
+        warnings.append(f"--rtt {a.rtt}: {odd}")
     for opt, text, link in (("--down", a.down, sc.down), ("--up", a.up, sc.up)):
         if text is not None and link.rate is not None and link.rate < 10_000:
             hint = f"; did you mean {text}kbit?" if bare_number(text) else ""

@@ -30,8 +30,7 @@ def parameter_lines() -> list[str]:
     return [
         "parameters (one column per scenario key, flattened with _, e.g. rtt_s,"
         " down_rate_bps, down_queue_limit_bytes):",
-        f"  {'{d}_queue_kind':28} {'string':8} the queue discipline: NULL for drop-tail, or"
-        f" {kinds}",
+        f"  {'{d}_queue_kind':28} {'string':8} the queue discipline: drop-tail, or {kinds}",
         f"  {'tcp{i}_cc':28} {'string':8} congestion control: {', '.join(CC_ALGORITHMS)}",
         f"  {'tcp{i}_profile':28} {'string':8} stack profile: {', '.join(PROFILES)}",
         "  ({d}: down or up)",

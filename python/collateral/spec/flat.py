@@ -30,6 +30,23 @@ from .vocabulary import (
     MAX_WEB_SLOTS,
 )
 
+#: A round trip at least this long is valid but rarely meant (a bare ``100`` is seconds).
+UNUSUAL_RTT_NS = 5_000_000_000
+
+
+def unusual_rtt(rtt_ns: int, given: object = None) -> str | None:
+    """Why a round trip of ``rtt_ns`` (given as ``given``) is probably not what was
+    meant, or None: what the CLI's ``--rtt`` and the API's ``rtt=`` warn alike."""
+    if rtt_ns < UNUSUAL_RTT_NS:
+        return None
+    text = str(given).strip() if isinstance(given, str | int | float) else ""
+    try:
+        bare = bool(text) and not isinstance(given, bool) and math.isfinite(float(text))
+    except ValueError:
+        bare = False
+    hint = f"; did you mean {text}ms?" if bare else ""
+    return f"read as {rtt_ns / 1e9:g} s, an unusual round trip{hint}"
+
 
 def build_scenario(**params: Any) -> Scenario:
     """The common experiment in flat form: ``tcp_flows`` bulk downloads, ``uploads``

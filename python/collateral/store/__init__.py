@@ -60,8 +60,10 @@ already has.
 Query with SQL through DuckDB (:meth:`Store.query`, ``collateral query DIR "SQL"``):
 the views ``summary`` and, where present, ``cwnd``, ``queue``, ``cbr``, ``drops`` and
 ``congestion`` read every verified part (``union_by_name``, so parts with extra columns
-mix). Values that are NaN in a trial's summary (e.g. no CBR packet arrived, so no delay)
-are NULL in the tables, which SQL aggregates skip.
+mix); ``flows`` has the summary's per-flow columns as one row per trial and flow
+(:mod:`.flows`). Values that are NaN in a trial's summary (e.g. no CBR packet arrived,
+so no delay) are NULL in the tables, which SQL aggregates skip; a drop-tail queue's
+kind is ``'drop-tail'`` and an ssthresh not yet set is NULL (:mod:`.views`).
 """
 
 from __future__ import annotations

@@ -29,24 +29,27 @@ class Part:
     manifest: dict[str, Any] | None = None  # None: a format 1 part (no manifest)
     files: dict[str, int] = field(default_factory=dict)  # file name -> bytes
     full: bool = False  # trace files hashed (or read, without a manifest) too
+    columns: list[str] | None = None  # the summary's (read with its keys: views need them)
 
     @property
     def tables(self) -> list[str]:
         return [f.removesuffix(".parquet") for f in self.files]
 
 
-def _summary_keys(source: Any) -> list[str]:
+def _summary_keys(source: Any) -> tuple[list[str], list[str]]:
     """The key column of a summary file (a path or an Arrow buffer), checked: one row per
-    trial. Raises ValueError (Arrow's errors are ValueError or OSError) saying why."""
+    trial; and the file's column names. Raises ValueError (Arrow's errors are ValueError
+    or OSError) saying why."""
     import pyarrow.parquet as pq
 
     with pq.ParquetFile(source) as f:  # not read_table: no dataset machinery per part
         keys = f.read(columns=["key"]).column(0).to_pylist()
+        names = list(f.schema_arrow.names)
     if any(not isinstance(k, str) or not k for k in keys):
         raise ValueError("a row without a key")
     if len(set(keys)) != len(keys):
         raise ValueError("a trial key twice")
-    return keys
+    return keys, names
 
 
 class Checks:
@@ -82,10 +85,10 @@ class Checks:
                 except (OSError, ValueError) as e:
                     return Part(name, None, f"{f}: unreadable ({error_text(e)})", self._rows(path))
             try:
-                keys = _summary_keys(path / "summary.parquet")
+                keys, cols = _summary_keys(path / "summary.parquet")
             except (OSError, ValueError) as e:
                 return Part(name, None, f"summary.parquet: {error_text(e)}")
-            return Part(name, keys, trials=len(keys), files=present)
+            return Part(name, keys, trials=len(keys), files=present, columns=cols)
         try:
             man = read_manifest(man_path)
         except (OSError, ValueError) as e:
@@ -117,14 +120,14 @@ class Checks:
         if hashlib.sha256(data).hexdigest() != listed["summary.parquet"]["sha256"]:
             return Part(name, None, "summary.parquet: content differs from its checksum", trials)
         try:
-            keys = _summary_keys(pa.BufferReader(data))
+            keys, cols = _summary_keys(pa.BufferReader(data))
         except (OSError, ValueError) as e:
             return Part(name, None, f"summary.parquet: {error_text(e)}", trials)
         if len(keys) != trials:
             return Part(
                 name, None, f"summary.parquet: {len(keys)} rows, manifest says {trials}", trials
             )
-        return Part(name, keys, trials=trials, manifest=man, files=present)
+        return Part(name, keys, trials=trials, manifest=man, files=present, columns=cols)
 
     @staticmethod
     def _rows(path: Path) -> int | None:

@@ -92,6 +92,7 @@ class Parts:
                     manifest=man,
                     files={f: e["bytes"] for f, e in man["files"].items()},
                     full=True,
+                    columns=summary.column_names,
                 )
                 if self._keys is not None:
                     self._keys.update(keys)

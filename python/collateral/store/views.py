@@ -1,5 +1,10 @@
 """Reading a store with SQL: a DuckDB view per table over the verified parts (leaving
-out damaged parts and copies of trials), ``views.sql`` for the duckdb CLI, queries."""
+out damaged parts and copies of trials), the ``flows`` view (:mod:`.flows`),
+``views.sql`` for the duckdb CLI, queries.
+
+The views label what the files leave out: a drop-tail queue (no ``kind`` in its
+scenario) has ``down_queue_kind`` ``'drop-tail'``, not NULL, and a trace value the core
+writes for "not set" (``ssthresh`` before the first congestion event) is NULL."""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .files import atomic_write_text
+from .flows import flows_view_sql
 from .sandbox import QueryRefused, check_reads_only, lock_down, permission_text, sql_str
 from .tables import TABLES
 
@@ -14,6 +20,8 @@ if TYPE_CHECKING:
     import duckdb
 
 Output = Literal["pandas", "polars", "arrow"]
+#: The queue kind of a queue without one (the scenario's default discipline).
+DROP_TAIL = "drop-tail"
 
 
 class Views:
@@ -52,7 +60,11 @@ class Views:
                         f = sql_str(f"{root}parts/{p.name}/{t}.parquet")
                         selects.append(f"SELECT * FROM read_parquet({f}) WHERE key NOT IN ({skip})")
                 src = " UNION ALL BY NAME ".join(selects)
-            out.append(f"CREATE OR REPLACE VIEW {t} AS {src}")
+            # A trace's columns are the declared ones; the summary's, its parts'.
+            cols = _summary_names(having) if t == "summary" else _declared(t)
+            out.append(f"CREATE OR REPLACE VIEW {t} AS {_labelled(t, src, cols)}")
+        names = _summary_names([p for p in parts if "summary" in p.tables])
+        out.append(flows_view_sql([*names, *_added(names)]))
         return out
 
     def connect(self, sandbox: bool = True) -> duckdb.DuckDBPyConnection:
@@ -121,3 +133,56 @@ class Views:
     def summary(self, output: Output = "pandas") -> Any:
         """The summary table, one row per trial, sorted by key."""
         return self.query("SELECT * FROM summary ORDER BY key", output)
+
+
+def _summary_names(parts: list[Any]) -> list[str]:
+    """The columns of the parts' summaries (first seen first), as their check read them."""
+    out: dict[str, None] = {}
+    for p in parts:
+        out.update(dict.fromkeys(p.columns or ()))
+    return list(out)
+
+
+def _declared(table: str) -> list[str]:
+    """A trace table's declared columns."""
+    from ..schema import trace_columns
+
+    return [c["name"] for c in trace_columns(table)]
+
+
+def _kind_columns(names: list[str]) -> list[tuple[str, bool]]:
+    """(``{d}_queue_kind``, whether the files have it) of each direction with a queue."""
+    have = set(names)
+    out = []
+    for d in ("down", "up"):
+        col = f"{d}_queue_kind"
+        if col in have or any(n.startswith(f"{d}_queue_") for n in have):
+            out.append((col, col in have))
+    return out
+
+
+def _added(names: list[str]) -> list[str]:
+    """The columns the summary view adds to the files' (a queue kind none of them has)."""
+    return [c for c, present in _kind_columns(names) if not present]
+
+
+def _labelled(table: str, src: str, names: list[str]) -> str:
+    """``src`` with its defaults and sentinels as values: ``'drop-tail'`` for a queue
+    without a kind (a column the files may not have at all: a store of drop-tail queues
+    only), NULL for a trace's "not set"."""
+    from ..schema import NOT_SET
+
+    replace, extra = [], []
+    if table == "summary":
+        for col, present in _kind_columns(names):
+            if present:
+                replace.append(f"coalesce({col}, {sql_str(DROP_TAIL)}) AS {col}")
+            else:
+                extra.append(f"{sql_str(DROP_TAIL)} AS {col}")
+    for (t, col), value in NOT_SET.items():
+        if t == table and col in names:
+            replace.append(f"nullif({col}, {value}) AS {col}")
+    if not replace and not extra:
+        return src
+    star = f"* REPLACE ({', '.join(replace)})" if replace else "*"
+    return f"SELECT {', '.join([star, *extra])} FROM ({src})"

@@ -1,0 +1,81 @@
+"""``collateral query`` shows an aggregate of a known column in that column's unit
+(issue 28): ``avg(cbr0_delay_p95_s)`` in ms like the column itself, ``max(goodput_bps)``
+of the ``flows`` view in Mbit/s; an expression that changes the unit shows none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from collateral import cli
+from collateral.cli.query import result_unit
+from collateral.store import Store, columns_to_table
+
+
+@pytest.mark.parametrize(
+    ("header", "unit"),
+    [
+        ("cbr0_delay_p95_s", "s"),
+        ("avg(cbr0_delay_p95_s)", "s"),
+        ("max(tcp0_goodput_bps)", "bit/s"),
+        ("sum(tcp0_bytes_delivered)", "B"),  # declared in B, no suffix to tell
+        ("sum(bytes_delivered)", "B"),  # the flows view's common name
+        ("max(goodput_bps)", "bit/s"),
+        ("quantile_cont(cbr0_delay_p95_s, 0.9)", "s"),
+        ("round(avg(cbr0_delay_p95_s), 3)", "s"),
+        ("avg(DISTINCT cbr0_delay_p95_s)", "s"),
+        ("avg(s.rtt_s)", "s"),
+        ('max("rtt_s")', "s"),
+        ("avg(delay_p95_s) FILTER (WHERE (kind = 'cbr')) OVER ()", "s"),
+        ("count(*)", ""),
+        ("count(cbr0_delay_p95_s)", ""),
+        ("(median(cbr0_delay_p95_s) * 1e3)", ""),
+        ("avg(x) + avg(cbr0_delay_p95_s)", ""),
+        ("min(tcp0_goodput_bps) - max(rtt_s)", ""),
+        ("var_pop(rtt_s)", ""),  # s², not s
+    ],
+)
+def test_result_unit(header: str, unit: str) -> None:
+    assert result_unit(header) == unit
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    """Two trials with hand-picked numbers, one TCP flow each."""
+    st = Store.create(tmp_path / "s", "units")
+    st.write_part(
+        columns_to_table(
+            {
+                "key": ["a", "b"],
+                "point": ["p", "p"],
+                "rep": [0, 1],
+                "seed": [1, 2],
+                "tcp_flows": [1, 1],
+                "tcp0_direction": ["down", "down"],
+                "tcp0_goodput_bps": [2e6, 3e6],
+                "tcp0_bytes_delivered": [1000, 2000],
+                "cbr0_delay_p95_s": [0.010, 0.020],
+            }
+        )
+    )
+    return st.path
+
+
+def test_aggregates_keep_their_columns_units(store: Path, capsys: pytest.CaptureFixture) -> None:
+    sql = (
+        "SELECT avg(cbr0_delay_p95_s), max(tcp0_goodput_bps), sum(tcp0_bytes_delivered),"
+        " median(cbr0_delay_p95_s) * 1e3 AS p95_ms, count(*) FROM summary"
+    )
+    assert cli.main(["query", str(store), sql]) == 0
+    row = capsys.readouterr().out.splitlines()[-1].split()
+    # 15 ms, 3 Mbit/s, 3 kB; the scaled median as it is (15); 2 trials.
+    assert row == ["15", "ms", "3", "Mbit/s", "3", "kB", "15", "2"]
+    sql = "SELECT max(goodput_bps), sum(bytes_delivered) FROM flows"
+    assert cli.main(["query", str(store), sql]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].split() == ["3", "Mbit/s", "3", "kB"]
+    # --raw: as stored.
+    assert (
+        cli.main(["query", str(store), "SELECT avg(cbr0_delay_p95_s) FROM summary", "--raw"]) == 0
+    )
+    assert capsys.readouterr().out.splitlines()[-1].split() == ["0.015"]
