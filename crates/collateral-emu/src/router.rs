@@ -12,7 +12,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use collateral_model::bottleneck::Bottleneck;
-use collateral_model::measure::{self, RouterReport};
+use collateral_model::measure::{self, RouterReport, RouterTiming};
 use collateral_model::queue::{Discipline, Ecn, Packet, PacketKind};
 use collateral_model::{Direction, Scenario};
 
@@ -524,6 +524,9 @@ struct DirStats {
 /// What `--stats` writes: the router's own timing, to check it keeps up.
 struct Stats {
     dirs: [DirStats; 2],
+    /// The release error of the frames sent during the trial (before its end), both
+    /// directions: what the report's [`RouterTiming`] holds.
+    trial_late: Hist,
     /// From the kernel's arrival stamp to our reading the frame.
     read_lag: Hist,
     /// How late a timed sleep (ppoll timing out) woke up.
@@ -546,6 +549,7 @@ impl Stats {
         };
         Stats {
             dirs: [d(), d()],
+            trial_late: Hist::new(20_000),
             read_lag: Hist::new(20_000),
             oversleep: Hist::new(20_000),
             rx_calls: 0,
@@ -583,16 +587,31 @@ impl Stats {
     }
 }
 
-/// How often the scheduler took the CPU from this thread (another task on the router's
-/// CPU: each is a stall of up to a few ms, which the accuracy cannot survive).
-fn involuntary_switches() -> u64 {
+/// This thread's context switches so far, `(voluntary, involuntary)`: it slept, or the
+/// scheduler took its CPU (another task on the router's CPU: each is a stall of up to a
+/// few ms, which the accuracy cannot survive).
+fn context_switches() -> (u64, u64) {
     // SAFETY: ru is a valid out-buffer.
     unsafe {
         let mut ru: libc::rusage = std::mem::zeroed();
         if libc::getrusage(libc::RUSAGE_THREAD, &mut ru) < 0 {
-            return 0;
+            return (0, 0);
         }
-        ru.ru_nivcsw as u64
+        (ru.ru_nvcsw as u64, ru.ru_nivcsw as u64)
+    }
+}
+
+/// The report's timing: the trial's release errors, and the context switches since
+/// `base` (the counts at the run's origin).
+fn trial_timing(h: &Hist, base: (u64, u64)) -> RouterTiming {
+    let (v, i) = context_switches();
+    RouterTiming {
+        frames: h.n,
+        release_error_p50_ns: h.quantile_ns(0.5),
+        release_error_p99_ns: h.quantile_ns(0.99),
+        release_error_max_ns: h.max,
+        preemptions: i.saturating_sub(base.1),
+        voluntary_switches: v.saturating_sub(base.0),
     }
 }
 
@@ -646,12 +665,15 @@ pub fn run(cfg: RouterConfig) -> Result<(), String> {
     // The counters as they stand at the end of the run (the router keeps forwarding
     // after it, so that packets in flight then reach their receivers).
     let end = sc.duration_ns;
-    let snapshot = |dirs: &[Bottleneck; 2]| RouterReport {
+    let snapshot = |dirs: &[Bottleneck; 2], timing: RouterTiming| RouterReport {
         down: measure::queue_summary(&dirs[0], dirs[0].in_flight() as u64),
         up: measure::queue_summary(&dirs[1], dirs[1].in_flight() as u64),
         phases: measure::phase_summaries(sc, [&dirs[0].meter, &dirs[1].meter]),
+        timing: Some(timing),
     };
     let mut report: Option<RouterReport> = None;
+    // Context switches at the run's origin (the router starts before it).
+    let mut switches_at_origin: Option<(u64, u64)> = None;
     while !STOP.load(Ordering::Relaxed) {
         stats.loops += 1;
         // Arrivals: everything waiting on both sides, each at the kernel's arrival time.
@@ -707,11 +729,15 @@ pub fn run(cfg: RouterConfig) -> Result<(), String> {
         if now >= cfg.until_ns {
             break;
         }
+        if switches_at_origin.is_none() && now > 0 {
+            switches_at_origin = Some(context_switches());
+        }
         if report.is_none() && now >= end {
             for b in dirs.iter_mut() {
                 b.catch_up(end);
             }
-            report = Some(snapshot(&dirs));
+            let timing = trial_timing(&stats.trial_late, switches_at_origin.unwrap_or_default());
+            report = Some(snapshot(&dirs, timing));
         }
         // Transmissions and releases due now, sent in one batch per side.
         for (d, b) in dirs.iter_mut().enumerate() {
@@ -744,7 +770,11 @@ pub fn run(cfg: RouterConfig) -> Result<(), String> {
             let in_window = sent_at >= sc.warmup_ns && sent_at < end;
             for &i in &out[d] {
                 st.frames += 1;
-                st.late.add(sent_at.saturating_sub(released[i]));
+                let late = sent_at.saturating_sub(released[i]);
+                st.late.add(late);
+                if sent_at < end {
+                    stats.trial_late.add(late);
+                }
                 if in_window {
                     st.window_bytes += infos[i].ip_len as u64;
                 }
@@ -781,14 +811,17 @@ pub fn run(cfg: RouterConfig) -> Result<(), String> {
     }
     log.finish()?;
     if let Some(path) = &cfg.report {
-        let report = report.unwrap_or_else(|| snapshot(&dirs));
+        let report = report.unwrap_or_else(|| {
+            let timing = trial_timing(&stats.trial_late, switches_at_origin.unwrap_or_default());
+            snapshot(&dirs, timing)
+        });
         let js = serde_json::to_string(&report).map_err(|e| e.to_string())?;
         std::fs::write(path, js).map_err(|e| format!("{path}: {e}"))?;
     }
     if let Some(path) = &cfg.stats {
         stats.rx_drops = [socks[0].rx_drops(), socks[1].rx_drops()];
         let mut js = stats.json(end.saturating_sub(sc.warmup_ns), cpu);
-        js["preempted"] = involuntary_switches().into();
+        js["preempted"] = context_switches().1.into();
         std::fs::write(path, js.to_string()).map_err(|e| format!("{path}: {e}"))?;
     }
     Ok(())
@@ -1025,6 +1058,26 @@ mod tests {
         assert_eq!(h.quantile_ns(1.0), 5_000_000);
         assert_eq!(h.max, 5_000_000);
         assert_eq!(h.n, 100);
+    }
+
+    /// The report's timing is the trial histogram's: bin upper edges for p50 and p99,
+    /// the exact maximum; switches counted from the base (here beyond any count: none).
+    #[test]
+    fn the_reports_timing_is_the_trials_release_error() {
+        let mut h = Hist::new(20_000);
+        for us in 1..=100u64 {
+            h.add(us * 1000 - 500); // 0.5, 1.5, ... 99.5 µs
+        }
+        let t = trial_timing(&h, (u64::MAX, u64::MAX));
+        assert_eq!(
+            (t.frames, t.release_error_p50_ns, t.release_error_p99_ns),
+            (100, 50_000, 99_000)
+        );
+        assert_eq!(t.release_error_max_ns, 99_500);
+        assert_eq!((t.preemptions, t.voluntary_switches), (0, 0));
+        // From a base of zero: this thread's own counts, which include the sleep below.
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        assert!(trial_timing(&h, (0, 0)).voluntary_switches >= 1);
     }
 
     #[test]
