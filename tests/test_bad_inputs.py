@@ -525,7 +525,7 @@ def test_merge_refuses_another_schema_and_warnings_are_one_line_once(tmp_path, s
     assert p.returncode == 0 and p.stdout.split() == ["n", "1"], p
     assert p.stderr.splitlines() == [
         f"collateral: warning: {old}: results of schema version 1, this collateral reads"
-        " version 4: column names and types may differ (collateral schema prints the current"
+        " version 5: column names and types may differ (collateral schema prints the current"
         " one)"
     ], p.stderr
 

@@ -401,3 +401,59 @@ def test_emulate_help_speaks_of_the_testbed_not_the_simulator(capsys):
         for opt in ("--profile STACK", "--no-delayed-ack", "--rto-min TIME"):
             after = out.rsplit(opt, 1)[1][:200]  # its help, not the usage line
             assert "changes nothing there" in after.split("--", 1)[0], opt
+
+
+def _router_cpu() -> int:
+    """The CPU the router pins itself to: the last one allowed (collateral-emu's
+    ``router_cpu``)."""
+    return max(os.sched_getaffinity(0))
+
+
+@needs_root
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the router is pinned on 2+ CPUs")
+def test_a_run_whose_router_shares_its_cpu_with_a_busy_loop_is_flagged_late(tmp_path):
+    from collateral.report.sections import section
+    from collateral.store import open_store
+
+    busy = subprocess.Popen(
+        ["taskset", "-c", str(_router_cpu()), "sh", "-c", "while :; do :; done"]
+    )
+    try:
+        # One trial alone: its last line says it was late.
+        p = _cli("emulate", "--link", "adsl1", "--duration", "6s", "--warmup", "1s")
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 0, err
+        last = out.strip().splitlines()[-1]
+        assert last.startswith("testbed LATE: the router released frames "), out
+        # An experiment's trial: flagged as it ends, in its row, in the run's last line
+        # and in the report.
+        exp = tmp_path / "late.toml"
+        exp.write_text(
+            '[experiment]\ntrials = 1\n[scenario]\nlink = "adsl1"\nduration = "6s"\n'
+            'warmup = "1s"\ncbr = [{ direction = "down" }, { direction = "up" }]\n'
+        )
+        p = _cli("emulate", str(exp), "-o", str(tmp_path / "emu"))
+        out, err = p.communicate(timeout=60)
+    finally:
+        busy.kill()
+        busy.wait()
+    assert p.returncode == 0, err
+    assert "testbed LATE: the router released frames " in err
+    assert out.strip().splitlines()[-1].startswith("testbed LATE: 1 of 1 trials"), out
+    st = open_store(tmp_path / "emu")
+    row = st.summary().iloc[0]
+    assert row["late"] == 1 and row["release_error_p99_s"] > 0.0005
+    assert row["router_preemptions"] > 0
+    assert any(n.startswith("testbed LATE: 1 of 1") for n in section(st, set()).notes)
+
+
+@needs_root
+@pytest.mark.skipif(
+    os.getloadavg()[0] > 1.0,
+    reason="the machine is busy (load above 1): the accuracy target needs a quiet one",
+)
+def test_a_run_on_a_quiet_machine_is_not_flagged(tmp_path):
+    p = _cli("emulate", "--link", "adsl1", "--duration", "6s", "--warmup", "1s")
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    assert out.strip().splitlines()[-1].startswith("testbed on time: release error p99 "), out

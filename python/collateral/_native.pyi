@@ -100,7 +100,8 @@ def validate_scenario(scenario_json: str) -> None:
 def limits() -> dict[str, int]:
     """The core's limits: ``max_time_ns``, ``max_rate_bps``, ``max_packet_bytes``,
     ``max_queue_limit``, ``max_window_bytes``, ``max_initial_cwnd``, ``max_tcp_flows``,
-    ``max_cbr_flows``, ``max_web_slots``, ``memory_budget_bytes``."""
+    ``max_cbr_flows``, ``max_web_slots``, ``memory_budget_bytes``; and the testbed's
+    accuracy target, ``release_error_target_ns``."""
 
 def http_model() -> dict[str, Any]:
     """Mah 1997's HTTP model as the scenario JSON spells it: request_bytes, reply_bytes,

@@ -24,6 +24,7 @@
 mod endpoints;
 mod net;
 mod router;
+mod timing;
 
 use std::process::ExitCode;
 

@@ -12,7 +12,9 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use collateral_model::bottleneck::Bottleneck;
-use collateral_model::measure::{self, RouterReport};
+use collateral_model::measure::{self, RouterReport, RouterTiming};
+
+use crate::timing::{context_switches, trial_timing, Stats};
 use collateral_model::queue::{Discipline, Ecn, Packet, PacketKind};
 use collateral_model::{Direction, Scenario};
 
@@ -435,65 +437,6 @@ fn drain(
     }
 }
 
-/// Durations in 1 µs bins (the last bin takes everything beyond), with the exact
-/// maximum: the router's own timing, reported in `--stats`.
-#[derive(Debug, Clone)]
-pub struct Hist {
-    bins: Vec<u64>,
-    n: u64,
-    max: u64,
-}
-
-impl Hist {
-    /// Bins of 1 µs up to `us` µs.
-    pub fn new(us: usize) -> Hist {
-        Hist {
-            bins: vec![0; us.max(1)],
-            n: 0,
-            max: 0,
-        }
-    }
-
-    #[inline]
-    pub fn add(&mut self, ns: u64) {
-        let k = ((ns / 1000) as usize).min(self.bins.len() - 1);
-        self.bins[k] += 1;
-        self.n += 1;
-        self.max = self.max.max(ns);
-    }
-
-    /// The `q` quantile, as the upper edge of its bin (never above the maximum); 0 when
-    /// empty.
-    pub fn quantile_ns(&self, q: f64) -> u64 {
-        if self.n == 0 {
-            return 0;
-        }
-        let rank = ((q * self.n as f64).ceil() as u64).clamp(1, self.n);
-        let mut seen = 0;
-        for (k, &c) in self.bins.iter().enumerate() {
-            seen += c;
-            if seen >= rank {
-                // The last bin holds everything beyond: only the maximum bounds it.
-                if k + 1 == self.bins.len() {
-                    return self.max;
-                }
-                return ((k as u64 + 1) * 1000).min(self.max);
-            }
-        }
-        self.max
-    }
-
-    fn json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "n": self.n,
-            "p50_ns": self.quantile_ns(0.5),
-            "p99_ns": self.quantile_ns(0.99),
-            "p999_ns": self.quantile_ns(0.999),
-            "max_ns": self.max,
-        })
-    }
-}
-
 /// The trial time at which a frame reached the router: the kernel's arrival stamp
 /// `kernel_real` (CLOCK_REALTIME ns; 0 if none) made trial time, but never before
 /// `floor` (where the direction's model already is: its clock only goes forward) nor
@@ -506,94 +449,6 @@ pub fn arrival_time(kernel_real: u64, t0_real: u64, read_at: u64, floor: u64) ->
         (t as u64).min(read_at)
     };
     t.max(floor)
-}
-
-/// One direction's transmissions as they really happened.
-struct DirStats {
-    frames: u64,
-    /// IP bytes put on the wire between the warm-up's end and the run's end, by the
-    /// time they really left.
-    window_bytes: u64,
-    /// How late each frame left: the time of the `sendmmsg` minus its release time.
-    late: Hist,
-    /// Frames the kernel refused (the receiving end's backlog full): lost outside the
-    /// model.
-    refused: u64,
-}
-
-/// What `--stats` writes: the router's own timing, to check it keeps up.
-struct Stats {
-    dirs: [DirStats; 2],
-    /// From the kernel's arrival stamp to our reading the frame.
-    read_lag: Hist,
-    /// How late a timed sleep (ppoll timing out) woke up.
-    oversleep: Hist,
-    rx_calls: u64,
-    rx_frames: u64,
-    tx_calls: u64,
-    sleeps: u64,
-    loops: u64,
-    rx_drops: [u64; 2],
-}
-
-impl Stats {
-    fn new() -> Stats {
-        let d = || DirStats {
-            frames: 0,
-            window_bytes: 0,
-            late: Hist::new(20_000),
-            refused: 0,
-        };
-        Stats {
-            dirs: [d(), d()],
-            read_lag: Hist::new(20_000),
-            oversleep: Hist::new(20_000),
-            rx_calls: 0,
-            rx_frames: 0,
-            tx_calls: 0,
-            sleeps: 0,
-            loops: 0,
-            rx_drops: [0; 2],
-        }
-    }
-
-    fn json(&self, window_ns: u64, cpu: Option<usize>) -> serde_json::Value {
-        let dir = |d: &DirStats| {
-            serde_json::json!({
-                "frames": d.frames,
-                "window_bytes": d.window_bytes,
-                "window_rate_bps": d.window_bytes as f64 * 8.0 / (window_ns.max(1) as f64 / 1e9),
-                "late": d.late.json(),
-                "refused": d.refused,
-            })
-        };
-        serde_json::json!({
-            "down": dir(&self.dirs[0]),
-            "up": dir(&self.dirs[1]),
-            "read_lag": self.read_lag.json(),
-            "oversleep": self.oversleep.json(),
-            "rx_calls": self.rx_calls,
-            "rx_frames": self.rx_frames,
-            "tx_calls": self.tx_calls,
-            "sleeps": self.sleeps,
-            "loops": self.loops,
-            "rx_drops": self.rx_drops,
-            "cpu": cpu,
-        })
-    }
-}
-
-/// How often the scheduler took the CPU from this thread (another task on the router's
-/// CPU: each is a stall of up to a few ms, which the accuracy cannot survive).
-fn involuntary_switches() -> u64 {
-    // SAFETY: ru is a valid out-buffer.
-    unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        if libc::getrusage(libc::RUSAGE_THREAD, &mut ru) < 0 {
-            return 0;
-        }
-        ru.ru_nivcsw as u64
-    }
 }
 
 /// Frames read per `recvmmsg`.
@@ -646,12 +501,15 @@ pub fn run(cfg: RouterConfig) -> Result<(), String> {
     // The counters as they stand at the end of the run (the router keeps forwarding
     // after it, so that packets in flight then reach their receivers).
     let end = sc.duration_ns;
-    let snapshot = |dirs: &[Bottleneck; 2]| RouterReport {
+    let snapshot = |dirs: &[Bottleneck; 2], timing: RouterTiming| RouterReport {
         down: measure::queue_summary(&dirs[0], dirs[0].in_flight() as u64),
         up: measure::queue_summary(&dirs[1], dirs[1].in_flight() as u64),
         phases: measure::phase_summaries(sc, [&dirs[0].meter, &dirs[1].meter]),
+        timing: Some(timing),
     };
     let mut report: Option<RouterReport> = None;
+    // Context switches at the run's origin (the router starts before it).
+    let mut switches_at_origin: Option<(u64, u64)> = None;
     while !STOP.load(Ordering::Relaxed) {
         stats.loops += 1;
         // Arrivals: everything waiting on both sides, each at the kernel's arrival time.
@@ -707,11 +565,15 @@ pub fn run(cfg: RouterConfig) -> Result<(), String> {
         if now >= cfg.until_ns {
             break;
         }
+        if switches_at_origin.is_none() && now > 0 {
+            switches_at_origin = Some(context_switches());
+        }
         if report.is_none() && now >= end {
             for b in dirs.iter_mut() {
                 b.catch_up(end);
             }
-            report = Some(snapshot(&dirs));
+            let timing = trial_timing(&stats.trial_late, switches_at_origin.unwrap_or_default());
+            report = Some(snapshot(&dirs, timing));
         }
         // Transmissions and releases due now, sent in one batch per side.
         for (d, b) in dirs.iter_mut().enumerate() {
@@ -744,7 +606,11 @@ pub fn run(cfg: RouterConfig) -> Result<(), String> {
             let in_window = sent_at >= sc.warmup_ns && sent_at < end;
             for &i in &out[d] {
                 st.frames += 1;
-                st.late.add(sent_at.saturating_sub(released[i]));
+                let late = sent_at.saturating_sub(released[i]);
+                st.late.add(late);
+                if sent_at < end {
+                    stats.trial_late.add(late);
+                }
                 if in_window {
                     st.window_bytes += infos[i].ip_len as u64;
                 }
@@ -781,14 +647,17 @@ pub fn run(cfg: RouterConfig) -> Result<(), String> {
     }
     log.finish()?;
     if let Some(path) = &cfg.report {
-        let report = report.unwrap_or_else(|| snapshot(&dirs));
+        let report = report.unwrap_or_else(|| {
+            let timing = trial_timing(&stats.trial_late, switches_at_origin.unwrap_or_default());
+            snapshot(&dirs, timing)
+        });
         let js = serde_json::to_string(&report).map_err(|e| e.to_string())?;
         std::fs::write(path, js).map_err(|e| format!("{path}: {e}"))?;
     }
     if let Some(path) = &cfg.stats {
         stats.rx_drops = [socks[0].rx_drops(), socks[1].rx_drops()];
         let mut js = stats.json(end.saturating_sub(sc.warmup_ns), cpu);
-        js["preempted"] = involuntary_switches().into();
+        js["preempted"] = context_switches().1.into();
         std::fs::write(path, js.to_string()).map_err(|e| format!("{path}: {e}"))?;
     }
     Ok(())
@@ -1008,23 +877,6 @@ mod tests {
         let i = parse_frame(&f).unwrap();
         assert_eq!((i.src_host, i.dst_host), (1, 1));
         assert_eq!(host_index([10, 0, 0, 3]), 0);
-    }
-
-    #[test]
-    fn histogram_quantiles_are_bin_upper_edges_capped_at_the_maximum() {
-        let mut h = Hist::new(100);
-        assert_eq!(h.quantile_ns(0.5), 0);
-        for us in 1..=99u64 {
-            h.add(us * 1000 - 500); // 0.5, 1.5, ... 98.5 µs
-        }
-        assert_eq!(h.quantile_ns(0.5), 50_000);
-        assert_eq!(h.quantile_ns(0.98), 98_000);
-        assert_eq!(h.quantile_ns(1.0), 98_500);
-        // Beyond the last bin: counted there, the maximum kept exactly.
-        h.add(5_000_000);
-        assert_eq!(h.quantile_ns(1.0), 5_000_000);
-        assert_eq!(h.max, 5_000_000);
-        assert_eq!(h.n, 100);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use crate::bottleneck::{ser_ns, Bottleneck};
 use crate::metrics::{
     quantile, quantile_by, CbrSummary, CbrTrace, ClassTrace, Meter, PhaseSummary, QueueSummary,
-    Summary, TcpSummary, Traces, TrialResult,
+    Summary, TcpSummary, Timing, Traces, TrialResult,
 };
 use crate::quality;
 use crate::scenario::Scenario;
@@ -324,13 +324,49 @@ pub fn class_trace(sc: &Scenario, meters: [&Meter; 2], tr: &mut ClassTrace) {
 }
 
 /// What the testbed's router reports at the end of a run: its two directions'
-/// counters and the per-phase figures, computed by the functions above.
+/// counters and the per-phase figures, computed by the functions above, and its own
+/// timing (absent from reports of routers before it).
 #[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RouterReport {
     pub down: QueueSummary,
     pub up: QueueSummary,
     pub phases: Vec<PhaseSummary>,
+    #[serde(default)]
+    pub timing: Option<RouterTiming>,
+}
+
+/// The testbed's accuracy target (README, "Emulation testbed"): the router puts 99 % of
+/// frames on the wire within this of the release time the model gave them. Beyond it a
+/// trial's delays are partly the router's own lateness, and the trial is flagged `late`.
+pub const RELEASE_ERROR_TARGET_NS: Nanos = 500_000;
+
+/// The router's timing from the run's origin to its end, both directions together:
+/// the release error (when a frame was handed to the kernel minus its release time in
+/// the model) and the router thread's context switches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouterTiming {
+    pub frames: u64,
+    pub release_error_p50_ns: Nanos,
+    pub release_error_p99_ns: Nanos,
+    pub release_error_max_ns: Nanos,
+    pub preemptions: u64,
+    pub voluntary_switches: u64,
+}
+
+/// The trial's timing fields from the router's: seconds, and `late` against
+/// [`RELEASE_ERROR_TARGET_NS`].
+pub fn timing(t: &RouterTiming) -> Timing {
+    let s = |ns: Nanos| Some(ns as f64 / 1e9);
+    Timing {
+        release_error_p50_s: s(t.release_error_p50_ns),
+        release_error_p99_s: s(t.release_error_p99_ns),
+        release_error_max_s: s(t.release_error_max_ns),
+        router_preemptions: Some(t.preemptions),
+        router_voluntary_switches: Some(t.voluntary_switches),
+        late: Some((t.release_error_p99_ns > RELEASE_ERROR_TARGET_NS) as u8),
+    }
 }
 
 /// The testbed's trial result, in the simulator's schema: every metric from the
@@ -372,6 +408,7 @@ pub fn testbed_result(
         down: QueueSummary::default(),
         up: QueueSummary::default(),
         phases: Vec::new(),
+        timing: None,
     });
     let summary = Summary {
         mode: "emulation",
@@ -389,10 +426,77 @@ pub fn testbed_result(
             up: router.up,
         },
         phases: router.phases,
+        timing: router.timing.as_ref().map(timing).unwrap_or_default(),
     };
     Ok(TrialResult {
         summary,
         traces,
         wall_s: 0.0,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(timing: &str) -> RouterReport {
+        let q = r#"{"arrivals": 0, "delivered": 0, "drops": 0, "ce_marks": 0, "wire_losses": 0,
+                    "in_flight": 0, "max_bytes": 0, "max_packets": 0}"#;
+        let js = format!(r#"{{"down": {q}, "up": {q}, "phases": []{timing}}}"#);
+        serde_json::from_str(&js).unwrap()
+    }
+
+    fn scenario() -> Scenario {
+        Scenario::from_json(
+            r#"{"seed": 1, "duration_ns": 2000000000, "warmup_ns": 0,
+                "down": {"rate_bps": 1000000, "queue": {"rule": "ps", "limit": 10}},
+                "up": {"rate_bps": 1000000, "queue": {"rule": "ps", "limit": 10}}}"#,
+        )
+        .unwrap()
+    }
+
+    /// The router's figures become the trial's, in seconds; `late` is strictly beyond
+    /// the target: 0.5 ms at p99 is on time, 1 ns more is late.
+    #[test]
+    fn a_trial_is_late_when_its_release_error_p99_passes_the_target() {
+        let t = RouterTiming {
+            frames: 3010,
+            release_error_p50_ns: 3_000,
+            release_error_p99_ns: 500_000,
+            release_error_max_ns: 13_350_571,
+            preemptions: 28,
+            voluntary_switches: 4857,
+        };
+        let s = timing(&t);
+        assert_eq!(s.release_error_p50_s, Some(0.000_003));
+        assert_eq!(s.release_error_p99_s, Some(0.000_5));
+        assert_eq!(s.release_error_max_s, Some(0.013_350_571));
+        assert_eq!(
+            (s.router_preemptions, s.router_voluntary_switches),
+            (Some(28), Some(4857))
+        );
+        assert_eq!(s.late, Some(0));
+        let t = RouterTiming {
+            release_error_p99_ns: 500_001,
+            ..t
+        };
+        assert_eq!(timing(&t).late, Some(1));
+    }
+
+    /// A report with the router's timing flags the testbed trial; one from a router
+    /// before it (no `timing`) still reads, and the trial's timing fields are empty.
+    #[test]
+    fn the_testbed_summary_carries_the_routers_timing() {
+        let sc = scenario();
+        let late = r#", "timing": {"frames": 10, "release_error_p50_ns": 2000,
+            "release_error_p99_ns": 7800000, "release_error_max_ns": 20000000,
+            "preemptions": 2245, "voluntary_switches": 9}"#;
+        let r = testbed_result(&sc, &[], &[], Some(report(late))).unwrap();
+        assert_eq!(r.summary.timing.late, Some(1));
+        assert_eq!(r.summary.timing.release_error_p99_s, Some(0.0078));
+        assert_eq!(r.summary.timing.router_preemptions, Some(2245));
+        let r = testbed_result(&sc, &[], &[], Some(report(""))).unwrap();
+        assert_eq!(r.summary.timing, Timing::default());
+        assert_eq!(r.summary.timing.late, None);
+    }
 }

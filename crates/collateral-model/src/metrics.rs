@@ -326,6 +326,27 @@ pub struct Summary {
     pub queues: Queues,
     /// Per phase, direction and class (see [`PhaseSummary`]).
     pub phases: Vec<PhaseSummary>,
+    /// The testbed's own timing, fields of the trial (all `None` in the simulator).
+    #[serde(flatten)]
+    pub timing: Timing,
+}
+
+/// How closely the testbed's router kept the model's clock during the trial: how late
+/// frames left against the release times the model gave them, and how often the router
+/// lost its CPU. A trial whose release error p99 exceeds the accuracy target
+/// ([`crate::measure::RELEASE_ERROR_TARGET_NS`]) is `late`: its delays hold the
+/// router's lateness as well as the queue's. `None` throughout in the simulator.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Timing {
+    pub release_error_p50_s: Option<f64>,
+    pub release_error_p99_s: Option<f64>,
+    pub release_error_max_s: Option<f64>,
+    /// Involuntary context switches of the router's thread (another task took its CPU).
+    pub router_preemptions: Option<u64>,
+    /// Voluntary ones (the router slept waiting for a frame or a release).
+    pub router_voluntary_switches: Option<u64>,
+    /// 1 when beyond the accuracy target, else 0.
+    pub late: Option<u8>,
 }
 
 /// The sum of the goodput of `tcp`'s flows that go `direction` ("down" or "up").

@@ -129,6 +129,42 @@ pub const TRIAL: &[Column] = &[
         "bit/s",
         "goodput of all upstream TCP flows together",
     ),
+    n(
+        "release_error_p50_s",
+        F64,
+        "s",
+        "testbed: how late the router put frames on the wire against the model's release time, median (none in the simulator)",
+    ),
+    n(
+        "release_error_p99_s",
+        F64,
+        "s",
+        "testbed: the same, 99th percentile (the accuracy target bounds it)",
+    ),
+    n(
+        "release_error_max_s",
+        F64,
+        "s",
+        "testbed: the same, maximum",
+    ),
+    n(
+        "router_preemptions",
+        U64,
+        "",
+        "testbed: times another task took the router's CPU (involuntary context switches)",
+    ),
+    n(
+        "router_voluntary_switches",
+        U64,
+        "",
+        "testbed: times the router slept waiting (voluntary context switches)",
+    ),
+    n(
+        "late",
+        U8,
+        "",
+        "testbed: 1 when release_error_p99_s is beyond the accuracy target (its delays hold the router's lateness), else 0",
+    ),
 ];
 
 pub const TCP: &[Column] = &[

@@ -681,6 +681,7 @@ impl Simulation {
                 up: q(&self.links[1]),
             },
             phases,
+            timing: Default::default(),
         };
         TrialResult {
             summary,

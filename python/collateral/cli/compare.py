@@ -16,7 +16,8 @@ def add_parser(sub: Any) -> None:
         help="simulation vs emulation of the same experiment, side by side",
         description="Match the trials of a simulated and an emulated results directory of "
         "the same experiment (same trial keys) and print goodput, CBR loss and delay side "
-        "by side with the differences; draw delay CDFs and windows when traces were kept.",
+        "by side with the differences; draw delay CDFs and windows when traces were kept. "
+        "A last line says whether the testbed kept real time (trials flagged late).",
     )
     c.add_argument("sim", metavar="SIM_DIR", help="results of 'collateral run'")
     c.add_argument("emu", metavar="EMU_DIR", help="results of 'collateral emulate FILE'")
@@ -26,6 +27,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
+    from ..emulate import store_line
     from ..plot.compare import WrongSide, compare_stores, fig_compare_stores
     from ..store import StoreError, open_store
 
@@ -50,6 +52,10 @@ def run(args: argparse.Namespace) -> int:
     if args.plot is not None:
         for p in fig_compare_stores(sim, emu, args.plot):
             print(f"wrote {p}")
+    # Last: whether the testbed kept real time (a late trial's delays are partly its own).
+    line = store_line(emu.summary(), rerun=f"collateral emulate FILE -o {args.emu} --rerun-late")
+    if line:
+        print(line)
     return 0
 
 

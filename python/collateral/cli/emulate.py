@@ -75,6 +75,12 @@ def add_parser(sub: Any) -> None:
     add_scenario_options(e, **(TESTBED_HELP | {"tcp_flows": flows, "uploads": uploads}))
     add_output_options(e, None)
     e.add_argument(
+        "--rerun-late",
+        action="store_true",
+        help="with an experiment file: also run again the stored trials flagged late (the"
+        " router missed the accuracy target), replacing them; the old ones go to quarantine/",
+    )
+    e.add_argument(
         "--keep",
         metavar="DIR",
         help="keep the raw endpoint and router logs in DIR",
@@ -84,6 +90,8 @@ def add_parser(sub: Any) -> None:
 def run_emulate(args: argparse.Namespace) -> int:
     if args.experiment:
         return emulate_experiment(args)
+    if args.rerun_late:
+        fail("--rerun-late: reruns an experiment's stored trials; give EXPERIMENT.toml")
     check_figure_args(args)
     if args.keep is not None:
         output_dir("--keep", args.keep, "logs/")
@@ -133,9 +141,15 @@ def check_emulation(a: argparse.Namespace) -> Scenario:
 
 
 def emulate_experiment(args: argparse.Namespace) -> int:
-    from ..emulate import EmulationError, check_ready, check_testbed, emulate_experiment
+    from ..emulate import (
+        EmulationError,
+        check_ready,
+        check_testbed,
+        emulate_experiment,
+        store_line,
+    )
     from ..experiment import ExperimentError, load_experiment
-    from ..store import StoreError
+    from ..store import StoreError, open_store
 
     if args.out is not None:
         output_dir("--out", args.out, "results/NAME-emu")
@@ -161,12 +175,19 @@ def emulate_experiment(args: argparse.Namespace) -> int:
     def progress(n: int, total: int, trial: Any) -> None:
         print(f"  trial {n}/{total} done ({trial.key})", file=sys.stderr)
 
+    def notify(line: str) -> None:
+        print(f"  {line}", file=sys.stderr)
+
     try:
-        ran, total = emulate_experiment(exp, out, progress)
+        ran, total = emulate_experiment(exp, out, progress, args.rerun_late, notify)
     except (EmulationError, StoreError) as e:
         fail(f"emulate: {e}")
     except KeyboardInterrupt:
         print("collateral: interrupted; finished trials are kept, rerun to resume", file=sys.stderr)
         return 130
     print(f"{ran} trials emulated ({total} in the experiment); results in {out}")
+    again = f"collateral emulate {args.experiment} -o {out} --rerun-late"
+    line = store_line(open_store(out).summary(), rerun=again)
+    if line:
+        print(line)
     return 0

@@ -174,7 +174,14 @@ def run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) ->
         print(result.to_json())
     else:
         console().print(result.table())
-    return plot_run(result, args, window)
+    rc = plot_run(result, args, window)
+    if emulated:  # whether the testbed kept real time, last (stderr beside JSON)
+        from ..emulate import trial_line
+
+        line = trial_line(result.summary)
+        if line:
+            print(line, file=sys.stderr if args.json else sys.stdout)
+    return rc
 
 
 def plot_run(result: Any, args: argparse.Namespace, window: float, note: str = "") -> int:

@@ -20,7 +20,8 @@ Where each part lives: :mod:`.checks` (what the testbed can run), :mod:`.namespa
 a killed run), :mod:`.reaper` (the process that removes it when its run dies),
 :mod:`.testbed` (one run's namespaces, veths and processes), :mod:`.endpoints` (the
 ``collateral-emu`` processes), :mod:`.logs` (their logs read back into a Result),
-:mod:`.run` (:func:`emulate`, :func:`emulate_experiment`).
+:mod:`.timing` (whether the router kept real time: the one line a trial or a store
+gets), :mod:`.run` (:func:`emulate`, :func:`emulate_experiment`).
 
 Its names are imported on first use, so that :mod:`.reaper` starts without the rest
 (numpy, pydantic).
@@ -73,6 +74,7 @@ if TYPE_CHECKING:
     from .registry import REGISTRY, TMP_PREFIX, cleanup_leftovers
     from .run import emulate, emulate_experiment
     from .testbed import Proc, Testbed
+    from .timing import RELEASE_ERROR_TARGET_S, late_keys, store_line, trial_line
 
 __all__ = [
     "DROPPED_IN_QUEUE",
@@ -93,6 +95,7 @@ __all__ = [
     "NS_RE",
     "PREFIX",
     "REGISTRY",
+    "RELEASE_ERROR_TARGET_S",
     "RIGHT_C",
     "RIGHT_D",
     "ROUTER_LOG_COLUMNS",
@@ -114,9 +117,12 @@ __all__ = [
     "find_emulator",
     "hosts",
     "kernel_congestion_controls",
+    "late_keys",
     "read_csv",
     "start_endpoints",
+    "store_line",
     "testbed_namespaces",
+    "trial_line",
 ]
 
 #: Where each public name lives.
@@ -163,6 +169,10 @@ _HOMES = {
     "emulate_experiment": "run",
     "Proc": "testbed",
     "Testbed": "testbed",
+    "RELEASE_ERROR_TARGET_S": "timing",
+    "late_keys": "timing",
+    "store_line": "timing",
+    "trial_line": "timing",
 }
 
 

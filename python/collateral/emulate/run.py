@@ -99,13 +99,20 @@ def emulate_experiment(
     experiment: Any,
     store_path: str | Path,
     progress: Any = None,
+    rerun_late: bool = False,
+    notify: Any = None,
 ) -> tuple[int, int]:
     """Runs an experiment's trials on the testbed, one after the other in real time, into
     a results store with the simulator's schema (plus ``mode = "emulation"``). Trials
-    already stored are skipped, so an interrupted run resumes. Returns (run, total)."""
+    already stored are skipped, so an interrupted run resumes; with ``rerun_late``, the
+    stored trials flagged late (the router missed real time) are run again, each one's
+    old part moved to ``quarantine/`` as its new result is written. ``progress(n, total,
+    trial)`` after each trial; ``notify(line)`` with a line for each trial that is late.
+    Returns (run, total)."""
     from .. import _native
     from ..runner import code_version, summary_columns
     from ..store import Store, rows_to_table
+    from .timing import late_keys, trial_line
 
     for p in experiment.points:  # every point runnable here, before anything is created
         check_ready(p.scenario)
@@ -114,8 +121,9 @@ def emulate_experiment(
     try:
         st.repair()  # damaged parts to quarantine/, their trials run again (as `run` does)
         done = st.done_keys(refresh=True)
+        late = set(late_keys(st.summary())) if rerun_late and done else set()
         trials = experiment.trials()
-        todo = [t for t in trials if t.key not in done]
+        todo = [t for t in trials if t.key not in done or t.key in late]
         cv = code_version()
         for n, t in enumerate(todo, 1):
             r = emulate(t.scenario())
@@ -130,7 +138,11 @@ def emulate_experiment(
                 "model_version": _native.version(),
                 "code_version": cv,
             }
+            if t.key in late:  # the late result goes, the new one takes its place
+                st.set_aside({t.key}, "late: release error beyond the target; run again")
             st.write_part(rows_to_table([row]))
+            if notify and r.summary.get("late"):
+                notify(f"trial {t.key}: {trial_line(r.summary)}")
             if progress:
                 progress(n, len(todo), t)
         st.write_views_sql()

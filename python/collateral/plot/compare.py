@@ -88,10 +88,17 @@ def compare_stores(sim: Any, emu: Any) -> list[dict[str, Any]]:
 
 def fig_compare_stores(sim: Any, emu: Any, path: str | Path) -> list[Path]:
     """Per-trial points (simulation vs emulation) of each metric, on the diagonal when
-    they agree; and the downstream delay CDFs when both kept the ``cbr`` trace."""
+    they agree, the trials the testbed flagged late as crosses; and the downstream delay
+    CDFs when both kept the ``cbr`` trace."""
     s, e = sim.summary().set_index("key"), emu.summary().set_index("key")
     common = sorted(set(s.index) & set(e.index))
     path = check_figure_path(path)
+    flags = e.loc[common, "late"] if "late" in e else None
+    late = (
+        np.asarray(flags.fillna(0).astype(int) == 1)
+        if flags is not None
+        else np.zeros(len(common), bool)
+    )
     with plt.rc_context(STYLE):
         fig, axes = plt.subplots(
             1, len(_COLUMNS), figsize=(4 * len(_COLUMNS), 4.2), layout="constrained"
@@ -99,12 +106,16 @@ def fig_compare_stores(sim: Any, emu: Any, path: str | Path) -> list[Path]:
         for ax, (label, unit, col, scale) in zip(axes, _COLUMNS, strict=False):
             x = s.loc[common, col].astype(float) * scale
             y = e.loc[common, col].astype(float) * scale
-            ax.scatter(x, y, s=18)
+            ax.scatter(x[~late], y[~late], s=18)
+            if late.any():  # the router missed real time: not the model's delays alone
+                ax.scatter(x[late], y[late], s=30, marker="x", color="C3", label="testbed late")
+                ax.legend(loc="upper left")
             lo = float(np.nanmin([x.min(), y.min(), 0]))
             hi = float(np.nanmax([x.max(), y.max()])) * 1.05 or 1.0
             ax.plot([lo, hi], [lo, hi], color="k", lw=0.8, ls=":")
             ax.set_xlabel(f"simulation ({unit})")
             ax.set_ylabel(f"emulation ({unit})")
             ax.set_title(label)
-        fig.suptitle(f"Simulation vs emulation, {len(common)} matched trials")
+        flagged = f", {int(late.sum())} late on the testbed (×)" if late.any() else ""
+        fig.suptitle(f"Simulation vs emulation, {len(common)} matched trials{flagged}")
         return save(fig, path)

@@ -7,6 +7,7 @@ import weakref
 from typing import Any
 
 from ..display import decimals, fmt_fixed, is_null
+from ..emulate.timing import store_line
 from .tables import Cell, Table, sort_key
 
 #: Summary columns the report never shows: each trial's whole scenario and phases as
@@ -57,10 +58,13 @@ def sim_vs_emu(stores: list[Any]) -> Table | None:
         )
         name = st.meta().get("experiment", st.path.name).removesuffix("-emu")
         by_name.setdefault(name, {})[mode] = df
-    rows = []
+    rows, timing = [], []
     for name, modes in by_name.items():
         if len(modes) < 2:
             continue
+        line = store_line(modes["emulation"])
+        if line and "LATE" in line:
+            timing.append(f"{name}: {line}.")
         for col, label, unit, scale in _SIM_EMU:
             if col not in modes["simulation"] or col not in modes["emulation"]:
                 continue
@@ -86,4 +90,5 @@ def sim_vs_emu(stores: list[Any]) -> Table | None:
         ("emulation", ""),
         ("difference", "(emulation − simulation) / simulation"),
     ]
-    return Table(cols, [False, False, True, True, True], rows, "Medians over all trials.")
+    note = " ".join(["Medians over all trials.", *timing])
+    return Table(cols, [False, False, True, True, True], rows, note)

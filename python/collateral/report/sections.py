@@ -8,6 +8,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..emulate.timing import store_line
 from .figures import FigureView, figures, own_figure
 from .key_numbers import key_numbers
 from .tables import Table
@@ -76,6 +77,9 @@ def section(store: Any, taken: set[str]) -> Section:
         tpp = "no trials"
     figs = figures(store, base, quick, tpp, description)
     notes = []
+    timing = store_line(df) if n else None  # did the testbed keep real time?
+    if timing:
+        notes.append(timing + ".")
     if not figs and n:
         own = own_figure(store, df, description)
         if own is not None:

@@ -46,6 +46,20 @@ class Repairs:
         self._keys = None
         return problems
 
+    def set_aside(self, keys: set[str], reason: str) -> set[str]:
+        """Moves to ``quarantine/`` (never deletes) each part that holds only trials of
+        ``keys``, so that a writer may run those trials again (the testbed's rerun of
+        trials it flagged late). Returns the keys set aside; a trial sharing a part
+        with others stays."""
+        out: set[str] = set()
+        with self._commit_lock():
+            for p in self._usable()[0]:
+                held = set(p.keys or ())
+                if held and held <= keys and self._quarantine(p.name, reason) is not None:
+                    out |= held
+        self._keys = None
+        return out
+
     def _quarantine(self, name: str, reason: str) -> Path | None:
         """Moves ``parts/NAME`` to ``quarantine/NAME`` (None: it is gone already)."""
         q = self.path / "quarantine"
