@@ -111,6 +111,10 @@ def validate_dist(dist_json: str) -> None:
     """Checks a distribution (``{"kind": "pareto", "scale": 1000, "shape": 1.2}``);
     raises ValueError saying what is wrong."""
 
+def delivery_trace(text: str) -> tuple[list[int], int]:
+    """A packet-delivery trace in Mahimahi's format (one millisecond per line): its
+    delivery times and mean rate in bit/s; ValueError names the line at fault."""
+
 def voip_quality(owd_s: float, loss: float) -> tuple[float, float]:
     """ITU-T G.107 (R, MOS) of a G.711 call with packet-loss concealment, mean one-way
     (mouth-to-ear) delay ``owd_s`` seconds and loss rate ``loss`` (a fraction)."""
