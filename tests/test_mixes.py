@@ -77,4 +77,6 @@ def test_versus_keeps_the_given_limit_or_refuses_it():
     assert codel["kind"] == "codel" and codel["limit"] == 60
     bad = _cli("simulate", "--queue", "256kB", "--versus", "dualpi2")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
-    assert "--versus: 'dualpi2': dualpi2's limit counts packets, --queue 256kB does not" in bad.stderr
+    assert (
+        "--versus: 'dualpi2': dualpi2's limit counts packets, --queue 256kB does not" in bad.stderr
+    )

@@ -86,3 +86,20 @@ def test_cli_writes_a_trace_and_simulates_on_it(tmp_path):
     bad = _cli("simulate", "--down-trace", str(tmp_path / "bad.trace"), "--up", "1Mbit")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
     assert "error: --down-trace: " in bad.stderr and 'line 2: "x"' in bad.stderr
+
+
+def test_burst_loss_on_the_wire_is_gilbert_elliott():
+    # Gilbert's model, p = 0.02, r = 0.5: 0.02 / 0.52 = 3.85 % of a CBR flow's packets lost
+    # on the wire in bursts of 2 on average (the core's unit tests check 10^6 packets).
+    sc = Scenario(
+        link="adsl2", rtt="20ms", duration="200s", warmup="1s", tcp=[],
+        down={"burst_loss": {"p": 0.02, "r": 0.5}},
+        cbr=[{"direction": "down", "size": 100, "interval": "2ms", "jitter": 0}],
+    )  # fmt: skip
+    s = _native.simulate_many([sc.to_native_json()], 0)[0]["summary"]
+    q = s["queues"]["down"]
+    assert q["drops"] == 0 and q["wire_losses"] > 0
+    share = q["wire_losses"] / q["arrivals"]
+    assert abs(share / (0.02 / 0.52) - 1) < 0.05, share  # 10^5 packets: ~1.5 % std. error
+    with pytest.raises(ValueError, match="p"):
+        Scenario(down={"burst_loss": {"p": 0, "r": 0.5}}, link="adsl1")

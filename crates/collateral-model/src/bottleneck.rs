@@ -12,10 +12,10 @@
 use std::collections::VecDeque;
 
 use collateral_queue::{AnyQueue, Discipline, DropTail, Ecn, Framing, Nanos, Packet};
-use rand::RngExt;
 use rand_pcg::Pcg64Mcg;
 
 use crate::clock::{RateClock, TraceClock};
+use crate::loss::WireLoss;
 use crate::metrics::Meter;
 use crate::rng;
 use crate::scenario::Scenario;
@@ -278,8 +278,8 @@ pub struct Bottleneck {
     pub framing: Framing,
     pub queue: AnyQueue,
     pub delay: DelayLine,
-    /// Probability that a packet is lost on the wire after serialisation (tests).
-    loss_rate: f64,
+    /// Loss on the wire after serialisation: independent or in bursts.
+    loss: WireLoss,
     rng: Pcg64Mcg,
     /// The packet in transmission, when `busy`. Not an `Option<Packet>`: one of those
     /// is copied around its niche byte in pieces (see `DelayLine::take`).
@@ -333,7 +333,7 @@ impl Bottleneck {
             framing: l.framing,
             queue,
             delay: DelayLine::new(sc.rtt_ns / 2, egress),
-            loss_rate: l.loss_rate,
+            loss: WireLoss::new(l.loss_rate, l.burst_loss),
             rng: rng::stream(sc.seed, rng::LINK_STREAMS[k]),
             in_tx: Packet::new(collateral_queue::PacketKind::Data, 0, 0, 0, 0),
             busy: false,
@@ -355,7 +355,7 @@ impl Bottleneck {
     /// router, which logs the occupancy at every departure, does not.
     pub fn fix_departures_at_arrival(&mut self) {
         if let AnyQueue::DropTail(q) = &self.queue {
-            let plain = self.loss_rate == 0.0 && self.trace.is_none() && self.clock.is_constant();
+            let plain = self.loss.is_none() && self.trace.is_none() && self.clock.is_constant();
             if plain && self.stats.arrivals == 0 {
                 self.fifo = Some(FifoClock {
                     rule: q.clone(),
@@ -527,7 +527,7 @@ impl Bottleneck {
         // Sources never send CE and each direction has one queue: a CE packet leaving
         // was marked here.
         self.stats.ce_marks += (pkt.ecn() == Ecn::Ce) as u64;
-        if self.loss_rate > 0.0 && self.rng.random::<f64>() < self.loss_rate {
+        if self.loss.lose(&mut self.rng) {
             self.stats.wire_losses += 1;
             self.dropped.push((now, pkt, true));
         } else {

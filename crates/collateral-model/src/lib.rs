@@ -17,6 +17,7 @@ pub mod clock;
 pub mod dist;
 pub mod error;
 pub mod limits;
+pub mod loss;
 pub mod measure;
 pub mod metrics;
 pub mod quality;

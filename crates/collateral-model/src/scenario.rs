@@ -185,6 +185,9 @@ pub struct LinkConfig {
     /// Random loss on the wire after the queue (for tests of TCP's recovery).
     #[serde(default)]
     pub loss_rate: f64,
+    /// Burst loss on the wire instead (Gilbert–Elliott).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_loss: Option<crate::loss::GilbertElliott>,
     /// Link-layer overhead and ATM cells on the wire (off by default).
     #[serde(default)]
     pub framing: Framing,
@@ -403,6 +406,7 @@ impl Scenario {
             trace: None,
             queue: QueueConfig::drop_tail(FullRule::Ps, 100).into(),
             loss_rate: 0.0,
+            burst_loss: None,
             framing: Framing::default(),
         };
         ScenarioBuilder {
@@ -473,6 +477,14 @@ impl Scenario {
                 .map_err(|e| format!("{name}.queue: {e}"))?;
             if !(0.0..1.0).contains(&l.loss_rate) {
                 return Err(format!("{name}.loss_rate: must be in [0, 1)"));
+            }
+            if let Some(b) = &l.burst_loss {
+                b.validate().map_err(|e| format!("{name}.burst_loss.{e}"))?;
+                if l.loss_rate > 0.0 {
+                    return Err(format!(
+                        "{name}.burst_loss: give either loss_rate or burst_loss, not both"
+                    ));
+                }
             }
         }
         for (i, t) in self.tcp.iter().enumerate() {

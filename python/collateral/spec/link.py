@@ -21,6 +21,7 @@ from ..display import short
 from ..units import QueueLimit, fmt_size, parse_duration, parse_rate, parse_size
 from .keypath import PathError
 from .trace import TraceSpec
+from .wire import BurstLossSpec
 from .types import AqmKind, Limit, Model, OptionalRate, PacketSize, Rule
 from .vocabulary import RULES
 
@@ -168,6 +169,8 @@ class LinkSpec(Model):
     #: Delivery opportunities instead of a constant rate (Mahimahi's trace format); the
     #: rate is then the trace's mean, what the queue discipline is told.
     trace: TraceSpec | None = None
+    #: Loss in bursts on the wire (Gilbert–Elliott) instead of ``loss_rate``.
+    burst_loss: BurstLossSpec | None = None
 
     def to_native(self) -> dict[str, Any]:
         out = {"rate_bps": self.rate, "queue": self.queue.to_native(), "loss_rate": self.loss_rate}
@@ -175,4 +178,6 @@ class LinkSpec(Model):
             out["framing"] = self.framing.to_native()
         if self.trace is not None:
             out["trace"] = self.trace.to_native()
+        if self.burst_loss is not None:
+            out["burst_loss"] = self.burst_loss.to_native()
         return out
