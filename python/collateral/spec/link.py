@@ -21,9 +21,9 @@ from ..display import short
 from ..units import QueueLimit, fmt_size, parse_duration, parse_rate, parse_size
 from .keypath import PathError
 from .trace import TraceSpec
-from .wire import BurstLossSpec
 from .types import AqmKind, Limit, Model, OptionalRate, PacketSize, Rule
 from .vocabulary import RULES
+from .wire import BurstLossSpec
 
 
 class QueueSpec(Model):
