@@ -125,7 +125,9 @@ def run(args: argparse.Namespace) -> int:
         missing = [o for o in ("x", "y") if not getattr(args, o)]
         if missing:
             s = suggest(args.directory)
-            eg = f" e.g. --x {s['x']} --y {s['y']}" + (f" --hue {s['hue']}" if s["hue"] else "")
+            eg = f" e.g. --x {s['x']} --y {s['y']}" + "".join(
+                f" --{o} {s[o]}" for o in ("hue", "facet") if s[o]
+            )
             if not s["x"]:
                 eg = " nothing is swept in this store, so any key gives one point;"
             fail(f"--{missing[0]}: required;{eg if s['y'] else ''} (--list shows all)")
