@@ -72,6 +72,17 @@ def test_an_amount_is_read_from_zero(aqm_mix):
     assert page.layout.yaxis.rangemode == "tozero"
 
 
+def test_a_zoomed_amount_is_marked_as_cut(aqm_mix):
+    every = np.concatenate(list(_rows(aqm_mix, "tcp0_goodput_bps / 1e6").values()))
+    fig = storeplot.figure(aqm_mix, "queue.limit", "goodput_mbps", hue="queue.kind", zoom=True)
+    ax = fig.axes[0]
+    lo, hi = ax.get_ylim()
+    assert 0.0 < lo <= every.min() and every.max() <= hi
+    strokes = [ln for ln in ax.lines if ln.get_transform() == ax.transAxes]
+    assert len(strokes) == 3  # two slanted strokes and the gap in the spine
+    assert "y axis cut (not from 0)" in " ".join(fig._suptitle.get_text().split())
+
+
 def test_every_point_of_the_sweep_is_drawn(aqm_mix):
     truth = _rows(aqm_mix, "cbr0_delay_p95_s * 1e3")
     assert len(truth) == 4  # 2 drop-tail limits, CoDel and FQ-CoDel without one

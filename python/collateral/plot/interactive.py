@@ -30,12 +30,13 @@ def plotly_figure(
     interval: Interval = "bootstrap",
     where: Sequence[str] | Mapping[str, Any] | None = None,
     title: str | None = None,
+    zoom: bool = False,
 ) -> go.Figure:
     """The interactive form of :func:`figure`: a plotly figure whose hover shows each
     point's value, interval and trial count."""
     data = load_data(store_dir)
     tab, meta = build_table(data, x, y, hue, facet, stat, interval, where)
-    return draw_plotly(tab, meta, title)
+    return draw_plotly(tab, {**meta, "zoom": zoom}, title)
 
 
 def draw_plotly(tab: pd.DataFrame, meta: Mapping[str, Any], title: str | None) -> go.Figure:
@@ -65,13 +66,9 @@ def draw_plotly(tab: pd.DataFrame, meta: Mapping[str, Any], title: str | None) -
             if px.numeric:  # points without an x: a dashed level across the axis
                 off, s = s[s["x"].isna()], s[s["x"].notna()]
                 for _, r in off.iterrows():
-                    fig.add_trace(
-                        _level(
-                            go, r, xs, name, color, i == 0 and ph is not None and s.empty, px.name
-                        ),
-                        row=i // ncol + 1,
-                        col=i % ncol + 1,
-                    )
+                    legend = i == 0 and ph is not None and s.empty
+                    for trace in _level(go, r, xs, name, color, legend, px.name):
+                        fig.add_trace(trace, row=i // ncol + 1, col=i % ncol + 1)
             if s.empty:
                 continue
             pos = {v: k for k, v in enumerate(xs)}
@@ -143,17 +140,31 @@ def draw_plotly(tab: pd.DataFrame, meta: Mapping[str, Any], title: str | None) -
                 col=c,
             )
         fig.update_yaxes(title_text=m.axis_label if c == 1 else None, row=r, col=c)
-        if from_zero(tab):  # amounts are read against 0
+        if from_zero(tab) and not meta.get("zoom"):  # amounts are read against 0
             fig.update_yaxes(rangemode="tozero", row=r, col=c)
     return fig
 
 
-def _level(go: Any, r: Any, xs: list[Any], name: str, color: str, legend: bool, xname: str) -> Any:
-    """A point without an x value: its median as a dashed line across the sampled x."""
-    lo, hi = (xs[0], xs[-1]) if xs else (0.0, 1.0)
+def _level(
+    go: Any, r: Any, xs: list[Any], name: str, color: str, legend: bool, xname: str
+) -> list[Any]:
+    """A point without an x value: its median as a dashed line across the sampled x,
+    its interval a shaded band behind it."""
+    a, b = (xs[0], xs[-1]) if xs else (0.0, 1.0)
     text = f"{name}: no {xname}<br>median {r['value']:.4g}, {r['lo']:.4g} to {r['hi']:.4g}"
-    return go.Scatter(
-        x=[lo, hi],
+    band = go.Scatter(
+        x=[a, b, b, a],
+        y=[r["lo"], r["lo"], r["hi"], r["hi"]],
+        fill="toself",
+        fillcolor=color,
+        opacity=0.15,
+        mode="none",
+        legendgroup=name,
+        showlegend=False,
+        hoverinfo="skip",
+    )
+    line = go.Scatter(
+        x=[a, b],
         y=[r["value"], r["value"]],
         mode="lines",
         name=name,
@@ -162,6 +173,7 @@ def _level(go: Any, r: Any, xs: list[Any], name: str, color: str, legend: bool, 
         line={"color": color, "width": 1.6, "dash": "dash"},
         hovertemplate=f"{text}<br>trials: {int(r['n'])}<extra></extra>",
     )
+    return [band, line]
 
 
 _PALETTE = [

@@ -24,6 +24,8 @@ def caption(meta: Mapping[str, Any], tab: pd.DataFrame) -> str:
     off = unplaced_text(meta)
     if off:
         text += f"; {off}"
+    if meta.get("zoom"):
+        text += "; y axis cut (not from 0)"
     return text
 
 

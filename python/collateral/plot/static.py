@@ -12,7 +12,7 @@ import numpy as np
 
 from ..display import fmt_tick
 from .aggregate import Interval, Stat, build_table, eq, from_zero
-from .draw import floor_at_zero
+from .draw import floor_at_zero, mark_cut
 from .labels import caption, caption_text, title_head, where_text
 from .sweep import load_data
 
@@ -34,12 +34,14 @@ def figure(
     interval: Interval = "bootstrap",
     where: Sequence[str] | Mapping[str, Any] | None = None,
     title: str | None = None,
+    zoom: bool = False,
 ) -> matplotlib.figure.Figure:
     """A matplotlib figure of ``y`` against ``x`` (see :mod:`collateral.plot`); the
-    plotted numbers are in ``fig.collateral_table`` (:func:`table`'s frame)."""
+    plotted numbers are in ``fig.collateral_table`` (:func:`table`'s frame). An amount
+    is drawn from 0; with ``zoom``, its axis fits the data and is marked as cut."""
     data = load_data(store_dir)
     tab, meta = build_table(data, x, y, hue, facet, stat, interval, where)
-    return draw_mpl(tab, meta, title)
+    return draw_mpl(tab, {**meta, "zoom": zoom}, title)
 
 
 def draw_mpl(
@@ -125,10 +127,11 @@ def draw_mpl(
                 ax.set_ylabel(m.axis_label)
         for k in range(len(facets), nrow * ncol):
             axes[k // ncol][k % ncol].set_visible(False)
-        if from_zero(tab):  # amounts, rates, delays: read from 0, never a cut axis
+        if from_zero(tab):  # amounts, rates, delays: read from 0, or the cut marked
             top = np.nanmax(tab[["value", "hi"]].to_numpy(float)) * 1.05
+            cut = meta.get("zoom") and axes[0][0].get_ylim()[0] > 0
             for ax in axes.flat[: len(facets)]:
-                floor_at_zero(ax, top if top > 0 else None)
+                mark_cut(ax) if cut else floor_at_zero(ax, top if top > 0 else None)
         if ph is not None:
             handles, labels = axes[0][0].get_legend_handles_labels()
             seen = dict(zip(labels, handles, strict=True))

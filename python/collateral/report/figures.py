@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..display import Unit, column_unit
+from ..display import Unit, column_unit, is_null
 from .embed import Embedded, embed_figure
 from .parameters import param_label, parameters
 from .tables import Table, markdown_table
@@ -186,6 +186,8 @@ def _fallback_figure(df: Any, notes: list[str]) -> Any:
     import matplotlib.pyplot as plt
     import pandas as pd
 
+    from ..plot.measure import column_name
+    from ..plot.param import kind_name
     from ..plot.style import STYLE
 
     y = next(
@@ -220,7 +222,11 @@ def _fallback_figure(df: Any, notes: list[str]) -> Any:
             vals = pd.to_numeric(part[y], errors="coerce") * yu.scale
             g = vals.groupby(xs)
             med, lo, hi = g.median(), g.min(), g.max()
+            if med.empty:  # no trial of this line has an x (said in the notes)
+                continue
             pos = med.index if (x in numeric or x is None) else range(len(med))
+            if hue and hue.endswith("queue_kind"):
+                h = kind_name(None if is_null(h) else h)
             label = str(h) if hue else None
             ax.errorbar(
                 pos,
@@ -241,7 +247,7 @@ def _fallback_figure(df: Any, notes: list[str]) -> Any:
             ax.set_xlabel(param_label(x) + (f" ({xu.name})" if xu.name else ""))
         else:
             ax.set_xlabel("trial")
-        ax.set_ylabel(param_label(y) + (f" ({yu.name})" if yu.name else ""))
+        ax.set_ylabel(yu.label(column_name(y)))
         if hue:
             ax.legend(fontsize=10, title=param_label(hue))
         ax.set_ylim(bottom=0)
