@@ -14,6 +14,7 @@ from matplotlib.container import ErrorbarContainer
 from collateral import plot as storeplot
 from collateral import schema
 from collateral.experiment import load_experiment
+from collateral.report.figures import own_figure
 from collateral.runner import run_experiment
 from collateral.store import Store
 
@@ -116,8 +117,6 @@ def test_axis_labels_are_the_schemas_names_and_units(aqm_mix):
 
 
 def test_the_reports_figure_says_what_it_draws(aqm_mix):
-    from collateral.report.figures import own_figure
-
     st = Store(aqm_mix)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -128,3 +127,36 @@ def test_the_reports_figure_says_what_it_draws(aqm_mix):
     assert view.title == (
         "VoIP delay p95 (ms) against down queue limit (kB), one line per down queue kind"
     )
+
+
+THREE_KEYS = """
+[experiment]
+name = "three-keys"
+trials = 1
+seed = 3
+
+[scenario]
+link = "adsl1"
+rtt = "50ms"
+duration = "1s"
+warmup = "200ms"
+tcp = [{ cc = "newreno", profile = "linux-6" }]
+cbr = [{ direction = "down" }]
+
+[sweep]
+"tcp.cc" = ["newreno", "cubic"]
+"queue.rule" = ["fb-strict", "fb-loose"]
+"queue.limit" = ["10kB", "20kB"]
+"""
+
+
+def test_a_third_swept_key_gets_a_panel_not_a_pooled_marker(tmp_path):
+    (tmp_path / "t.toml").write_text(textwrap.dedent(THREE_KEYS))
+    run_experiment(load_experiment(tmp_path / "t.toml"), tmp_path / "s", workers=1, progress=False)
+    got = storeplot.suggest(tmp_path / "s")
+    assert (got["x"], got["hue"], got["facet"]) == ("queue.limit", "tcp.cc", "queue.rule")
+    st = Store(tmp_path / "s")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        view = own_figure(st, st.summary(), "")
+    assert "pool" not in view.caption and "a panel per queue rule" in view.caption
