@@ -113,7 +113,9 @@ def table(
 ) -> pd.DataFrame:
     """What :func:`figure` plots: a row per (facet, hue, x) with ``n`` (trials with a
     value), ``value`` (the median or mean), ``lo``, ``hi`` (the interval), in the
-    measure's unit. ``df.attrs`` holds the labels and what the points pool over."""
+    measure's unit; x is NaN for a point whose trials have no value of a numeric x (the
+    figures draw it as a level across the axis). ``df.attrs`` holds the labels and what
+    the points pool over."""
     return build_table(load_data(store_dir), x, y, hue, facet, stat, interval, where)[0]
 
 
