@@ -144,7 +144,7 @@ def test_medians_and_bootstrap_intervals_are_the_stores(store):
             want_lo, want_hi = _ci(ys)
             assert lo[i] == pytest.approx(want_lo, rel=1e-12)
             assert hi[i] == pytest.approx(want_hi, rel=1e-12)
-    assert fig.axes[0].get_xlabel() == "queue.limit (kB)"
+    assert fig.axes[0].get_xlabel() == "queue limit (kB)"
     assert fig.axes[0].get_ylabel() == "VoIP delay p95 (ms)"
     # Drop-tail's VoIP delay grows with the buffer; FQ-CoDel isolates the VoIP flow.
     dt, fq = series[0][2], series[1][2]
@@ -178,16 +178,16 @@ def test_categorical_x_keeps_the_sweep_order_and_facets_are_panels(store):
     assert labels == ["drop-tail", "FQ-CoDel"]
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in visible] == [
-        "down.queue.limit = 10 kB",
-        "down.queue.limit = 30 kB",
-        "down.queue.limit = 60 kB",
+        "down queue limit = 10 kB",
+        "down queue limit = 30 kB",
+        "down queue limit = 60 kB",
     ]
     assert visible[0].get_ylabel() == "VoIP loss (%)"
-    # Categories: markers only, no line joining them.
+    # Categories: markers only, no line joining them (the 0 line is level).
     assert all(
         not line.get_linestyle() or line.get_linestyle() == "None"
         for line in visible[0].lines
-        if len(line.get_xdata()) > 1
+        if len(line.get_xdata()) > 1 and len(set(line.get_ydata())) > 1
     )
 
 
@@ -272,6 +272,7 @@ def test_suggest_and_list(store, capsys):
         "x": "down.queue.limit",
         "y": "voip_p95_ms",
         "hue": "down.queue.kind",
+        "facet": None,
     }
     assert _cli(["plot", str(store), "--list"]) == 0
     out = capsys.readouterr().out

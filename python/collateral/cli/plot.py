@@ -53,6 +53,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="95%% bootstrap interval of the median, or the trials' min and max (default:"
         " bootstrap)",
     )
+    p.add_argument(
+        "--zoom",
+        action="store_true",
+        help="fit the y axis to the data, marked as cut, instead of drawing an amount from 0",
+    )
     p.add_argument("--title", metavar="TEXT", help="the figure's title")
     p.add_argument(
         "-o",
@@ -125,7 +130,9 @@ def run(args: argparse.Namespace) -> int:
         missing = [o for o in ("x", "y") if not getattr(args, o)]
         if missing:
             s = suggest(args.directory)
-            eg = f" e.g. --x {s['x']} --y {s['y']}" + (f" --hue {s['hue']}" if s["hue"] else "")
+            eg = f" e.g. --x {s['x']} --y {s['y']}" + "".join(
+                f" --{o} {s[o]}" for o in ("hue", "facet") if s[o]
+            )
             if not s["x"]:
                 eg = " nothing is swept in this store, so any key gives one point;"
             fail(f"--{missing[0]}: required;{eg if s['y'] else ''} (--list shows all)")
@@ -142,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
             tab, meta = build_table(
                 data, args.x, args.y, args.hue, args.facet, args.stat, args.interval, args.where
             )
+            meta = {**meta, "zoom": args.zoom}
         for w in caught:
             import sys
 

@@ -14,6 +14,16 @@ series lacks a value the others have (categorical x: markers only). Numeric x is
 categorical x keeps the sweep's order. Above :data:`.static.DENSE` x values the intervals are
 bands. :func:`table` gives the plotted numbers.
 
+Every point is drawn: one whose trials have no value of a numeric x (an AQM without a
+drop-tail limit, on a ``queue.limit`` axis) is a dashed level across the axis, its
+interval shaded, and the subtitle names it. An amount (no value below 0: goodput, delay,
+loss, counts) is drawn on an axis from 0, so a 0.3 % difference does not look like a
+collapse; ``zoom=True`` (``--zoom``) fits the axis to the data instead and marks it as
+cut (slanted strokes on the spine, "y axis cut" in the subtitle). Axes, legends and
+panels name keys in words (``down.queue.limit`` -> "down queue limit") and summary
+columns by the schema's field and owner (``tcp0_goodput_bps`` -> "goodput, TCP flow 0"),
+in :mod:`collateral.display`'s units.
+
 **Parameters** (``x``, ``hue``, ``facet``, ``where``) are named by their dotted sweep key
 as an experiment file writes it (``down.queue.limit``, ``queue.limit`` — the downstream
 queue unless only the upstream one varies —, ``tcp.cc`` — every flow's, when they

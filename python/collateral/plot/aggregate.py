@@ -13,7 +13,7 @@ import numpy as np
 
 from .errors import StorePlotError
 from .param import Param, codes
-from .sweep import PlotData, load_data, resolve_measure, resolve_param
+from .sweep import MAX_FACETS, MAX_HUES, PlotData, load_data, resolve_measure, resolve_param
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -27,9 +27,6 @@ N_RESAMPLES = 9_999
 MIN_RESAMPLES = 999
 _RESAMPLE_BUDGET = 2_000_000
 SEED = 20_150_815
-#: At most this many hue levels and facets (more is unreadable: use --where).
-MAX_HUES = 12
-MAX_FACETS = 24
 
 
 def n_resamples(points: int) -> int:
@@ -116,7 +113,9 @@ def table(
 ) -> pd.DataFrame:
     """What :func:`figure` plots: a row per (facet, hue, x) with ``n`` (trials with a
     value), ``value`` (the median or mean), ``lo``, ``hi`` (the interval), in the
-    measure's unit. ``df.attrs`` holds the labels and what the points pool over."""
+    measure's unit; x is NaN for a point whose trials have no value of a numeric x (the
+    figures draw it as a level across the axis). ``df.attrs`` holds the labels and what
+    the points pool over."""
     return build_table(load_data(store_dir), x, y, hue, facet, stat, interval, where)[0]
 
 
@@ -156,15 +155,10 @@ def build_table(
     frame = pd.DataFrame(
         {"x": column(px), "hue": column(ph), "facet": column(pf), "y": m.values(data.df)}
     )[mask.to_numpy()]
-    if px.numeric and frame["x"].isna().any():
-        if frame["x"].isna().all():
-            raise StorePlotError("--x", f"{px.key}: no trial has a value")
-        warnings.warn(
-            f"{int(frame['x'].isna().sum())} trials without a {px.key} are left out",
-            stacklevel=3,
-        )
-        mask &= pd.Series(px.values.notna().to_numpy(), index=mask.index)
-        frame = frame[frame["x"].notna()]
+    # Trials without an x (an AQM's points on a drop-tail limit axis) stay: their rows
+    # have x NaN, and the figures draw them as a level across the axis, not as nothing.
+    if px.numeric and frame["x"].isna().all():
+        raise StorePlotError("--x", f"{px.key}: no trial has a value")
     pooled = []
     fixed = [p for p in (px, ph, pf) if p is not None]
     for k in data.swept:
@@ -242,12 +236,14 @@ def build_table(
         "facets": fo,
         "name": data.name,
         "where": where,
+        "points": len(out),
+        "unplaced": unplaced(out),
     }
     out.attrs.update(
         x=px.label,
         y=m.axis_label,
-        hue=ph.key if ph else None,
-        facet=pf.key if pf else None,
+        hue=ph.label if ph else None,
+        facet=pf.label if pf else None,
         stat=stat,
         interval=interval,
         pooled=pooled,
@@ -260,6 +256,21 @@ def build_table(
             stacklevel=3,
         )
     return out, meta
+
+
+def from_zero(tab: pd.DataFrame) -> bool:
+    """No value or interval end below 0: the measure is an amount (goodput, delay, loss,
+    a count) read against 0, so its axis starts at 0 rather than at the data (a 0.3 %
+    difference drawn on a 48.0-48.2 axis looks like a collapse)."""
+    v = tab[["value", "lo", "hi"]].to_numpy(float)
+    v = v[np.isfinite(v)]
+    return bool(len(v)) and bool((v >= 0).all())
+
+
+def unplaced(tab: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a table whose trials have no x value (drawn across the axis)."""
+    x = tab["x"]
+    return tab[x.isna()] if x.dtype.kind == "f" else tab.iloc[:0]
 
 
 def _group_codes(frame: pd.DataFrame, cols: Sequence[str]) -> np.ndarray:

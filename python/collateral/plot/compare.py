@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..display import column_unit
 from .style import STYLE, check_figure_path, plt, save
 
 __all__ = ["WrongSide", "compare_stores", "fig_compare_stores"]
@@ -88,8 +89,8 @@ def compare_stores(sim: Any, emu: Any) -> list[dict[str, Any]]:
 
 def fig_compare_stores(sim: Any, emu: Any, path: str | Path) -> list[Path]:
     """Per-trial points (simulation vs emulation) of each metric, on the diagonal when
-    they agree, the trials the testbed flagged late as crosses; and the downstream delay
-    CDFs when both kept the ``cbr`` trace."""
+    they agree, the trials the testbed flagged late as crosses; both axes from 0, in the
+    schema's display units."""
     s, e = sim.summary().set_index("key"), emu.summary().set_index("key")
     common = sorted(set(s.index) & set(e.index))
     path = check_figure_path(path)
@@ -103,9 +104,10 @@ def fig_compare_stores(sim: Any, emu: Any, path: str | Path) -> list[Path]:
         fig, axes = plt.subplots(
             1, len(_COLUMNS), figsize=(4 * len(_COLUMNS), 4.2), layout="constrained"
         )
-        for ax, (label, unit, col, scale) in zip(axes, _COLUMNS, strict=False):
-            x = s.loc[common, col].astype(float) * scale
-            y = e.loc[common, col].astype(float) * scale
+        for ax, (label, _, col, _) in zip(axes, _COLUMNS, strict=False):
+            u = column_unit(col)  # the schema's unit as every figure shows it
+            x = u.of(s.loc[common, col].astype(float))
+            y = u.of(e.loc[common, col].astype(float))
             ax.scatter(x[~late], y[~late], s=18)
             if late.any():  # the router missed real time: not the model's delays alone
                 ax.scatter(x[late], y[late], s=30, marker="x", color="C3", label="testbed late")
@@ -113,8 +115,11 @@ def fig_compare_stores(sim: Any, emu: Any, path: str | Path) -> list[Path]:
             lo = float(np.nanmin([x.min(), y.min(), 0]))
             hi = float(np.nanmax([x.max(), y.max()])) * 1.05 or 1.0
             ax.plot([lo, hi], [lo, hi], color="k", lw=0.8, ls=":")
-            ax.set_xlabel(f"simulation ({unit})")
-            ax.set_ylabel(f"emulation ({unit})")
+            pad = 0.03 * (hi - lo)  # both axes from 0, a point at 0 shown whole
+            ax.set_xlim(lo - pad, hi)
+            ax.set_ylim(lo - pad, hi)
+            ax.set_xlabel(u.label("simulation"))
+            ax.set_ylabel(u.label("emulation"))
             ax.set_title(label)
         flagged = f", {int(late.sum())} late on the testbed (×)" if late.any() else ""
         fig.suptitle(f"Simulation vs emulation, {len(common)} matched trials{flagged}")

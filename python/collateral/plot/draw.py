@@ -1,5 +1,5 @@
-"""Drawing helpers every figure shares: a y axis that shows 0 whole, lines that break where
-nothing was sampled, step series without repeated samples."""
+"""Drawing helpers every figure shares: a y axis that shows 0 whole or is marked as cut,
+lines that break where nothing was sampled, step series without repeated samples."""
 
 from __future__ import annotations
 
@@ -17,6 +17,24 @@ def floor_at_zero(ax: Any, top: float | None = None, margin: float = 0.04) -> No
         hi = 1.0
     ax.set_ylim(-margin * hi, hi)
     ax.axhline(0.0, color="0.4", lw=0.6, zorder=1.5)
+
+
+def mark_cut(ax: Any) -> None:
+    """Marks a y axis that does not start at 0 as cut: two slanted strokes across the
+    foot of its left spine (the usual sign of a broken axis), so a difference drawn on
+    a narrow range is not read as a ratio."""
+    kw = {"transform": ax.transAxes, "color": "0.15", "lw": 1.1, "clip_on": False, "zorder": 5}
+    for dy in (0.0, 0.022):
+        ax.plot([-0.018, 0.018], [0.03 + dy, 0.05 + dy], **kw)
+    ax.plot(
+        [0, 0],
+        [0.035, 0.067],
+        transform=ax.transAxes,
+        color="white",
+        lw=2.4,
+        clip_on=False,
+        zorder=4,
+    )
 
 
 def break_gaps(x: Any, y: Any, step: float | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..display import fmt_tick
-from .aggregate import Interval, Stat, build_table, eq
+from .aggregate import Interval, Stat, build_table, eq, from_zero
 from .labels import caption, title_head, where_text
 from .sweep import load_data
 
@@ -30,12 +30,13 @@ def plotly_figure(
     interval: Interval = "bootstrap",
     where: Sequence[str] | Mapping[str, Any] | None = None,
     title: str | None = None,
+    zoom: bool = False,
 ) -> go.Figure:
     """The interactive form of :func:`figure`: a plotly figure whose hover shows each
     point's value, interval and trial count."""
     data = load_data(store_dir)
     tab, meta = build_table(data, x, y, hue, facet, stat, interval, where)
-    return draw_plotly(tab, meta, title)
+    return draw_plotly(tab, {**meta, "zoom": zoom}, title)
 
 
 def draw_plotly(tab: pd.DataFrame, meta: Mapping[str, Any], title: str | None) -> go.Figure:
@@ -51,7 +52,7 @@ def draw_plotly(tab: pd.DataFrame, meta: Mapping[str, Any], title: str | None) -
         rows=nrow,
         cols=ncol,
         shared_yaxes=True,
-        subplot_titles=[f"{pf.key} = {pf.show(f)}" for f in facets] if pf is not None else None,
+        subplot_titles=[f"{pf.name} = {pf.show(f)}" for f in facets] if pf is not None else None,
     )
     band = "95 % CI" if meta["interval"] == "bootstrap" else "min-max"
     unit = f" {m.unit}" if m.unit else ""
@@ -60,6 +61,14 @@ def draw_plotly(tab: pd.DataFrame, meta: Mapping[str, Any], title: str | None) -
         sub = tab if pf is None else tab[eq(tab["facet"], fv)]
         for j, hv in enumerate(hues):
             s = sub if ph is None else sub[eq(sub["hue"], hv)]
+            name = ph.show(hv) if ph is not None else m.name
+            color = _PALETTE[j % len(_PALETTE)]
+            if px.numeric:  # points without an x: a dashed level across the axis
+                off, s = s[s["x"].isna()], s[s["x"].notna()]
+                for _, r in off.iterrows():
+                    legend = i == 0 and ph is not None and s.empty
+                    for trace in _level(go, r, xs, name, color, legend, px.name):
+                        fig.add_trace(trace, row=i // ncol + 1, col=i % ncol + 1)
             if s.empty:
                 continue
             pos = {v: k for k, v in enumerate(xs)}
@@ -82,7 +91,6 @@ def draw_plotly(tab: pd.DataFrame, meta: Mapping[str, Any], title: str | None) -
                 lo.append(max(0.0, r["value"] - r["lo"]))
                 hi.append(max(0.0, r["hi"] - r["value"]))
                 cd.append([int(r["n"]), r["lo"], r["hi"], px.show(r["x"])])
-            name = ph.show(hv) if ph is not None else m.name
             fig.add_trace(
                 go.Scatter(
                     x=xv,
@@ -92,13 +100,13 @@ def draw_plotly(tab: pd.DataFrame, meta: Mapping[str, Any], title: str | None) -
                     legendgroup=name,
                     showlegend=(i == 0 and ph is not None),
                     connectgaps=False,
-                    line={"color": _PALETTE[j % len(_PALETTE)], "width": 1.6},
+                    line={"color": color, "width": 1.6},
                     marker={"size": 7},
                     error_y={"type": "data", "array": hi, "arrayminus": lo, "visible": True},
                     customdata=cd,
                     hovertemplate=(
-                        (f"{ph.key} = {ph.show(hv)}<br>" if ph is not None else "")
-                        + f"{px.key} = %{{customdata[3]}}<br>"
+                        (f"{ph.name} = {ph.show(hv)}<br>" if ph is not None else "")
+                        + f"{px.name} = %{{customdata[3]}}<br>"
                         + f"{meta['stat']}: %{{y:.4g}}{unit}<br>"
                         + f"{band}: %{{customdata[1]:.4g}} to %{{customdata[2]:.4g}}{unit}<br>"
                         + "trials: %{customdata[0]}<extra></extra>"
@@ -112,7 +120,7 @@ def draw_plotly(tab: pd.DataFrame, meta: Mapping[str, Any], title: str | None) -
     w = where_text(meta["where"])
     fig.update_layout(
         title={"text": f"{head}<br><sup>{meta['name']}: {sub}{'; ' + w if w else ''}</sup>"},
-        legend_title_text=ph.key if ph is not None else None,
+        legend_title_text=ph.name if ph is not None else None,
         template="plotly_white",
         height=max(460, 340 * nrow + 140),
         hovermode="closest",
@@ -132,7 +140,40 @@ def draw_plotly(tab: pd.DataFrame, meta: Mapping[str, Any], title: str | None) -
                 col=c,
             )
         fig.update_yaxes(title_text=m.axis_label if c == 1 else None, row=r, col=c)
+        if from_zero(tab) and not meta.get("zoom"):  # amounts are read against 0
+            fig.update_yaxes(rangemode="tozero", row=r, col=c)
     return fig
+
+
+def _level(
+    go: Any, r: Any, xs: list[Any], name: str, color: str, legend: bool, xname: str
+) -> list[Any]:
+    """A point without an x value: its median as a dashed line across the sampled x,
+    its interval a shaded band behind it."""
+    a, b = (xs[0], xs[-1]) if xs else (0.0, 1.0)
+    text = f"{name}: no {xname}<br>median {r['value']:.4g}, {r['lo']:.4g} to {r['hi']:.4g}"
+    band = go.Scatter(
+        x=[a, b, b, a],
+        y=[r["lo"], r["lo"], r["hi"], r["hi"]],
+        fill="toself",
+        fillcolor=color,
+        opacity=0.15,
+        mode="none",
+        legendgroup=name,
+        showlegend=False,
+        hoverinfo="skip",
+    )
+    line = go.Scatter(
+        x=[a, b],
+        y=[r["value"], r["value"]],
+        mode="lines",
+        name=name,
+        legendgroup=name,
+        showlegend=legend,
+        line={"color": color, "width": 1.6, "dash": "dash"},
+        hovertemplate=f"{text}<br>trials: {int(r['n'])}<extra></extra>",
+    )
+    return [band, line]
 
 
 _PALETTE = [

@@ -21,11 +21,30 @@ def caption(meta: Mapping[str, Any], tab: pd.DataFrame) -> str:
     text = f"{what} of {trials} trials per point, {band}"
     if meta["pooled"]:
         text += f"; pooled over {', '.join(meta['pooled'])}"
+    off = unplaced_text(meta)
+    if off:
+        text += f"; {off}"
+    if meta.get("zoom"):
+        text += "; y axis cut (not from 0)"
     return text
 
 
+def unplaced_text(meta: Mapping[str, Any]) -> str:
+    """What the dashed levels are: the points without an x value (AQMs on a drop-tail
+    limit axis), named by their hue; "" when every point has one."""
+    rows, px, ph = meta.get("unplaced"), meta["x"], meta["hue"]
+    if rows is None or rows.empty:
+        return ""
+    if ph is None or "hue" not in rows:
+        who = f"{len(rows)} point{'s' if len(rows) > 1 else ''}"
+    else:
+        who = ", ".join(dict.fromkeys(ph.show(v) for v in rows["hue"]))
+    return f"{who}: no {px.name}, a dashed level across the axis"
+
+
 def title_head(m: Measure, px: Param) -> str:
-    return f"{m.label}{f' ({m.subject})' if m.subject else ''} vs {px.key}"
+    head = f"{m.label}{f' ({m.subject})' if m.subject else ''} vs {px.name}"
+    return head[:1].upper() + head[1:]
 
 
 def where_text(where: Any) -> str:
@@ -41,9 +60,9 @@ def caption_text(meta: Mapping[str, Any], tab: pd.DataFrame) -> str:
     unit = f" in {m.unit}" if m.unit else ""
     text = f"{m.meaning[:1].upper()}{m.meaning[1:]}{unit}, against {px.label}"
     if ph is not None:
-        text += f", a line per {ph.key}"
+        text += f", a line per {ph.name}"
     if pf is not None:
-        text += f", a panel per {pf.key}"
+        text += f", a panel per {pf.name}"
     text += f"; {caption(meta, tab)}"
     w = where_text(meta["where"])
     if w:

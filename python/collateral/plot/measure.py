@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -73,68 +74,59 @@ def measures(df: pd.DataFrame) -> dict[str, Measure]:
     def add(
         name: str,
         label: str,
-        unit: str,
         cols: Sequence[str],
-        scale: float,
         meaning: str,
         combine: Literal["one", "sum"] = "one",
         subject: str = "",
     ) -> None:
+        # The unit is the schema's, shown as display shows it (s in ms, bit/s in Mbit/s,
+        # bytes in kB, shares in %): the same column reads alike in every figure.
         if cols and all(c in have for c in cols):
-            out[name] = Measure(name, label, unit, tuple(cols), scale, meaning, combine, subject)
+            u = column_unit(cols[0])
+            out[name] = Measure(
+                name, label, u.name, tuple(cols), u.scale, meaning, combine, subject
+            )
 
     voip = _cbr_name(df)
     add(
         "voip_p95_ms",
         "VoIP delay p95",
-        "ms",
         ["cbr0_delay_p95_s"],
-        1e3,
         "95th percentile of CBR flow 0's additional one-way delay (one-way delay - base)",
         subject=voip,
     )
     add(
         "voip_median_ms",
         "VoIP delay median",
-        "ms",
         ["cbr0_delay_median_s"],
-        1e3,
         "median additional one-way delay of CBR flow 0",
         subject=voip,
     )
     add(
         "voip_max_ms",
         "VoIP delay max",
-        "ms",
         ["cbr0_delay_max_s"],
-        1e3,
         "largest additional one-way delay of CBR flow 0",
         subject=voip,
     )
     add(
         "voip_owd_ms",
         "VoIP one-way delay, mean",
-        "ms",
         ["cbr0_owd_mean_s"],
-        1e3,
         "mean one-way delay of CBR flow 0 (base delay included)",
         subject=voip,
     )
     add(
         "loss_pct",
         "VoIP loss",
-        "%",
         ["cbr0_loss_rate"],
-        100.0,
         "share of CBR flow 0's packets lost",
         subject=voip,
     )
     add(
         "voip_mos",
         "VoIP MOS",
-        "",
         ["cbr0_mos"],
-        1.0,
         "ITU-T G.107 mean opinion score of a G.711 call on CBR flow 0, 1-4.5",
         subject=voip,
     )
@@ -143,9 +135,7 @@ def measures(df: pd.DataFrame) -> dict[str, Measure]:
     add(
         "voip1_p95_ms",
         "VoIP delay p95",
-        "ms",
         ["cbr1_delay_p95_s"],
-        1e3,
         "95th percentile of CBR flow 1's additional one-way delay",
         subject=_cbr_name(df, 1),
     )
@@ -153,9 +143,7 @@ def measures(df: pd.DataFrame) -> dict[str, Measure]:
     add(
         "goodput_mbps",
         "TCP goodput, all flows",
-        "Mbit/s",
         gp,
-        1e-6,
         "goodput of every TCP flow together",
         "sum",
     )
@@ -167,52 +155,40 @@ def measures(df: pd.DataFrame) -> dict[str, Measure]:
         add(
             f"{direction}_goodput_mbps",
             f"TCP goodput, {direction}stream flows",
-            "Mbit/s",
             cols,
-            1e-6,
             f"goodput of the {direction}stream TCP flows together",
             combine,
         )  # type: ignore[arg-type]
     add(
         "retransmits",
         "TCP retransmissions, all flows",
-        "",
         _flow_cols(df, "tcp", "retransmits"),
-        1.0,
         "segments retransmitted by every TCP flow together",
         "sum",
     )
     add(
         "timeouts",
         "TCP timeouts, all flows",
-        "",
         _flow_cols(df, "tcp", "timeouts"),
-        1.0,
         "retransmission timeouts of every TCP flow together",
         "sum",
     )
     add(
         "queue_drops",
         "drops at the downstream queue",
-        "",
         ["queue_down_drops"],
-        1.0,
         "packets the downstream queue dropped",
     )
     add(
         "queue_max_kb",
         "downstream queue, largest",
-        "kB",
         ["queue_down_max_bytes"],
-        1e-3,
         "largest occupancy of the downstream queue",
     )
     add(
         "web_p95_ms",
         "web object response time, 95th pct.",
-        "ms",
         ["web0_response_p95_s"],
-        1e3,
         "95th percentile of web group 0's object response time",
     )
     for c in df.columns:
@@ -220,5 +196,37 @@ def measures(df: pd.DataFrame) -> dict[str, Measure]:
         if decl is None or decl["dtype"] in ("string", "json") or c in out:
             continue
         u = column_unit(c)
-        out[c] = Measure(c, c, u.name, (c,), u.scale, decl["meaning"])
+        out[c] = Measure(c, column_name(c), u.name, (c,), u.scale, decl["meaning"])
     return out
+
+
+_UNIT_SUFFIX = re.compile(r"_(s|bps|bytes)$")
+#: Whose value a grouped column holds, by the schema's group key and the column's index.
+_SUBJECTS = {
+    "tcp": "TCP flow {i}",
+    "cbr": "CBR flow {i}",
+    "web": "web group {i}",
+    "queues": "{i} queue",
+}
+
+
+def column_name(col: str) -> str:
+    """A summary column as a figure names it: the schema's name of the field, its unit
+    suffix dropped (the axis says the unit), and whose it is: ``tcp0_goodput_bps`` ->
+    "goodput, TCP flow 0", ``queue_down_drops`` -> "drops, down queue",
+    ``down_goodput_bps`` -> "down goodput". Undeclared columns keep their name."""
+    from ..schema import column, metric_columns
+
+    decl = column(col)
+    if decl is None:
+        return col
+    words = _UNIT_SUFFIX.sub("", decl["name"]).replace("_", " ")
+    for pattern, c in metric_columns():
+        if c is not decl or "{i}" not in pattern:
+            continue
+        head, _, tail = pattern.partition("{i}")
+        index = col[len(head) : len(col) - len(tail)]
+        group = head.rstrip("_")
+        who = _SUBJECTS.get("queues" if group == "queue" else group, group + " {i}")
+        return f"{words}, {who.format(i=index)}"
+    return words

@@ -46,13 +46,15 @@ def plot(
     interval: Interval = "bootstrap",
     where: Sequence[str] | Mapping[str, Any] | None = None,
     title: str | None = None,
+    zoom: bool = False,
 ) -> list[Path]:
     """Writes the figure to ``out`` — PNG, SVG or PDF by its suffix (that file only), or
     for ``.html`` a standalone interactive page (plotly.js embedded) — and returns the
-    files written."""
+    files written. ``zoom``: as :func:`.static.figure`."""
     path = check_out(out)
     data = load_data(store_dir)
     tab, meta = build_table(data, x, y, hue, facet, stat, interval, where)
+    meta = {**meta, "zoom": zoom}
     if path.suffix.lower() == ".html":
         fig = draw_plotly(tab, meta, title)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -48,8 +48,13 @@ class Param:
         return self.values.nunique(dropna=False) > 1
 
     @property
+    def name(self) -> str:
+        """The key in words, as axes, legends and panels name it (:func:`key_name`)."""
+        return key_name(self.key, bool(self.unit))
+
+    @property
     def label(self) -> str:
-        return Unit(self.unit).label(self.key)
+        return Unit(self.unit).label(self.name)
 
     def show(self, v: Any) -> str:
         if v is None or (isinstance(v, float) and math.isnan(v)):
@@ -57,6 +62,21 @@ class Param:
         if self.numeric:
             return f"{fmt_tick(float(v))} {self.unit}".strip()
         return str(v)
+
+
+#: Abbreviations written in capitals when a key is put in words.
+_ACRONYMS = {"tcp", "cbr", "rtt", "cc", "aqm", "ecn", "mss", "bdp", "owd", "mos"}
+
+
+def key_name(key: str, has_unit: bool = False) -> str:
+    """A dotted key in words: ``down.queue.limit`` -> "down queue limit", ``tcp.cc`` ->
+    "TCP CC", ``tcp[1].cc`` -> "TCP 1 CC", ``tags.queue_bytes`` -> "queue bytes"; with
+    ``has_unit``, a ``_s`` or ``_bps`` suffix is dropped (the axis shows the unit:
+    ``tags.rtt_s`` -> "RTT")."""
+    words = [w for w in re.split(r"[.\[\]_]+", key.removeprefix("tags.")) if w]
+    if has_unit and len(words) > 1 and words[-1] in ("s", "bps"):
+        words = words[:-1]
+    return " ".join(w.upper() if w in _ACRONYMS else w for w in words) or key
 
 
 _GROUPED = re.compile(r"^(tcp|cbr|web|phases)(\d+)_(.+)$")

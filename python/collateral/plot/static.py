@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..display import fmt_tick
-from .aggregate import Interval, Stat, build_table, eq
+from .aggregate import Interval, Stat, build_table, eq, from_zero
+from .draw import floor_at_zero, mark_cut
 from .labels import caption, caption_text, title_head, where_text
 from .sweep import load_data
 
@@ -33,12 +34,14 @@ def figure(
     interval: Interval = "bootstrap",
     where: Sequence[str] | Mapping[str, Any] | None = None,
     title: str | None = None,
+    zoom: bool = False,
 ) -> matplotlib.figure.Figure:
     """A matplotlib figure of ``y`` against ``x`` (see :mod:`collateral.plot`); the
-    plotted numbers are in ``fig.collateral_table`` (:func:`table`'s frame)."""
+    plotted numbers are in ``fig.collateral_table`` (:func:`table`'s frame). An amount
+    is drawn from 0; with ``zoom``, its axis fits the data and is marked as cut."""
     data = load_data(store_dir)
     tab, meta = build_table(data, x, y, hue, facet, stat, interval, where)
-    return draw_mpl(tab, meta, title)
+    return draw_mpl(tab, {**meta, "zoom": zoom}, title)
 
 
 def draw_mpl(
@@ -69,6 +72,12 @@ def draw_mpl(
             sub = tab if pf is None else tab[eq(tab["facet"], fv)]
             for j, hv in enumerate(hues):
                 s = sub if ph is None else sub[eq(sub["hue"], hv)]
+                label = ph.show(hv) if ph is not None else None
+                color = f"C{j % 10}"
+                if not cats:  # points without an x: a level across the axis
+                    off, s = s[s["x"].isna()], s[s["x"].notna()]
+                    for _, r in off.iterrows():
+                        _level(ax, r, color, label if s.empty else None)
                 if s.empty:
                     continue
                 pos = {v: k for k, v in enumerate(xs)}
@@ -77,8 +86,6 @@ def draw_mpl(
                 xv = idx + (j - (len(hues) - 1) / 2) * 0.08 if cats else s["x"].to_numpy(float)
                 yv = s["value"].to_numpy(float)
                 lo, hi = s["lo"].to_numpy(float), s["hi"].to_numpy(float)
-                label = ph.show(hv) if ph is not None else None
-                color = f"C{j % 10}"
                 gaps = np.flatnonzero(np.diff(idx) != 1) + 1
                 dense = not cats and len(xs) > DENSE
                 for seg in np.split(np.arange(len(xv)), gaps):
@@ -113,20 +120,27 @@ def draw_mpl(
             elif 1 < len(xs) <= 12 and np.min(np.diff(xs)) > (xs[-1] - xs[0]) / 20:
                 ax.set_xticks(xs, [fmt_tick(float(v)) for v in xs])  # the sampled values
             if pf is not None:
-                ax.set_title(f"{pf.key} = {pf.show(fv)}")
+                ax.set_title(f"{pf.name} = {pf.show(fv)}")
             if i // ncol == nrow - 1 or i + ncol >= len(facets):
                 ax.set_xlabel(px.label)
             if i % ncol == 0:
                 ax.set_ylabel(m.axis_label)
         for k in range(len(facets), nrow * ncol):
             axes[k // ncol][k % ncol].set_visible(False)
+        if from_zero(tab):  # amounts, rates, delays: read from 0, or the cut marked
+            top = np.nanmax(tab[["value", "hi"]].to_numpy(float)) * 1.05
+            cut = meta.get("zoom") and axes[0][0].get_ylim()[0] > 0
+            for ax in axes.flat[: len(facets)]:
+                mark_cut(ax) if cut else floor_at_zero(ax, top if top > 0 else None)
         if ph is not None:
             handles, labels = axes[0][0].get_legend_handles_labels()
             seen = dict(zip(labels, handles, strict=True))
             for ax in axes.flat[1 : len(facets)]:
                 for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
                     seen.setdefault(lab, h)
-            fig.legend(list(seen.values()), list(seen), title=ph.key, loc="outside right center")
+            rank = {ph.show(h): k for k, h in enumerate(hues)}  # the hue order, levels too
+            names = sorted(seen, key=lambda n: rank.get(n, len(rank)))
+            fig.legend([seen[n] for n in names], names, title=ph.name, loc="outside right center")
         head = title or title_head(m, px)
         sub = caption(meta, tab)
         w = where_text(meta["where"])
@@ -146,3 +160,11 @@ def draw_mpl(
     fig.collateral_table = tab  # type: ignore[attr-defined]
     fig.collateral_caption = caption_text(meta, tab)  # type: ignore[attr-defined]
     return fig
+
+
+def _level(ax: Any, row: Any, color: str, label: str | None) -> None:
+    """A point without an x value (an AQM on a drop-tail limit axis): its median as a
+    dashed line across the axes, its interval shaded."""
+    ax.axhline(row["value"], color=color, ls="--", lw=1.4, label=label, zorder=2)
+    if row["hi"] > row["lo"]:
+        ax.axhspan(row["lo"], row["hi"], color=color, alpha=0.15, lw=0, zorder=1)

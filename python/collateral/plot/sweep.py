@@ -18,6 +18,10 @@ from .param import Param, codes, params, sweep_keys, written_to_param
 if TYPE_CHECKING:
     import pandas as pd
 
+#: At most this many hue levels and facets (more is unreadable: use --where).
+MAX_HUES = 12
+MAX_FACETS = 24
+
 
 def _experiment(store_dir: Path) -> Any:
     """The store's experiment file, loaded (None when it is missing or no longer loads)."""
@@ -185,8 +189,8 @@ def resolve_measure(data: PlotData, name: str) -> Measure:
 
 def suggest(store_dir: str | Path) -> dict[str, str | None]:
     """Sensible defaults for a store: the first numeric swept key on x (else the first
-    swept key), the next swept key that varies at a given x as hue, and VoIP p95 delay
-    on y (else TCP goodput)."""
+    swept key), the next swept key that varies at a given x as hue, a third that still
+    varies within those points as facet, and VoIP p95 delay on y (else TCP goodput)."""
     data = load_data(store_dir)
     ps, swept = data.params, data.swept
     numeric = [k for k in swept if ps[k].numeric and not ps[k].error]
@@ -206,4 +210,23 @@ def suggest(store_dir: str | Path) -> dict[str, str | None]:
                 break
     ys = [k for k in ("voip_p95_ms", "goodput_mbps", "web_p95_ms") if k in data.measures]
     y = ys[0] if ys else next(iter(data.measures), None)
-    return {"x": x, "y": y, "hue": hue}
+    return {"x": x, "y": y, "hue": hue, "facet": _third(data, usable, [x, hue])}
+
+
+def _third(data: PlotData, usable: list[str], chosen: list[str | None]) -> str | None:
+    """A swept key that still varies within the points ``chosen`` makes (a panel per
+    value, so that no marker pools different set-ups), or None."""
+    import pandas as pd
+
+    keys = [k for k in chosen if k is not None]
+    if not keys:
+        return None
+    group = pd.MultiIndex.from_arrays([list(codes(data.params[k].values)) for k in keys])
+    g = group.factorize()[0]
+    for k in usable:
+        if k in keys or data.params[k].values.nunique(dropna=False) > MAX_FACETS:
+            continue
+        v = codes(data.params[k].values)
+        if (pd.DataFrame({"g": g, "v": v}).groupby("g")["v"].nunique() > 1).any():
+            return k
+    return None

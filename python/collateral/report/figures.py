@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..display import Unit, column_unit
+from ..display import Unit, column_unit, is_null
 from .embed import Embedded, embed_figure
 from .parameters import param_label, parameters
 from .tables import Table, markdown_table
@@ -112,10 +112,16 @@ def figures(
 
 def own_figure(store: Any, df: Any, description: str) -> FigureView | None:
     """A figure for a store no reproduction drew: a key measure against the swept axis,
-    one line per a second swept parameter, medians over trials with their interval.
+    one line per a second swept parameter, a panel per a third, medians over trials with
+    their interval.
 
     :mod:`collateral.plot`'s (``suggest`` and ``figure``, as ``collateral plot`` draws)
-    when it can draw the store; otherwise a small figure of our own."""
+    when it can draw the store; otherwise a small figure of our own. Every point of the
+    sweep is drawn (points without an x value as levels across the axis); what a marker
+    pools, or why the small figure was drawn instead, is said in the caption, never as
+    a warning on the console."""
+    import warnings
+
     import matplotlib
 
     matplotlib.use("Agg")
@@ -123,15 +129,34 @@ def own_figure(store: Any, df: Any, description: str) -> FigureView | None:
 
     from ..plot import figure, suggest
 
-    fig, bars = None, "the 95 % bootstrap interval of the median"
-    try:
-        fig = figure(store.path, **suggest(store.path))
-    except Exception:  # its own error is for `collateral plot`; draw ours instead
-        fig = None
+    fig, notes = None, []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            fig = figure(store.path, **suggest(store.path))
+        except Exception as e:  # its own error is for `collateral plot`; draw ours instead
+            notes.append(f"`collateral plot` cannot draw this store ({e}); a simpler figure.")
     if fig is None:
-        fig, bars = _fallback_figure(df), "from the smallest to the largest trial"
+        fig = _fallback_figure(df, notes)
         if fig is None:
             return None
+        what_is = (
+            "Each marker is the median over a point's trials, its bars from the smallest"
+            " to the largest trial."
+        )
+    else:
+        text = fig.collateral_caption  # type: ignore[attr-defined]
+        what_is = text[:1].upper() + text[1:]
+        tab = fig.collateral_table  # type: ignore[attr-defined]
+        points = int(df["point"].nunique()) if "point" in df.columns else len(tab)
+        if len(tab) < points:
+            notes.append(
+                f"The sweep's {points} points are drawn as {len(tab)} markers, each pooling"
+                f" {', '.join(tab.attrs['pooled']) or 'several points'}."
+            )
+    if not notes:  # anything else the figure warned of, said once in the caption
+        said = dict.fromkeys(str(w.message) for w in caught if w.category is UserWarning)
+        notes += [f"{m[:1].upper()}{m[1:]}." for m in said]
     ax = fig.axes[0]
     legend = ax.get_legend() or (fig.legends[0] if fig.legends else None)
     hue = legend.get_title().get_text() if legend is not None else ""
@@ -142,21 +167,27 @@ def own_figure(store: Any, df: Any, description: str) -> FigureView | None:
     fig.savefig(svg, format="svg")
     fig.savefig(png, format="png", dpi=150)
     plt.close(fig)
-    caption = (
-        f"Each marker is the median over a point's trials, its bars {bars}. Drawn for this"
-        " report from the store (no reproduction draws it);"
-        " `collateral plot DIR --list` names every other measure it can draw."
-        + (f" Experiment: {description}." if description else "")
+    caption = " ".join(
+        [
+            what_is,
+            *notes,
+            "Drawn for this report from the store (no reproduction draws it);"
+            " `collateral plot DIR --list` names every other measure it can draw."
+            + (f" Experiment: {description}." if description else ""),
+        ]
     )
     img = embed_figure(svg.getvalue(), png.getvalue(), what)
     return FigureView("overview", what[0].upper() + what[1:], caption, [("", img, "")])
 
 
-def _fallback_figure(df: Any) -> Any:
-    """Our own small figure, for when :mod:`collateral.plot` cannot draw the store."""
+def _fallback_figure(df: Any, notes: list[str]) -> Any:
+    """Our own small figure, for when :mod:`collateral.plot` cannot draw the store;
+    adds to ``notes`` what it leaves out or pools."""
     import matplotlib.pyplot as plt
     import pandas as pd
 
+    from ..plot.measure import column_name
+    from ..plot.param import kind_name
     from ..plot.style import STYLE
 
     y = next(
@@ -179,6 +210,11 @@ def _fallback_figure(df: Any) -> Any:
     )
     hue = next((p for p in params if p != x and per_point[p].nunique() <= 8), None)
     yu = column_unit(y, df[y])
+    if x and df[x].isna().any():
+        notes.append(f"{int(df[x].isna().sum())} trials without a {param_label(x)} are left out.")
+    drawn = per_point.dropna(subset=[x] if x else []).groupby([c for c in (x, hue) if c]).ngroups
+    if "point" in df.columns and 0 < drawn < per_point["point"].nunique():
+        notes.append(f"The sweep's {len(per_point)} points are drawn as {drawn} markers.")
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
         for j, (h, part) in enumerate(df.groupby(hue, dropna=False) if hue else [(None, df)]):
@@ -186,7 +222,11 @@ def _fallback_figure(df: Any) -> Any:
             vals = pd.to_numeric(part[y], errors="coerce") * yu.scale
             g = vals.groupby(xs)
             med, lo, hi = g.median(), g.min(), g.max()
+            if med.empty:  # no trial of this line has an x (said in the notes)
+                continue
             pos = med.index if (x in numeric or x is None) else range(len(med))
+            if hue and hue.endswith("queue_kind"):
+                h = kind_name(None if is_null(h) else h)
             label = str(h) if hue else None
             ax.errorbar(
                 pos,
@@ -207,7 +247,7 @@ def _fallback_figure(df: Any) -> Any:
             ax.set_xlabel(param_label(x) + (f" ({xu.name})" if xu.name else ""))
         else:
             ax.set_xlabel("trial")
-        ax.set_ylabel(param_label(y) + (f" ({yu.name})" if yu.name else ""))
+        ax.set_ylabel(yu.label(column_name(y)))
         if hue:
             ax.legend(fontsize=10, title=param_label(hue))
         ax.set_ylim(bottom=0)
