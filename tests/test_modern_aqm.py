@@ -36,12 +36,13 @@ def test_modern_aqm_example_orders_voip_delay_by_design(tmp_path):
 
 def test_linux6_upload_through_unshaped_cake_on_a_slow_upstream_makes_progress():
     """One Linux 6 CUBIC upload through CAKE (unshaped: COBALT's target stays 5 ms) on a
-    256 kbit/s upstream. Every packet there waits ~47 ms behind the one on the wire, so
-    COBALT never leaves its dropping state and drops the head whenever the flow holds two
-    packets. With RFC 6937's unconditional slow-start segment PRR answered each SACK of
-    new data with a retransmission and a new segment back to back, and the retransmission,
-    ahead, was dropped every time: goodput 0 for the whole run. Linux ≥ 5.19 adds that
-    segment only when snd_una moves without a new loss, so one segment goes per delivery.
+    256 kbit/s upstream. A packet there waits up to 47 ms (one 1500 B packet on the wire),
+    so COBALT stays in its dropping state and drops the head whenever the flow holds two
+    packets (never the last one). With RFC 6937's unconditional slow-start segment, PRR
+    answered each SACK of new data with a retransmission and a new segment back to back,
+    and the retransmission, ahead, was dropped every time: goodput 0 for the whole run.
+    Linux ≥ 5.19 adds that segment only when snd_una moves without a new loss, so one
+    segment goes per delivery.
     The ceiling is the link less headers, 256 kbit/s · 1448/1500 = 247 kbit/s (the ACKs
     travel on the other direction); 200 kbit/s leaves room for COBALT's drops."""
     import collateral
