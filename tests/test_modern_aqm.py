@@ -32,3 +32,31 @@ def test_modern_aqm_example_orders_voip_delay_by_design(tmp_path):
     assert d["FQ-CoDel"] < d["CoDel"] < d["PIE"] < d["drop-tail"]
     # None of them gives the link away: the downloads keep over 90 % of it.
     assert (df.g > 0.9 * 10e6 * 1448 / 1500).all(), df
+
+
+def test_linux6_upload_through_unshaped_cake_on_a_slow_upstream_makes_progress():
+    """One Linux 6 CUBIC upload through CAKE (unshaped: COBALT's target stays 5 ms) on a
+    256 kbit/s upstream. A packet there waits up to 47 ms (one 1500 B packet on the wire),
+    so COBALT stays in its dropping state and drops the head whenever the flow holds two
+    packets (never the last one). With RFC 6937's unconditional slow-start segment, PRR
+    answered each SACK of new data with a retransmission and a new segment back to back,
+    and the retransmission, ahead, was dropped every time: goodput 0 for the whole run.
+    Linux ≥ 5.19 adds that segment only when snd_una moves without a new loss, so one
+    segment goes per delivery.
+    The ceiling is the link less headers, 256 kbit/s · 1448/1500 = 247 kbit/s (the ACKs
+    travel on the other direction); 200 kbit/s leaves room for COBALT's drops."""
+    import collateral
+    from collateral.spec import Scenario
+
+    cake = {"kind": "cake"}
+    sc = Scenario(
+        down={"rate": "1.5Mbit", "queue": cake},
+        up={"rate": "256kbit", "queue": cake},
+        rtt="100ms",
+        duration="30s",
+        warmup="5s",
+        tcp=[{"cc": "cubic", "profile": "linux-6", "direction": "up"}],
+        cbr=[],
+    )
+    t = collateral.simulate(sc).tcp[0]
+    assert 200e3 < t["goodput_bps"] <= 256e3 * 1448 / 1500, t

@@ -159,7 +159,8 @@ pub enum RecoveryStyle {
     /// Linux 2.6.25 rate-halving (`tcp_cwnd_down`): cwnd drops by one every second ACK
     /// down to the algorithm's `min_cwnd`, capped at packets in flight + 1 on every ACK.
     RateHalving,
-    /// RFC 6937 Proportional Rate Reduction with slow-start reduction bound (Linux ≥ 3.2).
+    /// RFC 6937 Proportional Rate Reduction as Linux ≥ 5.19 bounds it: the slow-start
+    /// segment only on ACKs that move snd_una and mark no new loss.
     Prr,
 }
 

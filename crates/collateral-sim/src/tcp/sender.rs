@@ -682,11 +682,14 @@ impl Sender {
         if self.owns_window() {
             self.mark_head_lost();
         } else {
+            // Linux `tcp_newreno_mark_lost`: the new head is newly lost.
+            let was_lost = self.head_lost;
             self.repair_head(now, out);
             let a = AckInfo {
                 acked,
                 delivered,
                 advanced: true,
+                newly_lost: (self.head_lost && !was_lost) as u32,
                 ..self.ack_info()
             };
             self.recovery.partial_ack(&mut self.w, &self.cc, None, &a);

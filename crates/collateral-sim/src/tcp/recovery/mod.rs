@@ -5,7 +5,7 @@
 //! |----------------|---------------------------------------|-------------------------------|
 //! | `newreno`      | [`newreno_inflation`] (RFC 6582)      | [`freebsd_sack`] (FreeBSD 7)  |
 //! | `rate_halving` | [`rate_halving`] (Linux 2.6.25)       | [`fack`] (Linux 2.6.25, FACK) |
-//! | `prr`          | [`prr`] (RFC 6937, Linux ≥ 3.2)       | [`rfc6675`] with PRR's window |
+//! | `prr`          | [`prr`] (RFC 6937, Linux ≥ 5.19)      | [`rfc6675`] with PRR's window |
 //!
 //! Each style is a plain struct holding its own state; [`Recovery`] dispatches to them
 //! statically (one `match` per hook, no allocation). The hooks are the moments a
@@ -60,6 +60,9 @@ pub struct AckInfo {
     pub delivered: u32,
     /// The ACK moved `snd_una`.
     pub advanced: bool,
+    /// Segments this ACK newly marked lost, lost retransmissions included (Linux
+    /// `rs->losses`, what `tcp_cwnd_reduction` gets as `newly_lost`).
+    pub newly_lost: u32,
     /// A duplicate ACK: `snd_una` unchanged with data outstanding.
     pub is_dupack: bool,
     /// New segments sent by limited transmit (RFC 3042) in this duplicate-ACK series.

@@ -33,14 +33,14 @@ impl Rfc6675 {
     pub fn enter(&mut self, w: &mut Window, a: &AckInfo) {
         self.prr.start(a.flight);
         if a.delivered > 0 {
-            self.prr.reduce(w, a.in_flight, a.delivered, true);
+            self.prr.reduce(w, a, true);
         }
     }
 
     #[inline]
     pub fn dup_ack(&mut self, w: &mut Window, a: &AckInfo) {
         if a.delivered > 0 {
-            self.prr.reduce(w, a.in_flight, a.delivered, false);
+            self.prr.reduce(w, a, false);
         }
     }
 

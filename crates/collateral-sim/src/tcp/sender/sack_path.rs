@@ -170,8 +170,9 @@ impl Sender {
         let is_dupack = !advanced && ack == una && snd_nxt > una;
         match self.state {
             CaState::Recovery => {
-                self.sack_mark(advanced, is_dupack, newly_sacked);
-                self.sack_recovery_window(advanced, acked, is_dupack, newly_sacked, delivered);
+                let newly_lost = lost + self.sack_mark(advanced, is_dupack, newly_sacked);
+                let counts = [acked, newly_sacked, delivered, newly_lost];
+                self.sack_recovery_window(advanced, is_dupack, counts);
             }
             CaState::Loss => {}
             CaState::Open | CaState::Disorder => {
@@ -223,7 +224,7 @@ impl Sender {
             }
         }
         // At entry Linux's `do_lost` ignores whether the ACK advanced snd_una.
-        self.sack_mark(false, is_dupack, newly_sacked);
+        let newly_lost = n + self.sack_mark(false, is_dupack, newly_sacked);
         if self.owns_window() {
             return;
         }
@@ -233,13 +234,14 @@ impl Sender {
             is_dupack,
             newly_sacked,
             delivered,
+            newly_lost,
             ..self.ack_info()
         };
         self.recovery.enter(&mut self.w, &self.cc, &a);
     }
 
-    /// Marks lost what the style's rule deems lost now (in recovery).
-    fn sack_mark(&mut self, advanced: bool, is_dupack: bool, newly_sacked: u32) {
+    /// Marks lost what the style's rule deems lost now (in recovery); returns how many.
+    fn sack_mark(&mut self, advanced: bool, is_dupack: bool, newly_sacked: u32) -> u32 {
         let una = self.snd_una;
         // Linux `high_seq` / FreeBSD `snd_recover`: no loss marked at or beyond it.
         let high_seq = self.recover.map_or(una, |r| r + 1);
@@ -255,27 +257,24 @@ impl Sender {
         if let Some(r) = &mut self.rate {
             r.lost(n as u64);
         }
+        n
     }
 
     /// How an ACK in recovery changes cwnd: the style's partial-ACK hook if it moved
     /// `snd_una`, its duplicate-ACK hook otherwise.
-    fn sack_recovery_window(
-        &mut self,
-        advanced: bool,
-        acked: u32,
-        is_dupack: bool,
-        newly_sacked: u32,
-        delivered: u32,
-    ) {
+    /// `counts`: segments acked, newly SACKed, delivered and newly marked lost.
+    fn sack_recovery_window(&mut self, advanced: bool, is_dupack: bool, counts: [u32; 4]) {
         if self.owns_window() {
             return;
         }
+        let [acked, newly_sacked, delivered, newly_lost] = counts;
         let a = AckInfo {
             acked,
             advanced,
             is_dupack,
             newly_sacked,
             delivered,
+            newly_lost,
             ..self.ack_info()
         };
         let sb = self.sb.as_deref();
