@@ -131,6 +131,34 @@ class AqmSpec(BaseModel):
     def to_native(self) -> dict[str, Any]:
         return {"kind": self.kind, **_aqm_native(self.model_extra or {})}
 
+    def notes(self) -> list[str]:
+        """Where this discipline, as given, is not what the kernel runs by default, or
+        takes parameters from the link: the phrases a scenario's description shows."""
+        given = self.model_extra or {}
+        out = []
+        for (kind, key, value), note in KERNEL_DIFFERENCES.items():
+            if self.kind == kind and given.get(key) == value:
+                out.append(note)
+        derived = [k for k in LINK_DERIVED.get(self.kind, ()) if k not in given]
+        if derived:
+            out.append(f"{', '.join(derived)} from the link rate")
+        return out
+
+
+#: AQM settings that differ from the Linux qdisc's default, with how a description names
+#: them (the kernel's defaults are the core's, crates/collateral-queue).
+KERNEL_DIFFERENCES: dict[tuple[str, str, Any], str] = {
+    ("dualpi2", "scheduler", "ts_fifo"): "time-shifted FIFO, not Linux's WRR default",
+}
+#: Parameters the core derives from the link rate when they are left out
+#: (crates/collateral-queue/src/link_defaults.rs).
+LINK_DERIVED: dict[str, tuple[str, ...]] = {
+    "red": ("min_th", "max_th", "max_p", "w_q", "limit"),
+    "fred": ("min_th", "max_th", "max_p", "w_q", "limit"),
+    "cbt": ("tcp", "tagged_th", "other_th", "limit"),
+    "cbq": ("limits",),
+}
+
 
 def _queue_kind(v: Any) -> str:
     """A queue with a ``kind`` is an AQM/scheduler; anything else is drop-tail."""
