@@ -175,3 +175,11 @@ def test_a_pinned_old_default_keeps_the_trials_seeds():
     assert old.points[0].key != pinned.points[0].key
     other = exp({"kind": "dualpi2", "scheduler": "wrr"})
     assert [t.seed for t in other.trials()] != [t.seed for t in old.trials()]
+
+
+def test_web_connections_take_no_start_spread():
+    """A web connection starts when its user asks; the template's spread is not sent
+    (nor does it change a stored web experiment's identity)."""
+    sc = Scenario(web=[{"users": 2}])
+    assert sc.web[0].tcp.start_spread == 10**9
+    assert "start_spread_ns" not in sc.to_native()["web"][0]["tcp"]
