@@ -48,7 +48,7 @@ def scenario(seed: int, duration: str = "60s", warmup: str = "10s") -> Scenario:
         rtt="100ms",
         duration=duration,
         warmup=warmup,
-        tcp=[{"cc": "cubic", "profile": "linux-6", "ecn": "classic"}],
+        tcp=[{"cc": "cubic", "profile": "linux-6", "ecn": "classic", "start_spread": 0}],
         cbr=[{"direction": "down"}, {"direction": "up"}],
         trace={"drops": True},
         seed=seed,

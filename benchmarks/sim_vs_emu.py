@@ -51,7 +51,7 @@ def cases() -> dict[str, list[dict]]:
                 **_both_queues(ADSL1, {"limit": "40kB", "rule": "fb-strict"}),
                 duration="60s",
                 warmup="10s",
-                tcp=[{"cc": cc, "profile": "linux-6"}],
+                tcp=[{"cc": cc, "profile": "linux-6", "start_spread": 0}],
                 cbr=BOTH,
                 seed=seed,
             )
@@ -97,7 +97,7 @@ def cases() -> dict[str, list[dict]]:
             rtt="100ms",
             duration="20s",
             warmup="5s",
-            tcp=[{"cc": "newreno", "profile": "linux-6"}],
+            tcp=[{"cc": "newreno", "profile": "linux-6", "start_spread": 0}],
             cbr=BOTH,
             seed=1,
         )

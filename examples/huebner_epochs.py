@@ -34,7 +34,7 @@ def scenario(cc: str, profile: str, overrides: dict, seed: int = 1) -> Scenario:
         down=LinkSpec(rate="10Mbit", queue=q),
         up=LinkSpec(rate="10Mbit", queue=q),
         rtt="80ms",
-        tcp=[TcpSpec(cc=cc, profile=profile, **overrides)],
+        tcp=[TcpSpec(cc=cc, profile=profile, start_spread=0, **overrides)],
         cbr=[CbrSpec(direction="down", size="200B", interval="20ms", jitter="0s")],
         duration="180s",
         warmup="20s",

@@ -38,6 +38,7 @@ def test_build_scenario_defaults_to_adsl1_with_native_contract_fields():
             "cc": "newreno",
             "ecn": "off",
             "start_ns": 0,
+            "start_spread_ns": 1_000_000_000,
             "extra_delay_ns": 0,
         }
     ]

@@ -134,7 +134,9 @@ def test_upload_alone_offers_no_acks(tmp_path: Path):
     for g in _grids("today-queues"):
         if g["tags.queue"][0] in ("drop-tail", "cake-ackfilter", "fq_codel"):
             mix = {
-                "tcp": [[{"cc": "cubic", "profile": "linux-6", "direction": "up"}]],
+                "tcp": [
+                    [{"cc": "cubic", "profile": "linux-6", "direction": "up", "start_spread": 0}]
+                ],
                 "tags.downloads": [0],
                 "tags.uploads": [1],
             }

@@ -86,7 +86,7 @@ def ours_scenario(case: Case, seed: int, args: argparse.Namespace) -> str:
         # The `rfc` profile: NewReno with window inflation, no SACK, delayed ACK every
         # 2nd segment or 40 ms, IW 3, per-ACK growth (no ABC), RTO SRTT + max(4 RTTVAR,
         # 200 ms), 1448-byte MSS in 1500-byte packets (timestamps), 52-byte ACKs.
-        tcp=[TcpSpec(cc="newreno", profile="rfc")],
+        tcp=[TcpSpec(cc="newreno", profile="rfc", start_spread=0)],
         cbr=[
             CbrSpec(direction=d, size="186B", interval="20ms", jitter=f"{args.jitter}ms")
             for d in ("down", "up")

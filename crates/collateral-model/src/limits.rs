@@ -89,8 +89,16 @@ pub fn gib(b: u64) -> String {
 pub fn tcp(key: &str, t: &TcpConfig) -> Result<(), String> {
     let k = |f: &str| format!("{key}.{f}");
     time(&k("start_ns"), t.start_ns)?;
+    time(&k("start_spread_ns"), t.start_spread_ns)?;
     if let Some(s) = t.stop_ns {
         time(&k("stop_ns"), s)?;
+        if s < t.start_ns.saturating_add(t.start_spread_ns) {
+            return Err(format!(
+                "{}: must be after start_ns + start_spread_ns ({} ns), the latest start",
+                k("stop_ns"),
+                t.start_ns.saturating_add(t.start_spread_ns)
+            ));
+        }
     }
     time(&k("extra_delay_ns"), t.extra_delay_ns)?;
     time(&k("delack_ns"), t.delack_ns)?;

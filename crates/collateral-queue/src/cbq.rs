@@ -38,6 +38,7 @@ use serde::{Deserialize, Serialize};
 use crate::check;
 use crate::class::{Classifier, PerClass, TrafficClass};
 use crate::config::{Described, HardLimit};
+use crate::link_defaults;
 use crate::{Discipline, DropTail, FullRule, Nanos, Packet};
 
 fn default_rule() -> FullRule {
@@ -47,16 +48,24 @@ fn default_rule() -> FullRule {
 /// Default DRR round: three classes × one 1500-byte packet.
 pub const DEFAULT_QUANTUM: u64 = 3 * 1500;
 
+fn default_shares() -> PerClass<f64> {
+    link_defaults::CBQ_SHARES
+}
+
 /// CBQ parameters:
 /// `{"kind": "cbq", "shares": {"tcp": 0.74, "tagged": 0.14, "other": 0.12},
-///   "limits": {"tcp": 40, "tagged": 20, "other": 20}}`.
+///   "limits": {"tcp": 40, "tagged": 20, "other": 20}}`. Left out, the shares are
+/// Parris et al.'s (those above) and the limits derived from the link
+/// ([`crate::link_defaults`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CbqConfig {
     /// Link shares (any positive scale; normalised).
+    #[serde(default = "default_shares")]
     pub shares: PerClass<f64>,
     /// Per-class queue limits, in the unit of `limit_rule`.
-    pub limits: PerClass<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<PerClass<u64>>,
     #[serde(default = "default_rule")]
     pub limit_rule: FullRule,
     /// Bytes handed out per DRR round over all classes (default 4500).
@@ -77,14 +86,31 @@ impl Described for CbqConfig {
 }
 
 impl CbqConfig {
-    pub fn validate(&self) -> Result<(), String> {
+    /// The per-class limits, as given or derived for a link of `link_rate_bps` (in
+    /// 1500-byte packets' bytes under a byte rule).
+    pub fn limits(&self, link_rate_bps: u64) -> Result<PerClass<u64>, String> {
+        if let Some(l) = self.limits {
+            return Ok(l);
+        }
+        let l = link_defaults::cbq_limits(link_rate_bps, 1500)?;
+        let (_, size) = link_defaults::units(1500, false, self.limit_rule);
+        let size = size as u64;
+        Ok(PerClass {
+            tcp: l.tcp * size,
+            tagged: l.tagged * size,
+            other: l.other * size,
+        })
+    }
+
+    pub fn validate(&self, link_rate_bps: u64) -> Result<(), String> {
         crate::class::check_dscps("tagged_tags", self.tagged_tags.as_deref())?;
+        let limits = self.limits(link_rate_bps)?;
         for c in TrafficClass::ALL {
             let s = self.shares.get(c);
             if !(s.is_finite() && s > 0.0) {
                 return Err(format!("shares.{}: must be positive, got {s}", c.name()));
             }
-            check::limit(&format!("limits.{}", c.name()), self.limits.get(c))?;
+            check::limit(&format!("limits.{}", c.name()), limits.get(c))?;
         }
         if let Some(q) = self.quantum {
             check::positive("quantum", q)?;
@@ -125,9 +151,11 @@ pub struct Cbq {
 }
 
 impl Cbq {
-    pub fn new(cfg: &CbqConfig) -> Result<Self, String> {
-        cfg.validate()?;
-        let q = |c: TrafficClass| DropTail::new(cfg.limit_rule, cfg.limits.get(c), false);
+    /// CBQ on a link of `link_rate_bps` (used only for limits left out).
+    pub fn new(cfg: &CbqConfig, link_rate_bps: u64) -> Result<Self, String> {
+        cfg.validate(link_rate_bps)?;
+        let limits = cfg.limits(link_rate_bps)?;
+        let q = |c: TrafficClass| DropTail::new(cfg.limit_rule, limits.get(c), false);
         Ok(Cbq {
             queues: TrafficClass::ALL.map(q),
             quanta: cfg.quanta(),
@@ -264,11 +292,11 @@ mod tests {
                 tagged: shares[1],
                 other: shares[2],
             },
-            limits: PerClass {
+            limits: Some(PerClass {
                 tcp: 1000,
                 tagged: 1000,
                 other: 1000,
-            },
+            }),
             limit_rule: FullRule::Ps,
             quantum: None,
             drop_head: false,
@@ -307,7 +335,7 @@ mod tests {
         // So the departures go T, T, G, O, T, T, G, O: bytes 2:1:1 as the shares.
         let mut c = cfg([2.0, 1.0, 1.0]);
         c.quantum = Some(3000);
-        let mut q = Cbq::new(&c).unwrap();
+        let mut q = Cbq::new(&c, 0).unwrap();
         let mut d = Vec::new();
         for i in 0..10 {
             for cl in TrafficClass::ALL {
@@ -358,7 +386,7 @@ mod tests {
         // 1.5 Mbit/s for 10 s (1.875 MB): TCP 1500-byte segments, tagged 186-byte VoIP,
         // other 1000-byte datagrams, all always backlogged. Shares 74/14/12 %: expect
         // 1.3875 MB, 262.5 kB and 225 kB, each within 2 % of its share.
-        let mut q = Cbq::new(&cfg([0.74, 0.14, 0.12])).unwrap();
+        let mut q = Cbq::new(&cfg([0.74, 0.14, 0.12]), 0).unwrap();
         let sent = saturate(
             &mut q,
             1_500_000,
@@ -382,7 +410,7 @@ mod tests {
     fn an_idle_class_share_is_borrowed_by_the_others() {
         // "Other" sends nothing: TCP and tagged split the link 74 : 14, i.e. 84.09 % and
         // 15.91 % (74/88 and 14/88), and the link stays fully used.
-        let mut q = Cbq::new(&cfg([0.74, 0.14, 0.12])).unwrap();
+        let mut q = Cbq::new(&cfg([0.74, 0.14, 0.12]), 0).unwrap();
         let sent = saturate(&mut q, 1_500_000, 10, &[(Tcp, 1500), (Tagged, 186)]);
         let total: u64 = sent.iter().sum();
         assert!((total as i64 - 1_875_000).abs() <= 1500, "{total}");
@@ -392,7 +420,7 @@ mod tests {
         assert!((tcp / (74.0 / 88.0) - 1.0).abs() < 0.02, "{tcp}");
         assert!((tagged / (14.0 / 88.0) - 1.0).abs() < 0.02, "{tagged}");
         // Only TCP: it gets everything.
-        let mut q = Cbq::new(&cfg([0.74, 0.14, 0.12])).unwrap();
+        let mut q = Cbq::new(&cfg([0.74, 0.14, 0.12]), 0).unwrap();
         let sent = saturate(&mut q, 1_500_000, 1, &[(Tcp, 1500)]);
         assert_eq!(sent[Tcp.index()], sent.iter().sum::<u64>());
     }
@@ -400,12 +428,12 @@ mod tests {
     #[test]
     fn per_class_limits_and_drop_head() {
         let mut c = cfg([0.74, 0.14, 0.12]);
-        c.limits = PerClass {
+        c.limits = Some(PerClass {
             tcp: 2,
             tagged: 3,
             other: 1,
-        };
-        let mut q = Cbq::new(&c).unwrap();
+        });
+        let mut q = Cbq::new(&c, 0).unwrap();
         let mut d = Vec::new();
         let offer = |q: &mut Cbq, cl, n: u64, d: &mut Vec<Packet>| -> Vec<bool> {
             (0..n).map(|i| q.enqueue(0, pkt(cl, 100, i), d)).collect()
@@ -418,7 +446,7 @@ mod tests {
 
         // Drop-head: the arrival is queued and the oldest packet of its class goes.
         c.drop_head = true;
-        let mut q = Cbq::new(&c).unwrap();
+        let mut q = Cbq::new(&c, 0).unwrap();
         let mut d = Vec::new();
         for seq in 0..4 {
             assert!(q.enqueue(0, pkt(Tcp, 100, seq), &mut d));
@@ -432,13 +460,13 @@ mod tests {
         // 1500 + 1000 pushes out the 1500 (oldest), then fits (1000 + 1500 ≤ 3000).
         let mut c = cfg([1.0, 1.0, 1.0]);
         c.limit_rule = FullRule::FbStrict;
-        c.limits = PerClass {
+        c.limits = Some(PerClass {
             tcp: 3000,
             tagged: 3000,
             other: 3000,
-        };
+        });
         c.drop_head = true;
-        let mut q = Cbq::new(&c).unwrap();
+        let mut q = Cbq::new(&c, 0).unwrap();
         let mut d = Vec::new();
         q.enqueue(0, pkt(Tcp, 1500, 0), &mut d);
         q.enqueue(0, pkt(Tcp, 1000, 1), &mut d);
@@ -453,14 +481,34 @@ mod tests {
     }
 
     #[test]
+    fn left_out_shares_and_limits_are_the_studys_for_the_link() {
+        let c: CbqConfig = serde_json::from_str("{}").unwrap();
+        assert_eq!(c.shares.to_array(), [0.74, 0.14, 0.12]);
+        // 10 Mbit/s: RED's limit 60 for TCP, 30 for each UDP class.
+        assert_eq!(c.limits(10_000_000).unwrap().to_array(), [60, 30, 30]);
+        // 100 Mbit/s: 250, 125, 125; in bytes under a byte rule.
+        let bytes = CbqConfig {
+            limit_rule: FullRule::FbStrict,
+            ..c.clone()
+        };
+        assert_eq!(
+            bytes.limits(100_000_000).unwrap().to_array(),
+            [375_000, 187_500, 187_500]
+        );
+        assert!(Cbq::new(&c, 0)
+            .unwrap_err()
+            .starts_with("limits: not given"));
+    }
+
+    #[test]
     fn invalid_configurations_are_refused() {
-        assert!(Cbq::new(&cfg([0.0, 1.0, 1.0])).is_err());
-        assert!(Cbq::new(&cfg([f64::NAN, 1.0, 1.0])).is_err());
+        assert!(Cbq::new(&cfg([0.0, 1.0, 1.0]), 0).is_err());
+        assert!(Cbq::new(&cfg([f64::NAN, 1.0, 1.0]), 0).is_err());
         let mut c = cfg([1.0, 1.0, 1.0]);
-        c.limits.tagged = 0;
-        assert!(Cbq::new(&c).is_err());
+        c.limits.as_mut().unwrap().tagged = 0;
+        assert!(Cbq::new(&c, 0).is_err());
         let mut c = cfg([1.0, 1.0, 1.0]);
         c.quantum = Some(0);
-        assert!(Cbq::new(&c).is_err());
+        assert!(Cbq::new(&c, 0).is_err());
     }
 }

@@ -46,6 +46,7 @@ use serde::{Deserialize, Serialize};
 use crate::check;
 use crate::class::{Classifier, TrafficClass};
 use crate::config::{Described, HardLimit};
+use crate::link_defaults;
 use crate::red::{pkt_time_ns, Ewma, RedCore, RedCurve, Verdict};
 use crate::{Discipline, DropTail, FullRule, Nanos, Packet};
 
@@ -114,11 +115,13 @@ impl CbtShares {
 /// CBT parameters:
 /// `{"kind": "cbt", "tcp": {"min_th": 5, "max_th": 15, "max_p": 0.1, "w_q": 0.002},
 ///   "tagged_th": 4, "other_th": 2, "limit": 60}` — or `"shares": {…}` ([`CbtShares`])
-/// instead of the two thresholds.
+/// instead of the two thresholds. `tcp`, `limit` and the thresholds left out are
+/// derived from the link ([`crate::link_defaults`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CbtConfig {
-    pub tcp: CbtTcp,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<CbtTcp>,
     /// Thresholds on the tagged and other class averages, in packets.
     #[serde(default)]
     pub tagged_th: Option<f64>,
@@ -131,7 +134,8 @@ pub struct CbtConfig {
     #[serde(default)]
     pub w_class: Option<f64>,
     /// Hard limit of the FIFO, in the unit of `limit_rule`.
-    pub limit: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u64>,
     #[serde(default = "default_rule")]
     pub limit_rule: FullRule,
     /// Tag bytes that mark UDP as tagged (default: any non-zero tag).
@@ -160,18 +164,44 @@ impl Described for CbtConfig {
 }
 
 impl CbtConfig {
-    /// The tagged and other thresholds, explicit or from the shares.
-    pub fn thresholds(&self) -> Result<(f64, f64), String> {
+    /// TCP's RED, as given or derived from the link.
+    pub fn tcp_red(&self, link_rate_bps: u64) -> Result<CbtTcp, String> {
+        self.tcp.map_or_else(
+            || link_defaults::cbt_tcp(link_rate_bps, self.mean_pkt_size),
+            Ok,
+        )
+    }
+
+    /// The FIFO's limit, as given or RED's for TCP's `max_th` (in bytes under a byte rule).
+    pub fn limit(&self, link_rate_bps: u64) -> Result<u64, String> {
+        let (_, size) = link_defaults::units(self.mean_pkt_size, false, self.limit_rule);
+        let max_th = self.tcp_red(link_rate_bps)?.max_th;
+        Ok(self
+            .limit
+            .unwrap_or_else(|| link_defaults::whole(4.0 * max_th * size)))
+    }
+
+    /// The tagged and other thresholds: explicit, from the shares, or (neither given)
+    /// from the study's shares of this link.
+    pub fn thresholds(&self, link_rate_bps: u64) -> Result<(f64, f64), String> {
         match (self.tagged_th, self.other_th, &self.shares) {
             (Some(t), Some(o), None) => Ok((t, o)),
             (None, None, Some(s)) => s.thresholds(),
+            (None, None, None) if link_rate_bps > 0 => {
+                let max_th = self.tcp_red(link_rate_bps)?.max_th;
+                link_defaults::cbt_shares(link_rate_bps, self.mean_pkt_size, max_th).thresholds()
+            }
+            (None, None, None) => {
+                Err("tagged_th: not given, and there is no link rate to derive it from".into())
+            }
             _ => Err("tagged_th: give either tagged_th and other_th, or shares".into()),
         }
     }
 
     pub fn validate(&self, link_rate_bps: u64) -> Result<(), String> {
         crate::class::check_dscps("tagged_tags", self.tagged_tags.as_deref())?;
-        let t = &self.tcp;
+        check::positive("mean_pkt_size", self.mean_pkt_size.into())?;
+        let t = &self.tcp_red(link_rate_bps)?;
         RedCurve {
             min_th: t.min_th,
             max_th: t.max_th,
@@ -182,11 +212,10 @@ impl CbtConfig {
         .map_err(|e| format!("tcp.{e}"))?;
         check::fraction("tcp.w_q", t.w_q)?;
         check::fraction("w_class", self.w_class.unwrap_or(t.w_q))?;
-        let (tt, to) = self.thresholds()?;
+        let (tt, to) = self.thresholds(link_rate_bps)?;
         check::non_negative("tagged_th", tt)?;
         check::non_negative("other_th", to)?;
-        check::limit("limit", self.limit)?;
-        check::positive("mean_pkt_size", self.mean_pkt_size.into())?;
+        check::limit("limit", self.limit(link_rate_bps)?)?;
         pkt_time_ns(self.mean_pkt_time_ns, self.mean_pkt_size, link_rate_bps).map(|_| ())
     }
 }
@@ -227,8 +256,8 @@ impl Cbt {
     pub fn new(cfg: &CbtConfig, link_rate_bps: u64) -> Result<Self, String> {
         cfg.validate(link_rate_bps)?;
         let s = pkt_time_ns(cfg.mean_pkt_time_ns, cfg.mean_pkt_size, link_rate_bps)?;
-        let (tt, to) = cfg.thresholds()?;
-        let t = &cfg.tcp;
+        let (tt, to) = cfg.thresholds(link_rate_bps)?;
+        let t = &cfg.tcp_red(link_rate_bps)?;
         let w_class = cfg.w_class.unwrap_or(t.w_q);
         let curve = RedCurve {
             min_th: t.min_th,
@@ -237,7 +266,11 @@ impl Cbt {
             gentle: t.gentle,
         };
         Ok(Cbt {
-            fifo: DropTail::new(cfg.limit_rule, cfg.limit, cfg.count_in_service),
+            fifo: DropTail::new(
+                cfg.limit_rule,
+                cfg.limit(link_rate_bps)?,
+                cfg.count_in_service,
+            ),
             classifier: Classifier::new(cfg.tagged_tags.as_deref(), &cfg.tagged_flows),
             est: [
                 Ewma::new(t.w_q, s),
@@ -406,18 +439,18 @@ mod tests {
     /// arrival. TCP RED: min 10, max 20 (out of reach unless a test lowers it).
     fn cfg() -> CbtConfig {
         CbtConfig {
-            tcp: CbtTcp {
+            tcp: Some(CbtTcp {
                 min_th: 10.0,
                 max_th: 20.0,
                 max_p: 1e-12,
                 w_q: 1.0,
                 gentle: false,
-            },
+            }),
             tagged_th: Some(2.0),
             other_th: Some(1.0),
             shares: None,
             w_class: None,
-            limit: 100,
+            limit: Some(100),
             limit_rule: FullRule::Ps,
             tagged_tags: None,
             tagged_flows: vec![],
@@ -446,8 +479,8 @@ mod tests {
         // TCP RED min 3, max 4 with max_p ~0: no early drops, a forced drop once the
         // average reaches max_th 4. UDP thresholds out of the way.
         let mut c = cfg();
-        c.tcp.min_th = 3.0;
-        c.tcp.max_th = 4.0;
+        let red = c.tcp.as_mut().unwrap();
+        (red.min_th, red.max_th) = (3.0, 4.0);
         c.tagged_th = Some(50.0);
         c.other_th = Some(50.0);
         for (mode, expect) in [(TcpAverage::Class, true), (TcpAverage::Queue, false)] {
@@ -504,8 +537,8 @@ mod tests {
         // TCP RED min 2, max 4 (w = 1): TCP arrivals see 0, 1 (pass), 2, 3 (band,
         // p ≈ 1e-12), 4 = max_th → forced, whatever the UDP classes hold.
         let mut c = cfg();
-        c.tcp.min_th = 2.0;
-        c.tcp.max_th = 4.0;
+        let red = c.tcp.as_mut().unwrap();
+        (red.min_th, red.max_th) = (2.0, 4.0);
         c.tagged_th = Some(100.0);
         let mut q = Cbt::new(&c, 0).unwrap();
         let mut d = Vec::new();
@@ -581,7 +614,7 @@ mod tests {
     #[test]
     fn hard_limit_applies_to_all_classes() {
         let mut c = cfg();
-        c.limit = 3;
+        c.limit = Some(3);
         c.tagged_th = Some(100.0);
         c.other_th = Some(100.0);
         let mut q = Cbt::new(&c, 0).unwrap();

@@ -132,13 +132,14 @@ impl DisciplineConfig {
     }
 
     /// Checks the configuration for a link of `link_rate_bps` (RED, FRED and CBT use it
-    /// for the idle decay unless `mean_pkt_time_ns` is given).
+    /// for the idle decay unless `mean_pkt_time_ns` is given, and the RED family for the
+    /// parameters left out, [`crate::link_defaults`]).
     pub fn validate(&self, link_rate_bps: u64) -> Result<(), String> {
         match self {
             DisciplineConfig::Red(c) => c.validate(link_rate_bps),
             DisciplineConfig::Fred(c) => c.validate(link_rate_bps),
             DisciplineConfig::Cbt(c) => c.validate(link_rate_bps),
-            DisciplineConfig::Cbq(c) => c.validate(),
+            DisciplineConfig::Cbq(c) => c.validate(link_rate_bps),
             DisciplineConfig::Codel(c) => c.validate(),
             DisciplineConfig::FqCodel(c) => c.validate(),
             DisciplineConfig::Pie(c) => c.validate(),
@@ -153,7 +154,7 @@ impl DisciplineConfig {
             DisciplineConfig::Red(c) => AnyQueue::Red(Red::new(c, link_rate_bps)?),
             DisciplineConfig::Fred(c) => AnyQueue::Fred(Fred::new(c, link_rate_bps)?),
             DisciplineConfig::Cbt(c) => AnyQueue::Cbt(Cbt::new(c, link_rate_bps)?),
-            DisciplineConfig::Cbq(c) => AnyQueue::Cbq(Cbq::new(c)?),
+            DisciplineConfig::Cbq(c) => AnyQueue::Cbq(Cbq::new(c, link_rate_bps)?),
             DisciplineConfig::Codel(c) => AnyQueue::Codel(Codel::new(c)?),
             DisciplineConfig::FqCodel(c) => AnyQueue::FqCodel(FqCodel::new(c)?),
             DisciplineConfig::Pie(c) => AnyQueue::Pie(Pie::new(c)?),
@@ -201,7 +202,7 @@ mod tests {
         };
         assert_eq!(
             (r.min_th, r.max_th, r.max_p, r.w_q, r.limit),
-            (5.0, 15.0, 0.1, 0.002, 60)
+            (Some(5.0), Some(15.0), Some(0.1), Some(0.002), Some(60))
         );
         assert!(r.gentle && !r.bytes && !r.queue_in_bytes);
         assert_eq!(r.limit_rule, FullRule::Ps);
@@ -261,8 +262,33 @@ mod tests {
                           "limits": {"tcp": 1, "tagged": 1, "other": 1, "video": 1}}"#
         )
         .is_err());
-        // Missing required fields.
-        assert!(parse(r#"{"kind": "red", "min_th": 5, "max_th": 15}"#).is_err());
+    }
+
+    /// The RED family by name alone: everything left out comes from the link, so the
+    /// kind builds on a link with a rate and is refused, naming the first parameter it
+    /// could not derive, without one.
+    #[test]
+    fn the_red_family_builds_from_its_name_and_the_link() {
+        for kind in ["red", "fred", "cbt", "cbq"] {
+            let c = parse(&format!(r#"{{"kind": "{kind}"}}"#)).unwrap();
+            assert!(c.build(1_500_000).is_ok(), "{kind}");
+            let e = c.validate(0).unwrap_err();
+            assert!(
+                e.contains("not given, and there is no link rate"),
+                "{kind}: {e}"
+            );
+        }
+        let DisciplineConfig::Red(r) = parse(r#"{"kind": "red", "min_th": 8}"#).unwrap() else {
+            panic!()
+        };
+        let p = r.params(1_500_000).unwrap();
+        assert_eq!((p.min_th, p.max_th, p.limit), (8.0, 24.0, 96));
+        // A half-given pair of class thresholds is still an error.
+        let c = parse(r#"{"kind": "cbt", "tagged_th": 3}"#).unwrap();
+        assert!(c
+            .validate(1_500_000)
+            .unwrap_err()
+            .starts_with("tagged_th: give either"));
     }
 
     #[test]

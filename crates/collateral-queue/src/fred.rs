@@ -45,6 +45,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::check;
 use crate::config::{Described, HardLimit};
+use crate::link_defaults::{self, Given, Params};
 use crate::red::{pkt_time_ns, spaced, Ewma, RedCurve};
 use crate::rng::SplitMix64;
 use crate::{Discipline, DropTail, FullRule, Nanos, Packet};
@@ -61,17 +62,24 @@ fn default_min_q() -> f64 {
 
 /// FRED parameters:
 /// `{"kind": "fred", "min_th": 5, "max_th": 15, "max_p": 0.02, "w_q": 0.002,
-///   "limit": 60, "min_q": 2}`.
+///   "limit": 60, "min_q": 2}`. The first five, left out, are derived from the link
+/// ([`crate::link_defaults`]: RED's `min_th` and `w_q`, Lin & Morris's `max_th = 2·min_th`,
+/// `max_p` 0.02 and buffer `4·min_th`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FredConfig {
     /// RED thresholds on the average queue, in packets.
-    pub min_th: f64,
-    pub max_th: f64,
-    pub max_p: f64,
-    pub w_q: f64,
+    #[serde(default)]
+    pub min_th: Option<f64>,
+    #[serde(default)]
+    pub max_th: Option<f64>,
+    #[serde(default)]
+    pub max_p: Option<f64>,
+    #[serde(default)]
+    pub w_q: Option<f64>,
     /// Hard limit of the FIFO in the unit of `limit_rule`.
-    pub limit: u64,
+    #[serde(default)]
+    pub limit: Option<u64>,
     #[serde(default = "default_rule")]
     pub limit_rule: FullRule,
     /// Packets a flow may always have queued without early drops.
@@ -94,18 +102,38 @@ impl Described for FredConfig {
 }
 
 impl FredConfig {
-    pub fn validate(&self, link_rate_bps: u64) -> Result<(), String> {
-        RedCurve {
+    /// The curve, weight and limit in force on a link of `link_rate_bps` (thresholds in
+    /// packets; the limit in bytes under a byte rule).
+    pub fn params(&self, link_rate_bps: u64) -> Result<Params, String> {
+        let units = link_defaults::units(self.mean_pkt_size, false, self.limit_rule);
+        let given = Given {
             min_th: self.min_th,
             max_th: self.max_th,
             max_p: self.max_p,
+            w_q: self.w_q,
+            limit: self.limit,
+        };
+        given.complete(
+            link_defaults::fred,
+            link_rate_bps,
+            self.mean_pkt_size,
+            units,
+        )
+    }
+
+    pub fn validate(&self, link_rate_bps: u64) -> Result<(), String> {
+        check::positive("mean_pkt_size", self.mean_pkt_size.into())?;
+        let p = self.params(link_rate_bps)?;
+        RedCurve {
+            min_th: p.min_th,
+            max_th: p.max_th,
+            max_p: p.max_p,
             gentle: false,
         }
         .validate()?;
-        check::fraction("w_q", self.w_q)?;
-        check::limit("limit", self.limit)?;
+        check::fraction("w_q", p.w_q)?;
+        check::limit("limit", p.limit)?;
         check::non_negative("min_q", self.min_q)?;
-        check::positive("mean_pkt_size", self.mean_pkt_size.into())?;
         pkt_time_ns(self.mean_pkt_time_ns, self.mean_pkt_size, link_rate_bps).map(|_| ())
     }
 }
@@ -177,15 +205,16 @@ impl Fred {
     pub fn new(cfg: &FredConfig, link_rate_bps: u64) -> Result<Self, String> {
         cfg.validate(link_rate_bps)?;
         let s = pkt_time_ns(cfg.mean_pkt_time_ns, cfg.mean_pkt_size, link_rate_bps)?;
+        let p = cfg.params(link_rate_bps)?;
         let mut flows = FlowMap::default();
         flows.reserve(64);
         Ok(Fred {
-            fifo: DropTail::new(cfg.limit_rule, cfg.limit, cfg.count_in_service),
-            est: Ewma::new(cfg.w_q, s),
+            fifo: DropTail::new(cfg.limit_rule, p.limit, cfg.count_in_service),
+            est: Ewma::new(p.w_q, s),
             curve: RedCurve {
-                min_th: cfg.min_th,
-                max_th: cfg.max_th,
-                max_p: cfg.max_p,
+                min_th: p.min_th,
+                max_th: p.max_th,
+                max_p: p.max_p,
                 gentle: false,
             },
             min_q: cfg.min_q,
@@ -335,11 +364,11 @@ mod tests {
     /// (p_a ≤ ~1e-11 for every count reached here).
     fn cfg() -> FredConfig {
         FredConfig {
-            min_th: 4.0,
-            max_th: 8.0,
-            max_p: 1e-12,
-            w_q: 1.0,
-            limit: 100,
+            min_th: Some(4.0),
+            max_th: Some(8.0),
+            max_p: Some(1e-12),
+            w_q: Some(1.0),
+            limit: Some(100),
             limit_rule: FullRule::Ps,
             min_q: 2.0,
             mean_pkt_size: 1500,
@@ -465,9 +494,9 @@ mod tests {
         // min_th 6, max_th 12, max_p 1, w_q 1: in the band p_b = (avg − 6)/6, and the
         // spacing makes p_a = 1 once count·p_b ≥ 1, so the outcome is certain.
         let mut c = cfg();
-        c.min_th = 6.0;
-        c.max_th = 12.0;
-        c.max_p = 1.0;
+        c.min_th = Some(6.0);
+        c.max_th = Some(12.0);
+        c.max_p = Some(1.0);
         let mut q = Fred::new(&c, 0).unwrap();
         let mut d = Vec::new();
         let mut seq = 0;

@@ -82,6 +82,7 @@ pub mod dualpi2;
 pub mod fq_codel;
 pub mod framing;
 pub mod fred;
+pub mod link_defaults;
 pub mod packet;
 pub mod pie;
 pub mod red;

@@ -63,6 +63,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::check;
 use crate::config::{Described, HardLimit};
+use crate::link_defaults::{self, Given, Params};
 use crate::rng::SplitMix64;
 use crate::{Discipline, DropTail, FullRule, Nanos, Packet};
 
@@ -75,19 +76,26 @@ fn default_mean_pkt_size() -> u32 {
 
 /// RED parameters, as carried by a scenario (JSON):
 /// `{"kind": "red", "min_th": 5, "max_th": 15, "max_p": 0.1, "w_q": 0.002, "limit": 60,
-///   "gentle": true, "bytes": false}`.
+///   "gentle": true, "bytes": false}`. Each of the first five left out is derived from
+/// the link ([`crate::link_defaults`]: Adaptive RED's thresholds and weight, Floyd &
+/// Jacobson's `max_p`, iproute2's limit/threshold ratio), so `{"kind": "red"}` works.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RedConfig {
     /// Thresholds on the average, in packets (bytes with `queue_in_bytes`).
-    pub min_th: f64,
-    pub max_th: f64,
+    #[serde(default)]
+    pub min_th: Option<f64>,
+    #[serde(default)]
+    pub max_th: Option<f64>,
     /// Drop probability reached at `max_th` (0 < max_p ≤ 1).
-    pub max_p: f64,
+    #[serde(default)]
+    pub max_p: Option<f64>,
     /// EWMA weight (0 < w_q ≤ 1).
-    pub w_q: f64,
+    #[serde(default)]
+    pub w_q: Option<f64>,
     /// Hard limit of the FIFO, in the unit of `limit_rule` (packets for `ps`).
-    pub limit: u64,
+    #[serde(default)]
+    pub limit: Option<u64>,
     #[serde(default = "default_rule")]
     pub limit_rule: FullRule,
     /// Gentle variant: p rises from max_p to 1 between max_th and 2·max_th.
@@ -126,18 +134,59 @@ impl Described for RedConfig {
 }
 
 impl RedConfig {
-    /// Checks the parameters; `link_rate_bps` is needed unless `mean_pkt_time_ns` is set.
-    pub fn validate(&self, link_rate_bps: u64) -> Result<(), String> {
-        RedCurve {
+    /// RED with every parameter of its curve, weight and limit given.
+    pub fn with(min_th: f64, max_th: f64, max_p: f64, w_q: f64, limit: u64) -> Self {
+        RedConfig {
+            min_th: Some(min_th),
+            max_th: Some(max_th),
+            max_p: Some(max_p),
+            w_q: Some(w_q),
+            limit: Some(limit),
+            limit_rule: default_rule(),
+            gentle: false,
+            bytes: false,
+            queue_in_bytes: false,
+            mean_pkt_size: default_mean_pkt_size(),
+            mean_pkt_time_ns: None,
+            seed: 0,
+            count_in_service: false,
+            ecn: false,
+            harddrop: false,
+        }
+    }
+
+    /// The curve, weight and limit in force on a link of `link_rate_bps`: as given, the
+    /// rest derived from the link.
+    pub fn params(&self, link_rate_bps: u64) -> Result<Params, String> {
+        let units = link_defaults::units(self.mean_pkt_size, self.queue_in_bytes, self.limit_rule);
+        self.given()
+            .complete(link_defaults::red, link_rate_bps, self.mean_pkt_size, units)
+    }
+
+    fn given(&self) -> Given {
+        Given {
             min_th: self.min_th,
             max_th: self.max_th,
             max_p: self.max_p,
+            w_q: self.w_q,
+            limit: self.limit,
+        }
+    }
+
+    /// Checks the parameters; `link_rate_bps` is needed unless `mean_pkt_time_ns` and
+    /// every parameter with a link-derived default are given.
+    pub fn validate(&self, link_rate_bps: u64) -> Result<(), String> {
+        check::positive("mean_pkt_size", self.mean_pkt_size.into())?;
+        let p = self.params(link_rate_bps)?;
+        RedCurve {
+            min_th: p.min_th,
+            max_th: p.max_th,
+            max_p: p.max_p,
             gentle: self.gentle,
         }
         .validate()?;
-        check::fraction("w_q", self.w_q)?;
-        check::limit("limit", self.limit)?;
-        check::positive("mean_pkt_size", self.mean_pkt_size.into())?;
+        check::fraction("w_q", p.w_q)?;
+        check::limit("limit", p.limit)?;
         pkt_time_ns(self.mean_pkt_time_ns, self.mean_pkt_size, link_rate_bps).map(|_| ())
     }
 }
@@ -391,15 +440,16 @@ impl Red {
     pub fn new(cfg: &RedConfig, link_rate_bps: u64) -> Result<Self, String> {
         cfg.validate(link_rate_bps)?;
         let s = pkt_time_ns(cfg.mean_pkt_time_ns, cfg.mean_pkt_size, link_rate_bps)?;
+        let p = cfg.params(link_rate_bps)?;
         let curve = RedCurve {
-            min_th: cfg.min_th,
-            max_th: cfg.max_th,
-            max_p: cfg.max_p,
+            min_th: p.min_th,
+            max_th: p.max_th,
+            max_p: p.max_p,
             gentle: cfg.gentle,
         };
         Ok(Red {
-            fifo: DropTail::new(cfg.limit_rule, cfg.limit, cfg.count_in_service),
-            est: Ewma::new(cfg.w_q, s),
+            fifo: DropTail::new(cfg.limit_rule, p.limit, cfg.count_in_service),
+            est: Ewma::new(p.w_q, s),
             core: RedCore::new(curve, cfg.bytes, cfg.mean_pkt_size, cfg.seed),
             queue_in_bytes: cfg.queue_in_bytes,
             ecn: cfg.ecn,
@@ -503,21 +553,9 @@ mod tests {
 
     fn cfg() -> RedConfig {
         RedConfig {
-            min_th: 5.0,
-            max_th: 15.0,
-            max_p: 0.1,
-            w_q: 0.002,
-            limit: 60,
-            limit_rule: FullRule::Ps,
-            gentle: false,
-            bytes: false,
-            queue_in_bytes: false,
-            mean_pkt_size: 1500,
             mean_pkt_time_ns: Some(MS),
             seed: 1,
-            count_in_service: false,
-            ecn: false,
-            harddrop: false,
+            ..RedConfig::with(5.0, 15.0, 0.1, 0.002, 60)
         }
     }
 
@@ -530,10 +568,10 @@ mod tests {
         // w_q = 1/2 keeps every value dyadic, so the comparisons are exact.
         // Thresholds far away: nothing is dropped.
         let mut c = cfg();
-        c.w_q = 0.5;
-        c.min_th = 100.0;
-        c.max_th = 200.0;
-        c.limit = 1000;
+        c.w_q = Some(0.5);
+        c.min_th = Some(100.0);
+        c.max_th = Some(200.0);
+        c.limit = Some(1000);
         let mut q = Red::new(&c, 0).unwrap();
         let mut d = Vec::new();
         // Four arrivals at t = 0 with no departure see q = 0, 1, 2, 3:
@@ -565,9 +603,9 @@ mod tests {
         // The same, but the link polls an empty queue at 6 ms (dequeue → None) without a
         // transmit_done: idle from 6 ms. Arrival at 8 ms: m = 2, avg = 1·0.5²·0.5.
         let mut c = cfg();
-        c.w_q = 0.5;
-        c.min_th = 100.0;
-        c.max_th = 200.0;
+        c.w_q = Some(0.5);
+        c.min_th = Some(100.0);
+        c.max_th = Some(200.0);
         let mut q = Red::new(&c, 0).unwrap();
         let mut d = Vec::new();
         q.enqueue(0, pkt(1500, 0), &mut d); // avg 0
@@ -597,9 +635,9 @@ mod tests {
             Ok(8 * MS)
         );
         assert!(Red::new(&c, 0).is_err());
-        c.w_q = 0.5;
-        c.min_th = 100.0;
-        c.max_th = 200.0;
+        c.w_q = Some(0.5);
+        c.min_th = Some(100.0);
+        c.max_th = Some(200.0);
         let mut q = Red::new(&c, 1_500_000).unwrap();
         let mut d = Vec::new();
         q.enqueue(0, pkt(1500, 0), &mut d); // 0
@@ -738,11 +776,11 @@ mod tests {
         // w_q = 1: the average is the occupancy the arrival sees. min 2, max 4, limit 10,
         // max_p tiny so the band never drops in practice (p ≤ 1e-12 for these counts).
         let mut c = cfg();
-        c.w_q = 1.0;
-        c.min_th = 2.0;
-        c.max_th = 4.0;
-        c.max_p = 1e-12;
-        c.limit = 10;
+        c.w_q = Some(1.0);
+        c.min_th = Some(2.0);
+        c.max_th = Some(4.0);
+        c.max_p = Some(1e-12);
+        c.limit = Some(10);
         let mut q = Red::new(&c, 0).unwrap();
         let mut d = Vec::new();
         // Arrivals see q = 0, 1 (below min: count −1), 2, 3 (band: count 0, 1),
@@ -808,9 +846,9 @@ mod tests {
     fn hard_limit_in_bytes_and_count_reset() {
         // Thresholds out of reach; FB-strict 3000-byte limit.
         let mut c = cfg();
-        c.min_th = 100.0;
-        c.max_th = 200.0;
-        c.limit = 3000;
+        c.min_th = Some(100.0);
+        c.max_th = Some(200.0);
+        c.limit = Some(3000);
         c.limit_rule = FullRule::FbStrict;
         let mut q = Red::new(&c, 0).unwrap();
         let mut d = Vec::new();
@@ -829,9 +867,9 @@ mod tests {
     fn queue_in_bytes_uses_bytes_for_the_average() {
         let mut c = cfg();
         c.queue_in_bytes = true;
-        c.w_q = 0.5;
-        c.min_th = 100_000.0;
-        c.max_th = 200_000.0;
+        c.w_q = Some(0.5);
+        c.min_th = Some(100_000.0);
+        c.max_th = Some(200_000.0);
         let mut q = Red::new(&c, 0).unwrap();
         let mut d = Vec::new();
         q.enqueue(0, pkt(1500, 0), &mut d); // sees 0 B: avg 0
@@ -848,11 +886,11 @@ mod tests {
             Red::new(&c, 1_000_000).is_err()
         };
         assert!(bad(&|c| c.max_th = c.min_th));
-        assert!(bad(&|c| c.max_p = 0.0));
-        assert!(bad(&|c| c.max_p = 1.5));
-        assert!(bad(&|c| c.w_q = 0.0));
-        assert!(bad(&|c| c.w_q = 2.0));
-        assert!(bad(&|c| c.limit = 0));
+        assert!(bad(&|c| c.max_p = Some(0.0)));
+        assert!(bad(&|c| c.max_p = Some(1.5)));
+        assert!(bad(&|c| c.w_q = Some(0.0)));
+        assert!(bad(&|c| c.w_q = Some(2.0)));
+        assert!(bad(&|c| c.limit = Some(0)));
         assert!(bad(&|c| c.mean_pkt_time_ns = Some(0)));
         assert!(!bad(&|_| ()));
     }

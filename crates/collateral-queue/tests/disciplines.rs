@@ -249,11 +249,11 @@ fn red_config() -> impl Strategy<Value = RedConfig> {
                 // Byte thresholds when the queue is measured in bytes.
                 let k = if qib { 1000.0 } else { 1.0 };
                 RedConfig {
-                    min_th: min * k,
-                    max_th: (min + span) * k,
-                    max_p,
-                    w_q,
-                    limit: limit_for(rule, raw),
+                    min_th: Some(min * k),
+                    max_th: Some((min + span) * k),
+                    max_p: Some(max_p),
+                    w_q: Some(w_q),
+                    limit: Some(limit_for(rule, raw)),
                     limit_rule: rule,
                     gentle,
                     bytes,
@@ -282,11 +282,11 @@ fn fred_config() -> impl Strategy<Value = FredConfig> {
     )
         .prop_map(
             |((min, span, max_p, w_q), (rule, raw), (min_q, cis, s, seed))| FredConfig {
-                min_th: min,
-                max_th: min + span,
-                max_p,
-                w_q,
-                limit: limit_for(rule, raw),
+                min_th: Some(min),
+                max_th: Some(min + span),
+                max_p: Some(max_p),
+                w_q: Some(w_q),
+                limit: Some(limit_for(rule, raw)),
                 limit_rule: rule,
                 min_q,
                 mean_pkt_size: 1500,
@@ -318,18 +318,18 @@ fn cbt_config() -> impl Strategy<Value = CbtConfig> {
                 (cis, s, seed, tags),
             )| {
                 CbtConfig {
-                    tcp: CbtTcp {
+                    tcp: Some(CbtTcp {
                         min_th: min,
                         max_th: min + span,
                         max_p,
                         w_q,
                         gentle,
-                    },
+                    }),
                     tagged_th: Some(tt),
                     other_th: Some(to),
                     shares: None,
                     w_class,
-                    limit: limit_for(rule, raw),
+                    limit: Some(limit_for(rule, raw)),
                     limit_rule: rule,
                     tagged_tags: tags.then(|| vec![46]),
                     tagged_flows: if tags { vec![5] } else { vec![] },
@@ -361,11 +361,11 @@ fn cbq_config() -> impl Strategy<Value = CbqConfig> {
                     tagged: s1,
                     other: s2,
                 },
-                limits: PerClass {
+                limits: Some(PerClass {
                     tcp: limit_for(rule, a),
                     tagged: limit_for(rule, b),
                     other: limit_for(rule, c),
-                },
+                }),
                 limit_rule: rule,
                 quantum,
                 drop_head,
@@ -557,7 +557,7 @@ proptest! {
     fn red_invariants(cfg in red_config(), ops in ops()) {
         let mut q = Red::new(&cfg, 0).unwrap();
         drive(&mut q, ops, cfg.count_in_service, true, |q, _| {
-            prop_assert!(within(cfg.limit_rule, cfg.limit, q.packets(), q.bytes()));
+            prop_assert!(within(cfg.limit_rule, cfg.limit.unwrap(), q.packets(), q.bytes()));
             prop_assert!(q.avg().is_finite() && q.avg() >= 0.0);
             prop_assert!(q.count() >= -1);
             Ok(())
@@ -569,7 +569,7 @@ proptest! {
         let mut q = Fred::new(&cfg, 0).unwrap();
         let cis = cfg.count_in_service;
         drive(&mut q, ops, cis, true, |q, t| {
-            prop_assert!(within(cfg.limit_rule, cfg.limit, q.packets(), q.bytes()));
+            prop_assert!(within(cfg.limit_rule, cfg.limit.unwrap(), q.packets(), q.bytes()));
             prop_assert!(q.avg().is_finite() && q.avg() >= 0.0);
             prop_assert!(q.avgcq() >= 1.0);
             // Per-flow counts = the packets each flow has in the queue (plus on the wire
@@ -592,7 +592,7 @@ proptest! {
         let mut q = Cbt::new(&cfg, 0).unwrap();
         let cis = cfg.count_in_service;
         drive(&mut q, ops, cis, true, |q, t| {
-            prop_assert!(within(cfg.limit_rule, cfg.limit, q.packets(), q.bytes()));
+            prop_assert!(within(cfg.limit_rule, cfg.limit.unwrap(), q.packets(), q.bytes()));
             let mut per_class = [0u32; 3];
             q.visit(&mut |p| per_class[q.classify(p).index()] += 1);
             if let (true, Some(p)) = (cis, t.in_service) {
@@ -608,13 +608,13 @@ proptest! {
 
     #[test]
     fn cbq_invariants(cfg in cbq_config(), ops in ops()) {
-        let mut q = Cbq::new(&cfg).unwrap();
+        let mut q = Cbq::new(&cfg, 0).unwrap();
         let quanta = q.quanta();
         prop_assert!(quanta.iter().all(|&x| x >= 1));
         prop_assert!(quanta.iter().sum::<u64>().abs_diff(cfg.quantum.unwrap_or(DEFAULT_QUANTUM)) <= 3);
         drive(&mut q, ops, false, false, |q, t| {
             for c in TrafficClass::ALL {
-                prop_assert!(within(cfg.limit_rule, cfg.limits.get(c), q.class_packets(c), q.class_bytes(c)));
+                prop_assert!(within(cfg.limit_rule, cfg.limits.unwrap().get(c), q.class_packets(c), q.class_bytes(c)));
             }
             // FIFO within each class.
             for c in TrafficClass::ALL {

@@ -4,8 +4,8 @@
 //! worked from the algorithms' formulas in the comments.
 
 use collateral_queue::{
-    Codel, CodelConfig, Discipline, Ecn, FqCodel, FqCodelConfig, FullRule, Nanos, Packet,
-    PacketKind, Pie, PieConfig, Red, RedConfig,
+    Codel, CodelConfig, Discipline, Ecn, FqCodel, FqCodelConfig, Nanos, Packet, PacketKind, Pie,
+    PieConfig, Red, RedConfig,
 };
 
 const MS: Nanos = 1_000_000;
@@ -20,21 +20,12 @@ fn pkt(seq: u64, ecn: Ecn, at: Nanos) -> Packet {
 fn red(ecn: bool, harddrop: bool, max_p: f64) -> Red {
     // w_q = 1: the average is the occupancy each arrival sees, so the test controls it.
     let cfg = RedConfig {
-        min_th: 2.0,
-        max_th: 6.0,
-        max_p,
-        w_q: 1.0,
-        limit: 100,
-        limit_rule: FullRule::Ps,
-        gentle: false,
-        bytes: false,
-        queue_in_bytes: false,
-        mean_pkt_size: 1500,
         mean_pkt_time_ns: Some(MS),
         seed: 7,
         count_in_service: false,
         ecn,
         harddrop,
+        ..RedConfig::with(2.0, 6.0, max_p, 1.0, 100)
     };
     Red::new(&cfg, 12_000_000).unwrap()
 }

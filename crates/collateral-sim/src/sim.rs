@@ -114,7 +114,7 @@ impl Simulation {
             .enumerate()
             .map(|(i, cfg)| {
                 let i = i as u32;
-                events.schedule(cfg.start_ns, Wake::TcpStart(i));
+                events.schedule(cfg.start_at(sc.seed, i as usize), Wake::TcpStart(i));
                 if let Some(stop) = cfg.stop_ns {
                     events.schedule(stop, Wake::TcpStop(i));
                 }

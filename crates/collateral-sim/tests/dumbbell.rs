@@ -625,3 +625,46 @@ fn batches_give_the_same_results_on_any_number_of_threads() {
     // Seeds differ, so trials differ: the comparison above is not vacuous.
     assert_ne!(one[0], one[1]);
 }
+
+/// Bulk flows with a start spread begin at `start_at` (the start plus their seeded
+/// offset), each within the spread; without one they all begin at 0, and the CBR flows
+/// send exactly as before (the offsets have streams of their own).
+#[test]
+fn start_offsets_delay_each_flow_by_its_own_seeded_draw() {
+    let spread = |sc: &Scenario, ns: u64| {
+        let mut sc = sc.clone();
+        for t in &mut sc.tcp {
+            t.start_spread_ns = ns;
+        }
+        sc
+    };
+    let mut base = adsl1(FullRule::FbStrict, 30_000, 9, 8);
+    base.tcp = vec![TcpConfig::default(); 4];
+    let first_cwnd = |sc: &Scenario| {
+        let r = simulate(sc.clone()).unwrap();
+        let c = &r.traces.cwnd;
+        let first = |i: u32| {
+            (0..c.time.len())
+                .find(|&k| c.flow[k] == i)
+                .map(|k| c.time[k])
+        };
+        (
+            (0..4).map(|i| first(i).unwrap()).collect::<Vec<_>>(),
+            r.traces.cbr.sent,
+        )
+    };
+    let (fixed, cbr_fixed) = first_cwnd(&base);
+    let spread_sc = spread(&base, 2 * S);
+    let (late, cbr_late) = first_cwnd(&spread_sc);
+    assert_eq!(cbr_fixed, cbr_late);
+    for (i, t) in spread_sc.tcp.iter().enumerate() {
+        let at = t.start_at(9, i);
+        assert!(at < 2 * S, "flow {i}: offset {at} ns beyond the spread");
+        // The first window sample follows the start by what it took at t = 0.
+        assert_eq!(late[i] - at, fixed[i], "flow {i}");
+    }
+    let mut offsets: Vec<u64> = (0..4).map(|i| spread_sc.tcp[i].start_at(9, i)).collect();
+    offsets.sort_unstable();
+    offsets.dedup();
+    assert_eq!(offsets.len(), 4);
+}

@@ -21,6 +21,27 @@ def canonical_json(native: Mapping[str, Any]) -> str:
     return json.dumps(body, sort_keys=True, separators=(",", ":"))
 
 
+#: AQM parameters pinned, in stored experiments, to what was their default when those
+#: results were made (issue 28 made DualPI2's scheduler Linux's WRR; the reproductions
+#: state the RFC's ``ts_fifo`` they ran). Left out of a point's seed basis, so that the
+#: pin keeps every trial's seed and so its numbers; the point's key keeps them, so the
+#: pinned and the default scenario stay apart.
+SEED_NEUTRAL: dict[str, dict[str, Any]] = {"dualpi2": {"scheduler": "ts_fifo"}}
+
+
+def seed_basis(native: Mapping[str, Any]) -> str:
+    """What a point's trial seeds are derived from: its canonical JSON without the
+    :data:`SEED_NEUTRAL` pins."""
+    body = {k: v for k, v in native.items() if k not in ("seed", "trace")}
+    for d in ("down", "up"):
+        queue = body.get(d, {}).get("queue", {})
+        neutral = SEED_NEUTRAL.get(queue.get("kind"), {})
+        if any(queue.get(k) == v for k, v in neutral.items()):
+            kept = {k: v for k, v in queue.items() if neutral.get(k, object()) != v}
+            body[d] = {**body[d], "queue": kept}
+    return json.dumps(body, sort_keys=True, separators=(",", ":"))
+
+
 def hasher(*parts: object) -> Any:
     h = hashlib.sha256()
     for p in parts:

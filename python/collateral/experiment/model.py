@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from ..spec import Scenario, error_at
 from .errors import MAX_POINTS, MAX_TRIALS, ExperimentError, check_depth, fmt_path, show
 from .grammar import Axis, Grid, parse_grid
-from .identity import canonical_json, digest, hasher, model_version
+from .identity import canonical_json, digest, hasher, model_version, seed_basis
 from .paths import WILDCARD, allowed_keys, packet_limit, set_path
 from .points import Point, Trial
 from .settings import SWITCHED_TRACES, ExperimentSettings
@@ -66,7 +66,8 @@ class Experiment:
         root, common = self.settings.seed, self.settings.seeds == "common"
         for p in self.points:
             # The hashes of :func:`digest` with the point's (long) parts hashed once.
-            seed_head = hasher("collateral-seed/1", root, *(() if common else (p.canonical,)))
+            basis = p.seed_basis or p.canonical
+            seed_head = hasher("collateral-seed/1", root, *(() if common else (basis,)))
             key_head = hasher("collateral-trial/1", self.model_version, p.canonical)
             for rep in range(self.settings.trials):
                 h = seed_head.copy()
@@ -240,7 +241,7 @@ def build(data: Mapping[str, Any], source: str, text: str | None) -> Experiment:
                     f" {show(values)}; remove one",
                 )
             tail = json.dumps({k: v for k, v in native.items() if k != "seed"})[1:]
-            pt = Point(len(points), pkey, sc, values, tags, canonical, tail)
+            pt = Point(len(points), pkey, sc, values, tags, canonical, tail, seed_basis(native))
             seen[pkey] = pt
             points.append(pt)
     return Experiment(settings, points, source, text)

@@ -23,6 +23,8 @@ class Point:
     tags: dict[str, Any]
     canonical: str  # the parameters as canonical JSON (no seed, no trace switches)
     native_tail: str = field(repr=False)  # native JSON after the seed, for fast trial JSON
+    #: What the trials' seeds derive from (identity.seed_basis); the canonical JSON if "".
+    seed_basis: str = field(default="", repr=False)
 
     def columns(self) -> dict[str, Any]:
         """The parameters as flat result columns (see :func:`param_columns`)."""

@@ -20,7 +20,7 @@ from pydantic import (
 from ..display import short
 from ..units import QueueLimit, fmt_size, parse_duration, parse_rate, parse_size
 from .keypath import PathError
-from .trace import TraceSpec
+from .trace import DeliveryTraceSpec
 from .types import AqmKind, Limit, Model, OptionalRate, PacketSize, Rule
 from .vocabulary import RULES
 from .wire import BurstLossSpec
@@ -133,6 +133,34 @@ class AqmSpec(BaseModel):
     def to_native(self) -> dict[str, Any]:
         return {"kind": self.kind, **_aqm_native(self.model_extra or {})}
 
+    def notes(self) -> list[str]:
+        """Where this discipline, as given, is not what the kernel runs by default, or
+        takes parameters from the link: the phrases a scenario's description shows."""
+        given = self.model_extra or {}
+        out = []
+        for (kind, key, value), note in KERNEL_DIFFERENCES.items():
+            if self.kind == kind and given.get(key) == value:
+                out.append(note)
+        derived = [k for k in LINK_DERIVED.get(self.kind, ()) if k not in given]
+        if derived:
+            out.append(f"{', '.join(derived)} from the link rate")
+        return out
+
+
+#: AQM settings that differ from the Linux qdisc's default, with how a description names
+#: them (the kernel's defaults are the core's, crates/collateral-queue).
+KERNEL_DIFFERENCES: dict[tuple[str, str, Any], str] = {
+    ("dualpi2", "scheduler", "ts_fifo"): "time-shifted FIFO, not Linux's WRR default",
+}
+#: Parameters the core derives from the link rate when they are left out
+#: (crates/collateral-queue/src/link_defaults.rs).
+LINK_DERIVED: dict[str, tuple[str, ...]] = {
+    "red": ("min_th", "max_th", "max_p", "w_q", "limit"),
+    "fred": ("min_th", "max_th", "max_p", "w_q", "limit"),
+    "cbt": ("tcp", "tagged_th", "other_th", "limit"),
+    "cbq": ("limits",),
+}
+
 
 def _queue_kind(v: Any) -> str:
     """A queue with a ``kind`` is an AQM/scheduler; anything else is drop-tail."""
@@ -168,7 +196,7 @@ class LinkSpec(Model):
     framing: FramingSpec | None = None
     #: Delivery opportunities instead of a constant rate (Mahimahi's trace format); the
     #: rate is then the trace's mean, what the queue discipline is told.
-    trace: TraceSpec | None = None
+    trace: DeliveryTraceSpec | None = None
     #: Loss in bursts on the wire (Gilbert–Elliott) instead of ``loss_rate``.
     burst_loss: BurstLossSpec | None = None
 

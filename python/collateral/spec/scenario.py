@@ -47,11 +47,23 @@ class TraceSpec(Model):
     classes: bool = True
 
 
+#: The link of a scenario that names neither a preset nor rates: the CLI's, the flat
+#: builder's and an experiment file's alike.
+DEFAULT_LINK = "adsl1"
+
+
+def _has_rate(link: object) -> bool:
+    if isinstance(link, LinkSpec):
+        return link.rate is not None
+    return isinstance(link, dict) and link.get("rate") is not None
+
+
 class Scenario(Model):
     """One trial: a dumbbell with an asymmetric bottleneck, TCP and CBR flows, a seed.
 
     ``link`` names a preset (``adsl1``, ``adsl2``) that supplies the rates of ``down``
-    and ``up``; give either it or both rates.
+    and ``up``; give either it or both rates. With neither, the link is ADSL1, as the
+    CLI's.
     """
 
     # A message does not repeat the input: a million flows are refused, not printed.
@@ -84,6 +96,18 @@ class Scenario(Model):
         if isinstance(v, list | tuple) and most is not None and len(v) > most:
             raise ValueError(f"{len(v)} items; at most {most}")
         return v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_link(cls, data: object) -> object:
+        """No preset and no rate in either direction: the default link."""
+        if (
+            isinstance(data, dict)
+            and data.get("link") is None
+            and not any(_has_rate(data.get(d)) for d in ("down", "up"))
+        ):
+            return {**data, "link": DEFAULT_LINK}
+        return data
 
     @field_validator("link", mode="before")
     @classmethod
@@ -202,7 +226,8 @@ class Scenario(Model):
         q = self.down.queue
         link = f" ({self.link})" if self.link else ""
         if isinstance(q, AqmSpec):
-            queue = f"queue {q.kind.upper()}"
+            notes = q.notes()
+            queue = f"queue {q.kind.upper()}" + (f" ({'; '.join(notes)})" if notes else "")
         else:
             in_service = ", in-service counted" if q.count_in_service else ""
             queue = f"queue {q.limit} {q.rule}{in_service}"
@@ -212,6 +237,10 @@ class Scenario(Model):
             for d, t in (("down", self.down.trace), ("up", self.up.trace))
             if t is not None
         ]
+        # What varies across trials: the bulk flows' random start offsets.
+        spreads = sorted({t.start_spread for t in self.tcp if t.start_spread})
+        span = " to ".join(fmt_duration(x) for x in dict.fromkeys(spreads[:1] + spreads[-1:]))
+        starts = [f"TCP starts spread over {span} (seeded, vary by trial)"] if spreads else []
         return sep.join(
             [
                 f"link {fmt_rate(self.down.rate or 0)}/{fmt_rate(self.up.rate or 0)}{link}",
@@ -219,6 +248,7 @@ class Scenario(Model):
                 f"RTT {fmt_duration(self.rtt)}",
                 queue,
                 f"TCP {self.flow_counts()} x {ccs}",
+                *starts,
                 *([f"web {sum(w.users for w in self.web)} users"] if self.web else []),
                 f"seed {self.seed}",
             ]

@@ -68,3 +68,20 @@ def readable_signatures(aliases: dict[str, Any]) -> None:
                 )
             )
         model.__signature__ = inspect.Signature(params, return_annotation=None)
+        model.__doc__ = _with_field_docs(model, params)
+
+
+def _with_field_docs(model: type, params: list[inspect.Parameter]) -> str:
+    """The model's docstring with a "Fields" section (each field's signature and its
+    ``description``), so that help() shows what each field means; once only."""
+    doc = model.__doc__ or ""
+    if "\nFields:\n" in doc:
+        return doc
+    lines = ["", "Fields:"]
+    for p in params:
+        default = "" if p.default is inspect.Parameter.empty else f" = {p.default!r}"
+        lines.append(f"    {p.name}: {p.annotation}{default}")
+        described = model.model_fields[p.name].description  # type: ignore[attr-defined]
+        if described:
+            lines.append(f"        {described}")
+    return inspect.cleandoc(doc) + "\n" + "\n".join(lines) + "\n"

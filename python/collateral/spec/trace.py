@@ -13,7 +13,7 @@ from .. import _native
 from .types import Model
 
 
-class TraceSpec(Model):
+class DeliveryTraceSpec(Model):
     """``file``: a Mahimahi trace (e.g. one of its cellular traces, or one from
     ``collateral trace``); or ``ms``: the delivery times themselves. The trace repeats
     after its last line unless ``once``."""
@@ -24,7 +24,7 @@ class TraceSpec(Model):
     _mean: int = PrivateAttr(0)
 
     @model_validator(mode="after")
-    def _read(self) -> TraceSpec:
+    def _read(self) -> DeliveryTraceSpec:
         if self.ms is not None:  # given, or read before (a stored scenario has both)
             _, self._mean = _parse("\n".join(map(str, self.ms)))
             return self

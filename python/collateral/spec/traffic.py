@@ -150,5 +150,7 @@ class WebSpec(Model):
             "parallel": self.parallel,
             "extra_delay_ms": {"kind": "uniform", "low": lo, "high": hi},
             "model": model,
-            "tcp": self.tcp.to_native(),
+            # A connection starts when its user asks: the bulk flows' start spread is
+            # not the template's to send.
+            "tcp": {k: v for k, v in self.tcp.to_native().items() if k != "start_spread_ns"},
         }

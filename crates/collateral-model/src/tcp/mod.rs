@@ -21,6 +21,11 @@ pub use profile::Profile;
 pub struct TcpConfig {
     pub direction: Direction,
     pub start_ns: Nanos,
+    /// A bulk flow starts at `start_ns` plus an offset uniform in `[0, start_spread_ns)`,
+    /// drawn from the trial's seed and the flow's index ([`crate::rng::start_offset`]),
+    /// so that flows started "together" do not run in lockstep; the same in the
+    /// simulator and wherever else the scenario runs. Web connections ignore it.
+    pub start_spread_ns: Nanos,
     /// When the application stops writing (`None` = never): data sent by then is still
     /// delivered, nothing new is sent. For phased experiments.
     pub stop_ns: Option<Nanos>,
@@ -96,11 +101,20 @@ pub struct TcpConfig {
     pub rto_max_ns: Nanos,
 }
 
+impl TcpConfig {
+    /// When this flow, bulk flow `index` of a trial seeded with `seed`, starts.
+    pub fn start_at(&self, seed: u64, index: usize) -> Nanos {
+        self.start_ns
+            .saturating_add(crate::rng::start_offset(seed, index, self.start_spread_ns))
+    }
+}
+
 impl Default for TcpConfig {
     fn default() -> Self {
         TcpConfig {
             direction: Direction::Down,
             start_ns: 0,
+            start_spread_ns: 0,
             stop_ns: None,
             extra_delay_ns: 0,
             cc: CcKind::Newreno,
