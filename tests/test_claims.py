@@ -246,7 +246,7 @@ def test_fit_compares_just_above_with_just_below():
     df = pd.DataFrame(rows, columns=["cc", "k", "off", "rep", "loss"])
     df["bytes"] = df.k * 1500 + df.off
     f = fit(df)
-    assert (f["pairs"], f["higher"], f["above"], f["below"]) == (3, 2, 0, -90)
+    assert (f["pairs"], f["higher"], f["equal"], f["above"], f["below"]) == (3, 2, 0, 0, -90)
     assert f["ratio"] == pytest.approx(1.2)  # ratios 3, 0.5, 1.2
 
 

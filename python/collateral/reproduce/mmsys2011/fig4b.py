@@ -156,12 +156,20 @@ def fit(df: pd.DataFrame) -> dict[str, Any]:
     above = min((o for o in m.columns if o >= 0), default=None)
     below = max((o for o in m.columns if o < 0), default=None)
     if above is None or below is None:
-        return {"pairs": 0, "higher": 0, "above": above, "below": below, "ratio": float("nan")}
+        return {
+            "pairs": 0,
+            "higher": 0,
+            "equal": 0,
+            "above": above,
+            "below": below,
+            "ratio": float("nan"),
+        }
     pairs = m.dropna(subset=[above, below])
     r = (pairs[above] / pairs[below].where(pairs[below] > 0)).dropna()
     return {
         "pairs": len(pairs),
         "higher": int((pairs[above] > pairs[below]).sum()),
+        "equal": int((pairs[above] == pairs[below]).sum()),
         "above": int(above),
         "below": int(below),
         "ratio": float(r.median()) if len(r) else float("nan"),
@@ -175,17 +183,21 @@ def fig4b_claims(store: Store) -> list[Claim]:
     need = int(np.ceil(PEAK_SHARE * f["pairs"]))
     return [
         Claim(
-            "FB-loose CBR loss depends on how packets fit: high just above a multiple of 1500 B",
+            "FB-loose loss high just above a multiple of 1500 B (how packets fit)",
             "high just above a multiple, lower just below (Fig. 6's text)",
-            f"loss at k × 1500 {f['above']:+d} B above k × 1500 {f['below']:+d} B at"
-            f" {f['higher']} of {f['pairs']} pairs (median ratio {f['ratio']:.2f})",
+            f"k·1500{f['above']:+d} B above k·1500{f['below']:+d} B in {f['higher']} of"
+            f" {f['pairs']} pairs, equal in {f['equal']}",
             bool(f["pairs"] and f["higher"] >= need),
             f"higher just above than just below at ≥ {PEAK_SHARE:.0%} of the (size, CC)"
             f" pairs ({need})",
-            "FB-loose admits a packet while the backlog is not over the limit: with the"
+            f"Median ratio of the two losses {f['ratio']:.2f}. FB-loose admits a packet while"
+            " the backlog is not over the limit: with the"
             " limit just above k full-size packets, one more is admitted on top and the"
             " queue stays over the limit (dropping CBR packets) for most of a packet's"
-            " drain; just below, for only the bytes between. The paper words it as loss"
+            " drain; just below, for only the bytes between. Equal losses (the same seeds at"
+            " every size) mean that no admission decision fell in the bytes between: the"
+            " backlog mixes 1500 B and 186 B packets, so it is seldom exactly k full"
+            " packets. The paper words it as loss"
             " depending on how the packets fit, high just above a multiple; the earlier"
             " reading ('peaks at multiples' against ±750 B) gave: the multiple above both"
             f" neighbours at {p['above_both']} of {p['pairs']} pairs, below both at"
@@ -254,8 +266,8 @@ def fig4b_testbed_claims(store: Store) -> list[Claim]:
             Claim(
                 "testbed: FB-loose CBR loss high just above a multiple of 1500 B",
                 "high just above a multiple, lower just below (Fig. 6's text)",
-                f"loss at k × 1500 {f['above']:+d} B above k × 1500 {f['below']:+d} B at"
-                f" {f['higher']} of {f['pairs']} pairs (median ratio {f['ratio']:.2f})",
+                f"k·1500{f['above']:+d} B above k·1500{f['below']:+d} B in {f['higher']} of"
+                f" {f['pairs']} pairs, equal in {f['equal']}",
                 f["higher"] >= int(np.ceil(PEAK_SHARE * f["pairs"])),
                 f"higher just above than just below at ≥ {PEAK_SHARE:.0%} of the pairs",
             )

@@ -105,8 +105,9 @@ def _call_delay(t: pd.DataFrame, link: str, mix: tuple[int, int], d: str) -> Cla
             f"worst {worst} {_ms(vals[worst])}; drop-tail {_ms(dt)}",
             bool(vals[worst] <= bound),
             f"the worst of {', '.join(vals)}'s call p95 ≤ {_ms(bound)}",
-            f"The call needs {rate / 1e3:.0f} kbit/s on the wire, within its max-min share"
-            f" ({share / 1e3:.0f} kbit/s), so its flow stays sparse: a packet waits for the"
+            f"The call needs {rate / 1e3:.0f} kbit/s on the wire, less than its max-min fair"
+            f" share of the {P.LINKS[link].rate(d) / 1e6:g} Mbit/s {d}stream, so its flow"
+            " stays sparse: a packet waits for the"
             f" one in service and at most one full-size packet of each of the {bulk} bulk"
             f" flow(s) ahead of it in the round ({P.mtu_s(link, d) * 1e3:.2f} ms each on"
             " the wire) and the game's largest packet. Drop-tail's 1 BDP drains in"
