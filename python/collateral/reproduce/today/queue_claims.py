@@ -58,7 +58,9 @@ def _ack_filter(t: pd.DataFrame, link: str, mix: tuple[int, int]) -> Claim | Non
     need = P.acks_bps(link) / d
     call = lk.wire_bps(P.CALL_IP_BYTES, P.CALL_GAP_S)
     game = lk.wire_bps(P.GAME_IP_BYTES, P.GAME_GAP_S)
-    share = P.max_min_share(lk.up_bps, [need] * d + [call, game] + [math.inf] * u, 0)
+    # The most one ACK flow could get (as if backlogged) beside the others' demands.
+    others = [need] * (d - 1) + [call, game] + [math.inf] * u
+    share = P.max_min_share(lk.up_bps, [math.inf, *others], 0)
     backlogged = need > share
     if backlogged:
         expect, ok = "≥ 30 % fewer ACKs, goodput not 3 % lower", cut >= 0.30 and dg >= -0.03
@@ -79,6 +81,8 @@ def _ack_filter(t: pd.DataFrame, link: str, mix: tuple[int, int]) -> Claim | Non
         f" download needs at the line rate (one per {P.ACK_EVERY} segments, {P.ACK_BYTES} B"
         f" each, framing included) exceed the flow's max-min share of the"
         f" {lk.up_bps / 1e3:g} kbit/s upstream beside the call, the game and {u} upload(s)."
+        " Below it, only the ACKs that pile up behind an upload packet in service"
+        f" ({P.mtu_s(link, 'up') * 1e3:.2f} ms on the wire) can be thinned."
         f" Download goodput {g0 / 1e6:.3f} -> {g1 / 1e6:.3f} Mbit/s. Source: " + ACK_FILTER_SOURCE,
     )
 
