@@ -71,13 +71,14 @@ def _ack_filter(t: pd.DataFrame, link: str, mix: tuple[int, int]) -> Claim | Non
     return Claim(
         f"(a) {link} {mix_text(mix)}: ACK filter, ACK flows "
         + ("backlogged" if backlogged else "not backlogged"),
-        f"{expect} (each download's ACKs need {need / 1e3:.1f} kbit/s on the wire, their"
-        f" share is {share / 1e3:.1f} kbit/s)",
+        expect,
         f"ACKs sent {a0:.0f} -> {a1:.0f} /s ({-cut:+.0%}), goodput {dg:+.1%}",
         bool(ok),
         tol,
-        "The filter drops an ACK only when a newer ACK of its flow arrives while it is"
-        " queued, so it has work only where an ACK flow is backlogged: where the ACKs a"
+        f"Each download's ACKs need {need / 1e3:.1f} kbit/s on the wire; an ACK flow's"
+        f" share is {share / 1e3:.1f} kbit/s. The filter drops an ACK only when a newer"
+        " ACK of its flow arrives while it is queued, so it has work only where an ACK"
+        " flow is backlogged: where the ACKs a"
         f" download needs at the line rate (one per {P.ACK_EVERY} segments, {P.ACK_BYTES} B"
         f" each, framing included) exceed the flow's max-min share of the"
         f" {lk.up_bps / 1e3:g} kbit/s upstream beside the call, the game and {u} upload(s)."
@@ -105,7 +106,7 @@ def _call_delay(t: pd.DataFrame, link: str, mix: tuple[int, int], d: str) -> Cla
     if rate <= share:
         return Claim(
             f"{where}: FQ-CoDel/CAKE keep the call sparse",
-            f"call p95 ≤ {_ms(bound)} (drop-tail: up to {_ms(drain)})",
+            f"call p95 ≤ {_ms(bound)}",
             f"worst {worst} {_ms(vals[worst])}; drop-tail {_ms(dt)}",
             bool(vals[worst] <= bound),
             f"the worst of {', '.join(vals)}'s call p95 ≤ {_ms(bound)}",
@@ -166,7 +167,7 @@ def _l4s(t: pd.DataFrame, link: str, mix: tuple[int, int]) -> Claim | None:
     m = P.mtu_s(link)
     return Claim(
         f"(d) {link} {mix_text(mix)}: DualPI2 L queue, call and game",
-        f"p95 ≤ {_ms(bound)} (1 ms-class only where a packet takes well under 1 ms)",
+        f"p95 ≤ {_ms(bound)}",
         f"p95 call {_ms(c)}, game {_ms(g)}",
         bool(max(c, g) <= bound),
         f"p95 of call and game ≤ {_ms(bound)}",
