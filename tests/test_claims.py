@@ -190,3 +190,70 @@ def test_claims_summary_counts_a_hand_made_list():
     )
     # Any iterable, consumed once.
     assert claims_summary(c for c in claims) == (3, 2, 5)
+
+
+# --- today-queues' expectations from the links, computed by hand ----------------------
+
+
+def test_wire_times_of_the_links():
+    from collateral.reproduce.today import physics as P
+
+    # ADSL1: 1500 + 10 B in 48-byte cells = 32 cells of 53 B at 1.5 Mbit/s; upstream
+    # at 256 kbit/s; cable: 1518 B at 100 and 20 Mbit/s.
+    assert P.mtu_s("ADSL1") == pytest.approx(32 * 53 * 8 / 1.5e6)
+    assert P.mtu_s("ADSL1", "up") == pytest.approx(0.053)
+    assert P.mtu_s("cable") == pytest.approx(1518 * 8 / 100e6)
+    assert P.drain_s("ADSL1", "down") == pytest.approx(7 * 32 * 53 * 8 / 1.5e6)
+    assert P.drain_s("cable", "up") == pytest.approx(34 * 1518 * 8 / 20e6)
+    # The call: 208 B + 10 = 218 B -> 5 cells = 265 B every 20 ms = 106 kbit/s.
+    assert P.LINKS["ADSL1"].wire_bps(P.CALL_IP_BYTES, P.CALL_GAP_S) == pytest.approx(106e3)
+
+
+def test_max_min_share_by_water_filling():
+    from collateral.reproduce.today.physics import max_min_share
+
+    # 10 over demands 1, 2, 8, inf: 1 and 2 are met, the 7 left split 3.5 / 3.5.
+    d = [8.0, 1.0, math.inf, 2.0]
+    assert [max_min_share(10, d, i) for i in range(4)] == [3.5, 1.0, 3.5, 2.0]
+    assert max_min_share(10, [1.0, 2.0], 0) == 1.0  # all demands met
+
+
+def test_the_call_is_over_its_share_only_on_the_adsl1_upstream_with_an_upload():
+    from collateral.reproduce.today.physics import call_share
+
+    # ADSL1 upstream, 1 download + 1 upload: game 118 B -> 3 cells every 50 ms = 25.44
+    # kbit/s; the download's ACKs at the line rate: 1.5e6 / (32·53·8) segments/s, one
+    # ACK (62 B -> 2 cells) per 2 = 46.875 kbit/s; the call and the upload split the
+    # rest: (256 − 25.44 − 46.875) / 2 = 91.84 kbit/s < 106.
+    rate, share = call_share("ADSL1", "up", 1, 1)
+    assert rate == pytest.approx(106e3)
+    assert share == pytest.approx((256e3 - 159 * 8 / 0.05 - 46_875) / 2)
+    assert share < rate
+    for link, d, mix in (("ADSL1", "down", (4, 1)), ("cable", "up", (4, 1))):
+        rate, share = call_share(link, d, *mix)
+        assert share == rate, (link, d, mix)
+
+
+def test_fit_compares_just_above_with_just_below():
+    import pandas as pd
+
+    from collateral.reproduce.mmsys2011.fig4b import fit
+
+    rows = []
+    for k, (below, above) in {7: (1.0, 3.0), 14: (2.0, 1.0), 20: (0.5, 0.6)}.items():
+        for off, v in ((-750, 9.0), (-90, below), (0, above), (90, above)):
+            rows += [("cubic", k, off, r, v) for r in (0, 1)]
+    df = pd.DataFrame(rows, columns=["cc", "k", "off", "rep", "loss"])
+    df["bytes"] = df.k * 1500 + df.off
+    f = fit(df)
+    assert (f["pairs"], f["higher"], f["equal"], f["above"], f["below"]) == (3, 2, 0, 0, -90)
+    assert f["ratio"] == pytest.approx(1.2)  # ratios 3, 0.5, 1.2
+
+
+def test_console_lines_are_short():
+    from collateral.reproduce.claims import CONSOLE_WIDTH, console_line
+
+    c = Claim("x" * 300, "paper", "ours", True, "tol", "why")
+    assert len(console_line(c)) == CONSOLE_WIDTH and console_line(c).endswith("…")
+    c = Claim("text", "paper", "ours", False, "tol", "a long why " * 50)
+    assert console_line(c) == "text: ours (expected: paper)"

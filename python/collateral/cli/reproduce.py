@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from ..reproduce import STUDIES, TestbedUnavailable, format_claims_summary, reproduce
+    from ..reproduce.claims import console_line
 
     con = console()
     if args.list or not args.ids:
@@ -85,11 +86,10 @@ def run(args: argparse.Namespace) -> int:
         for f in rep.files:
             con.print(f"  {'caption' if f.suffix == '.txt' else 'figure'} {f}")
         for c in rep.claims:
-            mark = {True: "[green]holds[/green]", False: "[red]differs[/red]", None: ""}[c.holds]
-            pub = f" (paper: {c.published})" if c.published else ""
-            tol = f" [tolerance: {c.tolerance}]" if c.tolerance else ""
-            # The claims' own brackets ("[base, max]") are text, not console markup.
-            con.print(escape(f"  {c.text}: {c.ours}{pub}{tol}") + f" {mark}")
+            mark = {True: "[green]holds [/green]", False: "[red]differs[/red]", None: "       "}
+            # One short line each (the expectation, tolerance and why are in the
+            # report); the claims' own brackets ("[base, max]") are text, not markup.
+            con.print(f"  {mark[c.holds]} " + escape(console_line(c)))
         claims += rep.claims
     if len(ids) > 1 or claims:
         con.print(f"[bold]{format_claims_summary(claims)}[/bold]")

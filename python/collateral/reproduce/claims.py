@@ -12,8 +12,11 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Claim:
-    """A number or statement from the paper beside ours."""
+    """A number or statement from the paper beside ours. For a study of our own,
+    ``published`` is what the model predicts (computed from the link: a packet's time on
+    the wire, the queue limit over the rate), so that "differs" means a surprise."""
 
+    #: The claim in a short line (the console shows it with ``ours``).
     text: str
     published: str
     ours: str
@@ -21,6 +24,20 @@ class Claim:
     #: How far ours may be from the published value and still hold, in words and
     #: numbers ("within 1 % of capacity", "≥ 95 % of sizes"); empty only with holds=None.
     tolerance: str = ""
+    #: Why the expectation is what it is, and what the numbers behind ``ours`` are: the
+    #: report shows it; the console does not.
+    why: str = ""
+
+
+#: The longest claim line the console prints (text and ours; the report has the rest).
+CONSOLE_WIDTH = 160
+
+
+def console_line(c: Claim) -> str:
+    """``text: ours (expected: published)``, cut to CONSOLE_WIDTH characters (with an
+    ellipsis)."""
+    line = f"{c.text}: {c.ours}" + (f" (expected: {c.published})" if c.published else "")
+    return line if len(line) <= CONSOLE_WIDTH else line[: CONSOLE_WIDTH - 1] + "…"
 
 
 def claims_summary(claims: Iterable[Claim]) -> tuple[int, int, int]:

@@ -110,18 +110,38 @@ def huebner_epoch_claims(store: Store):
         )
         for (cc, p), v in sorted(e.items())
     ]
-    for cc in ("newreno", "htcp"):
-        if (cc, "linux-2.6.25") in e and (cc, "freebsd-7") in e:
-            ratio = e[(cc, "linux-2.6.25")] / e[(cc, "freebsd-7")]
-            out.append(
-                Claim(
-                    f"{cc}: Linux epochs longer than FreeBSD's (delayed ACKs)",
-                    "Linux much longer",
-                    f"ratio {ratio:.2f}",
-                    ratio > 1.3,
-                    "Linux / FreeBSD mean epoch > 1.3",
-                )
+    # Huebner: Linux NewReno's epochs are much longer than FreeBSD's (delayed ACKs on in
+    # Linux, off in the FreeBSD runs), and H-TCP is less affected than NewReno by the
+    # difference: tested as the smaller change in the mean epoch between the stacks.
+    ratio = {
+        cc: e[(cc, "linux-2.6.25")] / e[(cc, "freebsd-7")]
+        for cc in ("newreno", "htcp")
+        if (cc, "linux-2.6.25") in e and (cc, "freebsd-7") in e
+    }
+    if "newreno" in ratio:
+        out.append(
+            Claim(
+                "newreno: Linux epochs much longer than FreeBSD's (delayed ACKs)",
+                "Linux much longer",
+                f"Linux / FreeBSD mean epoch {ratio['newreno']:.2f}",
+                bool(ratio["newreno"] > 1.3),
+                "Linux / FreeBSD mean epoch > 1.3",
             )
+        )
+    if len(ratio) == 2:
+        nr, ht = (abs(math.log(ratio[cc])) for cc in ("newreno", "htcp"))
+        out.append(
+            Claim(
+                "htcp: less affected than NewReno by the Linux/FreeBSD difference",
+                "H-TCP less affected than NewReno",
+                f"Linux / FreeBSD mean epoch: htcp {ratio['htcp']:.2f}, newreno"
+                f" {ratio['newreno']:.2f}",
+                bool(ht < nr),
+                "|log| of H-TCP's Linux/FreeBSD epoch ratio below NewReno's",
+                "The paper says H-TCP was less affected than NewReno by the stacks'"
+                " difference, not that its Linux epochs were much longer.",
+            )
+        )
     return out
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from ..claims import Figure
 from .l4s import l4s_claims, l4s_coupling, l4s_table
-from .queues import today_claims, today_queues
+from .queue_claims import today_claims
+from .queues import today_queues
 from .table import MIXES, VARIANTS, today_table
 
 __all__ = [

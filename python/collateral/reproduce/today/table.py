@@ -29,16 +29,6 @@ VARIANTS: dict[str, tuple[str, str]] = {
     "dualpi2-l4s": ("C3", "DualPI2\nL4S"),
 }
 LINKS = ("ADSL1", "cable")
-LINK_TEXT = {
-    "ADSL1": "ADSL1 1.5 Mbit/s / 256 kbit/s, ATM PPPoA, RTT 50 ms",
-    "cable": "cable 100 / 20 Mbit/s, 18 B framing, RTT 20 ms",
-}
-#: A full-size packet's time on the wire (1500 B + framing), the wait an arriving
-#: packet can meet behind the one in service whatever the queue does.
-MTU_WIRE_S = {
-    "ADSL1": math.ceil((1500 + 10) / 48) * 53 * 8 / 1.5e6,
-    "cable": (1500 + 18) * 8 / 100e6,
-}
 
 
 def trials_text(n: int) -> str:
