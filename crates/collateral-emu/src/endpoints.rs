@@ -139,6 +139,8 @@ pub struct TcpSend {
     pub dst: String,
     pub cc: String,
     pub t0_real: u64,
+    /// When the flow connects, after the origin (its seeded start offset).
+    pub start_ns: u64,
     pub duration_ns: u64,
     pub poll_ns: u64,
     /// `t_ns,cwnd,ssthresh,srtt_us,total_retrans,ca_state`, a row per poll.
@@ -171,7 +173,7 @@ pub fn congestion_events(rows: &[(i64, u8)]) -> Vec<i64> {
 pub fn tcp_send(c: TcpSend) -> Result<(), String> {
     let (cc, duration_ns, poll_ns, t0_real) = (c.cc.as_str(), c.duration_ns, c.poll_ns, c.t0_real);
     let origin = crate::router::mono_of_real(t0_real);
-    sleep_until_mono(origin);
+    sleep_until_mono(origin + c.start_ns.min(duration_ns));
     let stream = connect_from(&c.src_ip, &c.dst)?;
     set_congestion(stream.as_raw_fd(), cc).map_err(|e| format!("congestion control {cc}: {e}"))?;
     let fd = stream.as_raw_fd();

@@ -147,6 +147,12 @@ enum Cmd {
         out: String,
         #[arg(long, value_name = "FILE")]
         congestion_out: String,
+        /// The scenario and this flow's index in it: the flow connects at its start
+        /// (its seeded offset, as the simulator draws it) instead of at the origin.
+        #[arg(long, value_name = "FILE", requires = "flow")]
+        scenario: Option<String>,
+        #[arg(long, value_name = "I", requires = "scenario")]
+        flow: Option<usize>,
     },
     /// Receives bulk TCP; logs what arrives.
     TcpRecv {
@@ -342,16 +348,32 @@ fn run(cmd: Cmd) -> Result<(), String> {
             poll_ns,
             out,
             congestion_out,
-        } => endpoints::tcp_send(endpoints::TcpSend {
-            src_ip: src,
-            dst,
-            cc,
-            t0_real: t0,
-            duration_ns,
-            poll_ns,
-            out,
-            congestion_out,
-        }),
+            scenario: path,
+            flow,
+        } => {
+            let start_ns = match (path, flow) {
+                (Some(path), Some(i)) => {
+                    let sc = scenario(&path)?;
+                    let t = sc
+                        .tcp
+                        .get(i)
+                        .ok_or_else(|| format!("--flow: {i}: the scenario has no TCP flow {i}"))?;
+                    t.start_at(sc.seed, i)
+                }
+                _ => 0,
+            };
+            endpoints::tcp_send(endpoints::TcpSend {
+                src_ip: src,
+                dst,
+                cc,
+                t0_real: t0,
+                start_ns,
+                duration_ns,
+                poll_ns,
+                out,
+                congestion_out,
+            })
+        }
         Cmd::TcpRecv { bind, clock, out } => {
             endpoints::tcp_recv(&bind, clock.t0, clock.until_ns, &out)
         }

@@ -27,8 +27,6 @@ MIN_DURATION_NS = 10**9
 MAX_THREADS = 1024
 #: As ``simulate``'s --web-users: 4 connection slots each.
 MAX_WEB_USERS = MAX_WEB_SLOTS // 4
-#: Bulk flows start this far apart, so they do not run in lockstep.
-STAGGER_NS = 100_000_000
 
 
 def advise(
@@ -152,11 +150,8 @@ def advise(
 def _trial(
     base: dict[str, Any], c: Candidate, flows: list[str], web: int, profile: str, seed: int
 ) -> dict[str, Any]:
-    tcp = [
-        {"direction": d, "cc": c.cc, "ecn": c.ecn, "profile": profile,
-         "start": f"{k * STAGGER_NS}ns"}
-        for k, d in enumerate(flows)
-    ]  # fmt: skip
+    # Seeded start offsets (TcpSpec's default spread), as simulate and sweeps draw them.
+    tcp = [{"direction": d, "cc": c.cc, "ecn": c.ecn, "profile": profile} for d in flows]
     q = c.queues()
     links = {d: {**base.get(d, {}), "queue": q[d]} for d in ("down", "up")}
     cbr = [{**x, "tag": c.dscp} for x in base["cbr"]]

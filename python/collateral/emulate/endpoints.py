@@ -76,6 +76,8 @@ def start_endpoints(
                 ns_s,
                 f"tcp{i}-send",
                 *(emu, "tcp-send", "--src", ip_s, "--dst", dst, "--cc", kernel_cc[i]),
+                # Its seeded start offset, as the simulator draws it (the core's start_at).
+                *("--scenario", str(sc_json), "--flow", str(i)),
                 *("--t0", t(t0), "--duration-ns", t(dur), "--poll-ns", "1000000"),
                 *("--out", f"{out}-send.csv", "--congestion-out", f"{out}-congestion.csv"),
             )

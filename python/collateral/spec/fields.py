@@ -205,6 +205,11 @@ FIELDS: tuple[Field, ...] = (
         default_text="the profile's, 200ms for Linux", lands=(("tcp", "*", "rto_min"),),
     ),
     Field(
+        "start_spread", _NUMBER, "1s", "each bulk flow starts at a random offset up to this,"
+        " drawn from the seed (so flows do not run in lockstep; trials differ); 0 = all at"
+        " once", "traffic", metavar="TIME", unit=True, lands=(("tcp", "*", "start_spread"),),
+    ),
+    Field(
         "cbr", (str,), "both", "directions of VoIP-like CBR flows", "traffic",
         choices=CBR_CHOICES, lands=(("cbr",),),
     ),
