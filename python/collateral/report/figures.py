@@ -212,7 +212,9 @@ def _fallback_figure(df: Any, notes: list[str]) -> Any:
     yu = column_unit(y, df[y])
     if x and df[x].isna().any():
         notes.append(f"{int(df[x].isna().sum())} trials without a {param_label(x)} are left out.")
-    drawn = per_point.dropna(subset=[x] if x else []).groupby([c for c in (x, hue) if c]).ngroups
+    keys = [c for c in (x, hue) if c]
+    kept = per_point.dropna(subset=[x] if x else [])
+    drawn = kept.groupby(keys).ngroups if keys else min(len(kept), 1)  # one point: one marker
     if "point" in df.columns and 0 < drawn < per_point["point"].nunique():
         notes.append(f"The sweep's {len(per_point)} points are drawn as {drawn} markers.")
     with plt.rc_context(STYLE):
