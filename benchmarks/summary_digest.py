@@ -19,6 +19,15 @@ arrays and the congestion trace, which the core keeps for its epoch statistics):
 digest moved from 3c247cbd1510eb3b to 23a9dc97d08be1ba with every summary and every
 kept trace the same (the old digest recomputed from the new build, with the quiet
 trials' congestion traces taken from a rerun with the cwnd trace on, is 3c247cbd...).
+
+Issue 28 moved it on purpose, from 23a9dc97d08be1ba to fe1f6c8412cf31e7, by three
+changes, each checked alone: bulk flows start at seeded offsets up to 1 s by default
+(with start_spread = 0 and DualPI2 pinned to ts_fifo the summaries are equal to before);
+the cbr trace carries each packet's direction (schema 5: a new column, every other
+column equal); and Linux >= 5.19's PRR (the extra segment only when snd_una advanced
+and nothing was newly lost), which moved the recoveries that take that branch (adsl1
+dctcp/linux-6, 100 Mbit RED, adsl2 quake3 with 50 web users). The rate clock and the
+wire-loss models (traces, Gilbert-Elliott) change nothing where they are not asked for.
 """
 
 from __future__ import annotations
