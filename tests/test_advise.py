@@ -194,3 +194,13 @@ def test_web_users_alone_are_a_load_ranked_by_delay():
     lead = [o for o in adv.ranked if o.meets]
     assert [o.delay for o in lead] == sorted(o.delay for o in lead)
     assert not any("nan" in line for line in verdict(adv))
+
+
+def test_cake_shapes_each_direction_at_its_rate():
+    # A gateway runs CAKE as a shaper at the line's rate: unshaped, its 5 ms target is
+    # below one packet's 47 ms at 256 kbit/s and COBALT drops the call's packets too.
+    c = candidates(1_500_000, 100_000_000, ("cubic",), 256_000, shaper_bps=(1_500_000, 256_000))
+    cake = [x for x in c if x.queue.get("kind") == "cake"]
+    assert len(cake) == 2
+    for x in cake:
+        assert (x.queue["bandwidth"], x.up_queue["bandwidth"]) == ("1500000bit", "256000bit")

@@ -65,11 +65,15 @@ def candidates(
     ccs: tuple[str, ...],
     up_bps: int | None = None,
     current: tuple[str, dict[str, Any]] | None = None,
+    shaper_bps: tuple[int, int] | None = None,
 ) -> list[Candidate]:
     """Every candidate under each congestion control (drop-tail limits that round to
     the same packets are tried once), then DualPI2 with L4S flows; ``current`` is the
     user's own queue, (label, queue), in both directions. Without downloads
-    (``down_bps`` None) the limits are named by the upstream's, which alone decide."""
+    (``down_bps`` None) the limits are named by the upstream's, which alone decide.
+    ``shaper_bps``: the link's (down, up) rates, CAKE's shaper in each direction, as a
+    gateway runs it (unshaped, its 5 ms target is below one packet's time on a slow
+    link: Linux's COBALT then drops a call's packets too)."""
     out = []
     for cc in ccs:
         seen = set()
@@ -88,7 +92,10 @@ def candidates(
         if current is not None:
             out.append(Candidate(f"current {current[0]}", current[1], cc, family="current"))
         for name, q, ecn, dscp in AQMS:
-            out.append(Candidate(name, q, cc, ecn=ecn, dscp=dscp))
+            up = None
+            if q["kind"] == "cake" and shaper_bps is not None:
+                q, up = (dict(q, bandwidth=f"{bps}bit") for bps in shaper_bps)
+            out.append(Candidate(name, q, cc, up_queue=up, ecn=ecn, dscp=dscp))
     name, q, cc, ecn = L4S
     out.append(Candidate(name, q, cc, ecn=ecn))
     return out

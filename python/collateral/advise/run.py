@@ -115,6 +115,7 @@ def advise(
         ccs,
         link_rates["up"] if uploads else None,
         mine,
+        (link_rates["down"], link_rates["up"]),
     )
     flows = ["down"] * tcp_flows + ["up"] * uploads
     jobs, owners = [], []

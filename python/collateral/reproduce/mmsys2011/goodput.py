@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ...plot.draw import mark_cut
 from ...plot.style import STYLE, legend_outside, plt, suptitle
 from ..claims import Claim
 from ..drawing import CC_STYLE, save_with_caption, spread_text, trials_word
@@ -60,6 +61,7 @@ def goodput_vs_slots(link: str):
             hi = max(float(a.hi.max()) if len(a) else cap, cap) / 1e6
             pad = 0.08 * max(hi - lo, 0.02 * hi)
             ax.set_ylim(lo - pad, hi + pad)
+            mark_cut(ax)  # a visible break: the axis does not start at 0
             ax.set_xlabel("queue length (packets, PS)")
             ax.set_ylabel("TCP goodput (Mbit/s; axis not from 0)")
             legend_outside(ax, "below", ncols=3, fontsize=9)
