@@ -80,3 +80,13 @@ def test_versus_keeps_the_given_limit_or_refuses_it():
     assert (
         "--versus: 'dualpi2': dualpi2's limit counts packets, --queue 256kB does not" in bad.stderr
     )
+
+
+def test_start_spread_reaches_every_bulk_flow():
+    assert [t.start_spread for t in build_scenario(tcp_flows=2, uploads=1).tcp] == [10**9] * 3
+    sc = build_scenario(tcp_flows=2, uploads=1, start_spread="250ms")
+    assert [t.start_spread for t in sc.tcp] == [250_000_000] * 3
+    assert [t.start_spread for t in build_scenario(start_spread=0).tcp] == [0]
+    assert "spread" not in build_scenario(start_spread=0).describe()
+    out = _cli("simulate", "--start-spread", "0", "--duration", "8s", "--json")
+    assert json.loads(out.stdout)["scenario"]["tcp"][0]["start_spread"] in (0, "0s", "0ns")

@@ -111,6 +111,7 @@ def build_scenario(**params: Any) -> Scenario:
         "ecn": ecn,
         "delayed_ack": delayed_ack,
         "rto_min": rto_min,
+        "start_spread": p["start_spread"],
     }
     data = {
         "seed": seed,
@@ -265,13 +266,14 @@ def aqm_queue(aqm: str | dict[str, Any] | AqmSpec) -> dict[str, Any]:
 
 def demo_scenario(duration: str = "60s", warmup: str = "10s") -> Scenario:
     """MMSys 2011 Fig. 1 set-up: ADSL1, 100 ms RTT, 20 kB FB-strict, one NewReno flow
-    down on the Linux 2.6.25 stack the study ran, CBR both ways (186 B every 20 ms, 1 ms
-    jitter), seed 1."""
+    down on the Linux 2.6.25 stack the study ran, starting at 0, CBR both ways (186 B
+    every 20 ms, 1 ms jitter), seed 1."""
     return build_scenario(
         link="adsl1",
         queue="20kB",
         rule="fb-strict",
         profile="linux-2.6.25",
+        start_spread=0,  # the study's flow starts with the run
         duration=duration,
         warmup=warmup,
     )
