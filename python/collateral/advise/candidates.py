@@ -5,7 +5,7 @@ marked EF, DualPI2 with classic and with L4S downloads)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..units import MAX_QUEUE_PACKETS
@@ -43,7 +43,6 @@ class Candidate:
     dscp: int = 0
     #: drop-tail, aqm or current: how the figure groups it.
     family: str = "aqm"
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def label(self) -> str:
