@@ -24,6 +24,10 @@ have ip || missing+=(iproute2)
 have ethtool || missing+=(ethtool)
 # A real browser for the HTML report's rendering test (headless Chromium).
 have chromium || missing+=(chromium)
+# Real measurement clients, run through the testbed by `collateral shell` and its tests.
+have ping || missing+=(iputils-ping)
+have irtt || missing+=(irtt)
+have iperf3 || missing+=(iperf3)
 have python3 || missing+=(python3)
 if command -v python3 >/dev/null && ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
     missing+=(python3-venv)

@@ -26,5 +26,8 @@ cargo test --workspace --profile test-release -q --exclude collateral-fuzz
 # The scenario fuzz property, with overflow checks and debug assertions on (~1 min).
 echo "==> cargo test --profile fuzz -p collateral-fuzz"
 cargo test --profile fuzz -q -p collateral-fuzz
-echo "==> pytest"
-pytest -q
+# Two workers (pytest-xdist) for everything but the testbed's real-time tests, which
+# then run alone: a router sharing its CPUs with other tests would miss real time.
+echo "==> pytest (in parallel), then the testbed's real-time tests alone"
+pytest -q -n "${COLLATERAL_TEST_WORKERS:-2}" --dist loadgroup -m "not realtime"
+pytest -q -m realtime

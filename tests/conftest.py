@@ -2,21 +2,60 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+Drawn = list[tuple[Any, Path, str | None]]  # (figure, path, caption) per save()
+
+
+def capture_saves(mp: pytest.MonkeyPatch, into: Drawn) -> None:
+    """Wraps ``save`` (as plots and figures call it) to keep each figure it writes in
+    ``into``, so a test can look at the matplotlib figure itself."""
+    from collateral.plot import save, trial
+    from collateral.reproduce import drawing
+
+    def rec(fig, path, svg=None, **kw):
+        into.append((fig, Path(path), kw.get("caption")))
+        return save(fig, path, svg=svg, **kw)
+
+    mp.setattr(trial, "save", rec)
+    mp.setattr(drawing, "save", rec)
+
+
+@dataclass
+class QuickRuns:
+    """Every simulated reproduction in --quick mode, run once per session from an empty
+    directory: where they are, each one's Reproduction and the figures it drew."""
+
+    out: Path
+    reps: dict[str, Any] = field(default_factory=dict)
+    drawn: dict[str, Drawn] = field(default_factory=dict)
+
 
 @pytest.fixture(scope="session")
-def quick_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One directory holding every simulated reproduction in --quick mode, run once per
-    session (about a minute on 2 cores); modules that need them reproduce into it again,
-    which runs no trial and only draws and checks. Testbed figures are left out, as
-    ``reproduce all`` leaves them out (tests/test_fig4b.py runs one on a single size)."""
+def quick_runs(tmp_path_factory: pytest.TempPathFactory) -> QuickRuns:
+    """Run (about a minute on 2 cores) and drawn once for the modules that check the
+    runs, their stores, claims and figures: drawing them again would only repeat it.
+    Testbed figures are left out, as ``reproduce all`` leaves them out
+    (tests/test_fig4b.py runs one on a single size)."""
     from collateral.reproduce import STUDIES, reproduce
 
-    out = tmp_path_factory.mktemp("quick-results")
-    for fid, fig in STUDIES.items():
-        if not fig.testbed:
-            reproduce(fid, out=out, quick=True, progress=False)
-    return out
+    runs = QuickRuns(tmp_path_factory.mktemp("quick-results"))
+    with pytest.MonkeyPatch.context() as mp:
+        for fid, fig in STUDIES.items():
+            if fig.testbed:
+                continue
+            drawn: Drawn = []
+            capture_saves(mp, drawn)
+            runs.reps[fid] = reproduce(fid, out=runs.out, quick=True, progress=False)
+            runs.drawn[fid] = drawn
+    return runs
+
+
+@pytest.fixture(scope="session")
+def quick_results(quick_runs: QuickRuns) -> Path:
+    """The directory of the session's quick reproductions."""
+    return quick_runs.out

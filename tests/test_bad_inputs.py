@@ -10,7 +10,6 @@ traceback, nothing on stdout, nothing written in the working directory.
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import subprocess
@@ -70,13 +69,19 @@ def _listing(d: Path) -> set[str]:
     return {str(p.relative_to(d)) for p in d.rglob("*")}
 
 
-def _cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def _cli(
+    args: list[str], cwd: Path, tmpdir: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The command in ``cwd``; with ``tmpdir``, its temporary files go there (a testbed
+    run's directory included), away from other runs'."""
+    env = {**os.environ, "TMPDIR": str(tmpdir)} if tmpdir is not None else None
     return subprocess.run(
         [sys.executable, "-m", "collateral", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=60,
+        env=env,
     )
 
 
@@ -221,9 +226,10 @@ def test_cli_bad_input_is_one_line_exit_2_and_writes_nothing(args, names, tmp_pa
     args = [str(store) if a == "STORE" else a for a in args]
     before = _listing(cwd)
     store_before = _listing(store)
-    emu_before = set(glob.glob("/tmp/collateral-emu-*"))
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
     t0 = time.monotonic()
-    p = _cli(args, cwd)
+    p = _cli(args, cwd, tmp)
     assert time.monotonic() - t0 < 30, "refused at once, not after a run"
     lines = p.stderr.splitlines()
     assert p.returncode == 2, p.stderr
@@ -236,7 +242,7 @@ def test_cli_bad_input_is_one_line_exit_2_and_writes_nothing(args, names, tmp_pa
     assert p.stdout == ""
     assert _listing(cwd) == before, "nothing written in the working directory"
     assert _listing(store) == store_before, "the results directory read is untouched"
-    assert set(glob.glob("/tmp/collateral-emu-*")) <= emu_before
+    assert not any(tmp.iterdir()), "no temporary directory left (a testbed run's)"
 
 
 def test_the_core_limits_bound_the_units(tmp_path):

@@ -9,29 +9,26 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import QuickRuns
 
 from collateral.reproduce import (
-    STUDIES,
     Claim,
     claims_line,
     claims_summary,
     format_claims_summary,
-    reproduce,
 )
 from collateral.reproduce.huebner2008 import _shape_stats
 from collateral.reproduce.mmsys2011.loss import _monotone_misfit
 
+#: One worker for the modules that share the session's quick runs (run once).
+pytestmark = pytest.mark.xdist_group("quick_runs")
+
 
 @pytest.fixture(scope="module")
-def quick(quick_results: Path) -> tuple[Path, dict]:
-    """Every simulated figure reproduced in --quick mode (the session's runs: checked
-    again, nothing run); testbed figures are left out, as ``reproduce all`` does."""
-    reps = {
-        fid: reproduce(fid, out=quick_results, quick=True, workers=1, progress=False)
-        for fid, fig in STUDIES.items()
-        if not fig.testbed
-    }
-    return quick_results, reps
+def quick(quick_runs: QuickRuns) -> tuple[Path, dict]:
+    """Every simulated figure reproduced in --quick mode (the session's runs); testbed
+    figures are left out, as ``reproduce all`` does."""
+    return quick_runs.out, quick_runs.reps
 
 
 def test_every_claim_has_a_verdict_and_a_tolerance(quick: tuple[Path, dict]):

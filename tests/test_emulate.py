@@ -18,6 +18,9 @@ from collateral import emulate as emu
 from collateral.spec import CC_ALGORITHMS
 from collateral.store import pid_alive
 
+#: The testbed in real time: run alone, never beside other tests (test.sh).
+pytestmark = pytest.mark.realtime
+
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0 or not os.path.exists("/proc/sys/net/ipv4/tcp_available_congestion_control"),
     reason="the testbed needs root and Linux",

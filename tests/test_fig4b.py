@@ -14,6 +14,9 @@ import pytest
 from collateral.reproduce import STUDIES, format_claims_summary, reproduce
 from collateral.reproduce.mmsys2011.fig4b import _QUICK_SWEEP, peaks
 
+#: The testbed in real time: run alone, never beside other tests (test.sh).
+pytestmark = pytest.mark.realtime
+
 
 def _frame(rows):
     df = pd.DataFrame(rows, columns=["cc", "k", "off", "rep", "loss"])

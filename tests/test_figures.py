@@ -2,7 +2,7 @@
 sizes that were not run, legends off the data, bands named for the trials they span,
 small vector files, readable text, and a caption beside every figure.
 
-One quick run of every reproduction (module fixture, about half a minute) is drawn with
+The session's quick run of every reproduction (tests/conftest.py) is drawn with
 ``save`` wrapped, so each test looks at the matplotlib figure itself (its artists in
 display coordinates after a draw) as well as at the files written."""
 
@@ -14,54 +14,33 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import Drawn, QuickRuns, capture_saves
 from matplotlib.collections import LineCollection
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.text import Text
 
 import collateral.plot as plots
-from collateral.plot import style, trial
-from collateral.reproduce import STUDIES, drawing, experiment_path, reproduce
+from collateral.plot import style
+from collateral.reproduce import STUDIES, experiment_path
 from collateral.reproduce.drawing import spread_text
 from collateral.reproduce.mmsys2011.loss import fine_sweep
 from collateral.reproduce.mmsys2011.sweep import capacity
 from collateral.reproduce.parris_cbt import _blast_per_trial, parris_multimedia
 from collateral.store import Store
 
+#: One worker for the modules that share the session's quick runs (run once).
+pytestmark = pytest.mark.xdist_group("quick_runs")
+
 #: Figures of the simulator (the testbed's is run in tests/test_fig4b.py).
 SIMULATED = [fid for fid, fig in STUDIES.items() if not fig.testbed]
-Drawn = list[tuple[Any, Path, str | None]]  # (figure, path, caption) per save()
-
-
-_REAL_SAVE = plots.save
-
-
-def _capture(mp: pytest.MonkeyPatch, into: Drawn) -> None:
-    """Wraps ``save`` (as plots and figures call it) to keep each figure it writes
-    in ``into``."""
-
-    def rec(fig, path, svg=None, **kw):
-        into.append((fig, Path(path), kw.get("caption")))
-        return _REAL_SAVE(fig, path, svg=svg, **kw)
-
-    mp.setattr(trial, "save", rec)
-    mp.setattr(drawing, "save", rec)
 
 
 @pytest.fixture(scope="module")
-def quick(quick_results: Path) -> dict[str, tuple[Any, Drawn]]:
-    """Every simulated reproduction in --quick mode (the session's runs, drawn again):
+def quick(quick_runs: QuickRuns) -> dict[str, tuple[Any, Drawn]]:
+    """Every simulated reproduction in --quick mode (the session's runs, as drawn):
     fig id -> (Reproduction, figures drawn)."""
-    done: dict[str, tuple[Any, Drawn]] = {}
-    with pytest.MonkeyPatch.context() as mp:
-        for fig_id, fig in STUDIES.items():
-            if fig.testbed:
-                continue
-            drawn: Drawn = []
-            _capture(mp, drawn)
-            rep = reproduce(fig_id, out=quick_results, quick=True, progress=False)
-            done[fig_id] = (rep, drawn)
-    return done
+    return {fid: (rep, quick_runs.drawn[fid]) for fid, rep in quick_runs.reps.items()}
 
 
 def _draw(fig) -> Any:
@@ -254,7 +233,7 @@ def test_fig6_band_is_5_95_only_with_enough_trials(tmp_path, monkeypatch):
         for _ in range(25)
     ]
     drawn: Drawn = []
-    _capture(monkeypatch, drawn)
+    capture_saves(monkeypatch, drawn)
     fine_sweep("cubic")(_FakeStore(pd.DataFrame(rows)), tmp_path / "f6", "test")
     fig = _draw(drawn[0][0])
     labels = [t.get_text() for leg in _legends(fig) for t in leg.get_texts()]
@@ -334,7 +313,7 @@ def _parris_two_trials(tmp_path_factory) -> Path:
 def test_parris_multimedia_bars_carry_the_trials_spread(tmp_path_factory, monkeypatch):
     store = Store(_parris_two_trials(tmp_path_factory))
     drawn: Drawn = []
-    _capture(monkeypatch, drawn)
+    capture_saves(monkeypatch, drawn)
     stem = store.path / "figures" / "parris-multimedia"
     stem.parent.mkdir(exist_ok=True)
     parris_multimedia(store, stem, "test")

@@ -18,7 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from collateral.reproduce import STUDIES, reproduce
+from collateral.reproduce import STUDIES
+
+#: One worker for the modules that share the session's quick runs (run once).
+pytestmark = pytest.mark.xdist_group("quick_runs")
 
 #: A user's own small sweep: two CCs x three queue sizes, two trials each.
 _MY_SWEEP = """
@@ -50,19 +53,19 @@ def _chromium() -> str | None:
 
 
 @pytest.fixture(scope="module")
-def stores(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    """Quick reproductions of FIGS and a user's own sweep (no reproduction of it)."""
+def stores(quick_results: Path, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """The session's quick reproductions of FIGS and a user's own sweep (no reproduction
+    of it)."""
     from collateral.experiment import load_experiment
     from collateral.runner import run_experiment
 
     out = tmp_path_factory.mktemp("results")
-    for fig_id in FIGS:
-        reproduce(fig_id, out=out, quick=True, progress=False)
     toml = out.parent / "my-sweep.toml"
     toml.write_text(_MY_SWEEP, encoding="utf-8")
     exp = load_experiment(toml)
     run_experiment(exp, out / "my-sweep", progress=False)
-    return sorted(p for p in out.iterdir() if (p / "store.json").exists())
+    figs = {quick_results / f"{STUDIES[f].experiment}-quick" for f in FIGS}
+    return sorted([*figs, out / "my-sweep"])
 
 
 @pytest.fixture(scope="module")

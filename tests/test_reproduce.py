@@ -5,20 +5,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from conftest import QuickRuns
 
 from collateral.reproduce import STUDIES, reproduce
 
-OUT = None
-
-
-@pytest.fixture(scope="module")
-def results(quick_results: Path) -> Path:
-    """The session's quick reproductions (run once, from an empty directory)."""
-    return quick_results
-
+#: One worker for the modules that share the session's quick runs (run once).
+pytestmark = pytest.mark.xdist_group("quick_runs")
 
 #: Figures of the simulator (the testbed's is run in tests/test_fig4b.py).
 SIMULATED = [fid for fid, fig in STUDIES.items() if not fig.testbed]
@@ -53,15 +49,23 @@ def test_list_names_every_figure():
 
 
 @pytest.mark.parametrize("fig_id", SIMULATED)
-def test_quick_reproduction_draws_its_figure(fig_id: str, results: Path):
-    rep = reproduce(fig_id, out=results, quick=True, progress=False)
+def test_quick_reproduction_draws_its_figure(
+    fig_id: str, quick_runs: QuickRuns, monkeypatch: pytest.MonkeyPatch
+):
+    rep = quick_runs.reps[fig_id]  # the session's run, from an empty directory
+    fig = STUDIES[fig_id]
+    # Figures of one experiment share its store: the first ran every trial.
+    first = next(f for f in SIMULATED if STUDIES[f].experiment == fig.experiment)
+    assert rep.trials_total > 0
+    assert rep.trials_run == (rep.trials_total if first == fig_id else 0)
     assert rep.store.name.endswith("-quick")
     pngs = [f for f in rep.files if f.suffix == ".png"]
     svgs = [f for f in rep.files if f.suffix == ".svg"]
     assert pngs and len(pngs) == len(svgs)
     assert all(f.stat().st_size > 20_000 for f in pngs), "a real plot, not an empty canvas"
-    # Rerunning resumes: nothing left to run.
-    assert reproduce(fig_id, out=results, quick=True, progress=False).trials_run == 0
+    # Rerunning resumes: nothing left to run (drawn as the first run drew it: not again).
+    monkeypatch.setitem(STUDIES, fig_id, replace(fig, draw=lambda *a: [], claims=lambda s: []))
+    assert reproduce(fig_id, out=quick_runs.out, quick=True, progress=False).trials_run == 0
 
 
 #: DuckDB's name for each declared type.
@@ -75,15 +79,13 @@ _DUCKDB = {
 }
 
 
-def test_every_reproductions_store_has_the_declared_types(results: Path):
+def test_every_reproductions_store_has_the_declared_types(quick_results: Path):
     """DESCRIBE summary (and each trace table) of every quick reproduction's store: each
     result column has the type the core declares, whatever its batches held."""
     from collateral import schema
     from collateral.store import IDENTITY_COLUMNS, open_store
 
-    for fig_id in SIMULATED:  # already run by the tests above; resumes in no time
-        reproduce(fig_id, out=results, quick=True, progress=False)
-    stores = sorted(p for p in results.iterdir() if (p / "store.json").exists())
+    stores = sorted(p for p in quick_results.iterdir() if (p / "store.json").exists())
     assert len(stores) >= 8
     checked = 0
     for d in stores:

@@ -22,7 +22,11 @@ import pytest
 from collateral import emulate as emu
 from collateral.spec import Scenario
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the testbed needs root")
+#: The testbed in real time: run alone, never beside other tests (test.sh).
+pytestmark = [
+    pytest.mark.realtime,
+    pytest.mark.skipif(os.geteuid() != 0, reason="the testbed needs root"),
+]
 
 RATE = 500_000  # 24 ms per 1500-byte packet: a train arrives well within it, even under load
 L2 = 14

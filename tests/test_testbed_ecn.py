@@ -14,6 +14,9 @@ import pytest
 from collateral import emulate as emu
 from collateral.spec import Scenario
 
+#: The testbed in real time: run alone, never beside other tests (test.sh).
+pytestmark = pytest.mark.realtime
+
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0 or not os.path.exists("/proc/sys/net/ipv4/tcp_available_congestion_control"),
     reason="the testbed needs root and Linux",

@@ -33,6 +33,7 @@ from . import (
     reproduce,
     run,
     schema,
+    shell,
     simulate,
     trace,
 )
@@ -58,6 +59,7 @@ def _plot(args: argparse.Namespace) -> int:
 _COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     simulate.add_parser,
     emulate.add_parser,
+    shell.add_parser,
     run.add_parser,
     query.add_parser,
     schema.add_parser,
@@ -73,6 +75,7 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "simulate": simulate.run_simulate,
     "demo": simulate.run_demo,
     "emulate": emulate.run_emulate,
+    "shell": shell.run,
     "run": run.run,
     "query": query.run,
     "schema": schema.run,

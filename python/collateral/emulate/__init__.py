@@ -21,7 +21,8 @@ a killed run), :mod:`.reaper` (the process that removes it when its run dies),
 :mod:`.testbed` (one run's namespaces, veths and processes), :mod:`.endpoints` (the
 ``collateral-emu`` processes), :mod:`.logs` (their logs read back into a Result),
 :mod:`.timing` (whether the router kept real time: the one line a trial or a store
-gets), :mod:`.run` (:func:`emulate`, :func:`emulate_experiment`).
+gets), :mod:`.run` (:func:`emulate`, :func:`emulate_experiment`), :mod:`.shell` (a user's own
+command through the link: :func:`shell`).
 
 Its names are imported on first use, so that :mod:`.reaper` starts without the rest
 (numpy, pydantic).
@@ -73,6 +74,7 @@ if TYPE_CHECKING:
     )
     from .registry import REGISTRY, TMP_PREFIX, cleanup_leftovers
     from .run import emulate, emulate_experiment
+    from .shell import shell
     from .testbed import Proc, Testbed
     from .timing import RELEASE_ERROR_TARGET_S, late_keys, store_line, trial_line
 
@@ -119,6 +121,7 @@ __all__ = [
     "kernel_congestion_controls",
     "late_keys",
     "read_csv",
+    "shell",
     "start_endpoints",
     "store_line",
     "testbed_namespaces",
@@ -167,6 +170,7 @@ _HOMES = {
     "cleanup_leftovers": "registry",
     "emulate": "run",
     "emulate_experiment": "run",
+    "shell": "shell",
     "Proc": "testbed",
     "Testbed": "testbed",
     "RELEASE_ERROR_TARGET_S": "timing",

@@ -4,11 +4,8 @@ experiment's trials into a results store (:func:`emulate_experiment`)."""
 from __future__ import annotations
 
 import shutil
-import signal
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,22 +16,7 @@ from .endpoints import START_MARGIN_S, find_emulator, start_endpoints
 from .logs import collect
 from .namespaces import ecn_namespaces
 from .registry import TMP_PREFIX, cleanup_leftovers, new_tmpdir
-from .testbed import Testbed
-
-
-@contextmanager
-def _signals_raise() -> Iterator[None]:
-    """SIGTERM (and SIGINT) raise KeyboardInterrupt so `finally` tears down."""
-
-    def handler(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt(signal.Signals(signum).name)
-
-    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
+from .testbed import Testbed, signals_raise
 
 
 def emulate(scenario: Scenario, workdir: str | Path | None = None, keep: bool = False) -> Result:
@@ -70,7 +52,7 @@ def _emulate_in(
     tb.keep_record = tmp
     dur = scenario.duration
     try:
-        with _signals_raise():
+        with signals_raise():
             tb.build(wd if tmp else None)
             for ns in ecn_namespaces(scenario):  # classic ECN (RFC 3168) in the real TCP
                 tb.exec(ns, "sysctl", "-qw", "net.ipv4.tcp_ecn=1")

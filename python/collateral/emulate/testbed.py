@@ -6,12 +6,30 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .errors import EmulationError
 from .namespaces import LEFT_A, LEFT_B, PREFIX, RIGHT_C, RIGHT_D, delete_ns, sh
 from .registry import register
+
+
+@contextmanager
+def signals_raise() -> Iterator[None]:
+    """SIGTERM (and SIGINT) raise KeyboardInterrupt so `finally` tears down."""
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 @dataclass
