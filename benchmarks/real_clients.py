@@ -49,9 +49,17 @@ def testbed(link: dict[str, str], queue: dict[str, str], seconds: int) -> dict[s
             f" -o {irtt_json} $COLLATERAL_SERVER; wait"
         )
         servers = ["--server", "iperf3 -s -B 198.18.0.1", "--server", "irtt server -b 198.18.0.1"]
+        cmd = ["--", "sh", "-c", script]
         p = subprocess.run(
-            [sys.executable, "-m", "collateral", "shell", *cli_options(link | queue), *servers]
-            + ["--", "sh", "-c", script],
+            [
+                sys.executable,
+                "-m",
+                "collateral",
+                "shell",
+                *cli_options(link | queue),
+                *servers,
+                *cmd,
+            ],
             capture_output=True,
             text=True,
         )
