@@ -141,12 +141,18 @@ class Scenario(Model):
         if "link" not in info.data:  # the preset name was invalid; already reported
             return v
         preset = info.data["link"]
-        if v.trace is not None:
-            mean = v.trace.mean_bps
+        # A trace's mean or a satellite link's mid-range is the rate.
+        sets = (
+            ("a trace", "its mean", "a trace", v.trace and v.trace.mean_bps),
+            ("a satellite link", "the middle of its range", "leo", v.leo and v.leo.mean_bps),
+        )
+        for what, which, key, mean in sets:
+            if mean is None:
+                continue
             if v.rate is not None and v.rate != mean:
                 raise ValueError(
-                    f"rate {fmt_rate(v.rate)}: a trace sets the rate (its mean is"
-                    f" {fmt_rate(mean)}); give either a rate or a trace"
+                    f"rate {fmt_rate(v.rate)}: {what} sets the rate ({which} is"
+                    f" {fmt_rate(mean)}); give either a rate or {key}"
                 )
             return v.model_copy(update={"rate": mean})
         if preset is None:
