@@ -14,7 +14,12 @@
 //! - A CM with nothing requested or granted sends a contention request at a uniformly
 //!   random point of the next MAP interval (docsis-ns3: requests never collide); a CM
 //!   that holds grants piggybacks its new backlog on its data (here: with the first byte
-//!   of the packet during whose dequeue the backlog was seen).
+//!   of the packet during whose dequeue the backlog was seen, or on the grant just used).
+//!   The clock learns the backlog when a packet reaches the head of the queue, so a
+//!   contention request carries what was queued then; what arrives while it waits is
+//!   piggybacked on the first grant (a real modem's request carries the queue at the
+//!   moment it is sent: a burst right behind an idle modem's first packet waits one
+//!   request–grant cycle more here).
 //! - A grant is at most `max_grant_bytes` and at most the interval's free capacity: the
 //!   other modems' load is docsis-ns3's congestion model, a free share of the channel
 //!   redrawn uniformly each MAP interval, `free_mean · (1 ± free_variation)`. The grant
@@ -140,6 +145,9 @@ pub struct DocsisClock {
     /// is what the modem holds requested or granted for its backlog.
     requested: u64,
     spent: u64,
+    /// When the last packet's last byte was sent: a packet dequeued then was waiting
+    /// while that grant was used, and rides a request on it.
+    last_end: Nanos,
 }
 
 impl DocsisClock {
@@ -160,6 +168,7 @@ impl DocsisClock {
             requests: VecDeque::new(),
             requested: 0,
             spent: 0,
+            last_end: crate::units::NEVER,
         }
     }
 
@@ -252,16 +261,22 @@ impl DocsisClock {
         self.waste_before(start);
         let want = len as u64 + backlog;
         let held = self.requested - self.spent;
-        // A new request: by contention when the modem holds nothing, else piggybacked
-        // on this packet's first byte.
+        // A new request: piggybacked on this packet's first byte when the modem holds
+        // grants or requests, or on the grant whose last byte just went (`start`); by
+        // contention in the next interval when it holds nothing.
         let mut piggyback = 0;
         if want > held {
-            if held == 0 {
-                let at = (start / m + 1) * m + (self.rng.random::<f64>() * m as f64) as Nanos;
-                self.requests
-                    .push_back((at.saturating_add(self.cfg.request_grant_ns), want));
-            } else {
+            let sent = if held > 0 {
                 piggyback = want - held;
+                None
+            } else if start == self.last_end {
+                Some(start)
+            } else {
+                Some((start / m + 1) * m + (self.rng.random::<f64>() * m as f64) as Nanos)
+            };
+            if let Some(at) = sent {
+                let ready = at.saturating_add(self.cfg.request_grant_ns);
+                self.requests.push_back((ready, want - held));
             }
             self.requested += want - held;
         }
@@ -290,7 +305,8 @@ impl DocsisClock {
                 self.grants[0].used = used;
             }
             if need == 0 {
-                return g.start + self.ser(used);
+                self.last_end = g.start + self.ser(used);
+                return self.last_end;
             }
         }
     }
@@ -397,7 +413,10 @@ mod tests {
         assert_eq!(e2, e1 + 600 * US);
         // Nothing was left over: the grant was exactly 1200 B.
         assert!(c.grants.is_empty());
-        assert_eq!(c.requests.iter().collect::<Vec<_>>(), [&(e1 + 1_500 * US, 300)]);
+        assert_eq!(
+            c.requests.iter().collect::<Vec<_>>(),
+            [&(e1 + 1_500 * US, 300)]
+        );
         let e3 = c.end(e2, 300, 0);
         assert!(e3 >= e1 + 1_800 * US && e3 <= e1 + 5_500 * US, "{e1} {e3}");
     }
@@ -476,7 +495,10 @@ mod tests {
             assert!(e.starts_with(key), "{e}");
         }
         // 1 kbit/s carries 0.25 B in 2 ms: no byte could ever be granted.
-        assert!(ok.validate(1_000).unwrap_err().contains("less than one byte"));
+        assert!(ok
+            .validate(1_000)
+            .unwrap_err()
+            .contains("less than one byte"));
     }
 
     /// The simulator's look-ahead bounds never exceed the end.

@@ -99,7 +99,10 @@ impl LeoConfig {
     /// The reconfigurations in `[0, until)`.
     fn boundaries(&self, until: Nanos) -> impl Iterator<Item = Nanos> + '_ {
         (0..)
-            .map(move |k: u64| self.first_ns.saturating_add(k.saturating_mul(self.interval_ns)))
+            .map(move |k: u64| {
+                self.first_ns
+                    .saturating_add(k.saturating_mul(self.interval_ns))
+            })
             .take_while(move |&b| b < until)
     }
 

@@ -59,11 +59,7 @@ impl DelaySteps {
                 ));
             }
         }
-        if let Some(i) = self
-            .steps_ns
-            .iter()
-            .position(|s| s.1 > MAX_EXTRA_DELAY_NS)
-        {
+        if let Some(i) = self.steps_ns.iter().position(|s| s.1 > MAX_EXTRA_DELAY_NS) {
             return Err(format!(
                 "steps_ns[{i}]: {} ns of delay, above the limit of 10 s",
                 self.steps_ns[i].1

@@ -40,7 +40,7 @@ class OutagesSpec(Model):
         return self
 
     def to_native(self) -> dict[str, Any]:
-        return {"windows_ns": self._pairs, "period_ns": self.period}
+        return {"windows_ns": [list(p) for p in self._pairs], "period_ns": self.period}
 
 
 class DelayStepsSpec(Model):
@@ -79,4 +79,4 @@ class DelayStepsSpec(Model):
         return self
 
     def to_native(self) -> dict[str, Any]:
-        return {"steps_ns": self._pairs, "period_ns": self.period}
+        return {"steps_ns": [list(p) for p in self._pairs], "period_ns": self.period}
