@@ -53,9 +53,11 @@ DEFAULT_LINK = "adsl1"
 
 
 def _has_rate(link: object) -> bool:
+    """A rate given, or a trace or satellite link that sets it."""
+    keys = ("rate", "trace", "leo")
     if isinstance(link, LinkSpec):
-        return link.rate is not None
-    return isinstance(link, dict) and link.get("rate") is not None
+        return any(getattr(link, k) is not None for k in keys)
+    return isinstance(link, dict) and any(link.get(k) is not None for k in keys)
 
 
 class Scenario(Model):
@@ -242,6 +244,11 @@ class Scenario(Model):
             f"{d} trace {Path(t.file).name if t.file else 'given'}"
             for d, t in (("down", self.down.trace), ("up", self.up.trace))
             if t is not None
+        ] + [
+            f"{d} {what}"
+            for d, link_ in (("down", self.down), ("up", self.up))
+            for what in ("docsis", "leo", "outages", "delay")
+            if getattr(link_, what) is not None
         ]
         # What varies across trials: the bulk flows' random start offsets.
         spreads = sorted({t.start_spread for t in self.tcp if t.start_spread})
