@@ -49,6 +49,9 @@ pub struct LeoConfig {
     pub loss_for_ns: Nanos,
 }
 
+/// The most reconfiguration intervals one run may hold (each is drawn up front).
+pub const MAX_INTERVALS: u64 = 1_000_000;
+
 fn interval() -> Nanos {
     15_000_000_000
 }

@@ -502,7 +502,7 @@ impl Scenario {
                 c.validate(l.rate_bps)
                     .map_err(|e| format!("{name}.docsis.{e}"))?;
             }
-            validate_variable(name, l)?;
+            validate_variable(name, l, self.duration_ns)?;
             l.queue
                 .validate(l.rate_bps)
                 .map_err(|e| format!("{name}.queue: {e}"))?;
@@ -586,9 +586,16 @@ impl Scenario {
 
 /// A direction's satellite model, outages and delay steps: each valid, and at most one
 /// clock (trace, DOCSIS, satellite, outages) and one source of variable delay.
-fn validate_variable(name: &str, l: &LinkConfig) -> Result<(), String> {
+fn validate_variable(name: &str, l: &LinkConfig, duration: Nanos) -> Result<(), String> {
     if let Some(c) = &l.leo {
         c.validate().map_err(|e| format!("{name}.leo.{e}"))?;
+        let intervals = duration / c.interval_ns.max(1);
+        if intervals > crate::leo::MAX_INTERVALS {
+            return Err(format!(
+                "{name}.leo.interval_ns: {intervals} intervals in the run, above the limit of {}",
+                crate::leo::MAX_INTERVALS
+            ));
+        }
         if l.trace.is_some() || l.docsis.is_some() {
             return Err(format!(
                 "{name}.leo: a satellite link sets its own rate; drop trace or docsis"

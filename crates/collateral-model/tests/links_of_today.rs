@@ -162,3 +162,35 @@ fn a_reconfiguration_loses_a_burst_and_spikes_the_delay() {
     // After the spike (sent 12.100 s, ends 12.101 s): 10 ms again.
     assert_eq!(at(40), 12_111 * MS);
 }
+
+/// A satellite link's intervals are drawn up front: a run holding more than a million
+/// is refused at the key, as are two clocks on one direction.
+#[test]
+fn a_run_with_too_many_intervals_or_two_clocks_is_refused() {
+    let leo = LeoConfig {
+        rate_min_bps: 1_000_000,
+        rate_max_bps: 2_000_000,
+        delay_min_ns: 0,
+        delay_max_ns: 0,
+        interval_ns: MS,
+        first_ns: 0,
+        spike_ns: 0,
+        spike_for_ns: 0,
+        loss_for_ns: 0,
+    };
+    let mut sc = Scenario::builder().duration(2_000 * S).build();
+    sc.up.leo = Some(leo);
+    let e = sc.validate().unwrap_err();
+    assert!(
+        e.starts_with("up.leo.interval_ns: 2000000 intervals"),
+        "{e}"
+    );
+    sc.duration_ns = 60 * S;
+    assert!(sc.validate().is_ok());
+    sc.up.docsis = Some(DocsisConfig::default());
+    let e = sc.validate().unwrap_err();
+    assert!(
+        e.starts_with("up.leo: a satellite link sets its own rate"),
+        "{e}"
+    );
+}
