@@ -163,3 +163,27 @@ def test_the_router_runs_the_docsis_upstream_as_the_simulator_does():
         assert owd.size > 380, owd.size
         assert access.mean() == pytest.approx(5.54, abs=0.3), access.mean()
         assert np.percentile(access, 99) <= 8.5, np.percentile(access, 99)
+
+
+def _cli(*args):
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "collateral", *args], capture_output=True, text=True
+    )
+
+
+def test_the_cli_takes_up_docsis_and_leo_and_names_them_in_errors():
+    p = _cli("simulate", "--down", "10Mbit", "--up", "2Mbit", "--up-docsis", "on",
+             "--duration", "3s", "--warmup", "1s")  # fmt: skip
+    assert p.returncode == 0 and "up docsis" in p.stdout, p.stderr
+    p = _cli("simulate", "--leo", "starlink", "--rtt", "30ms", "--duration", "3s",
+             "--warmup", "1s")  # fmt: skip
+    assert p.returncode == 0 and "down leo · up leo" in p.stdout, p.stderr
+    for bad, why in (("free_mean=2", "free_mean"), ("bogus=1", "bogus"), ("x", "key=value")):
+        p = _cli("simulate", "--down", "10Mbit", "--up", "2Mbit", "--up-docsis", bad,
+                 "--duration", "3s", "--warmup", "1s")  # fmt: skip
+        err = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and len(err) == 1, p.stderr
+        assert err[0].startswith("collateral: error: --up-docsis: ") and why in err[0], err

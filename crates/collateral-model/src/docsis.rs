@@ -77,13 +77,13 @@ impl DocsisConfig {
     pub fn validate(&self, rate_bps: u64) -> Result<(), String> {
         if !(100_000..=100_000_000).contains(&self.map_interval_ns) {
             return Err(format!(
-                "map_interval_ns: {} is outside 0.1 ms to 100 ms",
+                "map_interval_ns: {} ns is outside 0.1 ms to 100 ms",
                 self.map_interval_ns
             ));
         }
         if self.request_grant_ns > 1_000_000_000 {
             return Err(format!(
-                "request_grant_ns: {} is above 1 s",
+                "request_grant_ns: {} ns is above 1 s",
                 self.request_grant_ns
             ));
         }
