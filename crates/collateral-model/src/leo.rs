@@ -15,6 +15,7 @@
 //!   measurements as summarised by users report ~40 ms of jitter and ~1 % loss there):
 //!   `spike_ns` more delay for `spike_for_ns`, and every packet leaving the queue within
 //!   `loss_for_ns` of the boundary lost.
+//!
 //! The ranges are parameters; the Python preset (`starlink`) sets values within what
 //! these studies report.
 

@@ -126,11 +126,9 @@ impl RateSchedule {
     /// The step in force at `t`: its rate and when it ends ([`NEVER`] for the last step
     /// of a schedule that does not repeat).
     fn step_at(&self, t: Nanos) -> (u64, Nanos) {
-        let (base, within) = if self.period > 0 {
-            let round = t / self.period;
-            (round * self.period, t % self.period)
-        } else {
-            (0, t)
+        let (base, within) = match t.checked_div(self.period) {
+            Some(round) => (round * self.period, t % self.period),
+            None => (0, t),
         };
         let i = self.steps.partition_point(|s| s.0 <= within) - 1;
         let end = match self.steps.get(i + 1) {
@@ -150,7 +148,7 @@ impl RateSchedule {
         loop {
             // Whole periods at once: a long packet behind long outages is not walked
             // through step by step.
-            if self.per_period > 0 && t % self.period == 0 && need > self.per_period {
+            if self.per_period > 0 && t.is_multiple_of(self.period) && need > self.per_period {
                 let k = (need - 1) / self.per_period;
                 need -= k * self.per_period;
                 t = t.saturating_add((k as u64).saturating_mul(self.period));
