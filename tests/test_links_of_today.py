@@ -101,6 +101,13 @@ def test_starlink_sets_both_directions_and_refuses_rates():
     assert sc.down.rate == 125_000_000 and sc.up.rate == 12_500_000  # mid-ranges
     assert sc.to_native()["down"]["leo"]["first_ns"] == 12_000_000_000
     assert sc.link is None and "down leo · up leo" in sc.describe()
+    # The intervals come from the seed: the same run twice is the same, another seed not.
+    kw = dict(leo="starlink", rtt="30ms", duration="16s", warmup="1s", cbr="down")
+    a, b, c = (_summary(build_scenario(**kw, seed=s)) for s in (5, 5, 6))
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    assert json.dumps(a, sort_keys=True) != json.dumps(c, sort_keys=True)
+    # The 12 s reconfiguration loses what leaves the queue in its first 20 ms.
+    assert a["queues"]["down"]["wire_losses"] > 0
     with pytest.raises(SpecError) as e:
         build_scenario(leo="starlink", down="10Mbit", up="1Mbit")
     assert e.value.param == "leo"
