@@ -15,8 +15,11 @@ use collateral_queue::{AnyQueue, Discipline, DropTail, Ecn, Framing, Nanos, Pack
 use rand_pcg::Pcg64Mcg;
 
 use crate::clock::{RateClock, TraceClock};
+use crate::docsis::DocsisClock;
+use crate::leo::LeoConfig;
 use crate::loss::WireLoss;
 use crate::metrics::Meter;
+use crate::path_delay::PathDelay;
 use crate::rng;
 use crate::scenario::Scenario;
 use crate::units::{Direction, NEVER};
@@ -90,6 +93,8 @@ pub struct DelayLine {
     lanes: [VecDeque<Held>; 2],
     /// When each host's egress link finishes its current packet.
     egress_busy: [Nanos; 2],
+    /// Extra delay that changes over time (`crate::path_delay`), if any.
+    path: Option<PathDelay>,
 }
 
 impl DelayLine {
@@ -99,15 +104,27 @@ impl DelayLine {
             egress: egress.unwrap_or(Rate::new(0)),
             lanes: [VecDeque::with_capacity(16), VecDeque::with_capacity(16)],
             egress_busy: [0; 2],
+            path: None,
         }
+    }
+
+    /// With an extra delay that changes over time.
+    pub fn with_path(mut self, path: Option<PathDelay>) -> Self {
+        self.path = path;
+        self
     }
 
     /// When a packet whose serialisation ends at `done` is released to its host.
     #[inline]
     pub fn release_time(&self, pkt: &Packet, done: Nanos) -> Nanos {
         // Without an egress link `egress_busy` is the lane's previous release, never
-        // later than this one (serialisation ends in order): the max changes nothing.
-        (done + self.prop_ns).max(self.egress_busy[Self::lane(pkt)]) + self.egress.ser(pkt.bytes())
+        // later than this one (serialisation ends in order, and a path delay's arrivals
+        // never decrease with it): the max changes nothing.
+        let at = match &self.path {
+            Some(p) => p.arrival(done),
+            None => done,
+        };
+        (at + self.prop_ns).max(self.egress_busy[Self::lane(pkt)]) + self.egress.ser(pkt.bytes())
     }
 
     #[inline]
@@ -280,6 +297,8 @@ pub struct Bottleneck {
     pub delay: DelayLine,
     /// Loss on the wire after serialisation: independent or in bursts.
     loss: WireLoss,
+    /// A satellite link's loss at each reconfiguration.
+    leo_loss: Option<LeoConfig>,
     rng: Pcg64Mcg,
     /// The packet in transmission, when `busy`. Not an `Option<Packet>`: one of those
     /// is copied around its niche byte in pieces (see `DelayLine::take`).
@@ -319,6 +338,11 @@ impl Bottleneck {
             .queue
             .build(l.rate_bps, rng::queue_seed(sc.seed, k))
             .map_err(|e| format!("{}.queue: {e}", d.name()))?;
+        // A satellite link's intervals, drawn once from the direction's own stream.
+        let leo = l.leo.map(|c| {
+            let mut rng = rng::stream(sc.seed, rng::LEO_STREAMS[k]);
+            c.build(sc.duration_ns, &mut rng)
+        });
         let phase_starts: Vec<Nanos> = if sc.phases.is_empty() {
             vec![sc.warmup_ns]
         } else {
@@ -326,13 +350,28 @@ impl Bottleneck {
         };
         Ok(Bottleneck {
             rate: Rate::new(l.rate_bps),
-            clock: match &l.trace {
-                Some(t) => RateClock::Trace(Box::new(TraceClock::new(t))),
-                None => RateClock::Constant(Rate::new(l.rate_bps)),
+            clock: match (&l.trace, &l.docsis) {
+                (Some(t), _) => RateClock::Trace(Box::new(TraceClock::new(t))),
+                (None, Some(c)) => RateClock::Docsis(Box::new(DocsisClock::new(
+                    c,
+                    l.rate_bps,
+                    rng::stream(sc.seed, rng::DOCSIS_STREAMS[k]),
+                ))),
+                (None, None) => match (&leo, &l.outages) {
+                    (Some((r, _)), _) => RateClock::Schedule(Box::new(r.clone())),
+                    (None, Some(o)) => RateClock::Schedule(Box::new(o.schedule(l.rate_bps))),
+                    (None, None) => RateClock::Constant(Rate::new(l.rate_bps)),
+                },
             },
             framing: l.framing,
             queue,
-            delay: DelayLine::new(sc.rtt_ns / 2, egress),
+            delay: DelayLine::new(sc.rtt_ns / 2, egress).with_path(
+                leo.as_ref()
+                    .map(|(_, d)| d)
+                    .or(l.delay.as_ref())
+                    .map(PathDelay::new),
+            ),
+            leo_loss: l.leo.filter(|c| c.loss_for_ns > 0),
             loss: WireLoss::new(l.loss_rate, l.burst_loss),
             rng: rng::stream(sc.seed, rng::LINK_STREAMS[k]),
             in_tx: Packet::new(collateral_queue::PacketKind::Data, 0, 0, 0, 0),
@@ -527,7 +566,8 @@ impl Bottleneck {
         // Sources never send CE and each direction has one queue: a CE packet leaving
         // was marked here.
         self.stats.ce_marks += (pkt.ecn() == Ecn::Ce) as u64;
-        if self.loss.lose(&mut self.rng) {
+        let reconfigured = self.leo_loss.is_some_and(|c| c.loses(now));
+        if self.loss.lose(&mut self.rng) || reconfigured {
             self.stats.wire_losses += 1;
             self.dropped.push((now, pkt, true));
         } else {
@@ -548,7 +588,7 @@ impl Bottleneck {
     fn start_next_after(&mut self, now: Nanos, queued: bool) {
         if let Some(pkt) = self.queue.dequeue(now, &mut self.scratch) {
             let wire = self.framing.wire_bytes(pkt.bytes());
-            self.busy_until = self.clock.end(now, wire, queued);
+            self.busy_until = self.clock.end(now, wire, queued, self.queue.bytes());
             self.tx_release = self.delay.release_time(&pkt, self.busy_until);
             self.in_tx = pkt;
             self.busy = true;

@@ -1,6 +1,7 @@
 //! The rate clock of a bottleneck direction: when a transmission that starts at a given
 //! time ends. A constant line rate ([`Rate`]) or a packet-delivery trace
-//! ([`DeliveryTrace`], Mahimahi's format); both clocks — the simulator's virtual time
+//! ([`DeliveryTrace`], Mahimahi's format) or a DOCSIS upstream's grants
+//! ([`crate::docsis`]); both clocks — the simulator's virtual time
 //! and the testbed router's real time — ask the same [`RateClock`].
 
 use serde::{Deserialize, Serialize};
@@ -204,16 +205,22 @@ impl TraceClock {
 pub enum RateClock {
     Constant(Rate),
     Trace(Box<TraceClock>),
+    Docsis(Box<crate::docsis::DocsisClock>),
+    /// A rate in steps: outages, a satellite link's intervals.
+    Schedule(Box<crate::schedule::RateSchedule>),
 }
 
 impl RateClock {
     /// When a transmission of `len` wire bytes starting at `start` ends (see
-    /// [`TraceClock::end`] for `queued`).
+    /// [`TraceClock::end`] for `queued`); `backlog`: the bytes queued behind it (what a
+    /// DOCSIS modem requests).
     #[inline]
-    pub fn end(&mut self, start: Nanos, len: u32, queued: bool) -> Nanos {
+    pub fn end(&mut self, start: Nanos, len: u32, queued: bool, backlog: u64) -> Nanos {
         match self {
             RateClock::Constant(r) => start + r.ser(len),
             RateClock::Trace(t) => t.end(start, len, queued),
+            RateClock::Docsis(d) => d.end(start, len, backlog),
+            RateClock::Schedule(s) => s.end(start, len),
         }
     }
 
@@ -223,6 +230,8 @@ impl RateClock {
         match self {
             RateClock::Constant(r) => at + r.ser(len),
             RateClock::Trace(t) => t.earliest_end(at, len),
+            RateClock::Docsis(d) => d.earliest_end(at, len),
+            RateClock::Schedule(s) => s.earliest_end(at, len),
         }
     }
 
@@ -233,6 +242,8 @@ impl RateClock {
         match self {
             RateClock::Constant(r) => end + r.ser(len),
             RateClock::Trace(_) => end,
+            RateClock::Docsis(d) => d.after(end, len),
+            RateClock::Schedule(s) => s.earliest_end(end, len),
         }
     }
 

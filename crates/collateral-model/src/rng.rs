@@ -15,6 +15,11 @@ pub fn stream(seed: u64, component: u64) -> Pcg64Mcg {
 
 /// The bottleneck directions' wire-loss streams (down, up).
 pub const LINK_STREAMS: [u64; 2] = [1, 2];
+/// The directions' DOCSIS grant streams (contention points, free capacity, grant
+/// positions), their own so that a DOCSIS link moves no other draw.
+pub const DOCSIS_STREAMS: [u64; 2] = [33, 34];
+/// The directions' satellite-link draws (each interval's rate and delay).
+pub const LEO_STREAMS: [u64; 2] = [35, 36];
 /// The seeds of the directions' queue disciplines (RED's drops, FQ-CoDel's hash).
 pub const QUEUE_STREAMS: [u64; 2] = [17, 18];
 /// CBR and application flow `j` (its index among the scenario's `cbr`) uses

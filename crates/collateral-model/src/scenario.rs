@@ -181,6 +181,20 @@ pub struct LinkConfig {
     /// Delivery opportunities instead of a constant rate (Mahimahi's trace format).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<crate::clock::DeliveryTrace>,
+    /// A DOCSIS upstream's request–grant cycle instead of a constant rate: `rate_bps`
+    /// is then the channel rate of the grants.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub docsis: Option<crate::docsis::DocsisConfig>,
+    /// A satellite link: rate and delay redrawn each reconfiguration interval; with
+    /// `rate_bps` 0 (or absent) the nominal rate is the middle of its range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leo: Option<crate::leo::LeoConfig>,
+    /// On/off outages of a constant-rate link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outages: Option<crate::schedule::Outages>,
+    /// Extra one-way delay in steps over time, after the queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<crate::path_delay::DelaySteps>,
     pub queue: Queue,
     /// Random loss on the wire after the queue (for tests of TCP's recovery).
     #[serde(default)]
@@ -404,6 +418,10 @@ impl Scenario {
         let link = LinkConfig {
             rate_bps: 10_000_000,
             trace: None,
+            docsis: None,
+            leo: None,
+            outages: None,
+            delay: None,
             queue: QueueConfig::drop_tail(FullRule::Ps, 100).into(),
             loss_rate: 0.0,
             burst_loss: None,
@@ -448,6 +466,9 @@ impl Scenario {
             if let (0, Some(t)) = (l.rate_bps, &l.trace) {
                 l.rate_bps = t.mean_bps(); // the nominal rate (ignored if the trace is bad)
             }
+            if let (0, Some(c)) = (l.rate_bps, &l.leo) {
+                l.rate_bps = c.mean_bps();
+            }
         }
         sc.validate().map_err(|e| ConfigError::parse(&e))?;
         Ok(sc)
@@ -472,6 +493,16 @@ impl Scenario {
             if l.rate_bps == 0 {
                 return Err(format!("{name}.rate_bps: must be positive"));
             }
+            if let Some(c) = &l.docsis {
+                if l.trace.is_some() {
+                    return Err(format!(
+                        "{name}.docsis: give either a trace or docsis, not both"
+                    ));
+                }
+                c.validate(l.rate_bps)
+                    .map_err(|e| format!("{name}.docsis.{e}"))?;
+            }
+            validate_variable(name, l, self.duration_ns)?;
             l.queue
                 .validate(l.rate_bps)
                 .map_err(|e| format!("{name}.queue: {e}"))?;
@@ -551,6 +582,43 @@ impl Scenario {
             Direction::Up => &self.up,
         }
     }
+}
+
+/// A direction's satellite model, outages and delay steps: each valid, and at most one
+/// clock (trace, DOCSIS, satellite, outages) and one source of variable delay.
+fn validate_variable(name: &str, l: &LinkConfig, duration: Nanos) -> Result<(), String> {
+    if let Some(c) = &l.leo {
+        c.validate().map_err(|e| format!("{name}.leo.{e}"))?;
+        let intervals = duration / c.interval_ns.max(1);
+        if intervals > crate::leo::MAX_INTERVALS {
+            return Err(format!(
+                "{name}.leo.interval_ns: {intervals} intervals in the run, above the limit of {}",
+                crate::leo::MAX_INTERVALS
+            ));
+        }
+        if l.trace.is_some() || l.docsis.is_some() {
+            return Err(format!(
+                "{name}.leo: a satellite link sets its own rate; drop trace or docsis"
+            ));
+        }
+        if l.delay.is_some() {
+            return Err(format!(
+                "{name}.delay: a satellite link sets its own delay; give one or the other"
+            ));
+        }
+    }
+    if let Some(o) = &l.outages {
+        o.validate().map_err(|e| format!("{name}.outages.{e}"))?;
+        if l.trace.is_some() || l.docsis.is_some() || l.leo.is_some() {
+            return Err(format!(
+                "{name}.outages: only for a constant-rate link (a trace carries its own gaps)"
+            ));
+        }
+    }
+    if let Some(d) = &l.delay {
+        d.validate().map_err(|e| format!("{name}.delay.{e}"))?;
+    }
+    Ok(())
 }
 
 /// Checks every bound of [`crate::limits`]; the first one broken is the error.

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..units import QueueLimit
+from .leo import LEO_PRESETS
 from .link import AqmSpec
 from .vocabulary import (
     APP_PROFILES,
@@ -137,6 +138,20 @@ FIELDS: tuple[Field, ...] = (
     Field(
         "up_trace", (str,), None, "the same for the upstream", "link", metavar="FILE",
         optional=True, lands=(("up", "trace"),),
+    ),
+    Field(
+        "leo", (str,), None, "a low-Earth-orbit satellite link in both directions instead"
+        " of --down/--up: rate and delay redrawn every 15 s, a delay spike and a loss burst"
+        f" at each reconfiguration ({', '.join(LEO_PRESETS)}); give --rtt for its base",
+        "link", metavar="NAME", optional=True, choices=tuple(LEO_PRESETS),
+        lands=(("down", "leo"), ("up", "leo")),
+    ),
+    Field(
+        "up_docsis", (str, dict), None, "a DOCSIS upstream: the modem sends in granted"
+        " MAP intervals after a request (the --up rate is the channel's); 'on' for the"
+        " defaults or KEY=VALUE,... of map_interval (2ms), request_grant (1.5ms),"
+        " max_grant (bytes), free_mean (1), free_variation (0)", "link", metavar="SPEC",
+        optional=True, lands=(("up", "docsis"),),
     ),
     Field(
         "rtt", _NUMBER, "100ms", "base round-trip time, half of it propagation each way",

@@ -11,8 +11,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..display import short
+from .docsis import parse_docsis
 from .errors import SpecError, first_error, flat_param
 from .fields import BY_NAME, FIELDS, docs, signature
+from .leo import LEO_PRESETS
 from .link import AqmSpec
 from .scenario import Scenario
 from .tcp import TcpSpec
@@ -61,18 +63,31 @@ def build_scenario(**params: Any) -> Scenario:
     p = bind("build_scenario", params)
     link, down, up, rtt = p["link"], p["down"], p["up"], p["rtt"]
     traces = {d: p[f"{d}_trace"] for d in DIRECTIONS}
+    docsis = p["up_docsis"]
+    if isinstance(docsis, str):
+        try:
+            docsis = parse_docsis(docsis)
+        except ValueError as e:
+            raise SpecError("up_docsis", str(e)) from None
     queue, rule, count_in_service, aqm = p["queue"], p["rule"], p["count_in_service"], p["aqm"]
     tcp_flows, cc, ecn, profile = p["tcp_flows"], p["cc"], p["ecn"], p["profile"]
     uploads, cbr_ecn, dscp = p["uploads"], p["cbr_ecn"], dscp_value(p["cbr_dscp"])
     delayed_ack, rto_min, cbr, app = p["delayed_ack"], p["rto_min"], p["cbr"], p["app"]
     cbr_size, cbr_interval, jitter = p["cbr_size"], p["cbr_interval"], p["jitter"]
     web_users, duration, warmup, seed = p["web_users"], p["duration"], p["warmup"], p["seed"]
-    if link is None and down is None and up is None and not any(traces.values()):
+    leo = p["leo"]
+    if leo is not None and leo not in LEO_PRESETS:
+        raise SpecError(
+            "leo", f"unknown satellite link {short(leo)}; known: {', '.join(LEO_PRESETS)}"
+        )
+    if leo is not None and (link is not None or down is not None or up is not None):
+        raise SpecError("leo", "a satellite link sets both rates; leave out link, down and up")
+    if link is None and down is None and up is None and not any(traces.values()) and not leo:
         link = "adsl1"
     if link is not None and (down is not None or up is not None):
         raise SpecError("link", "give either a link preset or the down and up rates, not both")
     for d, rate in (("down", down), ("up", up)):
-        if link is None and rate is None and traces[d] is None:
+        if link is None and rate is None and traces[d] is None and leo is None:
             raise SpecError(
                 d, "rate missing; give both down and up rates (or a trace), or a link preset"
             )
@@ -122,6 +137,8 @@ def build_scenario(**params: Any) -> Scenario:
         **{
             d: {"rate": rate, "queue": q}
             | ({"trace": {"file": traces[d]}} if traces[d] is not None else {})
+            | ({"docsis": docsis} if d == "up" and docsis is not None else {})
+            | ({"leo": LEO_PRESETS[leo][d]} if leo is not None else {})
             for d, rate in (("down", down), ("up", up))
         },
         "tcp": [flow] * tcp_flows + [{**flow, "direction": "up"}] * uploads,

@@ -19,7 +19,10 @@ from pydantic import (
 
 from ..display import short
 from ..units import QueueLimit, fmt_size, parse_duration, parse_rate, parse_size
+from .docsis import DocsisSpec
 from .keypath import PathError
+from .leo import LeoSpec
+from .path import DelayStepsSpec, OutagesSpec
 from .trace import DeliveryTraceSpec
 from .types import AqmKind, Limit, Model, OptionalRate, PacketSize, Rule
 from .vocabulary import RULES
@@ -199,6 +202,15 @@ class LinkSpec(Model):
     trace: DeliveryTraceSpec | None = None
     #: Loss in bursts on the wire (Gilbert–Elliott) instead of ``loss_rate``.
     burst_loss: BurstLossSpec | None = None
+    #: A DOCSIS upstream's request–grant cycle; ``rate`` is then the channel rate.
+    docsis: DocsisSpec | None = None
+    #: A satellite link: rate and delay redrawn each reconfiguration interval; the rate
+    #: is then the middle of its range.
+    leo: LeoSpec | None = None
+    #: On/off outages of a constant-rate link.
+    outages: OutagesSpec | None = None
+    #: Extra one-way delay in steps over time.
+    delay: DelayStepsSpec | None = None
 
     def to_native(self) -> dict[str, Any]:
         out = {"rate_bps": self.rate, "queue": self.queue.to_native(), "loss_rate": self.loss_rate}
@@ -208,4 +220,8 @@ class LinkSpec(Model):
             out["trace"] = self.trace.to_native()
         if self.burst_loss is not None:
             out["burst_loss"] = self.burst_loss.to_native()
+        for key in ("docsis", "leo", "outages", "delay"):
+            part = getattr(self, key)
+            if part is not None:
+                out[key] = part.to_native()
         return out

@@ -53,9 +53,11 @@ DEFAULT_LINK = "adsl1"
 
 
 def _has_rate(link: object) -> bool:
+    """A rate given, or a trace or satellite link that sets it."""
+    keys = ("rate", "trace", "leo")
     if isinstance(link, LinkSpec):
-        return link.rate is not None
-    return isinstance(link, dict) and link.get("rate") is not None
+        return any(getattr(link, k) is not None for k in keys)
+    return isinstance(link, dict) and any(link.get(k) is not None for k in keys)
 
 
 class Scenario(Model):
@@ -141,12 +143,18 @@ class Scenario(Model):
         if "link" not in info.data:  # the preset name was invalid; already reported
             return v
         preset = info.data["link"]
-        if v.trace is not None:
-            mean = v.trace.mean_bps
+        # A trace's mean or a satellite link's mid-range is the rate.
+        sets = (
+            ("a trace", "its mean", "a trace", v.trace and v.trace.mean_bps),
+            ("a satellite link", "the middle of its range", "leo", v.leo and v.leo.mean_bps),
+        )
+        for what, which, key, mean in sets:
+            if mean is None:
+                continue
             if v.rate is not None and v.rate != mean:
                 raise ValueError(
-                    f"rate {fmt_rate(v.rate)}: a trace sets the rate (its mean is"
-                    f" {fmt_rate(mean)}); give either a rate or a trace"
+                    f"rate {fmt_rate(v.rate)}: {what} sets the rate ({which} is"
+                    f" {fmt_rate(mean)}); give either a rate or {key}"
                 )
             return v.model_copy(update={"rate": mean})
         if preset is None:
@@ -236,6 +244,11 @@ class Scenario(Model):
             f"{d} trace {Path(t.file).name if t.file else 'given'}"
             for d, t in (("down", self.down.trace), ("up", self.up.trace))
             if t is not None
+        ] + [
+            f"{d} {what}"
+            for d, link_ in (("down", self.down), ("up", self.up))
+            for what in ("docsis", "leo", "outages", "delay")
+            if getattr(link_, what) is not None
         ]
         # What varies across trials: the bulk flows' random start offsets.
         spreads = sorted({t.start_spread for t in self.tcp if t.start_spread})
