@@ -19,6 +19,7 @@ pub mod error;
 pub mod limits;
 pub mod loss;
 pub mod measure;
+pub mod media;
 pub mod metrics;
 pub mod quality;
 pub mod rng;

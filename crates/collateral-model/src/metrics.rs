@@ -323,6 +323,8 @@ pub struct Summary {
     pub tcp: Vec<TcpSummary>,
     pub cbr: Vec<CbrSummary>,
     pub web: Vec<WebSummary>,
+    /// The video call, if the scenario has one.
+    pub media: Vec<crate::media::summary::MediaSummary>,
     pub queues: Queues,
     /// Per phase, direction and class (see [`PhaseSummary`]).
     pub phases: Vec<PhaseSummary>,
@@ -430,6 +432,7 @@ pub struct Traces {
     pub drops: DropTrace,
     pub congestion: CongestionTrace,
     pub classes: ClassTrace,
+    pub media: crate::media::summary::MediaTrace,
 }
 
 #[derive(Debug, Clone)]

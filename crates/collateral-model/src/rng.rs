@@ -29,6 +29,8 @@ pub const CONN_STREAMS: u64 = TCP_STREAMS << 16;
 /// own, so that a scenario without offsets draws exactly what it drew before they
 /// existed, and adding a spread to one flow moves nothing else.
 pub const START_STREAMS: u64 = TCP_STREAMS << 24;
+/// The video call's encoder (frame-size noise).
+pub const MEDIA_STREAM: u64 = 33;
 
 /// Bulk flow `index`'s start offset in a trial seeded with `seed`: uniform in
 /// `[0, spread_ns)` (0 without a spread).
