@@ -323,7 +323,9 @@ pub struct Summary {
     pub tcp: Vec<TcpSummary>,
     pub cbr: Vec<CbrSummary>,
     pub web: Vec<WebSummary>,
-    /// The video call, if the scenario has one.
+    /// The video call, if the scenario has one (absent otherwise, so the summaries
+    /// of trials without one read as they did before calls existed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub media: Vec<crate::media::summary::MediaSummary>,
     pub queues: Queues,
     /// Per phase, direction and class (see [`PhaseSummary`]).

@@ -57,6 +57,7 @@ pub const VOCABULARY: &[(&str, &[&str])] = {
         ("profile", Profile::VARIANTS),
         ("app", AppProfile::VARIANTS),
         ("direction", Direction::VARIANTS),
+        ("media_controller", crate::media::Controller::VARIANTS),
     ]
 };
 
