@@ -57,6 +57,19 @@ def test_a_call_alone_reports_its_rate_frames_and_trace():
     assert m["feedback_sent"] == pytest.approx(30 / 0.05, abs=2)
     t = r.traces["media"]
     assert list(t["time_s"]) == [float(s) for s in range(30)]
-    # The target only grows from its 300 kbit/s start while nothing is congested.
-    assert t["target_bps"][0] == pytest.approx(300_000, rel=0.1)
+    # The target only grows from its 150 kbit/s start while nothing is congested.
+    assert t["target_bps"][0] == pytest.approx(150_000, rel=0.1)
     assert t["target_bps"][10] > t["target_bps"][0]
+
+
+def test_the_testbed_refuses_a_call_it_cannot_run():
+    from collateral.emulate.checks import TestbedLimitError, check_testbed
+
+    sc = build_scenario(down="2Mbit", up="1Mbit", video="gcc")
+    with pytest.raises(TestbedLimitError, match="video call"):
+        check_testbed(sc)
+
+
+def test_the_core_refuses_a_call_beyond_its_limits():
+    with pytest.raises(ValueError, match="max_rate"):
+        Scenario(down={"rate": "2Mbit"}, up={"rate": "1Mbit"}, media={"max_rate": "2Gbit"})

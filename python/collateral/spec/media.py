@@ -20,7 +20,7 @@ class MediaSpec(Model):
     direction: Direction = "down"
     controller: Literal[MEDIA_CONTROLLERS] = "gcc"  # type: ignore[valid-type]
     start: Duration = 0
-    start_rate: Rate = 300_000
+    start_rate: Rate = 150_000
     min_rate: Rate = 150_000
     max_rate: Rate = 1_500_000
     fps: float = Field(default=30.0, ge=1.0, le=240.0)

@@ -22,6 +22,9 @@ use encoder::{Encoder, EncoderConfig};
 use feedback::{FeedbackReceiver, Report};
 use gcc::{Gcc, PacketResult};
 
+/// The fastest call a scenario may ask for (the encoder's packets are records each).
+pub const MAX_RATE_BPS: u64 = 1_000_000_000;
+
 /// The congestion controllers a call can run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::VariantNames)]
 #[serde(rename_all = "snake_case")]
@@ -30,8 +33,9 @@ pub enum Controller {
     Gcc,
 }
 
-/// A video call: the scenario's `media`. Rates default to RFC 8867's test cases
-/// (150 kbit/s to 1.5 Mbit/s).
+/// A video call: the scenario's `media`. Rates default to RFC 8867's test cases as
+/// cisco/ns3-rmcat runs them (`test/rmcat-common-test.h`: R_init = R_min = 150 kbit/s,
+/// R_max = 1.5 Mbit/s).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MediaConfig {
@@ -47,8 +51,9 @@ pub struct MediaConfig {
     pub reaction_lag_ns: Nanos,
     /// Key frames after the first (0: none).
     pub key_interval_ns: Nanos,
-    /// How often the receiver sends feedback (RFC 8888 suggests about once a frame
-    /// to once an RTT; 50 ms here).
+    /// How often the receiver sends feedback (RFC 8888 leaves it to the application,
+    /// about once a frame to once an RTT; ns3-rmcat's receiver reports every 100 ms;
+    /// 50 ms here).
     pub feedback_interval_ns: Nanos,
     /// A frame later than this after its capture misses its playout.
     pub playout_ns: Nanos,
@@ -63,7 +68,7 @@ impl Default for MediaConfig {
             direction: Direction::Down,
             controller: Controller::Gcc,
             start_ns: 0,
-            start_rate_bps: 300_000,
+            start_rate_bps: 150_000,
             min_rate_bps: 150_000,
             max_rate_bps: 1_500_000,
             fps: 30.0,
@@ -81,6 +86,9 @@ impl MediaConfig {
     /// One-line errors naming the field.
     pub fn validate(&self) -> Result<(), String> {
         let k = |f: &str| format!("media.{f}");
+        if self.max_rate_bps > MAX_RATE_BPS {
+            return Err(format!("{}: at most 1 Gbit/s", k("max_rate_bps")));
+        }
         if self.min_rate_bps == 0 || self.min_rate_bps > self.max_rate_bps {
             return Err(format!(
                 "{}: must be positive and at most max_rate_bps",
