@@ -52,9 +52,13 @@ def test_a_call_alone_reports_its_rate_frames_and_trace():
     # the link's and the encoder's maximum, frames take at least the 50 ms one way.
     assert m["rate_share"] == 1.0 and m["cc"] == "gcc"
     assert 150_000 < m["received_bps"] <= m["sent_bps"] <= 1_600_000
-    assert m["frames"] == pytest.approx(25 * 30, abs=2)
+    # 30 a second, their intervals Laplacian (scale 0.15 of 1/30 s): over 750 frames the
+    # count's standard deviation is 0.15·√2·√750 ≈ 6 frames.
+    assert m["frames"] == pytest.approx(25 * 30, abs=20)
     assert 0.05 < m["frame_delay_p50_s"] <= m["frame_delay_p95_s"] <= m["frame_delay_p99_s"]
-    assert m["feedback_sent"] == pytest.approx(30 / 0.05, abs=2)
+    # A report every 50 ms (599 timers in 30 s) unless nothing new has arrived since the
+    # last one, which the noisy frame intervals make rare but possible at 150 kbit/s.
+    assert 570 <= m["feedback_sent"] <= 599
     t = r.traces["media"]
     assert list(t["time_s"]) == [float(s) for s in range(30)]
     # The target only grows from its 150 kbit/s start while nothing is congested.

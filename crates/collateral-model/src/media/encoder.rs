@@ -1,13 +1,15 @@
 //! A synthetic live video encoder after RFC 8593 §4 (the statistical model of RMCAT's
-//! evaluations): frames at a fixed rate whose sizes follow the target rate the
-//! congestion controller last set, with a reaction lag, clipped to the encoder's
-//! [min, max] rate; an I-frame (key frame) several times a P-frame's size at the start
-//! and optionally at a fixed interval; P-frame sizes fluctuating around the nominal
-//! size with zero-mean Laplacian noise (as cisco/syncodecs, the RMCAT reference codecs,
-//! model it). Each frame is cut into RTP packets of at most [`MAX_PAYLOAD`] bytes.
+//! evaluations): frames at a reference rate (FPS, 30) whose sizes follow the target rate
+//! the congestion controller last set, after the encoder's reaction latency τ_v (0.2 s),
+//! clipped to the encoder's [R_min, R_max]; frame sizes and frame intervals deviate from
+//! their reference values (R_v/FPS, 1/FPS) by zero-mean Laplacian noise of scale 0.15
+//! (SCALE_B, SCALE_t), as cisco/syncodecs and Pion's `syncodec` implement the model.
+//! Each frame is cut into RTP packets of at most [`MAX_PAYLOAD`] bytes.
 //!
-//! The noise scale and the I-frame ratio are this model's choices (RFC 8593 leaves them
-//! to the evaluation); no audio stream is modelled beside the video.
+//! Not modelled: the RFC's transient burst after a rate change (K_B frames of a larger
+//! size), audio beside the video. The key frame at the start (4 × a reference frame) is
+//! this model's choice, as is reading τ_v as a delay before a target takes effect (Pion
+//! instead ignores targets within τ_v of the last one it took).
 
 use std::collections::VecDeque;
 
@@ -36,6 +38,8 @@ pub struct EncoderConfig {
     pub key_interval_ns: Nanos,
     /// Scale b of the Laplacian noise on P-frame sizes, relative to the nominal size.
     pub noise_scale: f64,
+    /// Scale of the Laplacian noise on frame intervals, relative to 1/fps.
+    pub interval_noise: f64,
 }
 
 impl Default for EncoderConfig {
@@ -47,7 +51,8 @@ impl Default for EncoderConfig {
             max_bps: 1_500_000.0,
             i_frame_ratio: 4.0,
             key_interval_ns: 0,
-            noise_scale: 0.1,
+            noise_scale: 0.15,
+            interval_noise: 0.15,
         }
     }
 }
@@ -66,7 +71,9 @@ pub struct Frame {
 #[derive(Debug, Clone)]
 pub struct Encoder {
     pub cfg: EncoderConfig,
-    start: Nanos,
+    /// The next capture, in (fractional) ns: intervals are drawn, not rounded, so
+    /// frames do not drift from the reference rate.
+    next_at: f64,
     /// Targets not yet in effect: (when set, rate).
     pending: VecDeque<(Nanos, f64)>,
     /// The rate the encoder produces now (R_v).
@@ -81,7 +88,7 @@ impl Encoder {
         Encoder {
             rate_bps: start_bps.clamp(cfg.min_bps, cfg.max_bps),
             cfg,
-            start,
+            next_at: start as f64,
             pending: VecDeque::new(),
             next_index: 0,
             last_key: start,
@@ -94,15 +101,9 @@ impl Encoder {
         self.pending.push_back((now, bps));
     }
 
-    /// Capture time of frame `k`: frames are 1/fps apart from the start, rounded to
-    /// the nanosecond without drift.
-    pub fn capture_time(&self, k: u64) -> Nanos {
-        self.start + (k as f64 * 1e9 / self.cfg.fps).round() as Nanos
-    }
-
     /// When the next frame is captured.
     pub fn next_capture(&self) -> Nanos {
-        self.capture_time(self.next_index)
+        self.next_at.round() as Nanos
     }
 
     /// The frame due at [`next_capture`](Self::next_capture).
@@ -131,6 +132,13 @@ impl Encoder {
             key,
         };
         self.next_index += 1;
+        let t0 = 1e9 / self.cfg.fps;
+        let jitter = if self.cfg.interval_noise > 0.0 {
+            laplace(&mut self.rng, self.cfg.interval_noise)
+        } else {
+            0.0
+        };
+        self.next_at += (t0 * (1.0 + jitter)).max(1.0);
         f
     }
 }
@@ -170,6 +178,7 @@ mod tests {
     fn sizes_follow_the_target_after_the_reaction_lag() {
         let cfg = EncoderConfig {
             noise_scale: 1e-12,
+            interval_noise: 0.0,
             ..Default::default()
         };
         let mut e = Encoder::new(cfg, 0, 600_000.0, Pcg64Mcg::seed_from_u64(1));
@@ -188,7 +197,8 @@ mod tests {
     }
 
     /// Over many frames the P-frames' mean is the nominal size (zero-mean noise) and
-    /// their mean absolute deviation the scale b (a Laplacian's).
+    /// their mean absolute deviation the scale b (a Laplacian's), 0.15 of 5000 B; the
+    /// frame intervals likewise: mean 1/30 s, mean absolute deviation 0.15 of it.
     #[test]
     fn p_frame_noise_is_laplacian_of_scale_b() {
         let mut e = Encoder::new(
@@ -199,10 +209,22 @@ mod tests {
         );
         e.next_frame();
         let n = 100_000;
-        let sizes: Vec<f64> = (0..n).map(|_| e.next_frame().bytes as f64).collect();
+        let mut gaps = Vec::with_capacity(n);
+        let sizes: Vec<f64> = (0..n)
+            .map(|_| {
+                let f = e.next_frame();
+                gaps.push((e.next_capture() - f.captured) as f64);
+                f.bytes as f64
+            })
+            .collect();
         let mean = sizes.iter().sum::<f64>() / n as f64;
         let mad = sizes.iter().map(|s| (s - 5000.0).abs()).sum::<f64>() / n as f64;
         assert!((mean / 5000.0 - 1.0).abs() < 0.003, "{mean}");
-        assert!((mad / 500.0 - 1.0).abs() < 0.02, "{mad}");
+        assert!((mad / 750.0 - 1.0).abs() < 0.02, "{mad}");
+        let t0 = 1e9 / 30.0;
+        let mean = gaps.iter().sum::<f64>() / n as f64;
+        let mad = gaps.iter().map(|g| (g - t0).abs()).sum::<f64>() / n as f64;
+        assert!((mean / t0 - 1.0).abs() < 0.003, "{mean}");
+        assert!((mad / (0.15 * t0) - 1.0).abs() < 0.02, "{mad}");
     }
 }
