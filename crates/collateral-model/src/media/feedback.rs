@@ -28,6 +28,9 @@ pub const FMT_CCFB: u8 = 11;
 /// ATO codes for an offset too large to express and for one not available.
 pub const ATO_MAX: u16 = 0x1FFE;
 pub const ATO_UNAVAILABLE: u16 = 0x1FFF;
+/// Packets one report covers at most (this model's cap: a report stays within 33 kB,
+/// so its IP length fits in 16 bits); the rest wait for the next report.
+pub const MAX_REPORTS: usize = 16_384;
 
 /// One packet's 16-bit metric block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,7 +168,7 @@ impl FeedbackReceiver {
     /// The report due at `now` and the first sequence number it covers (full, not
     /// wrapped to 16 bits); `None` when nothing new has arrived.
     pub fn report(&mut self, now: Nanos) -> Option<(u64, Report)> {
-        let end = self.arrivals.len();
+        let end = self.arrivals.len().min(self.next_unreported + MAX_REPORTS);
         if end <= self.next_unreported {
             return None;
         }
@@ -267,5 +270,12 @@ mod tests {
         f.on_packet(3, 110 * ms, 2);
         let (first, r) = f.report(150 * ms).unwrap();
         assert_eq!((first, r.begin_seq, r.metrics.len()), (3, 3, 1));
+        // More than a report holds: the rest go in the next one.
+        f.on_packet(4 + MAX_REPORTS as u64, 160 * ms, 0);
+        let (first, r) = f.report(200 * ms).unwrap();
+        assert_eq!((first, r.metrics.len()), (4, MAX_REPORTS));
+        assert!(r.wire_bytes() <= u16::MAX as u32);
+        let (first, r) = f.report(250 * ms).unwrap();
+        assert_eq!((first, r.metrics.len()), (4 + MAX_REPORTS as u64, 1));
     }
 }

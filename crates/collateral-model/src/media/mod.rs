@@ -98,9 +98,9 @@ impl MediaConfig {
         if !(self.fps.is_finite() && (1.0..=240.0).contains(&self.fps)) {
             return Err(format!("{}: must be 1 to 240 frames a second", k("fps")));
         }
-        if self.feedback_interval_ns < 1_000_000 {
+        if !(1_000_000..=1_000_000_000).contains(&self.feedback_interval_ns) {
             return Err(format!(
-                "{}: must be at least 1 ms",
+                "{}: must be 1 ms to 1 s",
                 k("feedback_interval_ns")
             ));
         }
@@ -267,6 +267,48 @@ impl VideoCall {
         if target != before {
             self.encoder.set_target(now, target);
             self.records.target.push((now, target));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each bad field is refused in one line that names it.
+    #[test]
+    fn a_bad_media_field_is_named() {
+        let bad = |f: &dyn Fn(&mut MediaConfig)| {
+            let mut c = MediaConfig::default();
+            f(&mut c);
+            c.validate().unwrap_err()
+        };
+        assert!(MediaConfig::default().validate().is_ok());
+        for (e, field) in [
+            (
+                bad(&|c| c.max_rate_bps = 2_000_000_000),
+                "media.max_rate_bps",
+            ),
+            (bad(&|c| c.min_rate_bps = 0), "media.min_rate_bps"),
+            (bad(&|c| c.min_rate_bps = 2_000_000), "media.min_rate_bps"),
+            (bad(&|c| c.fps = f64::NAN), "media.fps"),
+            (bad(&|c| c.fps = 0.5), "media.fps"),
+            (
+                bad(&|c| c.feedback_interval_ns = 0),
+                "media.feedback_interval_ns",
+            ),
+            (
+                bad(&|c| c.feedback_interval_ns = 2_000_000_000),
+                "media.feedback_interval_ns",
+            ),
+            (bad(&|c| c.playout_ns = 0), "media.playout_ns"),
+            (bad(&|c| c.tag = 64), "media.tag"),
+            (bad(&|c| c.ecn = Ecn::Ce), "media.ecn"),
+        ] {
+            assert!(
+                e.starts_with(&format!("{field}: ")) && !e.contains('\n'),
+                "{e}"
+            );
         }
     }
 }
