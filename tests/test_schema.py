@@ -20,7 +20,7 @@ ROOT = Path(__file__).parents[1]
 PKG = ROOT / "python" / "collateral"
 #: A flat summary column name as code spells it: tcp0_goodput_bps, cbr1_loss_rate,
 #: queue_down_drops, web0_pages_completed.
-FLAT = re.compile(r"\b(?:(?:tcp|cbr|web)\d+|queue_(?:down|up))_[a-z0-9_]+\b")
+FLAT = re.compile(r"\b(?:(?:tcp|cbr|web|media)\d+|queue_(?:down|up))_[a-z0-9_]+\b")
 NUMPY = {"float64": np.float64, "uint64": np.uint64, "uint32": np.uint32, "uint8": np.uint8}
 
 
@@ -34,6 +34,7 @@ def _full_trial() -> collateral.Result:
             tcp=[{}],
             cbr=[{"direction": "down"}, {"direction": "up", "app": "wow"}],
             web=[{"users": 5}],
+            media={},
         )
     )
 
@@ -42,6 +43,7 @@ def test_every_stored_summary_column_is_declared_with_its_type():
     r = _full_trial()
     flat = summary_columns(r.summary)
     assert "tcp0_goodput_bps" in flat and "web0_pages_completed" in flat
+    assert "media0_frame_delay_p95_s" in flat
     for name, value in flat.items():
         c = schema.column(name)
         assert c is not None, name

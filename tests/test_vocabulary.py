@@ -47,6 +47,9 @@ FIELDS: list[tuple[type[BaseModel], str, str]] = [
     (spec.CbrSpec, "direction", "direction"),
     (spec.CbrSpec, "ecn", "cbr_ecn"),
     (spec.WebSpec, "direction", "direction"),
+    (spec.MediaSpec, "controller", "media_controller"),
+    (spec.MediaSpec, "direction", "direction"),
+    (spec.MediaSpec, "ecn", "cbr_ecn"),
     (spec.Scenario, "link", "link_presets"),
     (ExperimentSettings, "traces", "trace"),
 ]
@@ -84,7 +87,7 @@ def enumerated_fields() -> set[tuple[str, str]]:
 def test_the_core_lists_every_enumeration_once():
     keys = {"rule", "aqm", "recovery", "cubic_variant", "htcp_flavor", "cc", "profile"}
     keys |= {"app", "direction", "trace", "link_presets", "tcp_ecn", "cbr_ecn"}
-    keys |= {"aqm_info", "cc_info"}
+    keys |= {"aqm_info", "cc_info", "media_controller"}
     assert set(VOCAB) == keys
     assert set(VOCAB["aqm_info"]) == set(VOCAB["aqm"])
     assert set(VOCAB["cc_info"]) == set(VOCAB["cc"])

@@ -385,6 +385,12 @@ def trials_table(results: list[Result]) -> Table:
             " the genre's budget, lost ones included"
             if games
             else ""
+        )
+        + (
+            ";\nvideo: received rate, frame delay (capture to last packet) p50/p95/p99,"
+            " frames later than the playout deadline (lost included), share beside TCP"
+            if first.summary.get("media")
+            else ""
         ),
         box=box.SIMPLE_HEAD,  # narrow enough for an 80-column terminal
         show_edge=False,
@@ -433,6 +439,8 @@ def trials_table(results: list[Result]) -> Table:
             "",
             "",
         )
+    for k, m in enumerate(first.summary.get("media", [])):
+        t.add_row(f"video {m['cc']} {m['direction']}", *_media_cells(results, k))
     apps = [c.app for c in sc.cbr] if sc else []
     for j in range(len(first.cbr)):
         app = apps[j] if j < len(apps) else None
@@ -455,6 +463,23 @@ def _cbr_label(r: Result, apps: list[str | None], j: int) -> str:
 
     same = [k for k in range(len(r.cbr)) if name(k) == name(j)]
     return name(j) + (f" #{same.index(j) + 1}" if len(same) > 1 else "")
+
+
+def _media_cells(results: list[Result], k: int) -> list[str]:
+    """The video call ``k``'s cells: received rate, loss, frame delay p50/p95/p99, and the
+    share of frames late with its share of the direction below."""
+
+    def each(key: str) -> list[float]:
+        return [_nan(r.summary["media"][k][key]) for r in results]
+
+    late = _cell(each("frames_late"), lambda x: f"{100 * x:.1f} % late")
+    share = _cell(each("rate_share"), lambda x: f"{100 * x:.0f} % share")
+    return [
+        _cell(each("received_bps"), _bps),
+        _cell(each("loss_rate"), lambda x: f"{100 * x:.2f} %"),
+        *(_cell(each(f"frame_delay_{p}_s"), _ms) for p in ("p50", "p95", "p99")),
+        f"{late}\n{share}",
+    ]
 
 
 def _cbr_cells(results: list[Result], j: int, app: str | None) -> list[str]:

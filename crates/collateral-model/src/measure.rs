@@ -6,6 +6,7 @@ use collateral_queue::{Nanos, TrafficClass};
 use serde::Deserialize;
 
 use crate::bottleneck::{ser_ns, Bottleneck};
+pub use crate::media::summary::media_summary;
 use crate::metrics::{
     quantile, quantile_by, CbrSummary, CbrTrace, ClassTrace, Meter, PhaseSummary, QueueSummary,
     Summary, TcpSummary, Timing, Traces, TrialResult,
@@ -421,6 +422,7 @@ pub fn testbed_result(
         tcp,
         cbr,
         web: Vec::new(),
+        media: Vec::new(),
         queues: crate::metrics::Queues {
             down: router.down,
             up: router.up,

@@ -323,6 +323,10 @@ pub struct Summary {
     pub tcp: Vec<TcpSummary>,
     pub cbr: Vec<CbrSummary>,
     pub web: Vec<WebSummary>,
+    /// The video call, if the scenario has one (absent otherwise, so the summaries
+    /// of trials without one read as they did before calls existed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub media: Vec<crate::media::summary::MediaSummary>,
     pub queues: Queues,
     /// Per phase, direction and class (see [`PhaseSummary`]).
     pub phases: Vec<PhaseSummary>,
@@ -430,6 +434,7 @@ pub struct Traces {
     pub drops: DropTrace,
     pub congestion: CongestionTrace,
     pub classes: ClassTrace,
+    pub media: crate::media::summary::MediaTrace,
 }
 
 #[derive(Debug, Clone)]

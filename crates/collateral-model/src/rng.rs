@@ -34,6 +34,8 @@ pub const CONN_STREAMS: u64 = TCP_STREAMS << 16;
 /// own, so that a scenario without offsets draws exactly what it drew before they
 /// existed, and adding a spread to one flow moves nothing else.
 pub const START_STREAMS: u64 = TCP_STREAMS << 24;
+/// The video call's encoder (frame-size noise).
+pub const MEDIA_STREAM: u64 = 37;
 
 /// Bulk flow `index`'s start offset in a trial seeded with `seed`: uniform in
 /// `[0, spread_ns)` (0 without a spread).
@@ -54,6 +56,33 @@ pub fn queue_seed(seed: u64, direction: usize) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_component_has_a_stream_of_its_own() {
+        // The single streams, and the first of each family (families are 2^24 apart and
+        // more, far above every single stream).
+        let mut ids = vec![
+            LINK_STREAMS[0],
+            LINK_STREAMS[1],
+            DOCSIS_STREAMS[0],
+            DOCSIS_STREAMS[1],
+            LEO_STREAMS[0],
+            LEO_STREAMS[1],
+            QUEUE_STREAMS[0],
+            QUEUE_STREAMS[1],
+            MEDIA_STREAM,
+            CBR_STREAMS,
+            TCP_STREAMS,
+            USER_STREAMS,
+            CONN_STREAMS,
+            START_STREAMS,
+        ];
+        let n = ids.len();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), n, "two components draw from one stream");
+        assert!(ids[..9].iter().all(|&i| i < CBR_STREAMS));
+    }
 
     #[test]
     fn start_offsets_are_uniform_in_the_spread_and_fixed_by_seed_and_flow() {

@@ -57,6 +57,7 @@ pub const VOCABULARY: &[(&str, &[&str])] = {
         ("profile", Profile::VARIANTS),
         ("app", AppProfile::VARIANTS),
         ("direction", Direction::VARIANTS),
+        ("media_controller", crate::media::Controller::VARIANTS),
     ]
 };
 
@@ -270,6 +271,9 @@ pub struct Scenario {
     /// Groups of web users (short TCP connections).
     #[serde(default)]
     pub web: Vec<WebConfig>,
+    /// A video call run by a congestion controller (adaptive real-time media).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media: Option<crate::media::MediaConfig>,
     /// Named phases for the per-class summaries, each from its start to the next one's
     /// (the last to the end of the run). None given: one phase, "all", from the warm-up.
     #[serde(default)]
@@ -439,6 +443,7 @@ impl Scenario {
                 tcp: vec![],
                 cbr: vec![],
                 web: vec![],
+                media: None,
                 phases: vec![],
                 bin_ns: default_bin(),
                 trace: TraceConfig::default(),
@@ -557,6 +562,9 @@ impl Scenario {
         }
         if self.bin_ns == 0 {
             return Err("bin_ns: must be positive".into());
+        }
+        if let Some(m) = &self.media {
+            m.validate()?;
         }
         for (i, p) in self.phases.iter().enumerate() {
             if p.start_ns >= self.duration_ns {

@@ -99,7 +99,7 @@ pub struct Group {
 }
 
 /// Bumped whenever a declared column changes; stores record it.
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 
 pub const TRIAL: &[Column] = &[
     c("mode", Str, "", "simulation or emulation (the testbed)"),
@@ -262,6 +262,28 @@ pub const CBR: &[Column] = &[
     n("over_budget", F64, "", "share later than the flow's own budget (none: NaN)"),
 ];
 
+/// A video call (`media`; draft-ietf-rmcat-gcc-02 over RFC 8888 feedback, RFC 8593's
+/// synthetic encoder).
+#[rustfmt::skip]
+pub const MEDIA: &[Column] = &[
+    c("flow", U32, "", "flow id of the media stream (its feedback is the next id)"),
+    c("direction", Str, "", "down or up: the video's"),
+    c("cc", Str, "", "the call's congestion controller (gcc)"),
+    c("sent_bps", F64, "bit/s", "media bytes (IP) sent after the warm-up, per second"),
+    c("received_bps", F64, "bit/s", "media bytes (IP) of those received, per second"),
+    n("target_mean_bps", F64, "bit/s", "the controller's target rate, averaged over time after the warm-up"),
+    n("loss_rate", F64, "", "media packets lost / those whose fate is known"),
+    c("frames", U64, "", "frames captured after the warm-up, complete or not (in flight at the end excluded)"),
+    n("frames_incomplete", F64, "", "share of frames with a packet lost"),
+    n("frame_delay_p50_s", F64, "s", "median frame delay: capture to arrival of its last packet, complete frames"),
+    n("frame_delay_p95_s", F64, "s", "95th percentile of the frame delay"),
+    n("frame_delay_p99_s", F64, "s", "99th percentile of the frame delay"),
+    n("frames_late", F64, "", "share of frames later than the playout deadline (media.playout_ns, 150 ms), incomplete ones included"),
+    n("rate_share", F64, "", "received_bps / (received_bps + the TCP goodput of the same direction)"),
+    c("feedback_sent", U64, "", "RFC 8888 feedback packets the receiver sent"),
+    c("feedback_lost", U64, "", "of those, dropped on the way back"),
+];
+
 pub const WEB: &[Column] = &[
     c("users", U32, "", "web users in the group"),
     c("pages_started", U64, "", "pages started after the warm-up"),
@@ -392,6 +414,12 @@ pub const SUMMARY: &[Group] = &[
         prefix: "web{i}_",
         meaning: "each group of web users",
         columns: WEB,
+    },
+    Group {
+        key: "media",
+        prefix: "media{i}_",
+        meaning: "the video call (adaptive real-time media)",
+        columns: MEDIA,
     },
     Group {
         key: "queues",
@@ -592,6 +620,16 @@ pub const TRACES: &[Table] = &[
                 "s",
                 "mean bottleneck latency of the bin's departures",
             ),
+        ],
+    },
+    Table {
+        name: "media",
+        row: "a time bin (bin_ns) of the video call",
+        columns: &[
+            c("time_s", F64, "s", "bin start"),
+            n("target_bps", F64, "bit/s", "the controller's target, averaged over the bin"),
+            c("sent_bps", F64, "bit/s", "media bytes (IP) sent in the bin, per second"),
+            c("received_bps", F64, "bit/s", "media bytes (IP) that arrived in the bin, per second"),
         ],
     },
 ];

@@ -36,6 +36,8 @@ pub enum Wake {
     Think(u32),
     /// A web connection's set-up timer (SYN or request retransmission).
     Setup(u32),
+    /// The video call: 0 = the sender's next frame, 1 = the receiver's feedback timer.
+    Media(u32),
 }
 
 /// Bits of an entry's tie-breaker that hold the packed [`Wake`]; the rest, above them,
@@ -64,6 +66,7 @@ impl Wake {
             Wake::TcpStop(i) => (7, i),
             Wake::Think(i) => (8, i),
             Wake::Setup(i) => (9, i),
+            Wake::Media(i) => (10, i),
         };
         debug_assert!(i < 1 << INDEX_BITS);
         ((kind as u64) << INDEX_BITS) | i as u64
@@ -82,7 +85,8 @@ impl Wake {
             6 => Wake::CbrSend(i),
             7 => Wake::TcpStop(i),
             8 => Wake::Think(i),
-            _ => Wake::Setup(i),
+            9 => Wake::Setup(i),
+            _ => Wake::Media(i),
         }
     }
 }

@@ -9,6 +9,7 @@
 //! access link (a FIFO serialiser at `access_rate_bps`, no propagation delay), so the
 //! bottleneck queue is the only place packets wait.
 
+mod media_call;
 mod web_users;
 
 use std::collections::VecDeque;
@@ -79,6 +80,7 @@ pub struct Simulation {
     n_bulk: usize,
     web: web_users::WebState,
     cbr: Vec<CbrFlow>,
+    media: media_call::MediaState,
     /// Per direction, the CBR flow that feeds its link's side ingress (see
     /// `Link::set_side`) instead of sending by events: a direction's only CBR flow.
     side_cbr: [Option<usize>; 2],
@@ -102,6 +104,8 @@ impl Simulation {
     /// none through its link's side ingress (for the tests that compare the two).
     pub fn with_cbr_events(sc: Scenario, by_events: bool) -> Result<Self, String> {
         sc.validate()?;
+        // A call sends from host 1 by events: no side-fed CBR there (see `media_call`).
+        let by_events = by_events || sc.media.is_some();
         let links = [
             Link::new(&sc, Direction::Down)?,
             Link::new(&sc, Direction::Up)?,
@@ -137,6 +141,7 @@ impl Simulation {
                 )
             })
             .collect();
+        let media = media_call::MediaState::new(&sc, n_tcp + cbr.len() as u32, &mut events);
         let mut side_cbr = [None; 2];
         for d in [Direction::Down, Direction::Up] {
             let mut of_d = (0..cbr.len()).filter(|&j| sc.cbr[j].direction == d);
@@ -153,8 +158,12 @@ impl Simulation {
                 events.schedule(c.source.next_send, Wake::CbrSend(j as u32));
             }
         }
-        let eager = [0, 1]
-            .map(|d| links[d].bottleneck.fixes_departures() && !cbr_events[d] && !sc.trace.drops);
+        let eager = [0, 1].map(|d| {
+            links[d].bottleneck.fixes_departures()
+                && !cbr_events[d]
+                && !sc.trace.drops
+                && sc.media.is_none()
+        });
         let mut sim = Simulation {
             now: 0,
             events,
@@ -164,6 +173,7 @@ impl Simulation {
             n_bulk,
             web,
             cbr,
+            media,
             access: Rate::new(sc.access_rate_bps),
             out: Vec::with_capacity(64),
             traces: Traces::default(),
@@ -176,7 +186,7 @@ impl Simulation {
             // CBR packets are taken from the delay line as they enter it
             // (`take_cbr_arrivals`) unless a drops trace is on: its rows follow the order
             // the links note drops in, which moves with the links' wake-ups.
-            let taken = !sim.sc.trace.drops;
+            let taken = !sim.sc.trace.drops && sim.sc.media.is_none();
             sim.links[d].take_cbr_at_entry(taken);
             let p = sim.next_side_cbr(d);
             sim.links[d].set_side(p);
@@ -280,7 +290,12 @@ impl Simulation {
                 .as_ref()
                 .map_or(0, |v| v.len() as u64 * 24);
         }
-        let records: u64 = self.cbr.iter().map(|c| c.records.sent.len() as u64).sum();
+        let records: u64 = self
+            .cbr
+            .iter()
+            .map(|c| c.records.sent.len() as u64)
+            .sum::<u64>()
+            + self.media_record_bytes() / 20;
         if self.sc.trace.cbr {
             trace_bytes += records * 41; // the cbr trace built from them at the end
         }
@@ -359,6 +374,7 @@ impl Simulation {
             }
             Wake::Think(u) => self.web_think(u as usize),
             Wake::Setup(s) => self.web_setup_timer(s as usize, wake),
+            Wake::Media(which) => self.media_wake(which),
             Wake::CbrSend(i) => {
                 let c = &mut self.cbr[i as usize];
                 let pkt = cbr_packet(c, now);
@@ -420,6 +436,9 @@ impl Simulation {
                 .on_ack_sack(now, pkt.seq, pkt.echo, sack, &mut self.out);
             self.after_sender(i);
         } else if pkt.kind == PacketKind::Cbr {
+            if self.media.owns(pkt.flow) {
+                return self.media_receive(&pkt);
+            }
             let n_tcp = self.tcp.len();
             self.cbr[i - n_tcp].on_arrival(now, pkt.seq);
         } else {
@@ -590,8 +609,11 @@ impl Simulation {
     #[cold]
     fn note_drops_slow(&mut self, d: usize) {
         let n_tcp = self.tcp.len();
-        for (t, pkt, wire) in self.links[d].bottleneck.dropped.drain(..) {
-            if pkt.kind == PacketKind::Cbr {
+        let dropped = std::mem::take(&mut self.links[d].bottleneck.dropped);
+        for &(t, pkt, wire) in &dropped {
+            if pkt.kind == PacketKind::Cbr && self.media.owns(pkt.flow) {
+                self.media_drop(&pkt, wire);
+            } else if pkt.kind == PacketKind::Cbr {
                 self.cbr[pkt.flow as usize - n_tcp].on_drop(pkt.seq, wire);
             }
             if self.sc.trace.drops {
@@ -602,6 +624,10 @@ impl Simulation {
                 tr.bytes.push(pkt.bytes());
             }
         }
+        // Put the (emptied) buffer back: the hot path does not allocate.
+        let mut dropped = dropped;
+        dropped.clear();
+        self.links[d].bottleneck.dropped = dropped;
     }
 
     fn finish(mut self, wall_s: f64) -> TrialResult {
@@ -651,6 +677,7 @@ impl Simulation {
             }
         }
         let web = self.web_summaries();
+        let media = self.media_summaries(&tcp, &mut traces.media);
         let sc = &self.sc;
         let meters = [
             &self.links[0].bottleneck.meter,
@@ -676,6 +703,7 @@ impl Simulation {
             tcp,
             cbr,
             web,
+            media,
             queues: Queues {
                 down: q(&self.links[0]),
                 up: q(&self.links[1]),

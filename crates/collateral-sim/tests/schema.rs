@@ -31,14 +31,14 @@ fn aggregate_goodput_sums_each_directions_flows() {
 }
 
 /// Every field the core writes is declared, in order, and nothing else is: a trial
-/// with TCP, CBR, web users and phases.
+/// with TCP, CBR, web users, a video call and phases.
 #[test]
 fn the_summary_structs_are_the_declared_schema() {
     let sc = Scenario::from_json(
         r#"{"seed": 1, "duration_ns": 3000000000, "warmup_ns": 1000000000,
             "down": {"rate_bps": 10000000, "queue": {"rule": "ps", "limit": 50}},
             "up": {"rate_bps": 10000000, "queue": {"rule": "ps", "limit": 50}},
-            "tcp": [{}], "cbr": [{}], "web": [{"users": 5}],
+            "tcp": [{}], "cbr": [{}], "web": [{"users": 5}], "media": {},
             "phases": [{"name": "a", "start_ns": 0}, {"name": "b", "start_ns": 2000000000}]}"#,
     )
     .unwrap();

@@ -90,7 +90,8 @@ fn the_vocabulary_lists_each_enumeration_once() {
             "cbr_ecn",
             "profile",
             "app",
-            "direction"
+            "direction",
+            "media_controller"
         ]
     );
     let get = |k: &str| VOCABULARY.iter().find(|(n, _)| *n == k).unwrap().1;

@@ -22,6 +22,7 @@ from .errors import PathError, SpecError, error_at, flat_param, fmt_key_path, fr
 from .fields import FIELDS, Field
 from .flat import aqm_queue, bind, build_scenario, demo_scenario, parse_aqm_shorthand
 from .link import AQM_HUMAN_UNITS, AqmSpec, FramingSpec, LinkSpec, QueueSpec
+from .media import MediaSpec
 from .scenario import PhaseSpec, Scenario, TraceSpec
 from .signatures import readable_signatures
 from .tcp import CubicSpec, HtcpSpec, TcpSpec
@@ -88,6 +89,7 @@ __all__ = [
     "FramingSpec",
     "HtcpSpec",
     "LinkSpec",
+    "MediaSpec",
     "PathError",
     "PhaseSpec",
     "QueueSpec",

@@ -26,10 +26,12 @@ from .vocabulary import (
     CBR_CHOICES,
     CBR_ECN_CODEPOINTS,
     CC_ALGORITHMS,
+    DIRECTIONS,
     DSCP_NAMES,
     LINK_PRESETS,
     MAX_TCP_FLOWS,
     MAX_WEB_SLOTS,
+    MEDIA_CONTROLLERS,
     PROFILES,
     RULES,
     TCP_ECN_MODES,
@@ -259,6 +261,21 @@ FIELDS: tuple[Field, ...] = (
         "web_users", (int,), 0, "web users browsing downstream (Mah's HTTP model, think"
         " times up to 5 min, the --profile stack; default: 0)", "traffic", metavar="N",
         default_text="", count=(0, MAX_WEB_SLOTS // 4), lands=(("web",),),
+    ),
+    Field(
+        "video", (str,), None, "a video call beside the other traffic, its rate set by this"
+        f" congestion controller: {', '.join(MEDIA_CONTROLLERS)} (draft-ietf-rmcat-gcc-02 on"
+        " RFC 8888 feedback; RFC 8593's synthetic encoder, 30 fps, no audio)", "traffic",
+        metavar="CC", optional=True, default_text="none", lands=(("media",),),
+    ),
+    Field(
+        "video_direction", (str,), "down", "which way the video goes (its feedback the other)",
+        "traffic", choices=DIRECTIONS, lands=(("media", "direction"),),
+    ),
+    Field(
+        "video_max_rate", _NUMBER, "1.5Mbit", "the video encoder's highest rate (RFC 8867's"
+        " test cases: 150 kbit/s to 1.5 Mbit/s)", "traffic", metavar="RATE", unit=True,
+        lands=(("media", "max_rate"),),
     ),
     # trial
     Field(

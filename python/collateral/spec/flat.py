@@ -30,6 +30,7 @@ from .vocabulary import (
     DSCP_NAMES,
     MAX_TCP_FLOWS,
     MAX_WEB_SLOTS,
+    MEDIA_CONTROLLERS,
 )
 
 #: A round trip at least this long is valid but rarely meant (a bare ``100`` is seconds).
@@ -75,6 +76,7 @@ def build_scenario(**params: Any) -> Scenario:
     delayed_ack, rto_min, cbr, app = p["delayed_ack"], p["rto_min"], p["cbr"], p["app"]
     cbr_size, cbr_interval, jitter = p["cbr_size"], p["cbr_interval"], p["jitter"]
     web_users, duration, warmup, seed = p["web_users"], p["duration"], p["warmup"], p["seed"]
+    video, video_dir, video_max = p["video"], p["video_direction"], p["video_max_rate"]
     leo = p["leo"]
     if leo is not None and leo not in LEO_PRESETS:
         raise SpecError(
@@ -112,6 +114,15 @@ def build_scenario(**params: Any) -> Scenario:
             "web_users",
             f"{short(web_users)}: give a whole number >= 0 and <= {max_users}"
             f" ({MAX_WEB_SLOTS} connection slots, 4 per user)",
+        )
+    if video is not None and video not in MEDIA_CONTROLLERS:
+        raise SpecError(
+            "video",
+            f"{short(video)} is not a controller; supported: {', '.join(MEDIA_CONTROLLERS)}",
+        )
+    if video_dir not in DIRECTIONS:
+        raise SpecError(
+            "video_direction", f"{short(video_dir)} is not one of {', '.join(DIRECTIONS)}"
         )
     if app is not None and app not in APP_PROFILES:
         raise SpecError(
@@ -159,6 +170,8 @@ def build_scenario(**params: Any) -> Scenario:
         if web_users
         else [],
     }
+    if video is not None:
+        data["media"] = {"controller": video, "direction": video_dir, "max_rate": video_max}
     # Validate the per-flow parameters even when no flow uses them, so a typo never
     # passes silently.
     try:

@@ -14,6 +14,7 @@ from ..display import short
 from ..units import fmt_duration, fmt_rate
 from .errors import from_core
 from .link import AqmSpec, LinkSpec
+from .media import MediaSpec
 from .tcp import TcpSpec
 from .traffic import CbrSpec, WebSpec
 from .types import Duration, LinkPreset, Model, Rate
@@ -82,6 +83,8 @@ class Scenario(Model):
     tcp: list[TcpSpec] = Field(default=[], max_length=MAX_TCP_FLOWS)
     cbr: list[CbrSpec] = Field(default=[], max_length=MAX_CBR_FLOWS)
     web: list[WebSpec] = Field(default=[], max_length=MAX_WEB_SLOTS)
+    #: A video call run by a congestion controller (none by default).
+    media: MediaSpec | None = None
     #: Named phases for per-phase, per-class summaries (none: one phase after warm-up).
     phases: list[PhaseSpec] = Field(default=[], max_length=MAX_PHASES)
     #: Width of the per-class time bins (throughput over time).
@@ -216,6 +219,7 @@ class Scenario(Model):
             "tcp": [t.to_native() for t in self.tcp],
             "cbr": [c.to_native() for c in self.cbr],
             "web": [w.to_native() for w in self.web],
+            **({"media": self.media.to_native()} if self.media is not None else {}),
             "phases": [{"name": p.name, "start_ns": p.start} for p in self.phases],
             "bin_ns": self.bin,
             "trace": self.trace.model_dump(),

@@ -40,6 +40,8 @@ CBR_ECN_CODEPOINTS: tuple[str, ...] = tuple(VOCABULARY["cbr_ecn"])
 APP_PROFILES: tuple[str, ...] = tuple(VOCABULARY["app"])
 #: Which way a flow's data goes.
 DIRECTIONS: tuple[str, ...] = tuple(VOCABULARY["direction"])
+#: Congestion controllers a video call can run (a ``media`` table's ``controller``).
+MEDIA_CONTROLLERS: tuple[str, ...] = tuple(VOCABULARY["media_controller"])
 #: Named access links: (downstream, upstream) rates in bit/s, as the core defines them.
 LINK_RATES: dict[str, tuple[int, int]] = {
     name: (p["down_bps"], p["up_bps"]) for name, p in VOCABULARY["link_presets"].items()

@@ -11,7 +11,16 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 #: The tables a store may hold: the summary and the trace tables.
-TABLES: tuple[str, ...] = ("summary", "cwnd", "queue", "cbr", "drops", "congestion", "classes")
+TABLES: tuple[str, ...] = (
+    "summary",
+    "cwnd",
+    "queue",
+    "cbr",
+    "drops",
+    "congestion",
+    "classes",
+    "media",
+)
 _STRING_WHEN_EMPTY = {"link", "key", "point", "scenario", "model_version", "code_version"}
 
 

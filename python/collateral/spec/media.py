@@ -1,0 +1,66 @@
+"""A video call beside the bulk flows: one adaptive real-time media stream whose sender
+runs a congestion controller (GCC, draft-ietf-rmcat-gcc-02) on the receiver's RFC 8888
+feedback. The model itself lives in the core (``collateral-model``'s ``media``); this is
+its specification."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from .types import CbrEcn, Direction, Duration, Model, Rate
+from .vocabulary import MEDIA_CONTROLLERS
+
+
+class MediaSpec(Model):
+    """A video call (RFC 8593's synthetic encoder, RFC 8867's rate range by default)."""
+
+    #: The way the video goes; its feedback takes the other.
+    direction: Direction = "down"
+    controller: Literal[MEDIA_CONTROLLERS] = "gcc"  # type: ignore[valid-type]
+    start: Duration = 0
+    start_rate: Rate = 150_000
+    min_rate: Rate = 150_000
+    max_rate: Rate = 1_500_000
+    fps: float = Field(default=30.0, ge=1.0, le=240.0)
+    #: The encoder's reaction lag to a new target (RFC 8593's tau_v).
+    reaction_lag: Duration = 200_000_000
+    #: Key frames after the first (0: none).
+    key_interval: Duration = 0
+    #: How often the receiver sends RFC 8888 feedback.
+    feedback_interval: Duration = 50_000_000
+    #: A frame later than this after its capture misses its playout.
+    playout: Duration = 150_000_000
+    tag: int = Field(default=0, ge=0, le=63)
+    ecn: CbrEcn = "not_ect"
+
+    @field_validator("min_rate", "max_rate", "start_rate", "playout", "feedback_interval")
+    @classmethod
+    def _positive(cls, v: int) -> int:
+        if v <= 0:
+            raise ValueError("must be positive")
+        return v
+
+    @model_validator(mode="after")
+    def _range(self) -> MediaSpec:
+        if self.min_rate > self.max_rate:
+            raise ValueError(f"min_rate {self.min_rate} is above max_rate {self.max_rate}")
+        return self
+
+    def to_native(self) -> dict[str, Any]:
+        return {
+            "direction": self.direction,
+            "controller": self.controller,
+            "start_ns": self.start,
+            "start_rate_bps": self.start_rate,
+            "min_rate_bps": self.min_rate,
+            "max_rate_bps": self.max_rate,
+            "fps": self.fps,
+            "reaction_lag_ns": self.reaction_lag,
+            "key_interval_ns": self.key_interval,
+            "feedback_interval_ns": self.feedback_interval,
+            "playout_ns": self.playout,
+            "tag": self.tag,
+            "ecn": self.ecn,
+        }
