@@ -28,6 +28,10 @@ column equal); and Linux >= 5.19's PRR (the extra segment only when snd_una adva
 and nothing was newly lost), which moved the recoveries that take that branch (adsl1
 dctcp/linux-6, 100 Mbit RED, adsl2 quake3 with 50 web users). The rate clock and the
 wire-loss models (traces, Gilbert-Elliott) change nothing where they are not asked for.
+
+Issue 29 moved it from fe1f6c8412cf31e7 to be7ef06354343f5a by adding the workload
+scores to every summary (schema 6; empty without a workload): `--compare` against the
+old build lists only those fields, every other summary field and trace equal.
 """
 
 from __future__ import annotations

@@ -48,6 +48,7 @@ FIELDS: list[tuple[type[BaseModel], str, str]] = [
     (spec.CbrSpec, "ecn", "cbr_ecn"),
     (spec.WebSpec, "direction", "direction"),
     (spec.Scenario, "link", "link_presets"),
+    (spec.WorkloadSpec, "kind", "workload"),
     (ExperimentSettings, "traces", "trace"),
 ]
 
@@ -84,7 +85,7 @@ def enumerated_fields() -> set[tuple[str, str]]:
 def test_the_core_lists_every_enumeration_once():
     keys = {"rule", "aqm", "recovery", "cubic_variant", "htcp_flavor", "cc", "profile"}
     keys |= {"app", "direction", "trace", "link_presets", "tcp_ecn", "cbr_ecn"}
-    keys |= {"aqm_info", "cc_info"}
+    keys |= {"aqm_info", "cc_info", "workload"}
     assert set(VOCAB) == keys
     assert set(VOCAB["aqm_info"]) == set(VOCAB["aqm"])
     assert set(VOCAB["cc_info"]) == set(VOCAB["cc"])
@@ -117,6 +118,7 @@ def test_the_module_constants_are_the_cores_lists():
     assert spec.PROFILES == tuple(VOCAB["profile"]) == tuple(_native.profiles())
     assert tuple(VOCAB["app"]) == spec.APP_PROFILES
     assert tuple(VOCAB["direction"]) == spec.DIRECTIONS
+    assert tuple(VOCAB["workload"]) == spec.WORKLOADS
     assert tuple(VOCAB["trace"]) == TRACE_NAMES
     assert [t["name"] for t in _native.schema()["traces"]] == VOCAB["trace"]
     assert set(spec.AQM_SHORTHANDS) <= set(VOCAB["aqm"])

@@ -99,7 +99,7 @@ pub struct Group {
 }
 
 /// Bumped whenever a declared column changes; stores record it.
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 
 pub const TRIAL: &[Column] = &[
     c("mode", Str, "", "simulation or emulation (the testbed)"),
@@ -165,6 +165,29 @@ pub const TRIAL: &[Column] = &[
         "",
         "testbed: 1 when release_error_p99_s is beyond the accuracy target (its delays hold the router's lateness), else 0",
     ),
+    // Scores of a workload with round-trip probes (RRUL; `crate::scores`), else none.
+    n("latency_idle_s", F64, "s", "workload: median round trip of the probes sent before the load (Cloudflare's idle latency)"),
+    n("latency_loaded_s", F64, "s", "workload: median round trip of the probes sent under load, after it settled (Cloudflare's loaded latency)"),
+    n("latency_loaded_iqm_s", F64, "s", "workload: interquartile mean of the loaded round trips (Ookla's loaded latency)"),
+    n("latency_increase_s", F64, "s", "workload: mean loaded round trip minus mean idle one (what DSLReports grades)"),
+    n("jitter_idle_s", F64, "s", "workload: mean absolute difference of consecutive idle round trips"),
+    n("jitter_loaded_s", F64, "s", "workload: the same under load"),
+    n("probe_loss_rate", F64, "", "workload: share of the loaded probes lost either way"),
+    n("rpm", F64, "RPM", "workload: responsiveness, round trips per minute (draft-ietf-ippm-responsiveness: trimmed means of foreign and self probes)"),
+    n("rpm_p90", F64, "RPM", "workload: the same formula with the 90th percentiles"),
+    n("rpm_p99", F64, "RPM", "workload: the same formula with the 99th percentiles"),
+    n("rpm_band", Str, "", "workload: the draft's word for the RPM: poor, fair, good, excellent"),
+    n("bufferbloat_grade", Str, "", "workload: DSLReports' bufferbloat grade of the latency increase, A+ to F"),
+    n("aim_streaming", Str, "", "workload: Cloudflare AIM class for streaming: bad, poor, average, good, great"),
+    n("aim_streaming_points", F64, "", "workload: its AIM points"),
+    n("aim_gaming", Str, "", "workload: Cloudflare AIM class for gaming"),
+    n("aim_gaming_points", F64, "", "workload: its AIM points"),
+    n("aim_rtc", Str, "", "workload: Cloudflare AIM class for real-time communication"),
+    n("aim_rtc_points", F64, "", "workload: its AIM points"),
+    n("qoo_voip", F64, "", "workload: Quality of Outcome (draft-ietf-ippm-qoo) of the loaded probes for VoIP, 0-100"),
+    n("qoo_gaming", F64, "", "workload: QoO for gaming, 0-100"),
+    n("qoo_video_conferencing", F64, "", "workload: QoO for video conferencing, 0-100"),
+    n("qoo_web", F64, "", "workload: QoO for web browsing, 0-100"),
 ];
 
 pub const TCP: &[Column] = &[

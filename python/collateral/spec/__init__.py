@@ -51,7 +51,9 @@ from .vocabulary import (
     RULES,
     TCP_ECN_MODES,
     VOCABULARY,
+    WORKLOADS,
 )
+from .workload import WorkloadSpec
 
 __all__ = [
     "APP_PROFILES",
@@ -81,6 +83,7 @@ __all__ = [
     "RULES",
     "TCP_ECN_MODES",
     "VOCABULARY",
+    "WORKLOADS",
     "AqmSpec",
     "CbrSpec",
     "CubicSpec",
@@ -96,6 +99,7 @@ __all__ = [
     "TcpSpec",
     "TraceSpec",
     "WebSpec",
+    "WorkloadSpec",
     "aqm_queue",
     "bind",
     "build_scenario",
