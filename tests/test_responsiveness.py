@@ -93,3 +93,24 @@ def test_the_cli_prints_the_scores_below_the_summary():
     assert "responsiveness under load" in out.stdout
     assert "RPM trimmed mean" in out.stdout and "bufferbloat grade" in out.stdout
     assert "workload rrul" in out.stdout
+
+
+def test_the_marks_reach_the_queue_and_only_a_diffserv_queue_reads_them():
+    """rrul and rrul_be differ only in DSCP marks: FQ-CoDel ignores them, so the two
+    trials are the same to the bit (but for the per-class counts, which put marked UDP
+    apart); CAKE's diffserv4 puts the EF and CS5 flows in its
+    voice and video tins and CS1 in bulk (whose share under contention is a sixteenth of
+    the rate): RRUL's CS1 download gets far less than its best-effort one, while
+    rrul_be's four downloads share alike."""
+    link = {"down": "50Mbit", "up": "10Mbit", "rtt": "30ms", "duration": "20s"}
+    fq = [_summary(workload=w, aqm="fq_codel", **link) for w in ("rrul", "rrul_be")]
+    for s in fq:
+        s.pop("phases")
+    assert json.dumps(fq[0], sort_keys=True) == json.dumps(fq[1], sort_keys=True)
+    cake = [
+        _summary(workload=w, aqm="cake:diffserv=diffserv4", **link) for w in ("rrul", "rrul_be")
+    ]
+    marked = [t["goodput_bps"] for t in cake[0]["tcp"][:4]]  # CS0, CS1, CS5, EF down
+    alike = [t["goodput_bps"] for t in cake[1]["tcp"][:4]]
+    assert marked[1] < 50e6 / 16 < marked[0] / 4
+    assert max(alike) < 1.2 * min(alike)
