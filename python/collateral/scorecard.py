@@ -28,6 +28,7 @@ ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("AIM real-time communication", ("aim_rtc", "aim_rtc_points")),
     ("QoO VoIP / gaming", ("qoo_voip", "qoo_gaming")),
     ("QoO video conferencing / web", ("qoo_video_conferencing", "qoo_web")),
+    ("load saturated at (draft's criterion)", ("load_saturated_s",)),
 )
 
 
@@ -67,9 +68,9 @@ def scores_table(results: list[Result]) -> Table | None:
 
     t = Table(
         title="responsiveness under load",
-        caption="round trips of the workload's probes (idle: before the load; loaded: after"
-        " it settled); RPM: draft-ietf-ippm-responsiveness, UDP probes as foreign, the"
-        " load flows' RTT samples as self probes",
+        caption="round trips of the workload's probes (idle: before the load; loaded: once"
+        " it settled, 5 s in or at saturation if later); RPM: draft-ietf-ippm-responsiveness,"
+        " UDP probes as foreign, the load flows' RTT samples as self probes",
         box=box.SIMPLE_HEAD,
         show_edge=False,
         pad_edge=False,

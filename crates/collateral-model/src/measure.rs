@@ -206,10 +206,10 @@ pub struct TcpRecords {
     /// Data segments that reached the receiver with CE.
     #[serde(default)]
     pub ce_received: Option<u64>,
-    /// (send time, RTT) of the sender's RTT samples, one per probe interval of a
-    /// workload: the self probes of the responsiveness score (empty without one).
+    /// The sender's RTT samples, one per probe interval of a workload: the self probes
+    /// of the responsiveness score and the flow's progress (empty without one).
     #[serde(default)]
-    pub rtt_samples: Vec<(Nanos, Nanos)>,
+    pub rtt_samples: Vec<crate::scores::SelfProbe>,
 }
 
 /// The summary of the scenario's bulk TCP flow `i`.

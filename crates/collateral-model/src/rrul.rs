@@ -49,10 +49,15 @@ pub struct Workload {
     /// Quiet before the TCP flows start: the probes sent in it give the idle latency.
     pub idle_ns: Nanos,
     /// Time after the load starts before probes count as loaded (the queues fill and
-    /// slow start ends; the responsiveness draft waits for saturation instead).
+    /// slow start ends); later if the load saturates later (the responsiveness draft's
+    /// criterion, [`crate::scores`]).
     pub settle_ns: Nanos,
     /// The probes' spacing (Flent's step) and the self probes' sampling interval.
     pub probe_interval_ns: Nanos,
+    /// The responsiveness draft's interval for its saturation criterion: 1 s as in
+    /// drafts -02 to -08 (and Apple's networkQuality); -09 proposes 5 s, which needs
+    /// 35 s of load before a verdict.
+    pub saturation_interval_ns: Nanos,
 }
 
 impl Default for Workload {
@@ -62,6 +67,7 @@ impl Default for Workload {
             idle_ns: 5_000_000_000,
             settle_ns: 5_000_000_000,
             probe_interval_ns: 200_000_000,
+            saturation_interval_ns: 1_000_000_000,
         }
     }
 }
@@ -122,6 +128,9 @@ impl Workload {
     pub fn check(&self, cbr: &[CbrConfig], duration_ns: Nanos) -> Result<(), String> {
         if self.probe_interval_ns == 0 {
             return Err("workload.probe_interval_ns: must be positive".into());
+        }
+        if self.saturation_interval_ns == 0 {
+            return Err("workload.saturation_interval_ns: must be positive".into());
         }
         if self.idle_ns.saturating_add(self.settle_ns) >= duration_ns {
             return Err(format!(

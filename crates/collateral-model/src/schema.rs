@@ -167,7 +167,7 @@ pub const TRIAL: &[Column] = &[
     ),
     // Scores of a workload with round-trip probes (RRUL; `crate::scores`), else none.
     n("latency_idle_s", F64, "s", "workload: median round trip of the probes sent before the load (Cloudflare's idle latency)"),
-    n("latency_loaded_s", F64, "s", "workload: median round trip of the probes sent under load, after it settled (Cloudflare's loaded latency)"),
+    n("latency_loaded_s", F64, "s", "workload: median round trip of the probes sent under load, once it settled (5 s, or saturation if later) (Cloudflare's loaded latency)"),
     n("latency_loaded_iqm_s", F64, "s", "workload: interquartile mean of the loaded round trips (Ookla's loaded latency)"),
     n("latency_increase_s", F64, "s", "workload: mean loaded round trip minus mean idle one (what DSLReports grades)"),
     n("jitter_idle_s", F64, "s", "workload: mean absolute difference of consecutive idle round trips"),
@@ -188,6 +188,7 @@ pub const TRIAL: &[Column] = &[
     n("qoo_gaming", F64, "", "workload: QoO for gaming, 0-100"),
     n("qoo_video_conferencing", F64, "", "workload: QoO for video conferencing, 0-100"),
     n("qoo_web", F64, "", "workload: QoO for web browsing, 0-100"),
+    n("load_saturated_s", F64, "s", "workload: when the load saturated: the responsiveness draft's criterion (4 moving averages of goodput within 5 %) met by both directions (none: never)"),
 ];
 
 pub const TCP: &[Column] = &[

@@ -38,25 +38,30 @@ use super::recovery::{AckInfo, Recovery, DUPTHRESH};
 use super::rto::{self, RttEstimator};
 use super::sack_scoreboard::{SackBlock, Scoreboard};
 use super::{Congestion, SenderStats, TcpConfig, TcpEcn};
+use crate::scores::SelfProbe;
 
 /// RFC 5681 §3.2 (and Linux's `tcp_reordering` default): fast retransmit on the third
 /// duplicate ACK.
 const DUPACK_THRESHOLD: u32 = DUPTHRESH;
 
-/// The first RTT sample of each interval of `every` ns (0: none kept), as (send time,
-/// RTT): a workload's self probes, a round trip on a loaded connection.
+/// The first RTT sample of each interval of `every` ns (0: none kept): a workload's
+/// self probes (a round trip on a loaded connection) and the flow's progress.
 #[derive(Debug, Clone, Default)]
 pub struct RttLog {
     pub every: Nanos,
     next: Nanos,
-    pub samples: Vec<(Nanos, Nanos)>,
+    pub samples: Vec<SelfProbe>,
 }
 
 impl RttLog {
     #[cold]
-    fn note(&mut self, now: Nanos, rtt: Nanos) {
+    fn note(&mut self, now: Nanos, rtt: Nanos, acked_bytes: u64) {
         if now >= self.next {
-            self.samples.push((now - rtt, rtt));
+            self.samples.push(SelfProbe {
+                sent_ns: now - rtt,
+                rtt_ns: rtt,
+                acked_bytes,
+            });
             self.next = now + self.every;
         }
     }
@@ -425,7 +430,8 @@ impl Sender {
     /// segments, RFC 7323 §4).
     fn rtt_sample(&mut self, now: Nanos, r: Nanos) {
         if self.rtt_log.every != 0 {
-            self.rtt_log.note(now, r);
+            let acked = self.snd_una * u64::from(self.cfg.mss);
+            self.rtt_log.note(now, r, acked);
         }
         self.rtt.sample(r);
         let c = &self.cfg;
