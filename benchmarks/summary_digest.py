@@ -29,7 +29,7 @@ and nothing was newly lost), which moved the recoveries that take that branch (a
 dctcp/linux-6, 100 Mbit RED, adsl2 quake3 with 50 web users). The rate clock and the
 wire-loss models (traces, Gilbert-Elliott) change nothing where they are not asked for.
 
-Issue 29 moved it from fe1f6c8412cf31e7 to be7ef06354343f5a by adding the workload
+Issue 29 moved it from fe1f6c8412cf31e7 to cc2a85338cebb711 by adding the workload
 scores to every summary (schema 6; empty without a workload): `--compare` against the
 old build lists only those fields, every other summary field and trace equal.
 """
