@@ -114,3 +114,12 @@ def test_the_marks_reach_the_queue_and_only_a_diffserv_queue_reads_them():
     alike = [t["goodput_bps"] for t in cake[1]["tcp"][:4]]
     assert marked[1] < 50e6 / 16 < marked[0] / 4
     assert max(alike) < 1.2 * min(alike)
+
+
+def test_the_responsiveness_ramp_adds_a_flow_each_way_per_second_up_to_sixteen():
+    sc = build_scenario(workload="responsiveness", down="50Mbit", up="10Mbit", rtt="30ms")
+    starts = {d: [t.start for t in sc.tcp if t.direction == d] for d in ("down", "up")}
+    ramp = [5_000_000_000 + k * 1_000_000_000 for k in range(16)]
+    assert starts == {"down": ramp, "up": ramp}
+    assert all(t.start_spread == 0 and t.tag == 0 for t in sc.tcp)
+    assert {c.tag for c in sc.cbr} == {0} and len(sc.cbr) == 8

@@ -21,6 +21,7 @@ pub mod loss;
 pub mod measure;
 pub mod metrics;
 pub mod quality;
+pub mod ramp;
 pub mod rng;
 pub mod rrul;
 pub mod scenario;

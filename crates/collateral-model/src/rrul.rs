@@ -39,6 +39,8 @@ pub const PING_BYTES: u32 = 84;
 pub enum WorkloadKind {
     Rrul,
     RrulBe,
+    /// The responsiveness test's load ramp ([`crate::ramp`]) with RRUL-BE's probes.
+    Responsiveness,
 }
 
 /// A built-in workload and its timing.
@@ -73,12 +75,24 @@ impl Default for Workload {
 }
 
 impl Workload {
-    /// The DSCPs of the four TCP flows of each direction.
-    pub fn tcp_marks(&self) -> [u8; 4] {
-        match self.kind {
+    /// The workload's TCP flows: (direction, DSCP, start). RRUL: four each way, all
+    /// after the idle time; the responsiveness ramp: one more each way per saturation
+    /// interval, up to sixteen.
+    pub fn tcp_flows(&self) -> Vec<(Direction, u8, Nanos)> {
+        let marks = match self.kind {
             WorkloadKind::Rrul => [CS0, CS1, CS5, EF],
             WorkloadKind::RrulBe => [CS0; 4],
-        }
+            WorkloadKind::Responsiveness => {
+                return crate::ramp::flows(self.idle_ns, self.saturation_interval_ns)
+                    .into_iter()
+                    .map(|(d, t)| (d, CS0, t))
+                    .collect()
+            }
+        };
+        [Direction::Down, Direction::Up]
+            .into_iter()
+            .flat_map(|d| marks.map(|tag| (d, tag, self.idle_ns)))
+            .collect()
     }
 
     /// The round-trip probes: (DSCP, IP length) of each.
@@ -90,7 +104,7 @@ impl Workload {
                 (CS0, UDP_PROBE_BYTES),
                 (CS0, PING_BYTES),
             ],
-            WorkloadKind::RrulBe => [
+            WorkloadKind::RrulBe | WorkloadKind::Responsiveness => [
                 (CS0, UDP_PROBE_BYTES),
                 (CS0, UDP_PROBE_BYTES),
                 (CS0, UDP_PROBE_BYTES),
@@ -175,12 +189,21 @@ mod tests {
     #[test]
     fn rrul_marks_and_probes_follow_flent() {
         let w = Workload::default();
-        assert_eq!(w.tcp_marks(), [0, 8, 40, 46]);
+        let marks = |w: &Workload| w.tcp_flows().iter().map(|f| f.1).collect::<Vec<_>>();
+        assert_eq!(marks(&w), [0, 8, 40, 46, 0, 8, 40, 46]);
+        assert!(w.tcp_flows().iter().all(|f| f.2 == w.idle_ns));
+        assert_eq!(w.tcp_flows()[4].0, Direction::Up);
         let be = Workload {
             kind: WorkloadKind::RrulBe,
             ..w
         };
-        assert_eq!(be.tcp_marks(), [0; 4]);
+        assert_eq!(marks(&be), [0; 8]);
+        let ramp = Workload {
+            kind: WorkloadKind::Responsiveness,
+            ..w
+        };
+        assert_eq!(ramp.tcp_flows().len(), 32);
+        assert_eq!(ramp.tcp_flows()[15].2, 5_000_000_000 + 15 * 1_000_000_000);
         assert!(be.probes().iter().all(|p| p.0 == 0));
         let flows = w.cbr_flows();
         assert_eq!(flows.len(), 8);

@@ -392,16 +392,20 @@ fn http_model<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
 }
 
 /// A built-in workload's flows (`workload`: `{"kind": "rrul", ...}` as the scenario
-/// spells it): `{"workload": the workload with its defaults, "tcp_marks": the DSCPs of
-/// the four TCP flows of each direction, "cbr": the probes as CBR flows}`, for the front
-/// to put in the scenario (probes first among its CBR flows).
+/// spells it): `{"workload": the workload with its defaults, "tcp": its TCP flows as
+/// `{"direction", "tag", "start_ns"}`, "cbr": the probes as CBR flows}`, for the front to
+/// put in the scenario (probes first among its CBR flows).
 #[pyfunction]
 fn workload_flows<'py>(py: Python<'py>, workload: &str) -> PyResult<Bound<'py, PyAny>> {
     let w: collateral_sim::rrul::Workload = serde_json::from_str(workload)
         .map_err(|e| PyValueError::new_err(format!("workload: {e}")))?;
     let js = serde_json::json!({
         "workload": w,
-        "tcp_marks": w.tcp_marks(),
+        "tcp": w
+            .tcp_flows()
+            .iter()
+            .map(|(d, tag, start)| serde_json::json!({"direction": d, "tag": tag, "start_ns": start}))
+            .collect::<Vec<_>>(),
         "cbr": w.cbr_flows(),
     });
     py.import("json")?.call_method1("loads", (js.to_string(),))

@@ -184,9 +184,10 @@ FIELDS: tuple[Field, ...] = (
         "workload", (str,), None, "a built-in workload instead of --downloads, --uploads and"
         " the CBR flows: rrul (Flent's Realtime Response Under Load: 4 TCP downloads and 4"
         " uploads marked CS0, CS1, CS5, EF after 5 s idle, UDP and ping round-trip probes"
-        " every 200 ms) or rrul_be (all best effort); the trial is scored (RPM, bufferbloat"
-        " grade, AIM, QoO)", "traffic", metavar="NAME", optional=True, choices=WORKLOADS,
-        lands=(("workload",),),
+        " every 200 ms), rrul_be (all best effort) or responsiveness (the responsiveness"
+        " draft's load: one more flow each way per second up to 16, RRUL-BE's probes); the"
+        " trial is scored (RPM, bufferbloat grade, AIM, QoO)", "traffic", metavar="NAME",
+        optional=True, choices=WORKLOADS, lands=(("workload",),),
     ),
     Field(
         "cc", (str,), "newreno", f"TCP congestion control: {', '.join(CC_ALGORITHMS)}",

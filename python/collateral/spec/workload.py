@@ -46,15 +46,21 @@ class WorkloadSpec(Model):
         }
 
     def flows(self, template: dict[str, Any]) -> tuple[list[TcpSpec], list[CbrSpec]]:
-        """The workload's TCP flows (``template``'s settings, 4 down then 4 up, each with
-        its mark, starting after ``idle``) and its probes as CBR flows, as the core
-        defines them."""
+        """The workload's TCP flows (``template``'s settings; RRUL: 4 down then 4 up, each
+        with its mark, starting after ``idle``; the responsiveness ramp: 16 each way, one
+        more per saturation interval) and its probes as CBR flows, as the core defines
+        them."""
         parts = _native.workload_flows(json.dumps(self.to_native()))
         ns = "{}ns".format  # the core's integers; a bare number would read as seconds
+        # RRUL's flows start together (the template's spread applies); the ramp's on its
+        # schedule.
+        ramp = {"start_spread": 0} if self.kind == "responsiveness" else {}
         tcp = [
-            TcpSpec.model_validate({**template, "direction": d, "tag": tag, "start": ns(self.idle)})
-            for d in ("down", "up")
-            for tag in parts["tcp_marks"]
+            TcpSpec.model_validate(
+                {**template, **ramp, "direction": t["direction"], "tag": t["tag"]}
+                | {"start": ns(t["start_ns"])}
+            )
+            for t in parts["tcp"]
         ]
         cbr = [
             CbrSpec(
