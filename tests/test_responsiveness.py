@@ -93,6 +93,8 @@ def test_the_cli_prints_the_scores_below_the_summary():
     assert "responsiveness under load" in out.stdout
     assert "RPM trimmed mean" in out.stdout and "bufferbloat grade" in out.stdout
     assert "workload rrul" in out.stdout
+    # The probes' rows name them by their mark (the requests up, the replies down).
+    assert "probe EF up" in out.stdout and "probe CS1 down" in out.stdout
 
 
 def test_the_marks_reach_the_queue_and_only_a_diffserv_queue_reads_them():
@@ -123,3 +125,17 @@ def test_the_responsiveness_ramp_adds_a_flow_each_way_per_second_up_to_sixteen()
     assert starts == {"down": ramp, "up": ramp}
     assert all(t.start_spread == 0 and t.tag == 0 for t in sc.tcp)
     assert {c.tag for c in sc.cbr} == {0} and len(sc.cbr) == 8
+
+
+def test_an_experiment_file_names_the_workload_and_sweeps_it(tmp_path):
+    from collateral.experiment import load_experiment
+
+    path = tmp_path / "exp.toml"
+    path.write_text(
+        '[scenario]\ndown = { rate = "10Mbit" }\nup = { rate = "2Mbit" }\n'
+        'workload = { kind = "rrul" }\n[sweep]\n"workload.kind" = ["rrul", "rrul_be"]\n'
+    )
+    rrul, be = (p.scenario for p in load_experiment(path).points)
+    assert [t.tag for t in rrul.tcp] == [0, 8, 40, 46] * 2 and len(rrul.cbr) == 8
+    assert [t.tag for t in be.tcp] == [0] * 8 and {c.tag for c in be.cbr} == {0}
+    assert load_experiment(path).points[0].columns()["workload_kind"] == "rrul"
