@@ -139,3 +139,11 @@ def test_an_experiment_file_names_the_workload_and_sweeps_it(tmp_path):
     assert [t.tag for t in rrul.tcp] == [0, 8, 40, 46] * 2 and len(rrul.cbr) == 8
     assert [t.tag for t in be.tcp] == [0] * 8 and {c.tag for c in be.cbr} == {0}
     assert load_experiment(path).points[0].columns()["workload_kind"] == "rrul"
+
+
+def test_the_testbed_refuses_a_workload_by_name():
+    from collateral.emulate.checks import check_testbed
+    from collateral.emulate.errors import TestbedLimitError
+
+    with pytest.raises(TestbedLimitError, match="rrul: the testbed does not run built-in"):
+        check_testbed(build_scenario(workload="rrul"))
