@@ -79,9 +79,9 @@ fn class(points: f64, cuts: [f64; 4]) -> AimScore {
     }
 }
 
-/// The AIM scores of `m`. A NaN input (nothing measured) earns the points of the
-/// lowest bracket, as a missing value does in Cloudflare's scale; callers leave the
-/// scores out instead when a measurement is missing.
+/// The AIM scores of `m`. A NaN input (nothing measured) earns the first bracket's
+/// points, as Cloudflare's `scaleThreshold` gives a value it cannot compare; callers
+/// leave the scores out instead when a measurement is missing.
 pub fn aim(m: &AimInput) -> Aim {
     let latency = LATENCY.of(m.latency_ms);
     let increase = LATENCY.of(m.loaded_increase_ms);

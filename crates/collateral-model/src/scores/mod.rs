@@ -206,6 +206,9 @@ pub fn trial_scores(
     };
     use responsiveness::{rpm, Stat};
     let rpm_tm = rpm(&probes, Stat::TrimmedMean).rpm;
+    // The bulk flows' downstream goodput stands for a speed test's download rate (AIM's
+    // streaming use, QoO's minimum throughput); the probes' loss under load for its
+    // packet loss.
     let known = !idle.is_empty() && !loaded.is_empty();
     let aim = known.then(|| {
         aim::aim(&aim::AimInput {
