@@ -51,6 +51,7 @@ FIELDS: list[tuple[type[BaseModel], str, str]] = [
     (spec.MediaSpec, "direction", "direction"),
     (spec.MediaSpec, "ecn", "cbr_ecn"),
     (spec.Scenario, "link", "link_presets"),
+    (spec.WorkloadSpec, "kind", "workload"),
     (ExperimentSettings, "traces", "trace"),
 ]
 
@@ -87,7 +88,7 @@ def enumerated_fields() -> set[tuple[str, str]]:
 def test_the_core_lists_every_enumeration_once():
     keys = {"rule", "aqm", "recovery", "cubic_variant", "htcp_flavor", "cc", "profile"}
     keys |= {"app", "direction", "trace", "link_presets", "tcp_ecn", "cbr_ecn"}
-    keys |= {"aqm_info", "cc_info", "media_controller"}
+    keys |= {"aqm_info", "cc_info", "media_controller", "workload"}
     assert set(VOCAB) == keys
     assert set(VOCAB["aqm_info"]) == set(VOCAB["aqm"])
     assert set(VOCAB["cc_info"]) == set(VOCAB["cc"])
@@ -120,6 +121,7 @@ def test_the_module_constants_are_the_cores_lists():
     assert spec.PROFILES == tuple(VOCAB["profile"]) == tuple(_native.profiles())
     assert tuple(VOCAB["app"]) == spec.APP_PROFILES
     assert tuple(VOCAB["direction"]) == spec.DIRECTIONS
+    assert tuple(VOCAB["workload"]) == spec.WORKLOADS
     assert tuple(VOCAB["trace"]) == TRACE_NAMES
     assert [t["name"] for t in _native.schema()["traces"]] == VOCAB["trace"]
     assert set(spec.AQM_SHORTHANDS) <= set(VOCAB["aqm"])

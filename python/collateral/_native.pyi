@@ -107,6 +107,13 @@ def http_model() -> dict[str, Any]:
     """Mah 1997's HTTP model as the scenario JSON spells it: request_bytes, reply_bytes,
     objects_per_page and think_s, each an empirical distribution."""
 
+def workload_flows(workload_json: str) -> dict[str, Any]:
+    """A built-in workload's parts (``{"kind": "rrul"}``, ``rrul_be``, ``responsiveness``;
+    timing fields ``idle_ns``, ``settle_ns``, ``probe_interval_ns``, ``saturation_interval_ns``):
+    ``workload`` with its defaults, ``tcp`` (its TCP flows: direction, tag, start_ns) and
+    ``cbr`` (the probes as CBR flows, request up then reply down, to come first among the
+    scenario's)."""
+
 def validate_dist(dist_json: str) -> None:
     """Checks a distribution (``{"kind": "pareto", "scale": 1000, "shape": 1.2}``);
     raises ValueError saying what is wrong."""

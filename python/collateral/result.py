@@ -457,9 +457,12 @@ def _cbr_label(r: Result, apps: list[str | None], j: int) -> str:
     the flows of the same kind only when there are several (not by its flow id, which
     counts the web users' slots too)."""
 
+    from .scorecard import probe_name
+
     def name(k: int) -> str:
         app = apps[k] if k < len(apps) else None
-        return f"{app or 'CBR'} {r.cbr[k]['direction']}"
+        kind = probe_name(r.scenario, k) or app or "CBR"
+        return f"{kind} {r.cbr[k]['direction']}"
 
     same = [k for k in range(len(r.cbr)) if name(k) == name(j)]
     return name(j) + (f" #{same.index(j) + 1}" if len(same) > 1 else "")

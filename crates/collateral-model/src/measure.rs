@@ -207,6 +207,10 @@ pub struct TcpRecords {
     /// Data segments that reached the receiver with CE.
     #[serde(default)]
     pub ce_received: Option<u64>,
+    /// The sender's RTT samples, one per probe interval of a workload: the self probes
+    /// of the responsiveness score and the flow's progress (empty without one).
+    #[serde(default)]
+    pub rtt_samples: Vec<crate::scores::SelfProbe>,
 }
 
 /// The summary of the scenario's bulk TCP flow `i`.
@@ -395,16 +399,25 @@ pub fn testbed_result(
     }
     let mut traces = Traces::default();
     let n_tcp = sc.tcp.len() as u32;
-    let tcp: Vec<TcpSummary> = tcp
+    let tcp_summaries: Vec<TcpSummary> = tcp
         .iter()
         .enumerate()
         .map(|(i, r)| tcp_summary(sc, i, r))
         .collect();
-    let cbr = cbr
+    let cbr_summaries = cbr
         .iter()
         .enumerate()
         .map(|(j, r)| realtime_summary(sc, j, n_tcp + j as u32, r, Some(&mut traces.cbr)))
         .collect();
+    let down_goodput_bps = crate::metrics::goodput_of(&tcp_summaries, "down");
+    let scores = crate::scores::trial_scores(
+        sc,
+        &cbr.iter().collect::<Vec<_>>(),
+        &tcp.iter()
+            .map(|r| r.rtt_samples.as_slice())
+            .collect::<Vec<_>>(),
+        down_goodput_bps,
+    );
     let router = router.unwrap_or(RouterReport {
         down: QueueSummary::default(),
         up: QueueSummary::default(),
@@ -417,10 +430,10 @@ pub fn testbed_result(
         warmup_s: sc.warmup_ns as f64 / 1e9,
         events: None,
         packets_delivered: router.down.delivered + router.up.delivered,
-        down_goodput_bps: crate::metrics::goodput_of(&tcp, "down"),
-        up_goodput_bps: crate::metrics::goodput_of(&tcp, "up"),
-        tcp,
-        cbr,
+        down_goodput_bps,
+        up_goodput_bps: crate::metrics::goodput_of(&tcp_summaries, "up"),
+        tcp: tcp_summaries,
+        cbr: cbr_summaries,
         web: Vec::new(),
         media: Vec::new(),
         queues: crate::metrics::Queues {
@@ -429,6 +442,7 @@ pub fn testbed_result(
         },
         phases: router.phases,
         timing: router.timing.as_ref().map(timing).unwrap_or_default(),
+        scores,
     };
     Ok(TrialResult {
         summary,

@@ -333,6 +333,9 @@ pub struct Summary {
     /// The testbed's own timing, fields of the trial (all `None` in the simulator).
     #[serde(flatten)]
     pub timing: Timing,
+    /// Responsiveness scores, fields of the trial (all `None` without a workload).
+    #[serde(flatten)]
+    pub scores: crate::scores::Scores,
 }
 
 /// How closely the testbed's router kept the model's clock during the trial: how late

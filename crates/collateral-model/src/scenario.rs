@@ -58,6 +58,7 @@ pub const VOCABULARY: &[(&str, &[&str])] = {
         ("app", AppProfile::VARIANTS),
         ("direction", Direction::VARIANTS),
         ("media_controller", crate::media::Controller::VARIANTS),
+        ("workload", crate::rrul::WorkloadKind::VARIANTS),
     ]
 };
 
@@ -283,6 +284,10 @@ pub struct Scenario {
     pub bin_ns: Nanos,
     #[serde(default)]
     pub trace: TraceConfig,
+    /// A built-in workload (RRUL) whose flows are among `tcp` and `cbr`: the trial's
+    /// scores ([`crate::scores`]) read its probes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<crate::rrul::Workload>,
 }
 
 /// A named stretch of a phased experiment.
@@ -447,6 +452,7 @@ impl Scenario {
                 phases: vec![],
                 bin_ns: default_bin(),
                 trace: TraceConfig::default(),
+                workload: None,
             },
         }
     }
@@ -541,6 +547,9 @@ impl Scenario {
                     "tcp[{i}].data_bytes: must be above 40 (the IP and TCP headers)"
                 ));
             }
+            if t.tag > 63 {
+                return Err(format!("tcp[{i}].tag: {} is not a DSCP (0..=63)", t.tag));
+            }
             if t.rto_min_ns > t.rto_max_ns {
                 return Err(format!(
                     "tcp[{i}].rto_min_ns: must be at most rto_max ({} ns)",
@@ -575,6 +584,9 @@ impl Scenario {
                     "phases[{i}]: phases must start in increasing order"
                 ));
             }
+        }
+        if let Some(w) = &self.workload {
+            w.check(&self.cbr, self.duration_ns)?;
         }
         let flows =
             self.tcp.len() + self.web.iter().map(|w| w.slots()).sum::<usize>() + self.cbr.len();

@@ -397,6 +397,26 @@ fn http_model<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
     py.import("json")?.call_method1("loads", (js,))
 }
 
+/// A built-in workload's flows (`workload`: `{"kind": "rrul", ...}` as the scenario
+/// spells it): `{"workload": the workload with its defaults, "tcp": its TCP flows as
+/// `{"direction", "tag", "start_ns"}`, "cbr": the probes as CBR flows}`, for the front to
+/// put in the scenario (probes first among its CBR flows).
+#[pyfunction]
+fn workload_flows<'py>(py: Python<'py>, workload: &str) -> PyResult<Bound<'py, PyAny>> {
+    let w: collateral_sim::rrul::Workload = serde_json::from_str(workload)
+        .map_err(|e| PyValueError::new_err(format!("workload: {e}")))?;
+    let js = serde_json::json!({
+        "workload": w,
+        "tcp": w
+            .tcp_flows()
+            .iter()
+            .map(|(d, tag, start)| serde_json::json!({"direction": d, "tag": tag, "start_ns": start}))
+            .collect::<Vec<_>>(),
+        "cbr": w.cbr_flows(),
+    });
+    py.import("json")?.call_method1("loads", (js.to_string(),))
+}
+
 /// A packet-delivery trace in Mahimahi's text format (one millisecond per line):
 /// its delivery times and mean rate in bit/s. ValueError names the line at fault.
 #[pyfunction]
@@ -565,6 +585,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(limits, m)?)?;
     m.add_function(wrap_pyfunction!(http_model, m)?)?;
+    m.add_function(wrap_pyfunction!(workload_flows, m)?)?;
     m.add_function(wrap_pyfunction!(validate_dist, m)?)?;
     m.add_function(wrap_pyfunction!(voip_quality, m)?)?;
     m.add_function(wrap_pyfunction!(delivery_trace, m)?)?;

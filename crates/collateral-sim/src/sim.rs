@@ -122,12 +122,16 @@ impl Simulation {
                 if let Some(stop) = cfg.stop_ns {
                     events.schedule(stop, Wake::TcpStop(i));
                 }
-                TcpFlow::new(
+                let mut f = TcpFlow::new(
                     i,
                     cfg,
                     stream(sc.seed, TCP_STREAMS + i as u64),
                     sc.warmup_ns,
-                )
+                );
+                if let Some(w) = &sc.workload {
+                    f.sender.rtt_log.every = w.probe_interval_ns;
+                }
+                f
             })
             .collect();
         let web = web_users::WebState::new(&sc, &mut tcp, &mut events);
@@ -503,7 +507,19 @@ impl Simulation {
             tr.flow.push(i as u32);
             tr.kind.push(kind as u8);
         }
+        self.mark(i);
         self.flush(dir, 0);
+    }
+
+    /// Marks what bulk flow `i` just queued with its DSCP (segments and ACKs alike).
+    #[inline]
+    fn mark(&mut self, i: usize) {
+        let tag = self.sc.tcp[i].tag;
+        if tag != 0 {
+            for p in &mut self.out {
+                p.set_dscp(tag);
+            }
+        }
     }
 
     #[inline]
@@ -520,6 +536,7 @@ impl Simulation {
             self.web_client_check(i);
             return;
         }
+        self.mark(i);
         self.flush(dir, 0);
     }
 
@@ -651,10 +668,21 @@ impl Simulation {
                     completed: f.completed,
                     ecn_reductions: Some(st.ecn_reductions),
                     ce_received: Some(f.receiver.ce_segments),
+                    rtt_samples: Vec::new(),
                 };
                 measure::tcp_summary(sc, i, &rec)
             })
             .collect();
+        let down_goodput_bps = crate::metrics::goodput_of(&tcp, "down");
+        let scores = crate::scores::trial_scores(
+            sc,
+            &self.cbr.iter().map(|c| &c.records).collect::<Vec<_>>(),
+            &self.tcp[..self.n_bulk]
+                .iter()
+                .map(|f| f.sender.rtt_log.samples.as_slice())
+                .collect::<Vec<_>>(),
+            down_goodput_bps,
+        );
         let mut cbr_trace = sc.trace.cbr.then(CbrTrace::default);
         let cbr = self
             .cbr
@@ -698,7 +726,7 @@ impl Simulation {
                 .iter()
                 .map(|l| l.bottleneck.stats.delivered)
                 .sum(),
-            down_goodput_bps: crate::metrics::goodput_of(&tcp, "down"),
+            down_goodput_bps,
             up_goodput_bps: crate::metrics::goodput_of(&tcp, "up"),
             tcp,
             cbr,
@@ -710,6 +738,7 @@ impl Simulation {
             },
             phases,
             timing: Default::default(),
+            scores,
         };
         TrialResult {
             summary,

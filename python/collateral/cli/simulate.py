@@ -169,11 +169,13 @@ def run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) ->
             from ..result import trials_table
 
             console().print(trials_table(results))
+            print_scores(results)
             return plot_run(result, args, window, note=f" (seed {scenario.seed})")
     if args.json:
         print(result.to_json())
     else:
         console().print(result.table())
+        print_scores([result])
     rc = plot_run(result, args, window)
     if emulated:  # whether the testbed kept real time, last (stderr beside JSON)
         from ..emulate import trial_line
@@ -182,6 +184,15 @@ def run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) ->
         if line:
             print(line, file=sys.stderr if args.json else sys.stdout)
     return rc
+
+
+def print_scores(results: list[Any]) -> None:
+    """The workload's scores below the summary table, when the trials have them."""
+    from ..scorecard import scores_table
+
+    table = scores_table(results)
+    if table is not None:
+        console().print(table)
 
 
 def plot_run(result: Any, args: argparse.Namespace, window: float, note: str = "") -> int:

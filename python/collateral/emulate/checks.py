@@ -46,6 +46,12 @@ def check_testbed(scenario: Scenario) -> None:
     sc = scenario
     if not isinstance(sc, Scenario):
         raise TypeError(f"scenario: expected a Scenario, got {type(sc).__name__}")
+    if sc.workload is not None:
+        raise TestbedLimitError(
+            ("workload",),
+            f"{sc.workload.kind}: the testbed does not run built-in workloads yet (marked TCP"
+            " flows starting after an idle time); simulate it",
+        )
     if sc.web:
         raise TestbedLimitError(
             ("web",),

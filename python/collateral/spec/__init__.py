@@ -52,7 +52,9 @@ from .vocabulary import (
     RULES,
     TCP_ECN_MODES,
     VOCABULARY,
+    WORKLOADS,
 )
+from .workload import WorkloadSpec
 
 __all__ = [
     "APP_PROFILES",
@@ -82,6 +84,7 @@ __all__ = [
     "RULES",
     "TCP_ECN_MODES",
     "VOCABULARY",
+    "WORKLOADS",
     "AqmSpec",
     "CbrSpec",
     "CubicSpec",
@@ -98,6 +101,7 @@ __all__ = [
     "TcpSpec",
     "TraceSpec",
     "WebSpec",
+    "WorkloadSpec",
     "aqm_queue",
     "bind",
     "build_scenario",

@@ -35,6 +35,7 @@ from .vocabulary import (
     PROFILES,
     RULES,
     TCP_ECN_MODES,
+    WORKLOADS,
 )
 
 #: A unit value: text such as "100ms", or a number in the base unit.
@@ -195,6 +196,15 @@ FIELDS: tuple[Field, ...] = (
         "uploads", (int,), 0, "bulk TCP uploads (from the home to the Internet side: they"
         " fill the upstream queue, where an asymmetric link's call suffers most)", "traffic",
         metavar="N", count=(0, MAX_TCP_FLOWS),
+    ),
+    Field(
+        "workload", (str,), None, "a built-in workload instead of --downloads, --uploads and"
+        " the CBR flows: rrul (Flent's Realtime Response Under Load: 4 TCP downloads and 4"
+        " uploads marked CS0, CS1, CS5, EF after 5 s idle, UDP and ping round-trip probes"
+        " every 200 ms), rrul_be (all best effort) or responsiveness (the responsiveness"
+        " draft's load: one more flow each way per second up to 16, RRUL-BE's probes); the"
+        " trial is scored (RPM, bufferbloat grade, AIM, QoO)", "traffic", metavar="NAME",
+        optional=True, choices=WORKLOADS, lands=(("workload",),),
     ),
     Field(
         "cc", (str,), "newreno", f"TCP congestion control: {', '.join(CC_ALGORITHMS)}",

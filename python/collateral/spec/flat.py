@@ -31,7 +31,9 @@ from .vocabulary import (
     MAX_TCP_FLOWS,
     MAX_WEB_SLOTS,
     MEDIA_CONTROLLERS,
+    WORKLOADS,
 )
+from .workload import WorkloadSpec
 
 #: A round trip at least this long is valid but rarely meant (a bare ``100`` is seconds).
 UNUSUAL_RTT_NS = 5_000_000_000
@@ -54,7 +56,7 @@ def unusual_rtt(rtt_ns: int, given: object = None) -> str | None:
 def build_scenario(**params: Any) -> Scenario:
     """The common experiment in flat form: ``tcp_flows`` bulk downloads, ``uploads``
     bulk uploads and CBR ``cbr`` = down | up | both | none, the same queue in both
-    directions.
+    directions; or a built-in ``workload`` (rrul, rrul_be) in their place.
 
     Without ``link`` or rates, the link is ADSL1. Raises :class:`SpecError` (a
     ValueError) naming the parameter at fault, before anything is built: a value of the
@@ -124,6 +126,9 @@ def build_scenario(**params: Any) -> Scenario:
         raise SpecError(
             "video_direction", f"{short(video_dir)} is not one of {', '.join(DIRECTIONS)}"
         )
+    workload = p["workload"]
+    if workload is not None and workload not in WORKLOADS:
+        raise SpecError("workload", f"{short(workload)} is not one of {', '.join(WORKLOADS)}")
     if app is not None and app not in APP_PROFILES:
         raise SpecError(
             "app", f"unknown application {short(app)}; supported: {', '.join(APP_PROFILES)}"
@@ -180,6 +185,10 @@ def build_scenario(**params: Any) -> Scenario:
             {"size": cbr_size, "interval": cbr_interval, "jitter": jitter}
             | ({"app": app} if app is not None else {})
         )
+        if workload is not None:
+            # The workload's flows replace the downloads, uploads and CBR flows.
+            w = WorkloadSpec(kind=workload)
+            data |= {"tcp": w.flows(flow)[0], "cbr": [], "workload": w}
         return Scenario.model_validate(data)
     except ValidationError as err:
         if err.title in ("TcpSpec", "CbrSpec"):

@@ -26,6 +26,7 @@ from .vocabulary import (
     MAX_TCP_FLOWS,
     MAX_WEB_SLOTS,
 )
+from .workload import WorkloadSpec, complete_flows
 
 _validate_native = getattr(_native, "validate_scenario", None)
 
@@ -90,6 +91,9 @@ class Scenario(Model):
     #: Width of the per-class time bins (throughput over time).
     bin: Duration = 1_000_000_000
     trace: TraceSpec = TraceSpec()
+    #: A built-in workload (RRUL) whose flows are among ``tcp`` and ``cbr``, its probes
+    #: first: the core scores the trial from them (see :mod:`collateral.spec.workload`).
+    workload: WorkloadSpec | None = None
 
     @field_validator("tcp", "cbr", "web", "phases", mode="before")
     @classmethod
@@ -101,6 +105,14 @@ class Scenario(Model):
         if isinstance(v, list | tuple) and most is not None and len(v) > most:
             raise ValueError(f"{len(v)} items; at most {most}")
         return v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _workload_flows(cls, data: object) -> object:
+        """A workload's flows where the data lacks them (see ``complete_flows``)."""
+        if isinstance(data, dict) and data.get("workload") is not None:
+            return complete_flows(data)
+        return data
 
     @model_validator(mode="before")
     @classmethod
@@ -223,6 +235,7 @@ class Scenario(Model):
             "phases": [{"name": p.name, "start_ns": p.start} for p in self.phases],
             "bin_ns": self.bin,
             "trace": self.trace.model_dump(),
+            **({"workload": self.workload.to_native()} if self.workload else {}),
         }
 
     def to_native_json(self) -> str:
@@ -265,6 +278,7 @@ class Scenario(Model):
                 f"RTT {fmt_duration(self.rtt)}",
                 queue,
                 f"TCP {self.flow_counts()} x {ccs}",
+                *([f"workload {self.workload.kind}"] if self.workload else []),
                 *starts,
                 *([f"web {sum(w.users for w in self.web)} users"] if self.web else []),
                 f"seed {self.seed}",

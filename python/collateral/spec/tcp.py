@@ -105,6 +105,13 @@ class TcpSpec(Model):
     extra_delay: Duration = Field(
         default=0, description="added at the receiver: this flow's RTT is the base RTT plus it"
     )
+    tag: int = Field(
+        default=0,
+        ge=0,
+        le=63,
+        description="DSCP of the flow's segments and ACKs (0 = best effort; RRUL marks CS1,"
+        " CS5, EF): CAKE's diffserv tins read it",
+    )
     mss: int | None = Field(
         default=None, gt=0, le=MAX_PACKET_BYTES - 40, description="payload bytes per segment"
     )
@@ -200,5 +207,7 @@ class TcpSpec(Model):
             **({"start_spread_ns": self.start_spread} if self.start_spread else {}),
             **({"stop_ns": self.stop} if self.stop is not None else {}),
             "extra_delay_ns": self.extra_delay,
+            # Only when marked: an unmarked flow's JSON (its point's identity) is unchanged.
+            **({"tag": self.tag} if self.tag else {}),
             **self._overrides(),
         }

@@ -38,6 +38,8 @@ TCP_ECN_MODES: tuple[str, ...] = tuple(VOCABULARY["tcp_ecn"])
 CBR_ECN_CODEPOINTS: tuple[str, ...] = tuple(VOCABULARY["cbr_ecn"])
 #: Thin-stream applications a CBR flow can stand for (its ``app``).
 APP_PROFILES: tuple[str, ...] = tuple(VOCABULARY["app"])
+#: Built-in workloads (Flent's RRUL tests; see ``collateral.spec.workload``).
+WORKLOADS: tuple[str, ...] = tuple(VOCABULARY.get("workload", ()))
 #: Which way a flow's data goes.
 DIRECTIONS: tuple[str, ...] = tuple(VOCABULARY["direction"])
 #: Congestion controllers a video call can run (a ``media`` table's ``controller``).

@@ -33,6 +33,10 @@ pub struct TcpConfig {
     /// dummynet did), so its RTT grows by this much.
     pub extra_delay_ns: Nanos,
     pub cc: CcKind,
+    /// The DSCP the flow's segments and ACKs carry (0..=63, 0 = best effort), as
+    /// netperf's `-Y` marks both ends of a Flent RRUL flow: CAKE's diffserv modes put
+    /// the flow in a tin by it.
+    pub tag: u8,
     /// ECN (RFC 3168) and the codepoint the flow's data carries: `off`, `classic`
     /// (ECT(0), halve once per RTT on ECN-Echo) or `l4s` (ECT(1), RFC 9331, with the
     /// receiver's per-segment CE feedback of RFC 8257 §3.2; what `dctcp` and `prague`
@@ -118,6 +122,7 @@ impl Default for TcpConfig {
             stop_ns: None,
             extra_delay_ns: 0,
             cc: CcKind::Newreno,
+            tag: 0,
             ecn: TcpEcn::Off,
             pacing: false,
             cubic: cubic::CubicConfig::modern(),

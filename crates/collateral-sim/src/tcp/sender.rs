@@ -38,10 +38,34 @@ use super::recovery::{AckInfo, Recovery, DUPTHRESH};
 use super::rto::{self, RttEstimator};
 use super::sack_scoreboard::{SackBlock, Scoreboard};
 use super::{Congestion, SenderStats, TcpConfig, TcpEcn};
+use crate::scores::SelfProbe;
 
 /// RFC 5681 §3.2 (and Linux's `tcp_reordering` default): fast retransmit on the third
 /// duplicate ACK.
 const DUPACK_THRESHOLD: u32 = DUPTHRESH;
+
+/// The first RTT sample of each interval of `every` ns (0: none kept): a workload's
+/// self probes (a round trip on a loaded connection) and the flow's progress.
+#[derive(Debug, Clone, Default)]
+pub struct RttLog {
+    pub every: Nanos,
+    next: Nanos,
+    pub samples: Vec<SelfProbe>,
+}
+
+impl RttLog {
+    #[cold]
+    fn note(&mut self, now: Nanos, rtt: Nanos, acked_bytes: u64) {
+        if now >= self.next {
+            self.samples.push(SelfProbe {
+                sent_ns: now - rtt,
+                rtt_ns: rtt,
+                acked_bytes,
+            });
+            self.next = now + self.every;
+        }
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct Sender {
@@ -104,6 +128,8 @@ pub struct Sender {
     pub stats: SenderStats,
     /// Congestion events since the owner last drained them.
     pub events: Vec<(Nanos, Congestion)>,
+    /// One RTT sample per interval, when a workload asks (its self probes).
+    pub rtt_log: RttLog,
     /// IP length of the last segment of a finite transfer (a web reply rarely fills
     /// its last segment); `data_bytes` for bulk flows.
     last_bytes: u32,
@@ -165,6 +191,7 @@ impl Sender {
             window_full: false,
             stats: SenderStats::default(),
             events: Vec::new(),
+            rtt_log: RttLog::default(),
             last_bytes: cfg.data_bytes,
             cwr_high: 0,
             send_cwr: false,
@@ -401,7 +428,11 @@ impl Sender {
     /// An RTT sample: update the estimator and recompute the RTO (this also ends any
     /// backoff: the sample comes from a timestamp echo, valid even for retransmitted
     /// segments, RFC 7323 §4).
-    fn rtt_sample(&mut self, r: Nanos) {
+    fn rtt_sample(&mut self, now: Nanos, r: Nanos) {
+        if self.rtt_log.every != 0 {
+            let acked = self.snd_una * u64::from(self.cfg.mss);
+            self.rtt_log.note(now, r, acked);
+        }
         self.rtt.sample(r);
         let c = &self.cfg;
         self.rto = self.rtt.rto(c.rto_estimator, c.rto_min_ns, c.rto_max_ns);
@@ -512,7 +543,7 @@ impl Sender {
             self.limited_sent = 0;
             let rtt = Some(now.saturating_sub(echo));
             if let Some(r) = rtt {
-                self.rtt_sample(r);
+                self.rtt_sample(now, r);
             }
             echo_rtt = rtt;
             let a = Ack {

@@ -123,7 +123,7 @@ impl Sender {
         let mut grow = None;
         if advanced {
             let rtt = now.saturating_sub(echo);
-            self.rtt_sample(rtt);
+            self.rtt_sample(now, rtt);
             echo_rtt = Some(rtt);
             let a = Ack {
                 now,

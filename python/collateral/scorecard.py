@@ -1,0 +1,103 @@
+"""The scores of a trial that ran a workload with probes (``--workload rrul``), as a
+table: what the core computed (``collateral_model::scores``), shown in the units the
+schema declares. Nothing here derives a score; a trial without a workload has none and
+gets no table."""
+
+from __future__ import annotations
+
+import functools
+import statistics
+from typing import TYPE_CHECKING
+
+from .display import fmt_cell, is_null, stored_unit
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from .result import Result
+    from .spec import Scenario
+
+#: The rows: a label and the summary fields it shows, side by side.
+ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("latency idle / loaded (median RTT)", ("latency_idle_s", "latency_loaded_s")),
+    ("loaded latency IQM (Ookla) / increase", ("latency_loaded_iqm_s", "latency_increase_s")),
+    ("jitter idle / loaded", ("jitter_idle_s", "jitter_loaded_s")),
+    ("probe loss under load", ("probe_loss_rate",)),
+    ("RPM trimmed mean / p90 / p99", ("rpm", "rpm_p90", "rpm_p99", "rpm_band")),
+    ("bufferbloat grade (DSLReports)", ("bufferbloat_grade",)),
+    ("AIM streaming", ("aim_streaming", "aim_streaming_points")),
+    ("AIM gaming", ("aim_gaming", "aim_gaming_points")),
+    ("AIM real-time communication", ("aim_rtc", "aim_rtc_points")),
+    ("QoO VoIP / gaming", ("qoo_voip", "qoo_gaming")),
+    ("QoO video conferencing / web", ("qoo_video_conferencing", "qoo_web")),
+    ("load saturated at (draft's criterion)", ("load_saturated_s",)),
+)
+
+
+def _value(results: list[Result], field: str) -> str:
+    """One trial's value in its unit; of several, the median (numbers) or the values
+    seen (words), with the range of numbers after it."""
+    values = [r.summary.get(field) for r in results]
+    values = [v for v in values if not is_null(v)]
+    if not values:
+        return "—"
+    unit = stored_unit(field)
+    if field.endswith("_points"):
+        return "(" + "/".join(f"{v:g}" for v in dict.fromkeys(values)) + " points)"
+    if isinstance(values[0], str):
+        return "/".join(dict.fromkeys(values))
+
+    def fmt(v: float) -> str:
+        if unit == "%":
+            return f"{100 * v:.2f} %"
+        if unit in ("RPM", ""):  # RPM and QoO read as whole numbers; the row names them
+            return f"{v:.0f}"
+        return fmt_cell(v, unit)
+
+    text = fmt(statistics.median(values))
+    if len(values) > 1 and min(values) != max(values):
+        text += f" [{fmt(min(values))}–{fmt(max(values))}]"
+    return text
+
+
+def scores_table(results: list[Result]) -> Table | None:
+    """The scores of one trial or of several of one set-up; None without scores."""
+    if all(is_null(r.summary.get("rpm")) and is_null(r.summary.get("latency_idle_s"))
+           for r in results):  # fmt: skip
+        return None
+    from rich import box
+    from rich.table import Table
+
+    t = Table(
+        title="responsiveness under load",
+        caption="round trips of the workload's probes (idle: before the load; loaded: once"
+        " it settled, 5 s in or at saturation if later); RPM: draft-ietf-ippm-responsiveness,"
+        " UDP probes as foreign, the load flows' RTT samples as self probes",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+    )
+    t.add_column("score", no_wrap=True)
+    t.add_column("value", justify="right")
+    for label, fields in ROWS:
+        t.add_row(label, " / ".join(_value(results, f) for f in fields).replace(" / (", " ("))
+    return t
+
+
+@functools.cache
+def _probes(kind: str) -> int:
+    from .spec import WorkloadSpec
+
+    return len(WorkloadSpec(kind=kind).flows({})[1])
+
+
+def probe_name(scenario: Scenario | None, j: int) -> str | None:
+    """A workload's probe's row name (``probe EF``, ``probe BE``) for CBR flow ``j`` when
+    it is one of the workload's probes (its first CBR flows); None otherwise."""
+    if scenario is None or scenario.workload is None or j >= _probes(scenario.workload.kind):
+        return None
+    from .spec.vocabulary import DSCP
+
+    tag = scenario.cbr[j].tag
+    names = [n for n, code in DSCP.items() if code == tag and n != "DF"]
+    return f"probe {names[0] if names else tag}"
