@@ -29,7 +29,7 @@ and nothing was newly lost), which moved the recoveries that take that branch (a
 dctcp/linux-6, 100 Mbit RED, adsl2 quake3 with 50 web users). The rate clock and the
 wire-loss models (traces, Gilbert-Elliott) change nothing where they are not asked for.
 
-Issues 29 and 31, landing together, moved it from fe1f6c8412cf31e7 to DIGEST_TBD with
+Issues 29, 30 and 31, landing together, moved it from fe1f6c8412cf31e7 to e7b5a649fe9f3abd with
 every other summary field and trace equal (`--compare`): every summary gained the
 workload scores (schema 6; empty without a workload) and every traced trial the video
 call's `media` trace table (empty without a call), whose column names the digest hashes.
