@@ -79,8 +79,12 @@ fn gcc_follows_capacity_steps() {
             "{a}-{b} s: {got:.0} bit/s of {cap:.0}"
         );
     }
+    // After the drop at 60 s the call sends ~2.1 Mbit/s into 0.6: the 60-packet queue
+    // (90 kB) fills in ~0.5 s, and over-use and loss cut the target in the feedback
+    // after. Within 1 s it is still a draw of the encoder's noise (seeds 1-8: 407-884
+    // kbit/s at 61 s); in the bin from 62 s every seed is below 0.6 Mbit/s (150-166).
     let t = &r.traces.media;
-    assert!(t.target_bps[61] < 0.6e6, "{}", t.target_bps[61]);
+    assert!(t.target_bps[62] < 0.6e6, "{}", t.target_bps[62]);
 }
 
 /// The feedback is real traffic on the reverse path: every report sent crosses the up
