@@ -52,7 +52,7 @@ fn received(r: &TrialResult, a: u64, b: u64) -> f64 {
 /// RTT, a 60-packet queue (300 ms at 2 Mbit/s), the encoder allowed up to 3 Mbit/s: at
 /// the end of each step the call receives most of the capacity and never more (a
 /// bottleneck cannot deliver more than its rate; 2 % for the trace's whole-opportunity
-/// rounding); after the drop to 0.6 Mbit/s its target is below it within 1 s.
+/// rounding); after the drop to 0.6 Mbit/s its target is below it within 2 s.
 #[test]
 fn gcc_follows_capacity_steps() {
     let mut sc = Scenario::builder()
