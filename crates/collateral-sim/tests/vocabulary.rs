@@ -91,7 +91,8 @@ fn the_vocabulary_lists_each_enumeration_once() {
             "profile",
             "app",
             "direction",
-            "media_controller"
+            "media_controller",
+            "workload"
         ]
     );
     let get = |k: &str| VOCABULARY.iter().find(|(n, _)| *n == k).unwrap().1;
