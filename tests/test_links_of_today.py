@@ -147,6 +147,7 @@ def test_outages_and_delay_steps_from_a_scenario_table(tmp_path):
     assert "up.outages: only for a constant-rate link" in str(e.value), str(e.value)
 
 
+@pytest.mark.realtime  # the testbed in real time: run alone (test.sh)
 @pytest.mark.skipif(
     os.geteuid() != 0 or not os.path.exists("/proc/sys/net/ipv4/tcp_available_congestion_control"),
     reason="the testbed needs root and Linux",

@@ -457,11 +457,13 @@ def _cbr_label(r: Result, apps: list[str | None], j: int) -> str:
     the flows of the same kind only when there are several (not by its flow id, which
     counts the web users' slots too)."""
 
-    from .scorecard import probe_name
+    sc = r.scenario
+    workload = sc.workload if sc is not None else None
 
     def name(k: int) -> str:
         app = apps[k] if k < len(apps) else None
-        kind = probe_name(r.scenario, k) or app or "CBR"
+        probe = workload.probe_label(sc.cbr, k) if workload is not None else None
+        kind = probe or app or "CBR"
         return f"{kind} {r.cbr[k]['direction']}"
 
     same = [k for k in range(len(r.cbr)) if name(k) == name(j)]

@@ -5,7 +5,6 @@ gets no table."""
 
 from __future__ import annotations
 
-import functools
 import statistics
 from typing import TYPE_CHECKING
 
@@ -15,7 +14,6 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from .result import Result
-    from .spec import Scenario
 
 #: The rows: a label and the summary fields it shows, side by side.
 ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -82,22 +80,3 @@ def scores_table(results: list[Result]) -> Table | None:
     for label, fields in ROWS:
         t.add_row(label, " / ".join(_value(results, f) for f in fields).replace(" / (", " ("))
     return t
-
-
-@functools.cache
-def _probes(kind: str) -> int:
-    from .spec import WorkloadSpec
-
-    return len(WorkloadSpec(kind=kind).flows({})[1])
-
-
-def probe_name(scenario: Scenario | None, j: int) -> str | None:
-    """A workload's probe's row name (``probe EF``, ``probe BE``) for CBR flow ``j`` when
-    it is one of the workload's probes (its first CBR flows); None otherwise."""
-    if scenario is None or scenario.workload is None or j >= _probes(scenario.workload.kind):
-        return None
-    from .spec.vocabulary import DSCP
-
-    tag = scenario.cbr[j].tag
-    names = [n for n, code in DSCP.items() if code == tag and n != "DF"]
-    return f"probe {names[0] if names else tag}"

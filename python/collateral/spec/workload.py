@@ -75,6 +75,17 @@ class WorkloadSpec(Model):
         ]
         return tcp, cbr
 
+    def probe_label(self, cbr: list[CbrSpec], j: int) -> str | None:
+        """The row name of CBR flow ``j`` (``probe EF``, ``probe BE``) when it is one of
+        the workload's probes (its first CBR flows); None otherwise."""
+        if j >= len(self.flows({})[1]):
+            return None
+        from .vocabulary import DSCP
+
+        tag = cbr[j].tag
+        names = [n for n, code in DSCP.items() if code == tag and n != "DF"]
+        return f"probe {names[0] if names else tag}"
+
 
 def complete_flows(data: dict[str, Any]) -> dict[str, Any]:
     """A scenario's data with its workload's flows where they are missing: the probes
