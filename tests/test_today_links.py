@@ -82,6 +82,17 @@ def test_cellular_traces_stay_within_the_walks_bounds(exp):
         assert abs(spec.trace.mean_bps - spec.rate) <= 1
 
 
+def test_cellular_traces_are_the_generators_seeded_walks(exp):
+    """The inline traces are what the experiment file's command lines write."""
+    from collateral.links import synthetic
+
+    sc = next(p.scenario for p in exp.points if p.tags["link"] == "cellular")
+    ms, s = 1_000_000, 1_000_000_000
+    down = synthetic.random_walk(10e6, 1e6, 40e6, 100 * ms, 10 * s, 33)
+    up = synthetic.random_walk(3e6, 0.5e6, 8e6, 100 * ms, 10 * s, 31)
+    assert sc.down.trace.ms == down and sc.up.trace.ms == up
+
+
 def test_link_physics_by_hand():
     assert docsis_grant_wait_s() == pytest.approx(0.008)  # 2 + 2 + 2 + 2 ms
     cell = LINKS["cellular"]
