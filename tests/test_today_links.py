@@ -47,6 +47,8 @@ def test_experiment_has_the_designed_points(exp):
             ("g711", "down"), ("g711", "up"), ("quake3", "down"), ("quake3", "up"),
         ]  # fmt: skip
         assert all(c.ecn == ("ect1" if q == "dualpi2" else "not_ect") for c in sc.cbr)
+        assert sc.media is not None and sc.media.controller == "gcc"
+        assert sc.media.direction == "down" and sc.media.ecn == "not_ect"
         dirs = [t.direction for t in sc.tcp]
         assert dirs == ["down"] * lk.bulk[0] + ["up"] * lk.bulk[1]
         assert all(t.cc == "cubic" and t.ecn == "off" for t in sc.tcp)
@@ -97,8 +99,11 @@ def test_link_physics_by_hand():
     assert docsis_grant_wait_s() == pytest.approx(0.008)  # 2 + 2 + 2 + 2 ms
     cell = LINKS["cellular"]
     # 1504 B at 1 Mbit/s = 12.032 ms; the packet in service and one of each of 2
-    # downloads, and the game's 328 B = 2.624 ms.
-    assert cell.sparse_wait_s("down") == pytest.approx(3 * 0.012032 + 0.002624)
+    # downloads, the video's 1240 B = 9.92 ms and the game's 328 B = 2.624 ms.
+    assert cell.sparse_wait_s("down") == pytest.approx(3 * 0.012032 + 0.00992 + 0.002624)
+    # Upstream: no bulk flow, no video: the packet in service (24.064 ms at 0.5 Mbit/s)
+    # and the game's (5.248 ms).
+    assert cell.sparse_wait_s("up") == pytest.approx(0.024064 + 0.005248)
     assert cell.drain_s("down") == pytest.approx(256_000 / 1500 * 1504 * 8 / 10_659_149)
     dc = LINKS["docsis"]
     # 1518 B at 20 Mbit/s = 0.6072 ms, twice (in service, the upload's), the game's

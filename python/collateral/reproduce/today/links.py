@@ -110,11 +110,12 @@ def _cdf_figure(store: Store, stem: Path, label: str, n: int) -> list[Path]:
         fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=9)
         suptitle(
             fig,
-            f"{label}\nG.711 call beside 2 CUBIC downloads (and an upload on DOCSIS) and a"
-            f" game; {trials_word(n)} pooled per line",
+            f"{label}\nG.711 call beside 2 CUBIC downloads (and an upload on DOCSIS), a game"
+            f" and a GCC video call; {trials_word(n)} pooled per line",
         )
         caption = (
             "The G.711 call's added one-way delay (one-way delay minus the empty path's)"
+            " beside two CUBIC downloads, a Quake 3 game and a GCC video call (downstream),"
             " as a cumulative distribution over its packets after the warm-up, pooled over"
             f" {trials_word(n)}, on a cellular-like delivery trace (top), a Starlink-like"
             " LEO link (middle) and a 100/20 Mbit/s cable link with a DOCSIS request-grant"
@@ -145,7 +146,9 @@ def today_links(store: Store, stem: Path, label: str) -> list[Path]:
         " empty path's) after the warm-up, p95 from the summary, p99 from the per-packet"
         " trace (arrived packets); loss = lost / sent (queue drops and the wire's own"
         " losses); goodput after the warm-up, both downloads summed, and the upload's"
-        " (DOCSIS only; – elsewhere)."
+        " (DOCSIS only; – elsewhere); video = the GCC call downstream: its received rate,"
+        " frame delay p95 (capture to its last packet) and the share of frames later"
+        " than 150 ms (incomplete ones included)."
     )
     cols = [(c, h, s, f) for c, h, s, f in TABLE_COLS]
     return [*files, *write_tables(t, stem, cols, head)]

@@ -64,8 +64,9 @@ def _fair(t: pd.DataFrame, link: str, d: str) -> Claim | None:
         f"The call (about 90 kbit/s) stays far under its fair share even at the link's"
         f" lowest rate ({lk.floor_bps[i] / 1e6:g} Mbit/s), so its flow is sparse: a packet"
         f" waits at most for the packet in service and one full-size quantum of each of"
-        f" the {lk.bulk[i]} bulk flow(s) ({_ms(lk.packet_s(d))} each at that rate), the"
-        f" game's largest packet, and what the link adds by itself ({_ms(own)}: a"
+        f" the {lk.bulk[i]} bulk flow(s) ({_ms(lk.packet_s(d))} each at that rate),"
+        + (" the video's largest packet," if lk.video[i] else "")
+        + f" the game's largest packet, and what the link adds by itself ({_ms(own)}: a"
         " satellite interval's extra path delay, a DOCSIS grant's request-grant wait)."
         + spike
         + " Per variant: "

@@ -18,6 +18,9 @@ from .physics import CALL_GAP_S, DATA_BYTES, GAME_MAX_IP_BYTES
 OPPORTUNITY_BYTES = 1504
 #: Drop-tail's limit on every link (the experiment file says why).
 DROP_TAIL_BYTES = 256_000
+#: The video call's largest packet (collateral_model::media: 1200 B of payload, the RTP
+#: header's 12 and IP and UDP's 28).
+VIDEO_MAX_IP_BYTES = 1200 + 12 + 28
 #: CUBIC's multiplicative decrease (Linux: 717/1024): after a loss its window, and the
 #: drop-tail queue it had filled, shrink by at most 30 %.
 CUBIC_BETA = 717 / 1024
@@ -35,6 +38,7 @@ class LinkModel:
     floor_bps: tuple[float, float]  # the lowest rate the link runs at
     overhead: int  # framing bytes per packet on the wire
     bulk: tuple[int, int]  # bulk TCP senders (down, up)
+    video: tuple[int, int] = (1, 0)  # the video call's direction
     trace: bool = False  # a delivery trace: a full-size packet takes one opportunity
     own_delay_s: tuple[float, float] = (0.0, 0.0)  # the most the link adds when idle
     spike_s: float = 0.0  # a satellite handover's extra delay
@@ -66,12 +70,14 @@ class LinkModel:
     def sparse_wait_s(self, direction: str) -> float:
         """The longest a sparse flow's packet should wait in FQ-CoDel or CAKE at the
         link's lowest rate: the packet in service and one full-size quantum of each
-        backlogged flow ahead of it in the round, the game's largest packet, and what
-        the link adds by itself."""
+        backlogged flow ahead of it in the round, the video's largest packet (GCC may
+        keep its queue backlogged where the rate is low), the game's largest packet, and
+        what the link adds by itself."""
         i = self.index(direction)
         n = self.bulk[i] + 1
         game = self.wire_s(GAME_MAX_IP_BYTES, self.floor_bps[i])
-        return n * self.packet_s(direction) + game + self.own_delay_s[i]
+        video = self.video[i] * self.wire_s(VIDEO_MAX_IP_BYTES, self.floor_bps[i])
+        return n * self.packet_s(direction) + video + game + self.own_delay_s[i]
 
     def reconfigurations(self, start_s: float, end_s: float) -> int:
         """Reconfigurations (satellite handovers) in [start_s, end_s)."""

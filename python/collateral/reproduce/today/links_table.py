@@ -42,6 +42,9 @@ TABLE_COLS = (
     ("game_down_p99_s", "game p99 down (ms)", 1e3, "{:.1f}"),
     ("down_goodput_bps", "download goodput (Mbit/s)", 1e-6, "{:.2f}"),
     ("up_goodput_bps", "upload goodput (Mbit/s)", 1e-6, "{:.2f}"),
+    ("video_bps", "video rate (Mbit/s)", 1e-6, "{:.2f}"),
+    ("video_frame_p95_s", "video frame p95 (ms)", 1e3, "{:.0f}"),
+    ("video_late", "video frames late (%)", 100, "{:.1f}"),
 )
 
 
@@ -82,6 +85,9 @@ def link_trials(store: Store) -> pd.DataFrame:
             "duration_s": float(r["duration_s"]),
             "down_goodput_bps": sum_tcp(r, "goodput_bps", downs),
             "up_goodput_bps": sum_tcp(r, "goodput_bps", ups) if ups else math.nan,
+            "video_bps": num(r.get("media0_received_bps")),
+            "video_frame_p95_s": num(r.get("media0_frame_delay_p95_s")),
+            "video_late": num(r.get("media0_frames_late")),
         }
         for name, app in (("call", "g711"), ("game", "quake3")):
             for d in ("down", "up"):
