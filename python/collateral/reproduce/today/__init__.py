@@ -1,17 +1,21 @@
 """Today's access queues: a call and a game beside downloads under drop-tail, FQ-CoDel,
-PIE, CAKE and DualPI2 on ADSL1 and a 100/20 Mbit/s cable link (``today-queues``), and
-RFC 9332's coupling goal for DualPI2 (``today-l4s``).
+PIE, CAKE and DualPI2 on ADSL1 and a 100/20 Mbit/s cable link (``today-queues``),
+RFC 9332's coupling goal for DualPI2 (``today-l4s``), and the same call and game on
+today's links, a cellular trace, a Starlink-like satellite and a DOCSIS upstream
+(``today-links``).
 
-The experiments are ``experiments/today-queues.toml`` and ``experiments/l4s-coupling.toml``;
-their comments state the set-up. Every number here is read from the stored summary
-(and, for ``today-l4s``, the per-packet ``cbr`` trace); the tables are written beside
-the figures as Markdown and CSV.
+The experiments are ``experiments/today-queues.toml``, ``l4s-coupling.toml`` and
+``today-links.toml``; their comments state the set-up. Every number here is read from
+the stored summary (and, for ``today-l4s`` and ``today-links``, the per-packet ``cbr``
+trace); the tables are written beside the figures as Markdown and CSV.
 """
 
 from __future__ import annotations
 
 from ..claims import Figure
 from .l4s import l4s_claims, l4s_coupling, l4s_table
+from .links import today_links
+from .links_claims import today_links_claims
 from .queue_claims import today_claims
 from .queues import today_queues
 from .table import MIXES, VARIANTS, today_table
@@ -24,6 +28,8 @@ __all__ = [
     "l4s_coupling",
     "l4s_table",
     "today_claims",
+    "today_links",
+    "today_links_claims",
     "today_queues",
     "today_table",
 ]
@@ -47,5 +53,15 @@ FIGURES: list[Figure] = [
         l4s_coupling,
         l4s_claims,
         (("experiment.trials", 1), ("scenario.duration", "30s"), ("scenario.warmup", "10s")),
+    ),
+    Figure(
+        "today-links",
+        "collateral study",
+        "today's links: a call and a game on a cellular trace, a LEO satellite and DOCSIS",
+        "today-links",
+        today_links,
+        today_links_claims,
+        # 15 s still holds the satellite's first handover (at 12 s).
+        (("experiment.trials", 1), ("scenario.duration", "15s"), ("scenario.warmup", "3s")),
     ),
 ]

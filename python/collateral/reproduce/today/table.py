@@ -40,7 +40,7 @@ def variant_order(names: Any) -> list[str]:
     return [v for v in VARIANTS if v in have] + sorted(have - set(VARIANTS))
 
 
-def _flow(row: pd.Series, app: str, direction: str) -> int | None:
+def flow_index(row: pd.Series, app: str, direction: str) -> int | None:
     """The index j of the cbr{j} flow with this app and direction in a summary row."""
     for j in range(int(row.get("cbr_flows", 0) or 0)):
         if row.get(f"cbr{j}_app") == app and row.get(f"cbr{j}_direction") == direction:
@@ -59,7 +59,7 @@ def _up_tcp(phases: str) -> tuple[float, float]:
     return arr, drops
 
 
-def _tcp_ids(row: pd.Series, direction: str) -> list[int]:
+def tcp_ids(row: pd.Series, direction: str) -> list[int]:
     n = int(row.get("tcp_flows", 0) or 0)
     return [i for i in range(n) if (row.get(f"tcp{i}_direction") or "down") == direction]
 
@@ -82,7 +82,7 @@ def _up_drops_by_flow(store: Store) -> dict[tuple[str, int], int]:
     return {(k, int(f)): int(n) for k, f, n in zip(q.key, q.flow, q.n, strict=True)}
 
 
-def _sum(row: pd.Series, col: str, ids: list[int] | None = None) -> float:
+def sum_tcp(row: pd.Series, col: str, ids: list[int] | None = None) -> float:
     n = int(row.get("tcp_flows", 0) or 0)
     vals = [row.get(f"tcp{i}_{col}") for i in (range(n) if ids is None else ids)]
     return float(sum(float(v) for v in vals if v is not None and not isnan(v)))
@@ -119,8 +119,8 @@ def _trials(store: Store) -> pd.DataFrame:
     rows = []
     for _, r in raw.iterrows():
         span = float(r["duration_s"]) - float(r["warmup_s"])
-        ups = _tcp_ids(r, "up")
-        downs = _tcp_ids(r, "down")
+        ups = tcp_ids(r, "up")
+        downs = tcp_ids(r, "down")
         uploads = r.get("tag_uploads")
         out: dict[str, Any] = {
             "link": r["tag_link"],
@@ -128,19 +128,19 @@ def _trials(store: Store) -> pd.DataFrame:
             "uploads": len(ups) if isnan(uploads) else int(uploads),
             "queue": r["tag_queue"],
             "rep": int(r["rep"]),
-            "down_goodput_bps": _sum(r, "goodput_bps", downs),
-            "up_goodput_bps": _sum(r, "goodput_bps", ups) if ups else math.nan,
-            "retransmits": _sum(r, "retransmits"),
-            "down_retransmits": _sum(r, "retransmits", downs),
-            "timeouts": _sum(r, "timeouts"),
-            "ecn_reductions": _sum(r, "ecn_reductions"),
+            "down_goodput_bps": sum_tcp(r, "goodput_bps", downs),
+            "up_goodput_bps": sum_tcp(r, "goodput_bps", ups) if ups else math.nan,
+            "retransmits": sum_tcp(r, "retransmits"),
+            "down_retransmits": sum_tcp(r, "retransmits", downs),
+            "timeouts": sum_tcp(r, "timeouts"),
+            "ecn_reductions": sum_tcp(r, "ecn_reductions"),
             "down_drops": num(r.get("queue_down_drops")),
             "down_ce_marks": num(r.get("queue_down_ce_marks")),
             "up_ce_marks": num(r.get("queue_up_ce_marks")),
         }
         for name, app in (("call", "g711"), ("game", "quake3")):
             for d in ("down", "up"):
-                j = _flow(r, app, d)
+                j = flow_index(r, app, d)
                 for metric in ("delay_p95_s", "loss_rate", "mos", "over_100ms"):
                     v = r.get(f"cbr{j}_{metric}") if j is not None else None
                     out[f"{name}_{d}_{metric}"] = num(v)
