@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -103,3 +105,26 @@ def test_a_missing_command_is_refused_before_anything_is_made():
     p = _shell(*LINK, "--", "no-such-command-here")
     assert p.returncode == 2
     assert p.stderr.strip() == "collateral: error: shell: no-such-command-here: command not found"
+
+
+def test_sigterm_mid_command_removes_everything():
+    p = subprocess.Popen(
+        [sys.executable, "-m", "collateral", "shell", *LINK, "--", "sleep", "30"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not _sleeping():
+        time.sleep(0.1)
+    assert _sleeping(), "the command never started"
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=20)
+    assert p.returncode == 130, err
+    assert _leftovers("sleep 30") == []
+
+
+def _sleeping() -> bool:
+    """The shell's command runs (in its namespace)."""
+    out = subprocess.run(["pgrep", "-f", "^sleep 30$"], capture_output=True, text=True)
+    return bool(out.stdout.strip())
