@@ -97,6 +97,30 @@ def test_the_cli_prints_the_scores_below_the_summary():
     assert "probe EF up" in out.stdout and "probe CS1 down" in out.stdout
 
 
+def test_versus_puts_each_queues_scores_side_by_side():
+    """ "What grade would my link get, and with FQ-CoDel?": one column per queue, each
+    the core's own score for that queue's trial (as --json gives it)."""
+    args = [sys.executable, "-m", "collateral", "simulate", "--workload", "rrul",
+            "--duration", "15s", "--down", "10Mbit", "--up", "2Mbit", "--rtt", "20ms",
+            "--queue", "100kB", "--versus", "fq_codel:limit=1000"]  # fmt: skip
+    out = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(
+        subprocess.run([*args, "--json"], capture_output=True, text=True, timeout=120).stdout
+    )
+    summaries = [q["trials"][0]["summary"] for q in doc["queues"]]
+    header = next(ln for ln in out.stdout.splitlines() if ln.startswith("score"))
+    assert "100kB fb-strict" in header and "fq_codel:limit=1000" in header
+    row = next(ln for ln in out.stdout.splitlines() if ln.startswith("RPM trimmed mean"))
+    want = [f"{s['rpm']:.0f} / {s['rpm_p90']:.0f} / {s['rpm_p99']:.0f}" for s in summaries]
+    assert all(w in row for w in want), (row, want)
+    assert row.index(want[0]) < row.index(want[1])  # in the order of the columns
+    grades = next(ln for ln in out.stdout.splitlines() if ln.startswith("bufferbloat grade"))
+    assert grades.split()[-2:] == [s["bufferbloat_grade"] for s in summaries]
+    # Drop-tail's 100 kB at 2 Mbit/s up is 400 ms of queue: a worse grade than FQ-CoDel's.
+    assert summaries[0]["rpm"] < summaries[1]["rpm"]
+
+
 def test_the_marks_reach_the_queue_and_only_a_diffserv_queue_reads_them():
     """rrul and rrul_be differ only in DSCP marks: FQ-CoDel ignores them, so the two
     trials are the same to the bit (but for the per-class counts, which put marked UDP

@@ -60,8 +60,14 @@ def _value(results: list[Result], field: str) -> str:
 
 def scores_table(results: list[Result]) -> Table | None:
     """The scores of one trial or of several of one set-up; None without scores."""
+    return compare_scores([("value", results)])
+
+
+def compare_scores(labelled: list[tuple[str, list[Result]]]) -> Table | None:
+    """The scores of each set-up (``--versus``), a column each, named by its label; None
+    when no trial has scores."""
     if all(is_null(r.summary.get("rpm")) and is_null(r.summary.get("latency_idle_s"))
-           for r in results):  # fmt: skip
+           for _, results in labelled for r in results):  # fmt: skip
         return None
     from rich import box
     from rich.table import Table
@@ -76,7 +82,14 @@ def scores_table(results: list[Result]) -> Table | None:
         pad_edge=False,
     )
     t.add_column("score", no_wrap=True)
-    t.add_column("value", justify="right")
-    for label, fields in ROWS:
-        t.add_row(label, " / ".join(_value(results, f) for f in fields).replace(" / (", " ("))
+    for label, _ in labelled:
+        t.add_column(label, justify="right")
+    for row, fields in ROWS:
+        t.add_row(
+            row,
+            *(
+                " / ".join(_value(results, f) for f in fields).replace(" / (", " (")
+                for _, results in labelled
+            ),
+        )
     return t

@@ -164,6 +164,10 @@ def run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) ->
 
             labelled = [(label, g) for (label, _), g in zip(variants, groups, strict=True)]
             console().print(compare_table(labelled))
+            from ..scorecard import compare_scores
+
+            if (scores := compare_scores(labelled)) is not None:
+                console().print(scores)
             return plot_run(result, args, window, note=f" ({variants[0][0]}, seed {scenario.seed})")
         if trials > 1:
             from ..result import trials_table
