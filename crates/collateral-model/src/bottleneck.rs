@@ -588,7 +588,12 @@ impl Bottleneck {
     fn start_next_after(&mut self, now: Nanos, queued: bool) {
         if let Some(pkt) = self.queue.dequeue(now, &mut self.scratch) {
             let wire = self.framing.wire_bytes(pkt.bytes());
-            self.busy_until = self.clock.end(now, wire, queued, self.queue.bytes());
+            let backlog = if self.clock.is_docsis() {
+                self.waiting_wire_bytes(pkt.bytes())
+            } else {
+                0
+            };
+            self.busy_until = self.clock.end(now, wire, queued, backlog);
             self.tx_release = self.delay.release_time(&pkt, self.busy_until);
             self.in_tx = pkt;
             self.busy = true;
@@ -597,6 +602,23 @@ impl Bottleneck {
             self.wake = self.queue.ready_at().max(now + 1);
         }
         self.note_drops(now);
+    }
+
+    /// What waits behind a packet of `sent` IP bytes just dequeued, in wire bytes: what a
+    /// DOCSIS modem requests, in the unit of the packet's own `len` (a request counts
+    /// the MAC frames). The queue counts IP lengths, and a drop-tail queue counting the
+    /// packet in transmission still holds it (then `packets` exceeds `waiting`).
+    fn waiting_wire_bytes(&self, sent: u32) -> u64 {
+        let q = &self.queue;
+        let n = q.waiting() as u64;
+        if self.framing.atm {
+            // Cells round each packet: add them up (DOCSIS over ATM is a test case only).
+            let mut wire = 0;
+            q.visit(&mut |p| wire += self.framing.wire_bytes(p.bytes()) as u64);
+            return wire;
+        }
+        let in_service = (q.packets() as u64 > n) as u64 * sent as u64;
+        q.bytes().saturating_sub(in_service) + n * self.framing.overhead_bytes as u64
     }
 
     /// One packet that has left the delay line by `t`, with its release time.

@@ -212,8 +212,8 @@ pub enum RateClock {
 
 impl RateClock {
     /// When a transmission of `len` wire bytes starting at `start` ends (see
-    /// [`TraceClock::end`] for `queued`); `backlog`: the bytes queued behind it (what a
-    /// DOCSIS modem requests).
+    /// [`TraceClock::end`] for `queued`); `backlog`: the wire bytes waiting behind it
+    /// (what a DOCSIS modem requests).
     #[inline]
     pub fn end(&mut self, start: Nanos, len: u32, queued: bool, backlog: u64) -> Nanos {
         match self {
@@ -249,6 +249,11 @@ impl RateClock {
 
     pub fn is_constant(&self) -> bool {
         matches!(self, RateClock::Constant(_))
+    }
+
+    /// Whether `end` reads its `backlog` (a DOCSIS modem's request).
+    pub fn is_docsis(&self) -> bool {
+        matches!(self, RateClock::Docsis(_))
     }
 }
 

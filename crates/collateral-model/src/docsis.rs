@@ -245,8 +245,8 @@ impl DocsisClock {
         }
     }
 
-    /// When a packet of `len` bytes, dequeued at `start` with `backlog` bytes queued
-    /// behind it, has its last byte sent.
+    /// When a packet of `len` wire bytes, dequeued at `start` with `backlog` wire bytes
+    /// waiting behind it, has its last byte sent.
     pub fn end(&mut self, start: Nanos, len: u32, backlog: u64) -> Nanos {
         let m = self.cfg.map_interval_ns;
         // The intervals starting by `start` are built (their grants may reach past it);
@@ -499,6 +499,63 @@ mod tests {
             .validate(1_000)
             .unwrap_err()
             .contains("less than one byte"));
+    }
+
+    /// The bottleneck asks for what waits in wire bytes, the unit of the packet's own
+    /// length. Ten 52-byte ACKs reach an idle 8 Mbit/s modem (1 B/µs) at once, w bytes
+    /// each on the wire (18 B of framing: 70). The first leaves alone (the modem saw
+    /// nothing behind it); as it ends, the second is dequeued with eight behind it and
+    /// requests w + 8w on the grant just used: one grant carries the nine, which end
+    /// exactly w µs apart. (Counting the queue's IP bytes, 70 + 8 · 52 = 486 B, left
+    /// the last ones to a second request, at least D = 1.5 ms later.) A drop-tail queue
+    /// counting the packet in transmission must not have it requested twice: the grant
+    /// is exactly 9w, so an eleventh ACK reaching the modem as the tenth ends finds no
+    /// byte left, requests on the grant just used and ends in [e₁₀ + D + w,
+    /// e₁₀ + D + 2M] (without framing the double count left it 52 B to end in at once).
+    #[test]
+    fn requests_count_the_waiting_packets_wire_bytes() {
+        use crate::bottleneck::Bottleneck;
+        use crate::scenario::{QueueConfig, Scenario};
+        use crate::units::{Direction, NEVER};
+        use collateral_queue::{Framing, FullRule, Packet, PacketKind};
+        for (overhead, count_in_service) in [(18, false), (18, true), (0, true)] {
+            let w = (52 + overhead) as Nanos;
+            let mut q = QueueConfig::drop_tail(FullRule::Ps, 100);
+            q.count_in_service = count_in_service;
+            let mut sc = Scenario::builder()
+                .duration(1_000_000_000)
+                .rtt(20 * MS)
+                .link(8_000_000, 8_000_000, q)
+                .build();
+            sc.up.docsis = Some(DocsisConfig::default());
+            sc.up.framing = Framing {
+                overhead_bytes: overhead,
+                atm: false,
+            };
+            let mut b = Bottleneck::new(&sc, Direction::Up, None, false).unwrap();
+            let ack = |seq: u64, t: Nanos| {
+                let mut p = Packet::new(PacketKind::Ack, 0, 52, seq, t);
+                p.arrived = t;
+                p
+            };
+            for k in 0..10 {
+                assert!(b.arrive(0, ack(k, 0)));
+            }
+            let mut ends = Vec::new();
+            while b.next_completion() < NEVER {
+                let t = b.next_completion();
+                b.complete(t);
+                ends.push(t);
+            }
+            let what = format!("overhead {overhead}, in service counted {count_in_service}");
+            let gaps: Vec<Nanos> = ends[1..].windows(2).map(|p| p[1] - p[0]).collect();
+            assert_eq!(gaps, [w * US; 8], "{what}");
+            let e10 = ends[9];
+            b.arrive(e10, ack(10, e10));
+            let e11 = b.next_completion();
+            let bounds = e10 + 1_500 * US + w * US..=e10 + 5_500 * US;
+            assert!(bounds.contains(&e11), "{what}: {e10} {e11}");
+        }
     }
 
     /// The simulator's look-ahead bounds never exceed the end.
