@@ -9,7 +9,7 @@ import math
 from typing import TYPE_CHECKING
 
 from ..claims import Claim
-from .links_physics import CUBIC_BETA, DROP_TAIL_BYTES, LINKS, LinkModel
+from .links_physics import COBALT_TARGET_S, CUBIC_BETA, DROP_TAIL_BYTES, LINKS, LinkModel
 from .links_table import LINK_ORDER, links_table
 
 if TYPE_CHECKING:
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ...store import Store
 
 FAIR = ("fq_codel", "cake")
+_NAMES = {"fq_codel": "FQ-CoDel", "cake": "CAKE"}
 
 
 def _get(t: pd.DataFrame, link: str, q: str, col: str) -> float:
@@ -39,7 +40,9 @@ def _fair(t: pd.DataFrame, link: str, d: str) -> Claim | None:
     bulk flows at the link's lowest rate plus what the link adds by itself."""
     lk = LINKS[link]
     col = f"call_{d}_p99_s"
-    vals = {q: _get(t, link, q, col) for q in FAIR}
+    # CAKE as a DOCSIS modem's own queue is claim (e)'s: not bounded by this argument.
+    fair = ("fq_codel",) if d == "up" and lk.mean_grant_wait_s else FAIR
+    vals = {q: _get(t, link, q, col) for q in fair}
     vals = {q: v for q, v in vals.items() if not math.isnan(v)}
     if not vals:
         return None
@@ -56,7 +59,7 @@ def _fair(t: pd.DataFrame, link: str, d: str) -> Claim | None:
         else ""
     )
     return Claim(
-        f"(a) {link} {d}stream: FQ-CoDel/CAKE keep the call's p99 bounded",
+        f"(a) {link} {d}stream: {'/'.join(_NAMES[q] for q in vals)} keep the call's p99 bounded",
         f"call p99 ≤ {_ms(bound)}",
         f"worst {worst} {_ms(vals[worst])}; drop-tail {_ms(dt)}",
         bool(vals[worst] <= bound),
@@ -170,6 +173,32 @@ def _lld(t: pd.DataFrame, link: str) -> Claim | None:
     )
 
 
+def _cake_on_grants(t: pd.DataFrame, link: str) -> Claim | None:
+    """(e) CAKE as a DOCSIS modem's own queue: the grant wait alone keeps the upload's
+    packets about COBALT's target, and COBALT drops the upload down."""
+    lk = LINKS[link]
+    cake = _get(t, link, "cake", "up_goodput_bps")
+    fq = _get(t, link, "fq_codel", "up_goodput_bps")
+    if not lk.mean_grant_wait_s or not lk.bulk[1] or math.isnan(cake) or math.isnan(fq):
+        return None
+    return Claim(
+        f"(e) {link} upstream: CAKE as the modem's own queue holds the upload down",
+        "CAKE's upload goodput < ½ FQ-CoDel's",
+        f"CAKE {cake / 1e6:.2f} Mbit/s; FQ-CoDel {fq / 1e6:.2f} Mbit/s",
+        bool(cake < fq / 2),
+        "the upload's goodput under CAKE (median over trials) below half of FQ-CoDel's",
+        f"Every packet waits for its grant — {_ms(lk.mean_grant_wait_s)} on average from an"
+        f" idle modem — beside COBALT's target of {_ms(COBALT_TARGET_S)}: the upload's"
+        " sojourn sits about the target even with one packet queued. COBALT, as Linux's"
+        " sch_cake, keeps its drop count between episodes and drops again after"
+        " interval/sqrt(count), where CoDel (FQ-CoDel) first needs 100 ms continuously"
+        " above target. The downloads' ACKs, served first as sparse flows, take grant bytes"
+        " the upload requested. A deployed CAKE runs on the home router in front of the"
+        " modem, shaped below its rate, and never sees the grant wait; this is CAKE placed"
+        " in the modem's own queue.",
+    )
+
+
 def today_links_claims(store: Store) -> list[Claim]:
     t = links_table(store)
     have = set(t.index.get_level_values("link"))
@@ -180,4 +209,5 @@ def today_links_claims(store: Store) -> list[Claim]:
         out += [_drop_tail(t, link, d) for d in _directions(lk)]
         out += _satellite(t, link)
         out.append(_lld(t, link))
+        out.append(_cake_on_grants(t, link))
     return [c for c in out if c is not None]

@@ -41,6 +41,7 @@ class LinkModel:
     video: tuple[int, int] = (1, 0)  # the video call's direction
     trace: bool = False  # a delivery trace: a full-size packet takes one opportunity
     own_delay_s: tuple[float, float] = (0.0, 0.0)  # the most the link adds when idle
+    mean_grant_wait_s: float = 0.0  # a DOCSIS upstream's mean wait from an idle modem
     spike_s: float = 0.0  # a satellite handover's extra delay
     spike_for_s: float = 0.0
     loss_for_s: float = 0.0
@@ -103,6 +104,18 @@ def docsis_grant_wait_s(d: DocsisSpec = _DOCSIS) -> float:
     return m + math.ceil((m + rg) / m - 1e-9) * m + m
 
 
+def docsis_mean_grant_wait_s(d: DocsisSpec = _DOCSIS) -> float:
+    """The mean wait of a packet reaching an idle DOCSIS modem, its own send time aside:
+    2 M + D (M the MAP interval, D the request-grant delay; the mean worked out by hand in
+    collateral_model::docsis, whose lone-packet test measures 5.54 ms with the send
+    time): 5.5 ms with the defaults."""
+    return 2 * d.map_interval / 1e9 + d.request_grant / 1e9
+
+
+#: CAKE's COBALT target (Linux sch_cake's default ``target 5ms``).
+COBALT_TARGET_S = 0.005
+
+
 def _leo(direction: str) -> LeoSpec:
     return _STARLINK[direction]
 
@@ -138,5 +151,6 @@ LINKS: dict[str, LinkModel] = {
         overhead=18,
         bulk=(2, 1),
         own_delay_s=(0.0, docsis_grant_wait_s()),
+        mean_grant_wait_s=docsis_mean_grant_wait_s(),
     ),
 }
