@@ -97,7 +97,6 @@ pub enum Mode {
 }
 
 /// NADA at the sender: feed it each report's packets, read the target (r_vin).
-/// NADA at the sender: feed it each report's packets, read the target (r_vin).
 #[derive(Debug, Clone)]
 pub struct Nada {
     pub r_ref: f64,
