@@ -130,12 +130,13 @@ fn nada_follows_capacity_steps() {
 
 /// SCReAM (RFC 8298) on the same steps. It falls slower than GCC or NADA after the
 /// drop to 0.6 Mbit/s: its target falls 5 % per 200 ms while the RTP queue is late and
-/// 10 % on loss (seeds 1-5: 1.14-1.29 Mbit/s at 62 s, below 0.6 by 66 s), and its
-/// window keeps the bottleneck queue short, so the backlog waits in its RTP queue
-/// (which this model never discards) and the call gets 76-81 % of the 0.6 Mbit/s step.
+/// 10 % on loss (seeds 1-5: 1.09-1.30 Mbit/s at 62 s, 0.42-0.49 at 66 s); its window
+/// keeps the bottleneck queue near the 100 ms target, the backlog waits in its RTP
+/// queue and what waits past the 150 ms playout is discarded. Seeds 1-5 get 93-100 % of
+/// the 0.6 Mbit/s step and at least 94 % of the others.
 #[test]
 fn scream_follows_capacity_steps() {
-    follows_steps(Controller::Scream, 0.7, 66);
+    follows_steps(Controller::Scream, 0.8, 66);
 }
 
 /// The feedback is real traffic on the reverse path: every report sent crosses the up

@@ -82,6 +82,9 @@ struct SelfClock {
     flight_bytes: u64,
     /// When the acknowledged point last moved.
     last_progress: Nanos,
+    /// Packets discarded from the RTP queue (never sent) at or past `acked_upto`: the
+    /// receiver reports them missing, which is no network loss.
+    discarded: std::collections::BTreeSet<u64>,
 }
 
 /// With nothing acknowledged for this long, the packets in flight are taken as lost
@@ -275,6 +278,7 @@ impl VideoCall {
             c.acked_upto = c.sent_upto;
             c.flight_bytes = 0;
             c.last_progress = now;
+            c.discarded.clear();
         }
         self.scream_adjust(now);
         self.release(now)
@@ -286,8 +290,18 @@ impl VideoCall {
             return 0..0;
         };
         let c = &mut self.clock;
-        let first = c.sent_upto;
         let made = self.records.sent.len() as u64;
+        // RFC 8298 §4.1.3: the sender SHOULD discard RTP packets that are excessively
+        // delayed; here those that waited past the playout deadline (a frame that late
+        // is of no use). They count as lost in the summary.
+        while c.sent_upto < made
+            && now.saturating_sub(self.records.sent[c.sent_upto as usize]) > self.cfg.playout_ns
+        {
+            self.records.arrived[c.sent_upto as usize] = DROPPED;
+            c.discarded.insert(c.sent_upto);
+            c.sent_upto += 1;
+        }
+        let first = c.sent_upto;
         while c.sent_upto < made && (c.flight_bytes as f64) < s.cwnd {
             let i = c.sent_upto as usize;
             self.records.sent[i] = now;
@@ -409,15 +423,21 @@ impl VideoCall {
         now: Nanos,
     ) -> std::ops::Range<u64> {
         let last_got = results.iter().rposition(|p| p.arrived.is_some());
-        let loss = last_got.is_some_and(|k| results[..k].iter().any(|p| p.arrived.is_none()));
         let c = &mut self.clock;
+        let loss = last_got.is_some_and(|k| {
+            (0..k)
+                .any(|j| results[j].arrived.is_none() && !c.discarded.contains(&(first + j as u64)))
+        });
         let mut acked = 0u64;
         if let Some(k) = last_got {
             let upto = (first + k as u64 + 1).min(c.sent_upto);
             while c.acked_upto < upto {
-                acked += self.records.lens[c.acked_upto as usize] as u64;
+                if !c.discarded.contains(&c.acked_upto) {
+                    acked += self.records.lens[c.acked_upto as usize] as u64;
+                }
                 c.acked_upto += 1;
             }
+            c.discarded = c.discarded.split_off(&c.acked_upto);
         }
         if acked > 0 {
             c.flight_bytes = c.flight_bytes.saturating_sub(acked);

@@ -7,7 +7,9 @@
 //!
 //! Not modelled: the rate-shaping buffer is always empty (the encoder's frames leave
 //! back to back, there is no pacer), so r_vin = r_send = r_ref (§4.3's buffer term is
-//! [`shaped_rates`], called with zero); one stream, so PRIO = 1.
+//! [`shaped_rates`], called with zero); one stream, so PRIO = 1. Beyond the RFC:
+//! the signal is capped at [`XMAX`] (cisco/ns3-rmcat's), and the loss interval that
+//! MULTILOSS scales is counted in packets, as ns3-rmcat counts it.
 
 use std::collections::VecDeque;
 

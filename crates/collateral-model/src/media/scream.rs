@@ -6,10 +6,13 @@
 //! state and the RTP queue's delay. Times in seconds, sizes in bytes, rates in bit/s.
 //!
 //! Left out of RFC 8298: the target's rise towards QDELAY_TARGET_HI against loss-based
-//! competitors (the target stays QDELAY_TARGET_LO), ECN, packet pacing, discarding the
-//! RTP queue, the media-rate median and the rate_transmit/rate_ack based clamps; the
-//! increase outside fast increase is RAMP_UP_SPEED scaled by the delay margin
-//! ([`Scream::adjust_rate`]), a simplification of §4.1.3.
+//! competitors (the target stays QDELAY_TARGET_LO, so a standing queue of a TCP flow
+//! starves the call), ECN, packet pacing, and §4.1.3's rate controller beyond its loss,
+//! RTP-queue and ramp terms (rate_transmit/rate_ack, PRE_CONGESTION_GUARD, scale_t,
+//! rate_media_limit): outside fast increase the target rises by RAMP_UP_SPEED scaled by
+//! the delay margin ([`Scream::adjust_rate`]). The RTP queue discards what waited past
+//! the call's playout deadline (the RFC's SHOULD on excessively delayed packets; see
+//! `VideoCall::release`).
 
 use std::collections::VecDeque;
 
