@@ -323,7 +323,7 @@ impl VideoCall {
             .get(c.sent_upto as usize)
             .map_or(0, |&t| now.saturating_sub(t));
         if let Some(t) = s.adjust_rate(wait as f64 / 1e9, now) {
-            if self.records.target.last().map_or(true, |l| l.1 != t) {
+            if self.records.target.last().is_none_or(|l| l.1 != t) {
                 self.encoder.set_target(now, t);
                 self.records.target.push((now, t));
             }

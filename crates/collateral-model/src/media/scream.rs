@@ -41,6 +41,19 @@ fn secs(ns: Nanos) -> f64 {
     ns as f64 / 1e9
 }
 
+/// What one acknowledgement tells the window update: the queuing delay, its target and
+/// trend (s, s, 0-1), the bytes newly acknowledged, in flight, and the most in flight
+/// lately.
+#[derive(Debug, Clone, Copy)]
+pub struct Ack {
+    pub qdelay: f64,
+    pub qdelay_target: f64,
+    pub qdelay_trend: f64,
+    pub acked: f64,
+    pub in_flight: f64,
+    pub max_in_flight: f64,
+}
+
 /// The window update of §4.1.2 on one acknowledgement: in fast increase (no incipient
 /// congestion: qdelay_trend below QDELAY_TREND_TH) the window grows by the bytes newly
 /// acked when it is used (bytes in flight·1.5 + acked > cwnd); otherwise as LEDBAT:
@@ -48,16 +61,15 @@ fn secs(ns: Nanos) -> f64 {
 /// MSS/cwnd, no increase while the window is under-used (bytes in flight·1.25 + acked ≤
 /// cwnd). Then cwnd ≤ max_bytes_in_flight·1.1 and ≥ MIN_CWND. Returns (cwnd, fast
 /// increase still on).
-pub fn update_cwnd(
-    cwnd: f64,
-    fast: bool,
-    qdelay: f64,
-    qdelay_target: f64,
-    qdelay_trend: f64,
-    acked: f64,
-    in_flight: f64,
-    max_in_flight: f64,
-) -> (f64, bool) {
+pub fn update_cwnd(cwnd: f64, fast: bool, a: &Ack) -> (f64, bool) {
+    let Ack {
+        qdelay,
+        qdelay_target,
+        qdelay_trend,
+        acked,
+        in_flight,
+        max_in_flight,
+    } = *a;
     if fast && qdelay_trend < QDELAY_TREND_TH {
         let c = if in_flight * 1.5 + acked > cwnd {
             cwnd + acked
@@ -163,28 +175,27 @@ impl Scream {
         }
         self.update_trend();
         let congested_ago = self.last_congestion.map(|t| secs(now - t));
-        if loss && congested_ago.map_or(true, |a| a > self.s_rtt) {
+        if loss && congested_ago.is_none_or(|a| a > self.s_rtt) {
             self.cwnd = on_loss(self.cwnd);
             self.in_fast_increase = false;
             self.last_congestion = Some(now);
             self.loss_pending = true;
         } else if acked > 0.0 {
             let max = self.max_in_flight(in_flight);
-            (self.cwnd, self.in_fast_increase) = update_cwnd(
-                self.cwnd,
-                self.in_fast_increase,
-                self.qdelay,
-                self.qdelay_target,
-                self.qdelay_trend,
+            let a = Ack {
+                qdelay: self.qdelay,
+                qdelay_target: self.qdelay_target,
+                qdelay_trend: self.qdelay_trend,
                 acked,
                 in_flight,
-                max,
-            );
+                max_in_flight: max,
+            };
+            (self.cwnd, self.in_fast_increase) = update_cwnd(self.cwnd, self.in_fast_increase, &a);
         }
         if !self.in_fast_increase
             && self
                 .last_congestion
-                .map_or(true, |t| secs(now - t) > T_RESUME_FAST_INCREASE)
+                .is_none_or(|t| secs(now - t) > T_RESUME_FAST_INCREASE)
             && self.qdelay_trend < QDELAY_TREND_LO
         {
             self.in_fast_increase = true;
@@ -256,6 +267,17 @@ impl Scream {
 mod tests {
     use super::*;
 
+    fn ack(qdelay: f64, target: f64, trend: f64, acked: f64, flight: f64, max: f64) -> Ack {
+        Ack {
+            qdelay,
+            qdelay_target: target,
+            qdelay_trend: trend,
+            acked,
+            in_flight: flight,
+            max_in_flight: max,
+        }
+    }
+
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() <= 1e-9 * b.abs().max(1.0)
     }
@@ -266,13 +288,25 @@ mod tests {
     /// 12 000·1.1 = 13 200, does not bind).
     #[test]
     fn window_grows_under_the_target() {
-        let (c, fast) = update_cwnd(10_000.0, false, 0.025, 0.1, 0.0, 2000.0, 9000.0, 12_000.0);
+        let (c, fast) = update_cwnd(
+            10_000.0,
+            false,
+            &ack(0.025, 0.1, 0.0, 2000.0, 9000.0, 12_000.0),
+        );
         assert!(close(c, 10_150.0) && !fast);
         // Under-used (4 000 in flight: 4 000·1.25 + 2 000 ≤ 10 000): no increase.
-        let (c, _) = update_cwnd(10_000.0, false, 0.025, 0.1, 0.0, 2000.0, 4000.0, 12_000.0);
+        let (c, _) = update_cwnd(
+            10_000.0,
+            false,
+            &ack(0.025, 0.1, 0.0, 2000.0, 4000.0, 12_000.0),
+        );
         assert!(close(c, 10_000.0));
         // Capped by the most bytes in flight: 9 000·1.1 = 9 900.
-        let (c, _) = update_cwnd(10_000.0, false, 0.025, 0.1, 0.0, 2000.0, 9000.0, 9000.0);
+        let (c, _) = update_cwnd(
+            10_000.0,
+            false,
+            &ack(0.025, 0.1, 0.0, 2000.0, 9000.0, 9000.0),
+        );
         assert!(close(c, 9_900.0));
     }
 
@@ -281,11 +315,23 @@ mod tests {
     /// (10 000 + 2 000) until the trend reaches QDELAY_TREND_TH, then it ends.
     #[test]
     fn window_shrinks_over_the_target_and_fast_increase() {
-        let (c, _) = update_cwnd(10_000.0, false, 0.15, 0.1, 0.0, 2000.0, 1000.0, 12_000.0);
+        let (c, _) = update_cwnd(
+            10_000.0,
+            false,
+            &ack(0.15, 0.1, 0.0, 2000.0, 1000.0, 12_000.0),
+        );
         assert!(close(c, 9_900.0));
-        let (c, fast) = update_cwnd(10_000.0, true, 0.0, 0.1, 0.1, 2000.0, 9000.0, 12_000.0);
+        let (c, fast) = update_cwnd(
+            10_000.0,
+            true,
+            &ack(0.0, 0.1, 0.1, 2000.0, 9000.0, 12_000.0),
+        );
         assert!(close(c, 12_000.0) && fast);
-        let (c, fast) = update_cwnd(10_000.0, true, 0.15, 0.1, 0.3, 2000.0, 9000.0, 12_000.0);
+        let (c, fast) = update_cwnd(
+            10_000.0,
+            true,
+            &ack(0.15, 0.1, 0.3, 2000.0, 9000.0, 12_000.0),
+        );
         assert!(close(c, 9_900.0) && !fast);
     }
 
