@@ -1,13 +1,15 @@
-"""RFC 8867 §5.1 in small: one video call under GCC on a link whose capacity steps
+"""RFC 8867 §5.1 in small: one video call (GCC, NADA or SCReAM) on a link whose capacity steps
 1 → 2.5 → 0.6 → 1 Mbit/s at 0/40/60/80 s (120 s, 50 ms one way, a 300 ms queue at
-2 Mbit/s), as cisco/ns3-rmcat runs the case. Prints, every 2 s, the capacity, GCC's
-target and the call's sending and receiving rates, then the call's summary; with the
+2 Mbit/s), as cisco/ns3-rmcat runs the case. Prints, every 2 s, the capacity, the
+controller's target and the call's sending and receiving rates, then the call's summary; with the
 encoder's ceiling at RFC 8867's 1.5 Mbit/s and at 3 Mbit/s (so the 2.5 Mbit/s step binds).
 
-    python examples/video_capacity_steps.py
+    python examples/video_capacity_steps.py [--controller gcc|nada|scream] [--seed N]
 """
 
 from __future__ import annotations
+
+import argparse
 
 import collateral
 from collateral.spec import LinkSpec, MediaSpec, QueueSpec, Scenario
@@ -32,24 +34,32 @@ def trace_ms() -> list[int]:
     return ms
 
 
-def run(max_rate: str) -> collateral.Result:
+def run(max_rate: str, controller: str = "gcc", seed: int = 1) -> collateral.Result:
     q = QueueSpec(limit="60p")
     sc = Scenario(
         down=LinkSpec(trace={"ms": trace_ms()}, queue=q),
         up=LinkSpec(rate="2Mbit", queue=q),
         rtt="100ms",
-        media=MediaSpec(max_rate=max_rate),
+        media=MediaSpec(max_rate=max_rate, controller=controller),
         duration=f"{SECONDS}s",
         warmup="0s",
+        seed=seed,
     )
     return collateral.simulate(sc)
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--controller", default="gcc", help="gcc, nada or scream")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
     for max_rate in ("1.5Mbit", "3Mbit"):
-        r = run(max_rate)
+        r = run(max_rate, args.controller, args.seed)
         t = r.traces["media"]
-        print(f"encoder max {max_rate}\n  t_s  capacity  target    sent  received  (Mbit/s)")
+        print(
+            f"{args.controller}, encoder max {max_rate}\n"
+            "  t_s  capacity  target    sent  received  (Mbit/s)"
+        )
         for i in range(0, len(t["time_s"]), 2):
             s = t["time_s"][i]
             print(

@@ -26,7 +26,7 @@ def test_video_builds_the_media_table_the_core_takes():
 @pytest.mark.parametrize(
     ("params", "name"),
     [
-        ({"video": "nada"}, "video"),
+        ({"video": "sprout"}, "video"),
         ({"video": "gcc", "video_direction": "sideways"}, "video_direction"),
         ({"video": "gcc", "video_max_rate": "fast"}, "video_max_rate"),
     ],
@@ -64,6 +64,22 @@ def test_a_call_alone_reports_its_rate_frames_and_trace():
     # The target only grows from its 150 kbit/s start while nothing is congested.
     assert t["target_bps"][0] == pytest.approx(150_000, rel=0.1)
     assert t["target_bps"][10] > t["target_bps"][0]
+
+
+@pytest.mark.parametrize("cc", ["nada", "scream"])
+def test_each_controller_runs_and_is_named(cc):
+    """NADA (RFC 8698) and SCReAM (RFC 8298) take the call from the core's vocabulary;
+    alone on a 2 Mbit/s link each climbs from its 150 kbit/s start towards the encoder's
+    1.5 Mbit/s ceiling, never above it."""
+    r = collateral.simulate(
+        down="2Mbit", up="1Mbit", tcp_flows=0, cbr="none", video=cc, duration="30s",
+        warmup="5s",
+    )  # fmt: skip
+    (m,) = r.summary["media"]
+    assert m["cc"] == cc and m["rate_share"] == 1.0
+    assert 500_000 < m["received_bps"] <= m["sent_bps"] <= 1_600_000
+    t = r.traces["media"]["target_bps"]
+    assert t[0] == pytest.approx(150_000, rel=0.5) and t[0] < t[10] <= 1_500_000
 
 
 def test_the_testbed_refuses_a_call_it_cannot_run():

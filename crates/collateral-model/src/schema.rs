@@ -292,7 +292,7 @@ pub const CBR: &[Column] = &[
 pub const MEDIA: &[Column] = &[
     c("flow", U32, "", "flow id of the media stream (its feedback is the next id)"),
     c("direction", Str, "", "down or up: the video's"),
-    c("cc", Str, "", "the call's congestion controller (gcc)"),
+    c("cc", Str, "", "the call's congestion controller (gcc, nada, scream)"),
     c("sent_bps", F64, "bit/s", "media bytes (IP) sent after the warm-up, per second"),
     c("received_bps", F64, "bit/s", "media bytes (IP) of those received, per second"),
     n("target_mean_bps", F64, "bit/s", "the controller's target rate, averaged over time after the warm-up"),

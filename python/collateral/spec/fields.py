@@ -274,8 +274,9 @@ FIELDS: tuple[Field, ...] = (
     ),
     Field(
         "video", (str,), None, "a video call beside the other traffic, its rate set by this"
-        f" congestion controller: {', '.join(MEDIA_CONTROLLERS)} (draft-ietf-rmcat-gcc-02 on"
-        " RFC 8888 feedback; RFC 8593's synthetic encoder, 30 fps, no audio)", "traffic",
+        f" congestion controller: {', '.join(MEDIA_CONTROLLERS)} (draft-ietf-rmcat-gcc-02,"
+        " RFC 8698, RFC 8298 on RFC 8888 feedback; RFC 8593's synthetic encoder, 30 fps, no"
+        " audio)", "traffic",
         metavar="CC", optional=True, default_text="none", lands=(("media",),),
     ),
     Field(

@@ -1,7 +1,7 @@
 """A video call beside the bulk flows: one adaptive real-time media stream whose sender
-runs a congestion controller (GCC, draft-ietf-rmcat-gcc-02) on the receiver's RFC 8888
-feedback. The model itself lives in the core (``collateral-model``'s ``media``); this is
-its specification."""
+runs a congestion controller (GCC, draft-ietf-rmcat-gcc-02; NADA, RFC 8698; SCReAM,
+RFC 8298) on the receiver's RFC 8888 feedback. The model itself lives in the core
+(``collateral-model``'s ``media``); this is its specification."""
 
 from __future__ import annotations
 

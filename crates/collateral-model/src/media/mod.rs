@@ -1,15 +1,19 @@
 //! Adaptive real-time media (RMCAT): a video call whose sender runs a congestion
 //! controller on the receiver's transport feedback. The parts are clock-agnostic (each
 //! takes `now`), so the simulator drives them now and the testbed's endpoints can later:
-//! [`encoder`] (RFC 8593's synthetic codec), [`feedback`] (RFC 8888 reports), [`gcc`]
-//! (draft-ietf-rmcat-gcc-02) and [`summary`] (what is measured of a call).
+//! [`encoder`] (RFC 8593's synthetic codec), [`feedback`] (RFC 8888 reports), the
+//! controllers [`gcc`] (draft-ietf-rmcat-gcc-02), [`nada`] (RFC 8698) and [`scream`]
+//! (RFC 8298), and [`summary`] (what is measured of a call).
 //!
 //! One video stream, one direction; no audio beside it, no retransmission (NACK) or
-//! key-frame requests, no pacer (a frame's packets leave back to back).
+//! key-frame requests, no pacer (a frame's packets leave back to back; under SCReAM
+//! they wait in its RTP queue until its window lets them go).
 
 pub mod encoder;
 pub mod feedback;
 pub mod gcc;
+pub mod nada;
+pub mod scream;
 pub mod summary;
 
 use collateral_queue::{Ecn, Nanos};
@@ -21,6 +25,8 @@ use crate::units::Direction;
 use encoder::{Encoder, EncoderConfig};
 use feedback::{FeedbackReceiver, Report};
 use gcc::{Gcc, PacketResult};
+use nada::Nada;
+use scream::Scream;
 
 /// The fastest call a scenario may ask for (the encoder's packets are records each).
 pub const MAX_RATE_BPS: u64 = 1_000_000_000;
@@ -31,7 +37,60 @@ pub const MAX_RATE_BPS: u64 = 1_000_000_000;
 #[strum(serialize_all = "snake_case")]
 pub enum Controller {
     Gcc,
+    Nada,
+    Scream,
 }
+
+impl Controller {
+    /// Its name in the summaries.
+    pub fn name(self) -> &'static str {
+        match self {
+            Controller::Gcc => "gcc",
+            Controller::Nada => "nada",
+            Controller::Scream => "scream",
+        }
+    }
+}
+
+/// The running controller of a call.
+#[derive(Debug, Clone)]
+pub enum RateControl {
+    Gcc(Gcc),
+    Nada(Nada),
+    Scream(Box<Scream>),
+}
+
+impl RateControl {
+    pub fn target_bps(&self) -> f64 {
+        match self {
+            RateControl::Gcc(g) => g.target_bps(),
+            RateControl::Nada(n) => n.target_bps(),
+            RateControl::Scream(s) => s.target_bps,
+        }
+    }
+}
+
+/// SCReAM's RTP queue and bytes-in-flight accounting (RFC 8298 §4.1.2: bytes in flight
+/// run from the highest acknowledged sequence number, lost packets before it counted as
+/// acknowledged, to the last sent).
+#[derive(Debug, Clone, Default)]
+struct SelfClock {
+    /// Packets made but not yet sent: sequence numbers `sent_upto..made`.
+    sent_upto: u64,
+    /// Packets acknowledged (or given up): `..acked_upto`.
+    acked_upto: u64,
+    flight_bytes: u64,
+    /// When the acknowledged point last moved.
+    last_progress: Nanos,
+    /// Packets discarded from the RTP queue (never sent) at or past `acked_upto`: the
+    /// receiver reports them missing, which is no network loss.
+    discarded: std::collections::BTreeSet<u64>,
+}
+
+/// With nothing acknowledged for this long, the packets in flight are taken as lost
+/// (else a window whose every packet was dropped would never reopen; RFC 8298 leaves
+/// this to the implementation).
+pub const SCREAM_STALL_NS: Nanos = 1_000_000_000;
 
 /// A video call: the scenario's `media`. Rates default to RFC 8867's test cases as
 /// cisco/ns3-rmcat runs them (`test/rmcat-common-test.h`: R_init = R_min = 150 kbit/s,
@@ -139,7 +198,8 @@ pub struct MediaRecords {
 pub struct VideoCall {
     pub cfg: MediaConfig,
     pub encoder: Encoder,
-    pub gcc: Gcc,
+    pub control: RateControl,
+    clock: SelfClock,
     pub receiver: FeedbackReceiver,
     pub records: MediaRecords,
     /// Reports on their way back, by feedback sequence number: (when made, first
@@ -162,9 +222,15 @@ impl VideoCall {
             key_interval_ns: cfg.key_interval_ns,
             ..Default::default()
         };
-        let gcc = Gcc::new(start, min, max);
+        let control = match cfg.controller {
+            Controller::Gcc => RateControl::Gcc(Gcc::new(start, min, max)),
+            Controller::Nada => RateControl::Nada(Nada::new(start, min, max)),
+            Controller::Scream => {
+                RateControl::Scream(Box::new(Scream::new(start, min, max, cfg.start_ns)))
+            }
+        };
         let records = MediaRecords {
-            target: vec![(cfg.start_ns, gcc.target_bps())],
+            target: vec![(cfg.start_ns, control.target_bps())],
             ..Default::default()
         };
         VideoCall {
@@ -174,7 +240,11 @@ impl VideoCall {
                 start,
                 rng::stream(seed, rng::MEDIA_STREAM),
             ),
-            gcc,
+            control,
+            clock: SelfClock {
+                last_progress: cfg.start_ns,
+                ..Default::default()
+            },
             receiver: FeedbackReceiver::default(),
             records,
             reports: Vec::new(),
@@ -194,9 +264,74 @@ impl VideoCall {
         self.next_feedback
     }
 
-    /// Encodes the frame due now and records its packets; returns their sequence
-    /// numbers (their lengths are in `records.lens`).
+    /// Encodes the frame due now and records its packets; returns the sequence numbers
+    /// of those to send now (their lengths are in `records.lens`): all of them, or under
+    /// SCReAM those its window lets out of the RTP queue.
     pub fn send_frame(&mut self, now: Nanos) -> std::ops::Range<u64> {
+        let made = self.make_frame(now);
+        if !matches!(self.control, RateControl::Scream(_)) {
+            self.clock.sent_upto = made.end;
+            return made;
+        }
+        let c = &mut self.clock;
+        if c.flight_bytes > 0 && now.saturating_sub(c.last_progress) >= SCREAM_STALL_NS {
+            c.acked_upto = c.sent_upto;
+            c.flight_bytes = 0;
+            c.last_progress = now;
+            c.discarded.clear();
+        }
+        self.scream_adjust(now);
+        self.release(now)
+    }
+
+    /// Packets leave the RTP queue while the bytes in flight are below the window.
+    fn release(&mut self, now: Nanos) -> std::ops::Range<u64> {
+        let RateControl::Scream(s) = &self.control else {
+            return 0..0;
+        };
+        let c = &mut self.clock;
+        let made = self.records.sent.len() as u64;
+        // RFC 8298 §4.1.3: the sender SHOULD discard RTP packets that are excessively
+        // delayed; here those that waited past the playout deadline (a frame that late
+        // is of no use). They count as lost in the summary.
+        while c.sent_upto < made
+            && now.saturating_sub(self.records.sent[c.sent_upto as usize]) > self.cfg.playout_ns
+        {
+            self.records.arrived[c.sent_upto as usize] = DROPPED;
+            c.discarded.insert(c.sent_upto);
+            c.sent_upto += 1;
+        }
+        let first = c.sent_upto;
+        while c.sent_upto < made && (c.flight_bytes as f64) < s.cwnd {
+            let i = c.sent_upto as usize;
+            self.records.sent[i] = now;
+            c.flight_bytes += self.records.lens[i] as u64;
+            c.sent_upto += 1;
+        }
+        first..c.sent_upto
+    }
+
+    /// SCReAM's rate controller, given the RTP queue's delay (its oldest packet's wait).
+    fn scream_adjust(&mut self, now: Nanos) {
+        let RateControl::Scream(s) = &mut self.control else {
+            return;
+        };
+        let c = &self.clock;
+        let wait = self
+            .records
+            .sent
+            .get(c.sent_upto as usize)
+            .map_or(0, |&t| now.saturating_sub(t));
+        if let Some(t) = s.adjust_rate(wait as f64 / 1e9, now) {
+            if self.records.target.last().is_none_or(|l| l.1 != t) {
+                self.encoder.set_target(now, t);
+                self.records.target.push((now, t));
+            }
+        }
+    }
+
+    /// Encodes the frame due now; its packets are recorded as made now.
+    fn make_frame(&mut self, now: Nanos) -> std::ops::Range<u64> {
         let f = self.encoder.next_frame();
         let r = &mut self.records;
         let first = r.sent.len() as u64;
@@ -237,11 +372,13 @@ impl VideoCall {
         self.records.feedback_lost += 1;
     }
 
-    /// Report `seq` reached the sender at `now`: GCC reads it (arrival times as the
-    /// report's 1/1024 s offsets give them) and the encoder gets the new target.
-    pub fn on_feedback(&mut self, now: Nanos, seq: u64) {
+    /// Report `seq` reached the sender at `now`: the controller reads it (arrival times
+    /// as the report's 1/1024 s offsets give them) and the encoder gets the new target.
+    /// Returns the packets SCReAM's window now lets out of its RTP queue (none for the
+    /// others).
+    pub fn on_feedback(&mut self, now: Nanos, seq: u64) -> std::ops::Range<u64> {
         let Some((made, first, report)) = self.reports[seq as usize].take() else {
-            return;
+            return 0..0;
         };
         let mut results = Vec::with_capacity(report.metrics.len());
         for (k, m) in report.metrics.iter().enumerate() {
@@ -260,14 +397,62 @@ impl VideoCall {
                 sent,
                 bytes: self.records.lens[i],
                 arrived,
+                ce: m.received && m.ecn == Ecn::Ce as u8,
             });
         }
-        let before = self.gcc.target_bps();
-        let target = self.gcc.on_feedback(&results, self.rtt_ns, now);
+        let before = self.control.target_bps();
+        let target = match &mut self.control {
+            RateControl::Gcc(g) => g.on_feedback(&results, self.rtt_ns, now),
+            RateControl::Nada(n) => n.on_feedback(&results, self.rtt_ns, now),
+            RateControl::Scream(_) => return self.scream_feedback(&results, first, now),
+        };
         if target != before {
             self.encoder.set_target(now, target);
             self.records.target.push((now, target));
         }
+        0..0
+    }
+
+    /// SCReAM reads a report: the acknowledged point moves past its highest received
+    /// packet (RFC 8298 §4.1.2), the window updates, the rate controller runs, and the
+    /// window may let packets out.
+    fn scream_feedback(
+        &mut self,
+        results: &[PacketResult],
+        first: u64,
+        now: Nanos,
+    ) -> std::ops::Range<u64> {
+        let last_got = results.iter().rposition(|p| p.arrived.is_some());
+        let c = &mut self.clock;
+        let loss = last_got.is_some_and(|k| {
+            (0..k)
+                .any(|j| results[j].arrived.is_none() && !c.discarded.contains(&(first + j as u64)))
+        });
+        let mut acked = 0u64;
+        if let Some(k) = last_got {
+            let upto = (first + k as u64 + 1).min(c.sent_upto);
+            while c.acked_upto < upto {
+                if !c.discarded.contains(&c.acked_upto) {
+                    acked += self.records.lens[c.acked_upto as usize] as u64;
+                }
+                c.acked_upto += 1;
+            }
+            c.discarded = c.discarded.split_off(&c.acked_upto);
+        }
+        if acked > 0 {
+            c.flight_bytes = c.flight_bytes.saturating_sub(acked);
+            c.last_progress = now;
+        }
+        let delays: Vec<(Nanos, Nanos)> = last_got
+            .map(|k| (results[k].sent, results[k].arrived.unwrap()))
+            .into_iter()
+            .collect();
+        let flight = c.flight_bytes as f64;
+        if let RateControl::Scream(s) = &mut self.control {
+            s.on_feedback(&delays, loss, acked as f64, flight, self.rtt_ns, now);
+        }
+        self.scream_adjust(now);
+        self.release(now)
     }
 }
 

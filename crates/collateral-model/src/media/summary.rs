@@ -142,7 +142,7 @@ pub fn media_summary(
     MediaSummary {
         flow,
         direction: cfg.direction.name(),
-        cc: "gcc",
+        cc: cfg.controller.name(),
         sent_bps: sent_b as f64 * 8.0 / secs,
         received_bps,
         target_mean_bps: step_mean(&rec.target, from, end),

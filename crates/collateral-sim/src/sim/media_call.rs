@@ -50,6 +50,23 @@ impl MediaState {
     }
 }
 
+/// The media packets `seqs` of the call, sent now.
+fn media_packets(
+    c: &VideoCall,
+    seqs: std::ops::Range<u64>,
+    base: u32,
+    now: u64,
+    out: &mut Vec<Packet>,
+) {
+    let tos = c.cfg.tag << 2 | c.cfg.ecn as u8;
+    for seq in seqs {
+        let len = c.records.lens[seq as usize];
+        let mut p = Packet::new(PacketKind::Cbr, base, len, seq, now);
+        p.tos = tos;
+        out.push(p);
+    }
+}
+
 impl Simulation {
     /// A frame is due (`which` = 0) or the receiver's feedback timer fired (1).
     pub(super) fn media_wake(&mut self, which: u32) {
@@ -63,12 +80,8 @@ impl Simulation {
         let dir = c.cfg.direction;
         let mut out = std::mem::take(&mut self.out);
         let (next, d) = if which == FRAME {
-            for seq in c.send_frame(now) {
-                let len = c.records.lens[seq as usize];
-                let mut p = Packet::new(PacketKind::Cbr, base, len, seq, now);
-                p.tos = tos;
-                out.push(p);
-            }
+            let seqs = c.send_frame(now);
+            media_packets(c, seqs, base, now, &mut out);
             (c.next_frame_at(), dir)
         } else {
             if let Some((seq, len)) = c.make_feedback(now) {
@@ -93,7 +106,15 @@ impl Simulation {
             if pkt.flow == self.media.base {
                 c.on_media_arrival(now, pkt.seq, pkt.tos & 3);
             } else {
-                c.on_feedback(now, pkt.seq);
+                // SCReAM's window may let queued packets go.
+                let seqs = c.on_feedback(now, pkt.seq);
+                if !seqs.is_empty() {
+                    let dir = c.cfg.direction;
+                    let mut out = std::mem::take(&mut self.out);
+                    media_packets(c, seqs, self.media.base, now, &mut out);
+                    self.out = out;
+                    self.flush(dir, 1);
+                }
             }
         }
     }

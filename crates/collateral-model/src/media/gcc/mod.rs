@@ -40,6 +40,8 @@ pub struct PacketResult {
     pub bytes: u32,
     /// Arrival on the receiver's clock; `None`: reported missing (lost).
     pub arrived: Option<Nanos>,
+    /// Reported CE-marked (RFC 8888's ECN field); NADA reads it.
+    pub ce: bool,
 }
 
 /// An arrival group (draft §5.2): its first send time and its last packet's send and
@@ -178,6 +180,7 @@ mod tests {
                 sent: k * 10 * ms,
                 bytes: 1000,
                 arrived: (k % 5 != 0).then_some(k * 10 * ms + 20 * ms),
+                ce: false,
             })
             .collect();
         // 10 packets: not judged yet.
