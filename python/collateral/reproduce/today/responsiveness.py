@@ -49,7 +49,7 @@ def _panel(ax: Any, df: pd.DataFrame, qs: list[str], col: str, scale: float) -> 
             ax.bar(i, float(np.median(v)), width=0.7, color=color, alpha=0.35, lw=0)
             off = np.linspace(-_JITTER, _JITTER, len(v)) if len(v) > 1 else np.zeros(1)
             ax.plot(i + off, v, "o", ms=4, color=color, mec="k", mew=0.4)
-    ax.set_xticks(range(len(qs)), [QUEUES[q][1] for q in qs], fontsize=7.5)
+    ax.set_xticks(range(len(qs)), [QUEUES[q][1] for q in qs], fontsize=8)
     ax.set_xlim(-0.6, len(qs) - 0.4)
     ax.set_ylim(bottom=0)
     ax.grid(axis="y", color="0.9", lw=0.6)
