@@ -2,7 +2,8 @@
 PIE, CAKE and DualPI2 on ADSL1 and a 100/20 Mbit/s cable link (``today-queues``),
 RFC 9332's coupling goal for DualPI2 (``today-l4s``), and the same call and game on
 today's links, a cellular trace, a Starlink-like satellite and a DOCSIS upstream
-(``today-links``).
+(``today-links``), and responsiveness (RPM, grade, QoO) under RRUL on three lines
+(``responsiveness``).
 
 The experiments are ``experiments/today-queues.toml``, ``l4s-coupling.toml`` and
 ``today-links.toml``; their comments state the set-up. Every number here is read from
@@ -18,6 +19,8 @@ from .links import today_links
 from .links_claims import today_links_claims
 from .queue_claims import today_claims
 from .queues import today_queues
+from .resp_claims import responsiveness_claims
+from .responsiveness import responsiveness
 from .table import MIXES, VARIANTS, today_table
 
 __all__ = [
@@ -27,6 +30,8 @@ __all__ = [
     "l4s_claims",
     "l4s_coupling",
     "l4s_table",
+    "responsiveness",
+    "responsiveness_claims",
     "today_claims",
     "today_links",
     "today_links_claims",
@@ -63,5 +68,15 @@ FIGURES: list[Figure] = [
         today_links_claims,
         # 15 s still holds the satellite's first handover (at 12 s).
         (("experiment.trials", 1), ("scenario.duration", "15s"), ("scenario.warmup", "3s")),
+    ),
+    Figure(
+        "responsiveness",
+        "collateral study",
+        "responsiveness under RRUL: RPM, grade and QoO per queue on ADSL1, cable and fibre",
+        "responsiveness",
+        responsiveness,
+        responsiveness_claims,
+        # 30 s: 5 s idle, then the load; ADSL1's saturates at about 20-25 s.
+        (("experiment.trials", 1), ("scenario.duration", "30s")),
     ),
 ]

@@ -107,12 +107,23 @@ def links_table(store: Store) -> pd.DataFrame:
     """Median over trials per link and queue (and the trial count)."""
     df = link_trials(store)
     cols = [c for c in df.columns if c not in ("link", "queue", "rep", "key")]
+    return medians_by_link_queue(df, cols, LINK_ORDER, list(QUEUES))
+
+
+def medians_by_link_queue(
+    df: pd.DataFrame, cols: list[str], links: Any, queues: Any, extra: Any = None
+) -> pd.DataFrame:
+    """Medians of ``cols`` over trials per (link, queue), ``extra`` {column: reducer}
+    beside them, and the trial count; rows in the order of ``links`` and ``queues``
+    (unknown ones last)."""
     g = df.groupby(["link", "queue"])
     t = g[cols].median()
+    for c, f in (extra or {}).items():
+        t[c] = g[c].agg(f)
     t["trials"] = g.size()
     t = t.reset_index()
-    t["_l"] = t.link.map({k: i for i, k in enumerate(LINK_ORDER)}).fillna(9)
-    t["_q"] = t.queue.map({k: i for i, k in enumerate(QUEUES)}).fillna(9)
+    t["_l"] = t.link.map({k: i for i, k in enumerate(links)}).fillna(len(links))
+    t["_q"] = t.queue.map({k: i for i, k in enumerate(queues)}).fillna(len(queues))
     t = t.sort_values(["_l", "_q"]).drop(columns=["_l", "_q"])
     return t.set_index(["link", "queue"])
 

@@ -212,7 +212,10 @@ def write_tables(t: pd.DataFrame, stem: Path, cols: Any, head: str) -> list[Path
         cells = [str(x) for x in idx]
         for c, _, scale, fmt in cols:
             v = r[c]
-            cells.append("–" if isnan(v) else fmt.format(float(v) * scale))
+            if scale is None:  # a word (a grade): as it is
+                cells.append(str(v) or "–")
+            else:
+                cells.append("–" if isnan(v) else fmt.format(float(v) * scale))
         cells.append(str(int(r["trials"])))
         lines.append("| " + " | ".join(cells) + " |")
     md = stem.with_suffix(".md")
