@@ -58,12 +58,6 @@ def check_testbed(scenario: Scenario) -> None:
             "web users are not supported in the testbed yet (bulk TCP and CBR only);"
             " simulate them instead",
         )
-    if sc.media is not None:
-        raise TestbedLimitError(
-            ("media",),
-            "a video call is not supported in the testbed yet (its endpoints do not run"
-            " the encoder, feedback and GCC); simulate it instead",
-        )
     if len(sc.tcp) > MAX_TESTBED_TCP_FLOWS:
         raise TestbedLimitError(
             ("tcp",),

@@ -1,8 +1,10 @@
 //! Adaptive real-time media (RMCAT): a video call whose sender runs a congestion
 //! controller on the receiver's transport feedback. The parts are clock-agnostic (each
-//! takes `now`), so the simulator drives them now and the testbed's endpoints can later:
+//! takes `now`), so the simulator drives them and the testbed's endpoints do too:
 //! [`encoder`] (RFC 8593's synthetic codec), [`feedback`] (RFC 8888 reports), [`gcc`]
-//! (draft-ietf-rmcat-gcc-02) and [`summary`] (what is measured of a call).
+//! (draft-ietf-rmcat-gcc-02), [`sender`] (the sending end that runs them on each event),
+//! [`summary`] (what is measured of a call) and [`testbed`] (the testbed's records of
+//! a call, checked before they are measured).
 //!
 //! One video stream, one direction; no audio beside it, no retransmission (NACK) or
 //! key-frame requests, no pacer (a frame's packets leave back to back).
@@ -10,17 +12,17 @@
 pub mod encoder;
 pub mod feedback;
 pub mod gcc;
+pub mod sender;
 pub mod summary;
+pub mod testbed;
 
 use collateral_queue::{Ecn, Nanos};
 use serde::{Deserialize, Serialize};
 
-use crate::rng;
-use crate::traffic::{DROPPED, IN_FLIGHT, LOST_ON_WIRE};
+use crate::traffic::{DROPPED, LOST_ON_WIRE};
 use crate::units::Direction;
-use encoder::{Encoder, EncoderConfig};
 use feedback::{FeedbackReceiver, Report};
-use gcc::{Gcc, PacketResult};
+pub use sender::MediaSender;
 
 /// The fastest call a scenario may ask for (the encoder's packets are records each).
 pub const MAX_RATE_BPS: u64 = 1_000_000_000;
@@ -134,59 +136,22 @@ pub struct MediaRecords {
     pub feedback_lost: u64,
 }
 
-/// Both ends of a call as the simulator holds them.
+/// The call's receiving end: notes each media packet's arrival and reports every
+/// feedback interval.
 #[derive(Debug, Clone)]
-pub struct VideoCall {
-    pub cfg: MediaConfig,
-    pub encoder: Encoder,
-    pub gcc: Gcc,
-    pub receiver: FeedbackReceiver,
-    pub records: MediaRecords,
-    /// Reports on their way back, by feedback sequence number: (when made, first
-    /// media sequence number, report).
-    reports: Vec<Option<(Nanos, u64, Report)>>,
-    /// The sender's round-trip estimate (the scenario's RTT until feedback says).
-    pub rtt_ns: Nanos,
+pub struct MediaReceiver {
+    pub feedback: FeedbackReceiver,
+    interval: Nanos,
     next_feedback: Nanos,
 }
 
-impl VideoCall {
-    pub fn new(cfg: &MediaConfig, seed: u64, rtt_ns: Nanos) -> Self {
-        let (min, max) = (cfg.min_rate_bps as f64, cfg.max_rate_bps as f64);
-        let start = cfg.start_rate_bps as f64;
-        let enc = EncoderConfig {
-            fps: cfg.fps,
-            reaction_lag_ns: cfg.reaction_lag_ns,
-            min_bps: min,
-            max_bps: max,
-            key_interval_ns: cfg.key_interval_ns,
-            ..Default::default()
-        };
-        let gcc = Gcc::new(start, min, max);
-        let records = MediaRecords {
-            target: vec![(cfg.start_ns, gcc.target_bps())],
-            ..Default::default()
-        };
-        VideoCall {
-            encoder: Encoder::new(
-                enc,
-                cfg.start_ns,
-                start,
-                rng::stream(seed, rng::MEDIA_STREAM),
-            ),
-            gcc,
-            receiver: FeedbackReceiver::default(),
-            records,
-            reports: Vec::new(),
-            rtt_ns,
+impl MediaReceiver {
+    pub fn new(cfg: &MediaConfig) -> Self {
+        MediaReceiver {
+            feedback: FeedbackReceiver::default(),
+            interval: cfg.feedback_interval_ns,
             next_feedback: cfg.start_ns + cfg.feedback_interval_ns,
-            cfg: cfg.clone(),
         }
-    }
-
-    /// When the next frame is captured.
-    pub fn next_frame_at(&self) -> Nanos {
-        self.encoder.next_capture()
     }
 
     /// When the receiver next sends feedback.
@@ -194,79 +159,87 @@ impl VideoCall {
         self.next_feedback
     }
 
-    /// Encodes the frame due now and records its packets; returns their sequence
-    /// numbers (their lengths are in `records.lens`).
-    pub fn send_frame(&mut self, now: Nanos) -> std::ops::Range<u64> {
-        let f = self.encoder.next_frame();
-        let r = &mut self.records;
-        let first = r.sent.len() as u64;
-        for len in encoder::packetize(f.bytes) {
-            r.sent.push(now);
-            r.arrived.push(IN_FLIGHT);
-            r.lens.push(len);
-            r.frame.push(f.index as u32);
+    /// The feedback timer fired at `now`: the report and the first sequence number it
+    /// covers, if there is anything to report; the next timer is set an interval on.
+    pub fn make_report(&mut self, now: Nanos) -> Option<(u64, Report)> {
+        self.next_feedback = now + self.interval;
+        self.feedback.report(now)
+    }
+}
+
+/// Both ends of a call as the simulator holds them: the reports travel as packets that
+/// carry only their sequence number, the report itself waiting here.
+#[derive(Debug, Clone)]
+pub struct VideoCall {
+    pub sender: MediaSender,
+    pub receiver: MediaReceiver,
+    /// Reports on their way back, by feedback sequence number: (when made, first
+    /// media sequence number, report).
+    reports: Vec<Option<(Nanos, u64, Report)>>,
+}
+
+impl VideoCall {
+    pub fn new(cfg: &MediaConfig, seed: u64, rtt_ns: Nanos) -> Self {
+        VideoCall {
+            sender: MediaSender::new(cfg, seed, rtt_ns),
+            receiver: MediaReceiver::new(cfg),
+            reports: Vec::new(),
         }
-        let last = r.sent.len() as u64;
-        r.frames.push((f.captured, first, (last - first) as u32));
-        first..last
+    }
+
+    pub fn cfg(&self) -> &MediaConfig {
+        &self.sender.cfg
+    }
+
+    pub fn records(&self) -> &MediaRecords {
+        &self.sender.records
+    }
+
+    /// When the next frame is captured.
+    pub fn next_frame_at(&self) -> Nanos {
+        self.sender.next_frame_at()
+    }
+
+    /// When the receiver next sends feedback.
+    pub fn next_feedback_at(&self) -> Nanos {
+        self.receiver.next_feedback_at()
+    }
+
+    /// Encodes the frame due now and records its packets; returns their sequence
+    /// numbers (their lengths are in `records().lens`).
+    pub fn send_frame(&mut self, now: Nanos) -> std::ops::Range<u64> {
+        self.sender.send_frame(now)
     }
 
     pub fn on_media_arrival(&mut self, now: Nanos, seq: u64, ecn: u8) {
-        self.records.arrived[seq as usize] = now;
-        self.receiver.on_packet(seq, now, ecn);
+        self.sender.records.arrived[seq as usize] = now;
+        self.receiver.feedback.on_packet(seq, now, ecn);
     }
 
     pub fn on_media_drop(&mut self, seq: u64, on_wire: bool) {
-        self.records.arrived[seq as usize] = if on_wire { LOST_ON_WIRE } else { DROPPED };
+        self.sender.records.arrived[seq as usize] = if on_wire { LOST_ON_WIRE } else { DROPPED };
     }
 
     /// The receiver's feedback timer: the report's sequence number and IP length, if
     /// there is anything to report; the next timer is set.
     pub fn make_feedback(&mut self, now: Nanos) -> Option<(u64, u32)> {
-        self.next_feedback = now + self.cfg.feedback_interval_ns;
-        let (first, report) = self.receiver.report(now)?;
+        let (first, report) = self.receiver.make_report(now)?;
         let seq = self.reports.len() as u64;
         let bytes = report.wire_bytes();
         self.reports.push(Some((now, first, report)));
-        self.records.feedback_sent += 1;
+        self.sender.records.feedback_sent += 1;
         Some((seq, bytes))
     }
 
     pub fn on_feedback_drop(&mut self, seq: u64) {
         self.reports[seq as usize] = None;
-        self.records.feedback_lost += 1;
+        self.sender.records.feedback_lost += 1;
     }
 
-    /// Report `seq` reached the sender at `now`: GCC reads it (arrival times as the
-    /// report's 1/1024 s offsets give them) and the encoder gets the new target.
+    /// Report `seq` reached the sender at `now`.
     pub fn on_feedback(&mut self, now: Nanos, seq: u64) {
-        let Some((made, first, report)) = self.reports[seq as usize].take() else {
-            return;
-        };
-        let mut results = Vec::with_capacity(report.metrics.len());
-        for (k, m) in report.metrics.iter().enumerate() {
-            let i = first as usize + k;
-            let sent = self.records.sent[i];
-            let arrived = m
-                .received
-                .then(|| feedback::ato_ns(m.ato).map(|o| made.saturating_sub(o)))
-                .flatten();
-            if let Some(a) = arrived {
-                // Round trip: the time since it was sent, less the time it waited at
-                // the receiver for the report.
-                self.rtt_ns = now.saturating_sub(sent).saturating_sub(made - a);
-            }
-            results.push(PacketResult {
-                sent,
-                bytes: self.records.lens[i],
-                arrived,
-            });
-        }
-        let before = self.gcc.target_bps();
-        let target = self.gcc.on_feedback(&results, self.rtt_ns, now);
-        if target != before {
-            self.encoder.set_target(now, target);
-            self.records.target.push((now, target));
+        if let Some((made, first, report)) = self.reports[seq as usize].take() {
+            self.sender.on_report(now, made, first, &report);
         }
     }
 }
