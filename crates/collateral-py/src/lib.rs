@@ -2,6 +2,7 @@
 //! the boundary once as JSON; the trial runs without the GIL; traces come back as numpy
 //! arrays (moved, not copied element by element).
 
+mod media_records;
 use collateral_sim::error::{ConfigError as CoreConfigError, PathPart};
 use collateral_sim::measure;
 use collateral_sim::metrics::Traces;
@@ -290,8 +291,7 @@ fn simulate_batch<'py>(
 /// `u64::MAX - 1` dropped by the router's queue, `u64::MAX - 2` lost elsewhere; lens
 /// empty for fixed-size flows); `router_json`: the router's end-of-run report. Errors
 /// are ConfigError; for the records and the report, the text starts `tcp records: ` or
-/// `router report: ` and `path` is within that JSON. `media`: the video call's records
-/// ([`media_records`]), measured as the simulator's call is.
+/// `router report: ` and `path` is within that JSON; `media`: [`media_records::add_call`].
 #[pyfunction]
 #[pyo3(signature = (scenario_json, tcp_json, cbr, router_json=None, media=None))]
 fn measure_testbed<'py>(
@@ -324,57 +324,10 @@ fn measure_testbed<'py>(
         .transpose()
         .map_err(|e| config_error_with(py, format!("router report: {e}"), &e))?;
     let mut r = measure::testbed_result(&sc, &tcp, &cbr, router).map_err(PyValueError::new_err)?;
-    if let Some(m) = media {
-        let rec = media_records(&m)?;
-        collateral_sim::media::testbed::add_testbed_call(&mut r, &sc, &rec)
-            .map_err(PyValueError::new_err)?;
-    }
+    media
+        .map(|m| media_records::add_call(&mut r, &sc, &m))
+        .transpose()?;
     result_to_py(py, r, true)
-}
-
-/// A call's records from a dict of arrays (trial-time ns): per packet `sent`, `arrived`
-/// (the marks as for CBR), `lens`, `frame`; per frame `captured`, `first`, `count`;
-/// the target's changes `target_t`, `target_bps`; and the counts `feedback_sent`,
-/// `feedback_lost`. A missing or mistyped key is a ValueError naming it.
-fn media_records(d: &Bound<'_, PyDict>) -> PyResult<collateral_sim::media::MediaRecords> {
-    fn item<'py>(d: &Bound<'py, PyDict>, k: &str) -> PyResult<Bound<'py, PyAny>> {
-        d.get_item(k)?
-            .ok_or_else(|| PyValueError::new_err(format!("media records: {k}: missing")))
-    }
-    fn bad(k: &str, e: impl Into<PyErr>) -> PyErr {
-        PyValueError::new_err(format!("media records: {k}: {}", e.into()))
-    }
-    fn array<T: numpy::Element + Copy>(d: &Bound<'_, PyDict>, k: &str) -> PyResult<Vec<T>> {
-        let a = item(d, k)?;
-        let a = a.cast::<numpy::PyArray1<T>>().map_err(|e| bad(k, e))?;
-        Ok(numpy::PyArrayMethods::readonly(a).as_slice()?.to_vec())
-    }
-    let arr = |k: &str| array::<u64>(d, k);
-    let arr32 = |k: &str| array::<u32>(d, k);
-    let count = |k: &str| -> PyResult<u64> { item(d, k)?.extract().map_err(|e| bad(k, e)) };
-    let tb = array::<f64>(d, "target_bps")?;
-    let (cap, first, n) = (arr("captured")?, arr("first")?, arr32("count")?);
-    let tt = arr("target_t")?;
-    if first.len() != cap.len() || n.len() != cap.len() || tb.len() != tt.len() {
-        return Err(PyValueError::new_err(
-            "media records: captured, first and count (and target_t, target_bps) differ in length",
-        ));
-    }
-    Ok(collateral_sim::media::MediaRecords {
-        sent: arr("sent")?,
-        arrived: arr("arrived")?,
-        lens: arr32("lens")?,
-        frame: arr32("frame")?,
-        frames: cap
-            .into_iter()
-            .zip(first)
-            .zip(n)
-            .map(|((a, b), c)| (a, b, c))
-            .collect(),
-        target: tt.into_iter().zip(tb).collect(),
-        feedback_sent: count("feedback_sent")?,
-        feedback_lost: count("feedback_lost")?,
-    })
 }
 
 /// The declared result schema: `{"version": int, "summary": [group...], "traces":
