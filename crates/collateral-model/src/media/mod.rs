@@ -160,9 +160,14 @@ impl MediaReceiver {
     }
 
     /// The feedback timer fired at `now`: the report and the first sequence number it
-    /// covers, if there is anything to report; the next timer is set an interval on.
+    /// covers, if there is anything to report. The timer keeps its period (as a
+    /// periodic timer does): the next is an interval after this one was due, not after
+    /// `now`, so a real clock's late wake-ups do not drift it; one missed altogether
+    /// (a wake-up later than an interval) is skipped.
     pub fn make_report(&mut self, now: Nanos) -> Option<(u64, Report)> {
-        self.next_feedback = now + self.interval;
+        while self.next_feedback <= now {
+            self.next_feedback += self.interval;
+        }
         self.feedback.report(now)
     }
 }
@@ -247,6 +252,21 @@ impl VideoCall {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Due at 50, 100, 150 ms...: fired 3 ms late at 103 ms, the next is still due at
+    /// 150 ms; fired at 262 ms (200 ms missed), the next is due at 300 ms.
+    #[test]
+    fn the_feedback_timer_keeps_its_period() {
+        let ms = 1_000_000;
+        let mut r = MediaReceiver::new(&MediaConfig::default());
+        assert_eq!(r.next_feedback_at(), 50 * ms);
+        r.make_report(50 * ms);
+        assert_eq!(r.next_feedback_at(), 100 * ms);
+        r.make_report(103 * ms);
+        assert_eq!(r.next_feedback_at(), 150 * ms);
+        r.make_report(262 * ms);
+        assert_eq!(r.next_feedback_at(), 300 * ms);
+    }
 
     /// Each bad field is refused in one line that names it.
     #[test]
