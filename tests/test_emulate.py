@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import collateral
@@ -33,7 +34,7 @@ def _ours() -> list[str]:
 
 def _emu_processes() -> list[str]:
     out = subprocess.run(
-        ["pgrep", "-f", "collateral-emu (router|tcp-|cbr-)"], capture_output=True, text=True
+        ["pgrep", "-f", "collateral-emu (router|tcp-|cbr-|media-)"], capture_output=True, text=True
     )
     return out.stdout.split()
 
@@ -103,6 +104,53 @@ def test_adsl1_reno_fills_the_link_and_accounts_for_every_cbr_packet(tmp_path):
     # The 40 kB queue bounds the downstream delay: 40000·8/1.5e6 = 213 ms (+ one packet).
     assert r.cbr[0]["delay_max_s"] <= (40_000 + 1500) * 8 / 1.5e6 + 0.002
     assert r.cbr[0]["delay_median_s"] > 0.02  # the queue is really in use
+    assert _ours() == [] and _emu_processes() == []
+
+
+@needs_root
+def test_a_video_call_beside_a_cubic_download_runs_the_models_gcc(tmp_path):
+    """The call's endpoints run the simulator's encoder and GCC on real RFC 8888
+    feedback through the router; the core measures their logs."""
+    from collateral.emulate.endpoints import FEEDBACK_PORT, MEDIA_PORT
+
+    sc = collateral.build_scenario(
+        down="10Mbit", up="2Mbit", rtt="40ms", cc="cubic", tcp_flows=1, cbr="none",
+        video="gcc", duration="12s", warmup="3s",
+    )  # fmt: skip
+    r = emu.emulate(sc, workdir=tmp_path, keep=True)
+    (m,) = r.summary["media"]
+    assert (m["cc"], m["direction"], m["flow"]) == ("gcc", "down", 1)
+    # Physical bounds: at least the encoder's 150 kbit/s floor less its noise, at most
+    # its 1.5 Mbit/s ceiling plus headers; the call and the download within the link.
+    assert 100_000 < m["received_bps"] <= m["sent_bps"] <= 1_600_000
+    assert m["received_bps"] + r.summary["down_goodput_bps"] <= 10e6
+    # 30 frames a second for the 9 s measured, their intervals Laplacian (scale 0.15 of
+    # 1/30 s: ±6 frames at one standard deviation).
+    assert 250 <= m["frames"] <= 290
+    assert 0.02 <= m["frame_delay_p50_s"] <= m["frame_delay_p95_s"]
+    # Every media packet sent up to 0.5 s before the end (any later may still be on its
+    # way) arrived or was dropped by the router; none both.
+    sent = emu.read_csv(tmp_path / "media-send.csv")
+    got = set(emu.read_csv(tmp_path / "media-recv.csv")[:, 0].tolist())
+    log = emu.read_csv(tmp_path / "router.csv")
+    drop = (log[:, 1] == emu.EV_DROP) & (log[:, 4] == 17)
+    dropped = set(log[drop & (log[:, 6] == MEDIA_PORT), 7].tolist())
+    settled = set(sent[sent[:, 1] < sc.duration - 500_000_000, 0].tolist())
+    assert len(settled) > 300 and not (got & dropped)
+    assert settled <= got | dropped, f"{len(settled - got - dropped)} media packets unaccounted"
+    # So every frame captured after the warm-up and 0.5 s before the end is counted.
+    frames = emu.read_csv(tmp_path / "media-frames.csv")
+    cap = frames[:, 0]
+    assert m["frames"] >= np.count_nonzero((cap >= sc.warmup) & (cap < sc.duration - 5e8))
+    # A report every 50 ms (240 in 12 s), each read by the sender unless the router
+    # dropped it or it was on its way at the end; none refused. GCC moved the target.
+    reports = (tmp_path / "media-reports.csv").read_text()
+    read = len(emu.read_csv(tmp_path / "media-reports.csv"))
+    lost = int(np.count_nonzero(drop & (log[:, 6] == FEEDBACK_PORT)))
+    assert 230 <= m["feedback_sent"] <= 241 and m["feedback_lost"] == lost
+    assert m["feedback_sent"] - lost - 2 <= read <= m["feedback_sent"] - lost
+    assert "refused" not in reports
+    assert len((tmp_path / "media-target.csv").read_text().splitlines()) > 2
     assert _ours() == [] and _emu_processes() == []
 
 

@@ -19,7 +19,7 @@ use crate::router::STOP;
 use collateral_model::traffic::{CbrSource, UDP_HEADERS};
 use collateral_model::Scenario;
 
-fn create(path: &str) -> Result<BufWriter<File>, String> {
+pub(crate) fn create(path: &str) -> Result<BufWriter<File>, String> {
     File::create(path)
         .map(|f| BufWriter::with_capacity(1 << 20, f))
         .map_err(|e| format!("{path}: {e}"))
@@ -90,7 +90,7 @@ pub fn cbr_send(c: CbrSend) -> Result<(), String> {
 }
 
 /// Marks every packet the socket sends with `tos` (IP_TOS).
-fn set_tos(sock: &UdpSocket, tos: u8) -> Result<(), String> {
+pub(crate) fn set_tos(sock: &UdpSocket, tos: u8) -> Result<(), String> {
     use std::os::fd::AsRawFd;
     let v = tos as libc::c_int;
     // SAFETY: a valid socket descriptor and a pointer to an int of the size passed.

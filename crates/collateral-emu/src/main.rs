@@ -11,6 +11,9 @@
 //!                       [--cpu N] [--spin-ns N]
 //! collateral-emu cbr-send --scenario F --flow J --t0 NS --src IP:PORT --dst IP:PORT --out F
 //! collateral-emu cbr-recv --bind IP:PORT --t0 NS --until-ns N --out F
+//! collateral-emu media-send --scenario F --t0 NS --src IP:PORT --dst IP:PORT --out PREFIX
+//! collateral-emu media-recv --scenario F --t0 NS --until-ns N --bind IP:PORT
+//!                           --peer IP:PORT --out PREFIX
 //! collateral-emu tcp-send --src IP --dst IP:PORT --cc NAME --t0 NS --duration-ns N
 //!                         --poll-ns N --out F --congestion-out F
 //! collateral-emu tcp-recv --bind IP:PORT --t0 NS --until-ns N --out F
@@ -22,6 +25,7 @@
 //! Python wrapper and its tests rely on both); a failure while running is exit 1.
 
 mod endpoints;
+mod media;
 mod net;
 mod router;
 mod timing;
@@ -125,6 +129,36 @@ enum Cmd {
         #[arg(long, value_name = "FILE")]
         out: String,
     },
+    /// Sends the scenario's video call: the model's encoder and GCC on real feedback;
+    /// logs PREFIX-send.csv, -frames.csv, -target.csv and -reports.csv.
+    MediaSend {
+        #[arg(long, value_name = "FILE")]
+        scenario: String,
+        /// The run's origin, CLOCK_REALTIME ns.
+        #[arg(long, value_name = "NS", allow_negative_numbers = true)]
+        t0: u64,
+        #[arg(long, value_name = "IP:PORT")]
+        src: String,
+        #[arg(long, value_name = "IP:PORT")]
+        dst: String,
+        #[arg(long, value_name = "PREFIX")]
+        out: String,
+    },
+    /// Receives the video call and sends its RFC 8888 feedback to --peer; logs
+    /// PREFIX-recv.csv and PREFIX-feedback.csv.
+    MediaRecv {
+        #[arg(long, value_name = "FILE")]
+        scenario: String,
+        #[command(flatten)]
+        clock: Clock,
+        #[arg(long, value_name = "IP:PORT")]
+        bind: String,
+        /// The sender's address, where the feedback goes.
+        #[arg(long, value_name = "IP:PORT")]
+        peer: String,
+        #[arg(long, value_name = "PREFIX")]
+        out: String,
+    },
     /// A bulk TCP sender with the kernel's congestion control --cc; logs its progress
     /// and its congestion events.
     TcpSend {
@@ -209,6 +243,8 @@ impl Cmd {
             Cmd::Router { .. } => "router",
             Cmd::CbrSend { .. } => "cbr-send",
             Cmd::CbrRecv { .. } => "cbr-recv",
+            Cmd::MediaSend { .. } => "media-send",
+            Cmd::MediaRecv { .. } => "media-recv",
             Cmd::TcpSend { .. } => "tcp-send",
             Cmd::TcpRecv { .. } => "tcp-recv",
             Cmd::Flood { .. } => "flood",
@@ -339,6 +375,33 @@ fn run(cmd: Cmd) -> Result<(), String> {
         Cmd::CbrRecv { bind, clock, out } => {
             endpoints::cbr_recv(&bind, clock.t0, clock.until_ns, &out)
         }
+        Cmd::MediaSend {
+            scenario: path,
+            t0,
+            src,
+            dst,
+            out,
+        } => media::media_send(media::MediaSend {
+            t0_real: t0,
+            src,
+            dst,
+            out,
+            scenario: scenario(&path)?,
+        }),
+        Cmd::MediaRecv {
+            scenario: path,
+            clock,
+            bind,
+            peer,
+            out,
+        } => media::media_recv(media::MediaRecv {
+            t0_real: clock.t0,
+            until_ns: clock.until_ns,
+            bind,
+            peer,
+            out,
+            scenario: scenario(&path)?,
+        }),
         Cmd::TcpSend {
             src,
             dst,

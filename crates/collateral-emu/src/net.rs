@@ -487,6 +487,29 @@ pub fn enable_rx_timestamps(fd: RawFd) -> io::Result<()> {
 
 /// Receives one datagram with its kernel arrival time (CLOCK_REALTIME ns).
 pub fn recv_with_timestamp(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, u64)> {
+    recv_with_timestamp_tos(fd, buf).map(|(n, t, _)| (n, t))
+}
+
+/// Asks for each datagram's IP TOS byte with it (IP_RECVTOS): the ECN field as it
+/// arrived, which a receiver reports (RFC 8888).
+pub fn enable_rx_tos(fd: RawFd) -> io::Result<()> {
+    let one: libc::c_int = 1;
+    // SAFETY: a pointer to an int of the length passed.
+    check(unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_IP,
+            libc::IP_RECVTOS,
+            &one as *const _ as *const libc::c_void,
+            4,
+        )
+    })
+    .map(|_| ())
+}
+
+/// As [`recv_with_timestamp`], with the TOS byte when [`enable_rx_tos`] asked for it
+/// (else 0).
+pub fn recv_with_timestamp_tos(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, u64, u8)> {
     // SAFETY: iov/msg/cmsg buffers are valid for the kernel to fill.
     unsafe {
         let mut iov = libc::iovec {
@@ -503,15 +526,18 @@ pub fn recv_with_timestamp(fd: RawFd, buf: &mut [u8]) -> io::Result<(usize, u64)
         if n < 0 {
             return Err(io::Error::last_os_error());
         }
-        let mut t = real_ns();
+        let (mut t, mut tos) = (real_ns(), 0u8);
         let mut c = libc::CMSG_FIRSTHDR(&msg);
         while !c.is_null() {
             if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
                 let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
                 t = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
             }
+            if (*c).cmsg_level == libc::IPPROTO_IP && (*c).cmsg_type == libc::IP_TOS {
+                tos = *libc::CMSG_DATA(c);
+            }
             c = libc::CMSG_NXTHDR(&msg, c);
         }
-        Ok((n as usize, t))
+        Ok((n as usize, t, tos))
     }
 }

@@ -2,6 +2,7 @@
 //! the boundary once as JSON; the trial runs without the GIL; traces come back as numpy
 //! arrays (moved, not copied element by element).
 
+mod media_records;
 use collateral_sim::error::{ConfigError as CoreConfigError, PathPart};
 use collateral_sim::measure;
 use collateral_sim::metrics::Traces;
@@ -290,9 +291,9 @@ fn simulate_batch<'py>(
 /// `u64::MAX - 1` dropped by the router's queue, `u64::MAX - 2` lost elsewhere; lens
 /// empty for fixed-size flows); `router_json`: the router's end-of-run report. Errors
 /// are ConfigError; for the records and the report, the text starts `tcp records: ` or
-/// `router report: ` and `path` is within that JSON.
+/// `router report: ` and `path` is within that JSON; `media`: [`media_records::add_call`].
 #[pyfunction]
-#[pyo3(signature = (scenario_json, tcp_json, cbr, router_json=None))]
+#[pyo3(signature = (scenario_json, tcp_json, cbr, router_json=None, media=None))]
 fn measure_testbed<'py>(
     py: Python<'py>,
     scenario_json: &str,
@@ -303,6 +304,7 @@ fn measure_testbed<'py>(
         PyReadonlyArray1<'py, u32>,
     )>,
     router_json: Option<&str>,
+    media: Option<Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = Scenario::parse(scenario_json).map_err(|e| config_error(py, &e))?;
     let tcp: Vec<measure::TcpRecords> = collateral_sim::error::from_json(tcp_json)
@@ -321,7 +323,10 @@ fn measure_testbed<'py>(
         .map(collateral_sim::error::from_json::<measure::RouterReport>)
         .transpose()
         .map_err(|e| config_error_with(py, format!("router report: {e}"), &e))?;
-    let r = measure::testbed_result(&sc, &tcp, &cbr, router).map_err(PyValueError::new_err)?;
+    let mut r = measure::testbed_result(&sc, &tcp, &cbr, router).map_err(PyValueError::new_err)?;
+    media
+        .map(|m| media_records::add_call(&mut r, &sc, &m))
+        .transpose()?;
     result_to_py(py, r, true)
 }
 

@@ -58,11 +58,11 @@ def check_testbed(scenario: Scenario) -> None:
             "web users are not supported in the testbed yet (bulk TCP and CBR only);"
             " simulate them instead",
         )
-    if sc.media is not None:
+    if sc.media is not None and sc.media.controller == "scream":
         raise TestbedLimitError(
-            ("media",),
-            "a video call is not supported in the testbed yet (its endpoints do not run"
-            " the encoder, feedback and GCC); simulate it instead",
+            ("media", "controller"),
+            "scream: the testbed's sender does not yet send what SCReAM's window releases"
+            " when a report arrives; use gcc or nada, or simulate it",
         )
     if len(sc.tcp) > MAX_TESTBED_TCP_FLOWS:
         raise TestbedLimitError(

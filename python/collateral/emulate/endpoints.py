@@ -1,6 +1,7 @@
 """The endpoints of a run, ``collateral-emu`` processes in the namespaces: the router
 (the bottleneck), and per flow a receiver and a sender (``tcp-send`` with the kernel's
-congestion control, ``cbr-send`` with the simulator's own source)."""
+congestion control, ``cbr-send`` with the simulator's own source, ``media-send`` and
+``media-recv`` with the simulator's own video call: encoder, GCC, RFC 8888 feedback)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from .errors import EmulationError
 from .namespaces import hosts
 from .testbed import Proc, Testbed
 
+#: The video call's ports: its receiver's (where the media goes) and its sender's
+#: (where the feedback goes). The logs' readers tell the two apart by them.
+MEDIA_PORT, FEEDBACK_PORT = 8001, 8002
 #: Seconds between starting the router and receivers and the run's origin, for them to
 #: be listening when the first packet leaves.
 START_MARGIN_S = 1.0
@@ -95,6 +99,25 @@ def start_endpoints(
                 *(emu, "cbr-send", "--scenario", str(sc_json), "--flow", str(j)),
                 *("--t0", t(t0), "--src", f"{ip_s}:{6001 + j}", "--dst", dst),
                 *("--out", f"{out}-send.csv"),
+            )
+        )
+    if (m := scenario.media) is not None:
+        (ns_s, ip_s), (ns_r, ip_r) = hosts("media", m.direction)
+        send_at, recv_at = f"{ip_s}:{FEEDBACK_PORT}", f"{ip_r}:{MEDIA_PORT}"
+        common = ("--scenario", str(sc_json), "--t0", t(t0), "--out", str(wd / "media"))
+        receivers.append(
+            tb.start(
+                ns_r,
+                "media-recv",
+                *(emu, "media-recv", *common, "--until-ns", until),
+                *("--bind", recv_at, "--peer", send_at),
+            )
+        )
+        senders.append(
+            tb.start(
+                ns_s,
+                "media-send",
+                *(emu, "media-send", *common, "--src", send_at, "--dst", recv_at),
             )
         )
     return router, receivers, senders

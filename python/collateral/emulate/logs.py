@@ -31,13 +31,77 @@ def read_csv(path: Path) -> np.ndarray:
         for line in path.read_text().splitlines()[1:]
         if line and not line.startswith("#") and not line[0].isalpha()
     ]
-    return np.array(rows, dtype=np.int64).reshape(len(rows), -1) if rows else np.zeros((0, 1))
+    if not rows:
+        return np.zeros((0, 1))
+    try:
+        return np.array(rows, dtype=np.int64).reshape(len(rows), -1)
+    except OverflowError:
+        # A column beyond int64: the router log's `useq` of a UDP packet that carries no
+        # sequence number there (the video call's RFC 8888 feedback begins with its
+        # version bits set). Such a column is read as uint64 bits; the others as before.
+        text = np.array(rows)
+        cols = []
+        for j in range(text.shape[1]):
+            try:
+                cols.append(text[:, j].astype(np.int64))
+            except OverflowError:
+                cols.append(text[:, j].astype(np.uint64).view(np.int64))
+        return np.stack(cols, axis=1)
 
 
 #: What the core's measurement takes for a packet that never arrived (``u64::MAX - 1``:
 #: dropped by the router's queue; ``u64::MAX - 2``: lost anywhere else).
 DROPPED_IN_QUEUE = np.uint64(2**64 - 2)
 LOST_ELSEWHERE = np.uint64(2**64 - 3)
+
+
+def router_drops(router: np.ndarray, dport: int) -> np.ndarray:
+    """The router log's rows of UDP packets to port ``dport`` that it dropped (its queue,
+    or the emulated wire)."""
+    if not len(router):
+        return np.zeros((0, len(ROUTER_LOG_COLUMNS)), dtype=np.int64)
+    return router[(router[:, 1] == EV_DROP) & (router[:, 4] == 17) & (router[:, 6] == dport)]
+
+
+def arrivals(n: int, recv: np.ndarray, router: np.ndarray, dport: int) -> np.ndarray:
+    """Each of ``n`` numbered UDP packets to ``dport``: its arrival (trial-time ns) from
+    the receiver's log (``seq,recv_ns,...``), else dropped in the router's queue (its
+    sequence number in the router's log), else lost elsewhere."""
+    arrived = np.full(n, LOST_ELSEWHERE, dtype=np.uint64)
+    x = router_drops(router, dport)
+    arrived[x[:, 7][(x[:, 7] >= 0) & (x[:, 7] < n)]] = DROPPED_IN_QUEUE
+    if len(recv):
+        ok = (recv[:, 0] >= 0) & (recv[:, 0] < n)
+        arrived[recv[ok, 0]] = np.maximum(recv[ok, 1], 0).astype(np.uint64)
+    return arrived
+
+
+def media_records(sc: Scenario, wd: Path, router: np.ndarray) -> dict[str, Any] | None:
+    """The video call's records from ``media-send`` and ``media-recv``'s logs, as the
+    core's measurement takes them (``_native.measure_testbed``'s ``media``); ``None``
+    without a call. A report is lost when the router dropped it."""
+    from .endpoints import FEEDBACK_PORT, MEDIA_PORT
+
+    if sc.media is None:
+        return None
+    sent = read_csv(wd / "media-send.csv").reshape(-1, 4)
+    frames = read_csv(wd / "media-frames.csv").reshape(-1, 3)
+    target = np.loadtxt(wd / "media-target.csv", delimiter=",", skiprows=1, ndmin=2)
+    made = read_csv(wd / "media-feedback.csv").reshape(-1, 4)
+    n = len(sent)
+    return {
+        "sent": sent[:, 1].astype(np.uint64),
+        "arrived": arrivals(n, read_csv(wd / "media-recv.csv"), router, MEDIA_PORT),
+        "lens": sent[:, 2].astype(np.uint32),
+        "frame": sent[:, 3].astype(np.uint32),
+        "captured": frames[:, 0].astype(np.uint64),
+        "first": frames[:, 1].astype(np.uint64),
+        "count": frames[:, 2].astype(np.uint32),
+        "target_t": target[:, 0].astype(np.uint64),
+        "target_bps": target[:, 1].astype(np.float64),
+        "feedback_sent": int(np.count_nonzero(made[:, 0] < sc.duration)),
+        "feedback_lost": len(router_drops(router, FEEDBACK_PORT)),
+    }
 
 
 def collect(sc: Scenario, wd: Path) -> Result:
@@ -73,18 +137,8 @@ def collect(sc: Scenario, wd: Path) -> Result:
     cbr_records = []
     for j in range(len(sc.cbr)):
         sent = read_csv(wd / f"cbr{j}-send.csv")
-        recv = read_csv(wd / f"cbr{j}-recv.csv")
         n = len(sent)
-        arrived = np.full(n, LOST_ELSEWHERE, dtype=np.uint64)
-        if len(router):
-            x = router[
-                (router[:, 1] == EV_DROP) & (router[:, 4] == 17) & (router[:, 6] == 7001 + j)
-            ]
-            seqs = x[:, 7][x[:, 7] < n]
-            arrived[seqs] = DROPPED_IN_QUEUE
-        if len(recv):
-            ok = (recv[:, 0] >= 0) & (recv[:, 0] < n)
-            arrived[recv[ok, 0]] = np.maximum(recv[ok, 1], 0).astype(np.uint64)
+        arrived = arrivals(n, read_csv(wd / f"cbr{j}-recv.csv"), router, 7001 + j)
         cbr_records.append(
             (
                 np.maximum(sent[:, 1], 0).astype(np.uint64) if n else np.zeros(0, np.uint64),
@@ -98,6 +152,7 @@ def collect(sc: Scenario, wd: Path) -> Result:
         json.dumps(tcp_records),
         cbr_records,
         report.read_text() if report.exists() else None,
+        media_records(sc, wd, router),
     )
 
     def cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:

@@ -97,7 +97,8 @@ def testbed_namespaces() -> list[str]:
 
 def hosts(kind: str, direction: str) -> tuple[tuple[str, str], tuple[str, str]]:
     """(namespace, address) of a flow's sender and receiver: TCP between A and C, CBR
-    between B and D; downstream from the left (Internet) side to the right (home)."""
+    and the video call (``media``) between B and D (the simulator's host 1);
+    downstream from the left (Internet) side to the right (home)."""
     left, right = (LEFT_A, RIGHT_C) if kind == "tcp" else (LEFT_B, RIGHT_D)
     if direction == "down":
         return ("left", left), ("right", right)

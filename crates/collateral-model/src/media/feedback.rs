@@ -90,6 +90,24 @@ pub fn ato_ns(ato: u16) -> Option<Nanos> {
     (ato != ATO_UNAVAILABLE).then(|| ato as Nanos * 1_000_000_000 / 1024)
 }
 
+/// The time of NTP-middle timestamp `ts`, the latest at or before `now` (a report's
+/// timestamp read by the sender: the 32 bits wrap every 65 536 s). Within 1/65 536 s
+/// of the instant stamped; a stamp a little after `now` (rounding) reads as `now`.
+pub fn ntp_at_or_before(now: Nanos, ts: u32) -> Nanos {
+    let age = (ntp_middle(now).wrapping_sub(ts) as i32).max(0) as u128;
+    now.saturating_sub((age * 1_000_000_000 / 65_536) as Nanos)
+}
+
+/// The full sequence number of a report's 16-bit `begin_seq` when it covers `n`
+/// packets and `sent` have been sent: the latest whose run ends within them (a report
+/// covers the newest packets, never more than [`MAX_REPORTS`] of them). `None` when no
+/// such run fits.
+pub fn widen_seq(begin_seq: u16, n: u64, sent: u64) -> Option<u64> {
+    let last_start = sent.checked_sub(n)?;
+    let back = (last_start as u16).wrapping_sub(begin_seq) as u64;
+    last_start.checked_sub(back)
+}
+
 impl Report {
     /// The RTCP packet's bytes.
     pub fn encode(&self, sender_ssrc: u32, media_ssrc: u32) -> Vec<u8> {
@@ -251,6 +269,29 @@ mod tests {
         assert_eq!(ato_ns(ATO_UNAVAILABLE), None);
         let m = Metric::from_bits(0xFFFF);
         assert_eq!((m.received, m.ecn, m.ato), (true, 3, 0x1FFF));
+    }
+
+    /// Wrapped fields widened by hand: 2.5 s stamped (0x0002_8000) reads back exactly
+    /// from 3 s; a stamp from before the 65 536 s wrap read just after it; begin_seq
+    /// 0xFFFE on 5 packets with 65 540 sent: 65 534 (ends at 65 539); 3 packets with
+    /// 10 sent starting at 4: 4; more packets than were sent: none.
+    #[test]
+    fn wrapped_timestamps_and_sequence_numbers_widen_to_the_latest_fit() {
+        let s = 1_000_000_000;
+        assert_eq!(
+            ntp_at_or_before(3 * s, ntp_middle(2 * s + s / 2)),
+            2 * s + s / 2
+        );
+        let just_after_wrap = 65_536 * s + s / 4;
+        assert_eq!(
+            ntp_at_or_before(just_after_wrap, 0xFFFF_8000),
+            65_535 * s + s / 2
+        );
+        assert_eq!(ntp_at_or_before(s, ntp_middle(s) + 1), s);
+        assert_eq!(widen_seq(0xFFFE, 5, 65_540), Some(65_534));
+        assert_eq!(widen_seq(4, 3, 10), Some(4));
+        assert_eq!(widen_seq(9, 3, 10), None);
+        assert_eq!(widen_seq(0, 11, 10), None);
     }
 
     /// Each report covers from the first sequence number not reported before to the

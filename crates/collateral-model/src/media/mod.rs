@@ -1,32 +1,34 @@
 //! Adaptive real-time media (RMCAT): a video call whose sender runs a congestion
 //! controller on the receiver's transport feedback. The parts are clock-agnostic (each
-//! takes `now`), so the simulator drives them now and the testbed's endpoints can later:
+//! takes `now`), so the simulator drives them and the testbed's endpoints do too:
 //! [`encoder`] (RFC 8593's synthetic codec), [`feedback`] (RFC 8888 reports), the
 //! controllers [`gcc`] (draft-ietf-rmcat-gcc-02), [`nada`] (RFC 8698) and [`scream`]
-//! (RFC 8298), and [`summary`] (what is measured of a call).
+//! (RFC 8298), [`sender`] (the sending end that runs them on each event),
+//! [`summary`] (what is measured of a call) and [`testbed`] (the testbed's records of
+//! a call, checked before they are measured).
 //!
 //! One video stream, one direction; no audio beside it, no retransmission (NACK) or
-//! key-frame requests, no pacer (a frame's packets leave back to back; under SCReAM
-//! they wait in its RTP queue until its window lets them go).
+//! key-frame requests, no pacer (a frame's packets leave back to back).
 
 pub mod encoder;
 pub mod feedback;
 pub mod gcc;
 pub mod nada;
 pub mod scream;
+pub mod sender;
 pub mod summary;
+pub mod testbed;
 
 use collateral_queue::{Ecn, Nanos};
 use serde::{Deserialize, Serialize};
 
-use crate::rng;
-use crate::traffic::{DROPPED, IN_FLIGHT, LOST_ON_WIRE};
+use crate::traffic::{DROPPED, LOST_ON_WIRE};
 use crate::units::Direction;
-use encoder::{Encoder, EncoderConfig};
 use feedback::{FeedbackReceiver, Report};
-use gcc::{Gcc, PacketResult};
+use gcc::Gcc;
 use nada::Nada;
 use scream::Scream;
+pub use sender::MediaSender;
 
 /// The fastest call a scenario may ask for (the encoder's packets are records each).
 pub const MAX_RATE_BPS: u64 = 1_000_000_000;
@@ -69,28 +71,6 @@ impl RateControl {
         }
     }
 }
-
-/// SCReAM's RTP queue and bytes-in-flight accounting (RFC 8298 §4.1.2: bytes in flight
-/// run from the highest acknowledged sequence number, lost packets before it counted as
-/// acknowledged, to the last sent).
-#[derive(Debug, Clone, Default)]
-struct SelfClock {
-    /// Packets made but not yet sent: sequence numbers `sent_upto..made`.
-    sent_upto: u64,
-    /// Packets acknowledged (or given up): `..acked_upto`.
-    acked_upto: u64,
-    flight_bytes: u64,
-    /// When the acknowledged point last moved.
-    last_progress: Nanos,
-    /// Packets discarded from the RTP queue (never sent) at or past `acked_upto`: the
-    /// receiver reports them missing, which is no network loss.
-    discarded: std::collections::BTreeSet<u64>,
-}
-
-/// With nothing acknowledged for this long, the packets in flight are taken as lost
-/// (else a window whose every packet was dropped would never reopen; RFC 8298 leaves
-/// this to the implementation).
-pub const SCREAM_STALL_NS: Nanos = 1_000_000_000;
 
 /// A video call: the scenario's `media`. Rates default to RFC 8867's test cases as
 /// cisco/ns3-rmcat runs them (`test/rmcat-common-test.h`: R_init = R_min = 150 kbit/s,
@@ -193,70 +173,22 @@ pub struct MediaRecords {
     pub feedback_lost: u64,
 }
 
-/// Both ends of a call as the simulator holds them.
+/// The call's receiving end: notes each media packet's arrival and reports every
+/// feedback interval.
 #[derive(Debug, Clone)]
-pub struct VideoCall {
-    pub cfg: MediaConfig,
-    pub encoder: Encoder,
-    pub control: RateControl,
-    clock: SelfClock,
-    pub receiver: FeedbackReceiver,
-    pub records: MediaRecords,
-    /// Reports on their way back, by feedback sequence number: (when made, first
-    /// media sequence number, report).
-    reports: Vec<Option<(Nanos, u64, Report)>>,
-    /// The sender's round-trip estimate (the scenario's RTT until feedback says).
-    pub rtt_ns: Nanos,
+pub struct MediaReceiver {
+    pub feedback: FeedbackReceiver,
+    interval: Nanos,
     next_feedback: Nanos,
 }
 
-impl VideoCall {
-    pub fn new(cfg: &MediaConfig, seed: u64, rtt_ns: Nanos) -> Self {
-        let (min, max) = (cfg.min_rate_bps as f64, cfg.max_rate_bps as f64);
-        let start = cfg.start_rate_bps as f64;
-        let enc = EncoderConfig {
-            fps: cfg.fps,
-            reaction_lag_ns: cfg.reaction_lag_ns,
-            min_bps: min,
-            max_bps: max,
-            key_interval_ns: cfg.key_interval_ns,
-            ..Default::default()
-        };
-        let control = match cfg.controller {
-            Controller::Gcc => RateControl::Gcc(Gcc::new(start, min, max)),
-            Controller::Nada => RateControl::Nada(Nada::new(start, min, max)),
-            Controller::Scream => {
-                RateControl::Scream(Box::new(Scream::new(start, min, max, cfg.start_ns)))
-            }
-        };
-        let records = MediaRecords {
-            target: vec![(cfg.start_ns, control.target_bps())],
-            ..Default::default()
-        };
-        VideoCall {
-            encoder: Encoder::new(
-                enc,
-                cfg.start_ns,
-                start,
-                rng::stream(seed, rng::MEDIA_STREAM),
-            ),
-            control,
-            clock: SelfClock {
-                last_progress: cfg.start_ns,
-                ..Default::default()
-            },
-            receiver: FeedbackReceiver::default(),
-            records,
-            reports: Vec::new(),
-            rtt_ns,
+impl MediaReceiver {
+    pub fn new(cfg: &MediaConfig) -> Self {
+        MediaReceiver {
+            feedback: FeedbackReceiver::default(),
+            interval: cfg.feedback_interval_ns,
             next_feedback: cfg.start_ns + cfg.feedback_interval_ns,
-            cfg: cfg.clone(),
         }
-    }
-
-    /// When the next frame is captured.
-    pub fn next_frame_at(&self) -> Nanos {
-        self.encoder.next_capture()
     }
 
     /// When the receiver next sends feedback.
@@ -264,201 +196,117 @@ impl VideoCall {
         self.next_feedback
     }
 
+    /// The feedback timer fired at `now`: the report and the first sequence number it
+    /// covers, if there is anything to report. The timer keeps its period (as a
+    /// periodic timer does): the next is an interval after this one was due, not after
+    /// `now`, so a real clock's late wake-ups do not drift it; one missed altogether
+    /// (a wake-up later than an interval) is skipped.
+    pub fn make_report(&mut self, now: Nanos) -> Option<(u64, Report)> {
+        while self.next_feedback <= now {
+            self.next_feedback += self.interval;
+        }
+        self.feedback.report(now)
+    }
+}
+
+/// Both ends of a call as the simulator holds them: the reports travel as packets that
+/// carry only their sequence number, the report itself waiting here.
+#[derive(Debug, Clone)]
+pub struct VideoCall {
+    pub sender: MediaSender,
+    pub receiver: MediaReceiver,
+    /// Reports on their way back, by feedback sequence number: (when made, first
+    /// media sequence number, report).
+    reports: Vec<Option<(Nanos, u64, Report)>>,
+}
+
+impl VideoCall {
+    pub fn new(cfg: &MediaConfig, seed: u64, rtt_ns: Nanos) -> Self {
+        VideoCall {
+            sender: MediaSender::new(cfg, seed, rtt_ns),
+            receiver: MediaReceiver::new(cfg),
+            reports: Vec::new(),
+        }
+    }
+
+    pub fn cfg(&self) -> &MediaConfig {
+        &self.sender.cfg
+    }
+
+    pub fn records(&self) -> &MediaRecords {
+        &self.sender.records
+    }
+
+    /// When the next frame is captured.
+    pub fn next_frame_at(&self) -> Nanos {
+        self.sender.next_frame_at()
+    }
+
+    /// When the receiver next sends feedback.
+    pub fn next_feedback_at(&self) -> Nanos {
+        self.receiver.next_feedback_at()
+    }
+
     /// Encodes the frame due now and records its packets; returns the sequence numbers
-    /// of those to send now (their lengths are in `records.lens`): all of them, or under
-    /// SCReAM those its window lets out of the RTP queue.
+    /// of those to send now (their lengths are in `records().lens`): all of them, or
+    /// under SCReAM those its window lets out of the RTP queue.
     pub fn send_frame(&mut self, now: Nanos) -> std::ops::Range<u64> {
-        let made = self.make_frame(now);
-        if !matches!(self.control, RateControl::Scream(_)) {
-            self.clock.sent_upto = made.end;
-            return made;
-        }
-        let c = &mut self.clock;
-        if c.flight_bytes > 0 && now.saturating_sub(c.last_progress) >= SCREAM_STALL_NS {
-            c.acked_upto = c.sent_upto;
-            c.flight_bytes = 0;
-            c.last_progress = now;
-            c.discarded.clear();
-        }
-        self.scream_adjust(now);
-        self.release(now)
-    }
-
-    /// Packets leave the RTP queue while the bytes in flight are below the window.
-    fn release(&mut self, now: Nanos) -> std::ops::Range<u64> {
-        let RateControl::Scream(s) = &self.control else {
-            return 0..0;
-        };
-        let c = &mut self.clock;
-        let made = self.records.sent.len() as u64;
-        // RFC 8298 §4.1.3: the sender SHOULD discard RTP packets that are excessively
-        // delayed; here those that waited past the playout deadline (a frame that late
-        // is of no use). They count as lost in the summary.
-        while c.sent_upto < made
-            && now.saturating_sub(self.records.sent[c.sent_upto as usize]) > self.cfg.playout_ns
-        {
-            self.records.arrived[c.sent_upto as usize] = DROPPED;
-            c.discarded.insert(c.sent_upto);
-            c.sent_upto += 1;
-        }
-        let first = c.sent_upto;
-        while c.sent_upto < made && (c.flight_bytes as f64) < s.cwnd {
-            let i = c.sent_upto as usize;
-            self.records.sent[i] = now;
-            c.flight_bytes += self.records.lens[i] as u64;
-            c.sent_upto += 1;
-        }
-        first..c.sent_upto
-    }
-
-    /// SCReAM's rate controller, given the RTP queue's delay (its oldest packet's wait).
-    fn scream_adjust(&mut self, now: Nanos) {
-        let RateControl::Scream(s) = &mut self.control else {
-            return;
-        };
-        let c = &self.clock;
-        let wait = self
-            .records
-            .sent
-            .get(c.sent_upto as usize)
-            .map_or(0, |&t| now.saturating_sub(t));
-        if let Some(t) = s.adjust_rate(wait as f64 / 1e9, now) {
-            if self.records.target.last().is_none_or(|l| l.1 != t) {
-                self.encoder.set_target(now, t);
-                self.records.target.push((now, t));
-            }
-        }
-    }
-
-    /// Encodes the frame due now; its packets are recorded as made now.
-    fn make_frame(&mut self, now: Nanos) -> std::ops::Range<u64> {
-        let f = self.encoder.next_frame();
-        let r = &mut self.records;
-        let first = r.sent.len() as u64;
-        for len in encoder::packetize(f.bytes) {
-            r.sent.push(now);
-            r.arrived.push(IN_FLIGHT);
-            r.lens.push(len);
-            r.frame.push(f.index as u32);
-        }
-        let last = r.sent.len() as u64;
-        r.frames.push((f.captured, first, (last - first) as u32));
-        first..last
+        self.sender.send_frame(now)
     }
 
     pub fn on_media_arrival(&mut self, now: Nanos, seq: u64, ecn: u8) {
-        self.records.arrived[seq as usize] = now;
-        self.receiver.on_packet(seq, now, ecn);
+        self.sender.records.arrived[seq as usize] = now;
+        self.receiver.feedback.on_packet(seq, now, ecn);
     }
 
     pub fn on_media_drop(&mut self, seq: u64, on_wire: bool) {
-        self.records.arrived[seq as usize] = if on_wire { LOST_ON_WIRE } else { DROPPED };
+        self.sender.records.arrived[seq as usize] = if on_wire { LOST_ON_WIRE } else { DROPPED };
     }
 
     /// The receiver's feedback timer: the report's sequence number and IP length, if
     /// there is anything to report; the next timer is set.
     pub fn make_feedback(&mut self, now: Nanos) -> Option<(u64, u32)> {
-        self.next_feedback = now + self.cfg.feedback_interval_ns;
-        let (first, report) = self.receiver.report(now)?;
+        let (first, report) = self.receiver.make_report(now)?;
         let seq = self.reports.len() as u64;
         let bytes = report.wire_bytes();
         self.reports.push(Some((now, first, report)));
-        self.records.feedback_sent += 1;
+        self.sender.records.feedback_sent += 1;
         Some((seq, bytes))
     }
 
     pub fn on_feedback_drop(&mut self, seq: u64) {
         self.reports[seq as usize] = None;
-        self.records.feedback_lost += 1;
+        self.sender.records.feedback_lost += 1;
     }
 
-    /// Report `seq` reached the sender at `now`: the controller reads it (arrival times
-    /// as the report's 1/1024 s offsets give them) and the encoder gets the new target.
-    /// Returns the packets SCReAM's window now lets out of its RTP queue (none for the
-    /// others).
+    /// Report `seq` reached the sender at `now`. Returns the packets SCReAM's window
+    /// now lets out of its RTP queue (none for the others).
     pub fn on_feedback(&mut self, now: Nanos, seq: u64) -> std::ops::Range<u64> {
-        let Some((made, first, report)) = self.reports[seq as usize].take() else {
-            return 0..0;
-        };
-        let mut results = Vec::with_capacity(report.metrics.len());
-        for (k, m) in report.metrics.iter().enumerate() {
-            let i = first as usize + k;
-            let sent = self.records.sent[i];
-            let arrived = m
-                .received
-                .then(|| feedback::ato_ns(m.ato).map(|o| made.saturating_sub(o)))
-                .flatten();
-            if let Some(a) = arrived {
-                // Round trip: the time since it was sent, less the time it waited at
-                // the receiver for the report.
-                self.rtt_ns = now.saturating_sub(sent).saturating_sub(made - a);
-            }
-            results.push(PacketResult {
-                sent,
-                bytes: self.records.lens[i],
-                arrived,
-                ce: m.received && m.ecn == Ecn::Ce as u8,
-            });
+        match self.reports[seq as usize].take() {
+            Some((made, first, report)) => self.sender.on_report(now, made, first, &report),
+            None => 0..0,
         }
-        let before = self.control.target_bps();
-        let target = match &mut self.control {
-            RateControl::Gcc(g) => g.on_feedback(&results, self.rtt_ns, now),
-            RateControl::Nada(n) => n.on_feedback(&results, self.rtt_ns, now),
-            RateControl::Scream(_) => return self.scream_feedback(&results, first, now),
-        };
-        if target != before {
-            self.encoder.set_target(now, target);
-            self.records.target.push((now, target));
-        }
-        0..0
-    }
-
-    /// SCReAM reads a report: the acknowledged point moves past its highest received
-    /// packet (RFC 8298 §4.1.2), the window updates, the rate controller runs, and the
-    /// window may let packets out.
-    fn scream_feedback(
-        &mut self,
-        results: &[PacketResult],
-        first: u64,
-        now: Nanos,
-    ) -> std::ops::Range<u64> {
-        let last_got = results.iter().rposition(|p| p.arrived.is_some());
-        let c = &mut self.clock;
-        let loss = last_got.is_some_and(|k| {
-            (0..k)
-                .any(|j| results[j].arrived.is_none() && !c.discarded.contains(&(first + j as u64)))
-        });
-        let mut acked = 0u64;
-        if let Some(k) = last_got {
-            let upto = (first + k as u64 + 1).min(c.sent_upto);
-            while c.acked_upto < upto {
-                if !c.discarded.contains(&c.acked_upto) {
-                    acked += self.records.lens[c.acked_upto as usize] as u64;
-                }
-                c.acked_upto += 1;
-            }
-            c.discarded = c.discarded.split_off(&c.acked_upto);
-        }
-        if acked > 0 {
-            c.flight_bytes = c.flight_bytes.saturating_sub(acked);
-            c.last_progress = now;
-        }
-        let delays: Vec<(Nanos, Nanos)> = last_got
-            .map(|k| (results[k].sent, results[k].arrived.unwrap()))
-            .into_iter()
-            .collect();
-        let flight = c.flight_bytes as f64;
-        if let RateControl::Scream(s) = &mut self.control {
-            s.on_feedback(&delays, loss, acked as f64, flight, self.rtt_ns, now);
-        }
-        self.scream_adjust(now);
-        self.release(now)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Due at 50, 100, 150 ms...: fired 3 ms late at 103 ms, the next is still due at
+    /// 150 ms; fired at 262 ms (200 ms missed), the next is due at 300 ms.
+    #[test]
+    fn the_feedback_timer_keeps_its_period() {
+        let ms = 1_000_000;
+        let mut r = MediaReceiver::new(&MediaConfig::default());
+        assert_eq!(r.next_feedback_at(), 50 * ms);
+        r.make_report(50 * ms);
+        assert_eq!(r.next_feedback_at(), 100 * ms);
+        r.make_report(103 * ms);
+        assert_eq!(r.next_feedback_at(), 150 * ms);
+        r.make_report(262 * ms);
+        assert_eq!(r.next_feedback_at(), 300 * ms);
+    }
 
     /// Each bad field is refused in one line that names it.
     #[test]

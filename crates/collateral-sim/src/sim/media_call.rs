@@ -58,9 +58,9 @@ fn media_packets(
     now: u64,
     out: &mut Vec<Packet>,
 ) {
-    let tos = c.cfg.tag << 2 | c.cfg.ecn as u8;
+    let tos = c.cfg().tag << 2 | c.cfg().ecn as u8;
     for seq in seqs {
-        let len = c.records.lens[seq as usize];
+        let len = c.records().lens[seq as usize];
         let mut p = Packet::new(PacketKind::Cbr, base, len, seq, now);
         p.tos = tos;
         out.push(p);
@@ -76,8 +76,8 @@ impl Simulation {
         let Some(c) = self.media.call.as_mut() else {
             return;
         };
-        let tos = c.cfg.tag << 2 | c.cfg.ecn as u8;
-        let dir = c.cfg.direction;
+        let tos = c.cfg().tag << 2 | c.cfg().ecn as u8;
+        let dir = c.cfg().direction;
         let mut out = std::mem::take(&mut self.out);
         let (next, d) = if which == FRAME {
             let seqs = c.send_frame(now);
@@ -109,7 +109,7 @@ impl Simulation {
                 // SCReAM's window may let queued packets go.
                 let seqs = c.on_feedback(now, pkt.seq);
                 if !seqs.is_empty() {
-                    let dir = c.cfg.direction;
+                    let dir = c.cfg().direction;
                     let mut out = std::mem::take(&mut self.out);
                     media_packets(c, seqs, self.media.base, now, &mut out);
                     self.out = out;
@@ -139,11 +139,11 @@ impl Simulation {
         let Some(c) = &self.media.call else {
             return Vec::new();
         };
-        let tcp_bps = crate::metrics::goodput_of(tcp, c.cfg.direction.name());
+        let tcp_bps = crate::metrics::goodput_of(tcp, c.cfg().direction.name());
         vec![media_summary(
             &self.sc,
             self.media.base,
-            &c.records,
+            c.records(),
             tcp_bps,
             Some(trace),
         )]
@@ -152,7 +152,8 @@ impl Simulation {
     /// Bytes the call's records hold (for the trial's memory budget).
     pub(super) fn media_record_bytes(&self) -> u64 {
         self.media.call.as_ref().map_or(0, |c| {
-            c.records.sent.len() as u64 * 24 + c.records.frames.len() as u64 * 20
+            let r = c.records();
+            r.sent.len() as u64 * 24 + r.frames.len() as u64 * 20
         })
     }
 }
