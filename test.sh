@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test: the Rust workspace (optimised as the simulator is used; the test-release
 # profile of Cargo.toml, release without fat LTO so the test binaries link quickly) and the
-# Python tests against a freshly built native module. Sets the venv up first if needed.
+# Python tests against a native module and collateral-emu built with that same profile
+# (tools/build_tests.sh; one compile serves all three). Sets the venv up first if needed;
+# afterwards tools/build_native.sh puts the faster, profile-guided module back.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -12,11 +14,9 @@ fi
 if [[ -x .venv/bin/maturin ]]; then
     # shellcheck disable=SC1091
     . .venv/bin/activate
-    tools/build_native.sh  # rebuild: the Rust code may have changed
-    cargo build --release -q -p collateral-emu
-    install -m 755 target/release/collateral-emu .venv/bin/collateral-emu
+    tools/build_tests.sh  # rebuild: the Rust code may have changed
 else
-    ./setup.sh --no-demo
+    ./setup.sh --tests
     # shellcheck disable=SC1091
     . .venv/bin/activate
 fi
@@ -31,3 +31,5 @@ cargo test --profile fuzz -q -p collateral-fuzz
 echo "==> pytest (in parallel), then the testbed's real-time tests alone"
 pytest -q -n "${COLLATERAL_TEST_WORKERS:-2}" --dist loadgroup -m "not realtime"
 pytest -q -m realtime
+echo "test.sh: all green. The venv now holds the tests' build (cargo profile test-release);"
+echo "         tools/build_native.sh puts the faster profile-guided module back."

@@ -80,8 +80,8 @@ def test_adsl1_reno_fills_the_link_and_accounts_for_every_cbr_packet(tmp_path):
         rule="fb-strict",
         profile="linux-6",
         cc="newreno",
-        duration="20s",
-        warmup="5s",
+        duration="12s",
+        warmup="3s",
     )
     t = time.monotonic()
     r = emu.emulate(sc, workdir=tmp_path, keep=True)
@@ -98,7 +98,7 @@ def test_adsl1_reno_fills_the_link_and_accounts_for_every_cbr_packet(tmp_path):
         got = set(emu.read_csv(tmp_path / f"cbr{j}-recv.csv")[:, 0].tolist())
         drops = log[(log[:, 1] == emu.EV_DROP) & (log[:, 4] == 17) & (log[:, 6] == 7001 + j)]
         dropped = set(drops[:, 7].tolist())
-        assert len(sent) > 900
+        assert len(sent) > 500  # 12 s of 20 ms packets
         assert not (got & dropped), "a packet both arrived and was dropped"
         assert sent == got | dropped, f"{len(sent - got - dropped)} CBR packets unaccounted"
     # The 40 kB queue bounds the downstream delay: 40000·8/1.5e6 = 213 ms (+ one packet).
@@ -471,7 +471,7 @@ def test_a_run_whose_router_shares_its_cpu_with_a_busy_loop_is_flagged_late(tmp_
     )
     try:
         # One trial alone: its last line says it was late.
-        p = _cli("emulate", "--link", "adsl1", "--duration", "6s", "--warmup", "1s")
+        p = _cli("emulate", "--link", "adsl1", "--duration", "4s", "--warmup", "1s")
         out, err = p.communicate(timeout=60)
         assert p.returncode == 0, err
         last = out.strip().splitlines()[-1]
@@ -480,7 +480,7 @@ def test_a_run_whose_router_shares_its_cpu_with_a_busy_loop_is_flagged_late(tmp_
         # and in the report.
         exp = tmp_path / "late.toml"
         exp.write_text(
-            '[experiment]\ntrials = 1\n[scenario]\nlink = "adsl1"\nduration = "6s"\n'
+            '[experiment]\ntrials = 1\n[scenario]\nlink = "adsl1"\nduration = "4s"\n'
             'warmup = "1s"\ncbr = [{ direction = "down" }, { direction = "up" }]\n'
         )
         p = _cli("emulate", str(exp), "-o", str(tmp_path / "emu"))
@@ -506,7 +506,7 @@ def test_a_run_whose_router_shares_its_cpu_with_a_busy_loop_is_flagged_late(tmp_
     reason="the machine is busy (load above 1): the accuracy target needs a quiet one",
 )
 def test_a_run_on_a_quiet_machine_is_not_flagged(tmp_path):
-    p = _cli("emulate", "--link", "adsl1", "--duration", "6s", "--warmup", "1s")
+    p = _cli("emulate", "--link", "adsl1", "--duration", "4s", "--warmup", "1s")
     out, err = p.communicate(timeout=60)
     assert p.returncode == 0, err
     assert out.strip().splitlines()[-1].startswith("testbed on time: release error p99 "), out

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds collateral as ./test.sh tests it, into the active virtualenv: the native module
+# (with the test extras) and collateral-emu, both with Cargo's test-release profile, the
+# profile `cargo test --profile test-release` uses, so the workspace compiles once for
+# the module, the testbed and the Rust tests. Results are identical to the release
+# build's; a trial is slower (no fat LTO, no profile-guided layout), so benchmarks want
+# tools/build_native.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+printf '\033[1m==> %s\033[0m\n' "building collateral for the tests (cargo profile test-release)"
+maturin develop --profile test-release -E test -q
+cargo build --profile test-release -q -p collateral-emu
+install -m 755 target/test-release/collateral-emu "$VIRTUAL_ENV/bin/collateral-emu"
