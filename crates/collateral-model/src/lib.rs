@@ -26,6 +26,7 @@ pub mod metrics;
 pub mod path_delay;
 pub mod quality;
 pub mod ramp;
+pub mod resp_probe;
 pub mod rng;
 pub mod rrul;
 pub mod scenario;

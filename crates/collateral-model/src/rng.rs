@@ -30,6 +30,8 @@ pub const TCP_STREAMS: u64 = 1 << 32;
 /// Web user `u` uses `USER_STREAMS + u`; the `n`th web connection `CONN_STREAMS + n`.
 pub const USER_STREAMS: u64 = TCP_STREAMS << 8;
 pub const CONN_STREAMS: u64 = TCP_STREAMS << 16;
+/// The responsiveness test's `n`th foreign probe connection uses `PROBE_STREAMS + n`.
+pub const PROBE_STREAMS: u64 = TCP_STREAMS << 20;
 /// Bulk TCP flow `i`'s random start offset uses `START_STREAMS + i`: a stream of its
 /// own, so that a scenario without offsets draws exactly what it drew before they
 /// existed, and adding a spread to one flow moves nothing else.

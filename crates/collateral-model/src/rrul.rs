@@ -39,7 +39,9 @@ pub const PING_BYTES: u32 = 84;
 pub enum WorkloadKind {
     Rrul,
     RrulBe,
-    /// The responsiveness test's load ramp ([`crate::ramp`]) with RRUL-BE's probes.
+    /// The responsiveness test: its load ramp ([`crate::ramp`]), which holds its flows
+    /// once the goodput saturates, its foreign probes (a new TCP and TLS connection
+    /// each, [`crate::resp_probe`]) and RRUL-BE's UDP probes for the idle latency.
     Responsiveness,
 }
 
@@ -60,6 +62,10 @@ pub struct Workload {
     /// drafts -02 to -08 (and Apple's networkQuality); -09 proposes 5 s, which needs
     /// 35 s of load before a verdict.
     pub saturation_interval_ns: Nanos,
+    /// The responsiveness test's self probes: what waits ahead of them in the sender's
+    /// socket buffer ([`crate::resp_probe::SendBuffer`]; the draft's 5 ms low-water
+    /// mark by default). RRUL's self probes are the bare RTT samples.
+    pub send_buffer: crate::resp_probe::SendBuffer,
 }
 
 impl Default for Workload {
@@ -70,6 +76,7 @@ impl Default for Workload {
             settle_ns: 5_000_000_000,
             probe_interval_ns: 200_000_000,
             saturation_interval_ns: 1_000_000_000,
+            send_buffer: crate::resp_probe::SendBuffer::DRAFT,
         }
     }
 }
@@ -77,7 +84,8 @@ impl Default for Workload {
 impl Workload {
     /// The workload's TCP flows: (direction, DSCP, start). RRUL: four each way, all
     /// after the idle time; the responsiveness ramp: one more each way per saturation
-    /// interval, up to sixteen.
+    /// interval, up to sixteen, as planned (the simulator starts them only while the
+    /// ramp adds: [`crate::ramp::Ramp`]).
     pub fn tcp_flows(&self) -> Vec<(Direction, u8, Nanos)> {
         let marks = match self.kind {
             WorkloadKind::Rrul => [CS0, CS1, CS5, EF],

@@ -189,6 +189,18 @@ pub const TRIAL: &[Column] = &[
     n("qoo_video_conferencing", F64, "", "workload: QoO for video conferencing, 0-100"),
     n("qoo_web", F64, "", "workload: QoO for web browsing, 0-100"),
     n("load_saturated_s", F64, "s", "workload: when the load saturated: the responsiveness draft's criterion (4 moving averages of goodput within 5 %) met by both directions (none: never)"),
+    // The responsiveness test's own figures (`crate::scores::resp_test`, `crate::ramp`).
+    n("rpm_foreign", F64, "RPM", "workload: the RPM's foreign half, 60000 over the mean of the foreign probes' trimmed means (the responsiveness test: TCP, TLS and HTTP times of new connections; else the UDP probes)"),
+    n("rpm_loaded", F64, "RPM", "workload: the RPM's loaded half, 60000 over the self probes' trimmed mean (the responsiveness test: plus the wait in the send buffer)"),
+    n("foreign_probes_per_s", F64, "1/s", "workload: foreign probes (the responsiveness test: new connections; else UDP probe round trips) per second of the loaded span, against the draft's MPS of 100"),
+    n("self_probes_per_s", F64, "1/s", "workload: self probes (samples on the load connections) per second of the loaded span, against MPS"),
+    n("probe_capacity_share", F64, "", "workload: the probes' bit rate by the draft's estimates (5000 B a foreign probe, 1000 B a self probe) over both line rates, against its PTC of 5 %"),
+    n("probe_rate_within_limits", U8, "", "workload: 1 when both probe rates are within MPS and their share within PTC, else 0"),
+    n("foreign_probes_skipped", U64, "", "responsiveness test: foreign probes not launched because all 32 probe connections were still busy"),
+    n("ramp_saturated_interval", U64, "", "responsiveness test: the ramp interval (0-based) at whose end both directions' goodput had saturated (none: never)"),
+    n("ramp_flows_down", U64, "", "responsiveness test: load connections downstream when the trial ended (held from saturation on, at most 16)"),
+    n("ramp_flows_up", U64, "", "responsiveness test: load connections upstream when the trial ended"),
+    n("ramp_flows_per_interval", Str, "", "responsiveness test: load connections in use in each ramp interval, down+up, space-separated"),
 ];
 
 pub const TCP: &[Column] = &[

@@ -38,6 +38,9 @@ pub enum Wake {
     Setup(u32),
     /// The video call: 0 = the sender's next frame, 1 = the receiver's feedback timer.
     Media(u32),
+    /// The responsiveness test: 0 = the end of a ramp interval, 1 = the next foreign
+    /// probe, `2 + s` = foreign probe slot `s`'s set-up timer.
+    Resp(u32),
 }
 
 /// Bits of an entry's tie-breaker that hold the packed [`Wake`]; the rest, above them,
@@ -67,6 +70,7 @@ impl Wake {
             Wake::Think(i) => (8, i),
             Wake::Setup(i) => (9, i),
             Wake::Media(i) => (10, i),
+            Wake::Resp(i) => (11, i),
         };
         debug_assert!(i < 1 << INDEX_BITS);
         ((kind as u64) << INDEX_BITS) | i as u64
@@ -86,7 +90,8 @@ impl Wake {
             7 => Wake::TcpStop(i),
             8 => Wake::Think(i),
             9 => Wake::Setup(i),
-            _ => Wake::Media(i),
+            10 => Wake::Media(i),
+            _ => Wake::Resp(i),
         }
     }
 }

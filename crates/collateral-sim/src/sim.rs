@@ -10,6 +10,7 @@
 //! bottleneck queue is the only place packets wait.
 
 mod media_call;
+mod resp_test;
 mod web_users;
 
 use std::collections::VecDeque;
@@ -79,6 +80,8 @@ pub struct Simulation {
     tcp: Vec<TcpFlow>,
     n_bulk: usize,
     web: web_users::WebState,
+    /// The responsiveness test's ramp and foreign probes (empty without it).
+    resp: resp_test::RespState,
     cbr: Vec<CbrFlow>,
     media: media_call::MediaState,
     /// Per direction, the CBR flow that feeds its link's side ingress (see
@@ -118,7 +121,9 @@ impl Simulation {
             .enumerate()
             .map(|(i, cfg)| {
                 let i = i as u32;
-                events.schedule(cfg.start_at(sc.seed, i as usize), Wake::TcpStart(i));
+                if !resp_test::deferred(&sc, i as usize) {
+                    events.schedule(cfg.start_at(sc.seed, i as usize), Wake::TcpStart(i));
+                }
                 if let Some(stop) = cfg.stop_ns {
                     events.schedule(stop, Wake::TcpStop(i));
                 }
@@ -135,6 +140,7 @@ impl Simulation {
             })
             .collect();
         let web = web_users::WebState::new(&sc, &mut tcp, &mut events);
+        let resp = resp_test::RespState::new(&sc, &mut tcp, &mut events);
         let n_tcp = tcp.len() as u32;
         let cbr: Vec<CbrFlow> = (0..sc.cbr.len())
             .map(|j| {
@@ -176,6 +182,7 @@ impl Simulation {
             tcp,
             n_bulk,
             web,
+            resp,
             cbr,
             media,
             access: Rate::new(sc.access_rate_bps),
@@ -379,6 +386,7 @@ impl Simulation {
             Wake::Think(u) => self.web_think(u as usize),
             Wake::Setup(s) => self.web_setup_timer(s as usize, wake),
             Wake::Media(which) => self.media_wake(which),
+            Wake::Resp(which) => self.resp_wake(which),
             Wake::CbrSend(i) => {
                 let c = &mut self.cbr[i as usize];
                 let pkt = cbr_packet(c, now);
@@ -445,6 +453,8 @@ impl Simulation {
             }
             let n_tcp = self.tcp.len();
             self.cbr[i - n_tcp].on_arrival(now, pkt.seq);
+        } else if self.resp.owns(i) {
+            self.resp_setup_packet(pkt);
         } else {
             self.web_setup_packet(pkt);
         }
@@ -483,7 +493,11 @@ impl Simulation {
             let f = &mut self.tcp[i];
             if f.completed.is_none() && f.sender.done() {
                 f.completed = Some(self.now);
-                self.web_server_done(i);
+                if self.resp.owns(i) {
+                    self.resp_server_done(i);
+                } else {
+                    self.web_server_done(i);
+                }
             }
             return;
         }
@@ -533,7 +547,11 @@ impl Simulation {
         if i >= self.n_bulk {
             self.stamp(i);
             self.flush(dir, 0);
-            self.web_client_check(i);
+            if self.resp.owns(i) {
+                self.resp_client_check(i);
+            } else {
+                self.web_client_check(i);
+            }
             return;
         }
         self.mark(i);
@@ -674,13 +692,18 @@ impl Simulation {
             })
             .collect();
         let down_goodput_bps = crate::metrics::goodput_of(&tcp, "down");
-        let scores = crate::scores::trial_scores(
+        let scores = crate::scores::trial_scores_with(
             sc,
             &self.cbr.iter().map(|c| &c.records).collect::<Vec<_>>(),
             &self.tcp[..self.n_bulk]
                 .iter()
                 .map(|f| f.sender.rtt_log.samples.as_slice())
                 .collect::<Vec<_>>(),
+            &crate::scores::RespRecords {
+                foreign: &self.resp.probes,
+                ramp: self.resp.ramp.as_ref(),
+                skipped: self.resp.skipped,
+            },
             down_goodput_bps,
         );
         let mut cbr_trace = sc.trace.cbr.then(CbrTrace::default);

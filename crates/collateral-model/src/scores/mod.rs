@@ -8,8 +8,11 @@
 pub mod aim;
 pub mod grade;
 pub mod qoo;
+pub mod resp_test;
 pub mod responsiveness;
 pub mod speedtest;
+
+pub use resp_test::RespRecords;
 
 use serde::{Deserialize, Serialize};
 
@@ -55,6 +58,17 @@ pub struct Scores {
     pub qoo_video_conferencing: Option<f64>,
     pub qoo_web: Option<f64>,
     pub load_saturated_s: Option<f64>,
+    pub rpm_foreign: Option<f64>,
+    pub rpm_loaded: Option<f64>,
+    pub foreign_probes_per_s: Option<f64>,
+    pub self_probes_per_s: Option<f64>,
+    pub probe_capacity_share: Option<f64>,
+    pub probe_rate_within_limits: Option<u8>,
+    pub foreign_probes_skipped: Option<u64>,
+    pub ramp_saturated_interval: Option<u64>,
+    pub ramp_flows_down: Option<u64>,
+    pub ramp_flows_up: Option<u64>,
+    pub ramp_flows_per_interval: Option<String>,
 }
 
 /// Round-trip samples of the probes, split by when the request left.
@@ -161,12 +175,28 @@ pub fn trial_scores(
     tcp_rtts: &[&[SelfProbe]],
     down_goodput_bps: f64,
 ) -> Scores {
+    trial_scores_with(sc, cbr, tcp_rtts, &RespRecords::default(), down_goodput_bps)
+}
+
+/// [`trial_scores`] with the records of the responsiveness test (its foreign probe
+/// connections and its ramp), which replace the UDP probes in the foreign half of the
+/// RPM and the goodput logs in the saturation point.
+pub fn trial_scores_with(
+    sc: &Scenario,
+    cbr: &[&RealtimeRecords],
+    tcp_rtts: &[&[SelfProbe]],
+    resp: &RespRecords,
+    down_goodput_bps: f64,
+) -> Scores {
     let Some(w) = &sc.workload else {
         return Scores::default();
     };
     // Loaded: after the settling time, or once the load saturated if that came later
     // (the draft scores the intervals after saturation); never saturated, the former.
-    let saturated = saturated_at(sc, tcp_rtts, w.idle_ns, w.saturation_interval_ns);
+    let saturated = match resp.ramp {
+        Some(r) => resp_test::ramp_saturated_at(r, w),
+        None => saturated_at(sc, tcp_rtts, w.idle_ns, w.saturation_interval_ns),
+    };
     let loaded_from = (w.idle_ns + w.settle_ns).max(saturated.unwrap_or(0));
     let mut p = Probes::default();
     for pair in cbr.chunks_exact(2).take(w.probes().len()) {
@@ -184,12 +214,7 @@ pub fn trial_scores(
     p.loaded.sort_by_key(|x| x.0);
     let idle: Vec<f64> = p.idle.iter().map(|x| x.1).collect();
     let loaded: Vec<f64> = p.loaded.iter().map(|x| x.1).collect();
-    let self_ms: Vec<f64> = tcp_rtts
-        .iter()
-        .flat_map(|v| v.iter())
-        .filter(|p| p.sent_ns >= loaded_from && p.sent_ns <= sc.duration_ns)
-        .map(|p| p.rtt_ns as f64 / 1e6)
-        .collect();
+    let self_ms = resp_test::self_probe_ms(w, tcp_rtts, loaded_from, sc.duration_ns);
     let loss = crate::measure::ratio(
         p.loaded_lost as f64,
         (p.loaded_lost + loaded.len() as u64) as f64,
@@ -198,14 +223,20 @@ pub fn trial_scores(
     let s = |ms: f64| some(ms / 1e3);
     let (idle_med, loaded_med) = (speedtest::median(&idle), speedtest::median(&loaded));
     let increase = speedtest::mean(&loaded) - speedtest::mean(&idle);
-    let probes = responsiveness::ProbeTimes {
-        tcp: &loaded,
-        tls: &[],
-        http: &loaded,
-        self_http: &self_ms,
+    let foreign = resp_test::ForeignTimes::of(resp.foreign, loaded_from, sc.duration_ns);
+    let probes = if resp.foreign.is_empty() {
+        responsiveness::ProbeTimes {
+            tcp: &loaded,
+            tls: &[],
+            http: &loaded,
+            self_http: &self_ms,
+        }
+    } else {
+        foreign.times(&self_ms)
     };
     use responsiveness::{rpm, Stat};
-    let rpm_tm = rpm(&probes, Stat::TrimmedMean).rpm;
+    let rpm_parts = rpm(&probes, Stat::TrimmedMean);
+    let rpm_tm = rpm_parts.rpm;
     // The bulk flows' downstream goodput stands for a speed test's download rate (AIM's
     // streaming use, QoO's minimum throughput); the probes' loss under load for its
     // packet loss.
@@ -251,6 +282,19 @@ pub fn trial_scores(
         qoo_video_conferencing: q("video_conferencing"),
         qoo_web: q("web"),
         load_saturated_s: saturated.map(|t| t as f64 / 1e9),
+        rpm_foreign: some(rpm_parts.foreign),
+        rpm_loaded: some(rpm_parts.loaded),
+        ..resp_test::probe_and_ramp_fields(
+            sc,
+            resp,
+            if resp.foreign.is_empty() {
+                loaded.len() as u64
+            } else {
+                foreign.launched
+            },
+            self_ms.len() as u64,
+            loaded_from,
+        )
     }
 }
 

@@ -152,6 +152,33 @@ impl WebState {
     }
 }
 
+impl TcpFlow {
+    /// A new connection in slot flow `i` (a web object's, a foreign probe's): fresh
+    /// sender and receiver for a `reply` of that many bytes, timers and delay line
+    /// emptied, the next generation so the old connection's late packets are dropped.
+    pub(super) fn reopen(
+        &mut self,
+        i: usize,
+        cfg: &TcpConfig,
+        rng: Pcg64Mcg,
+        count_from: Nanos,
+        reply: u64,
+        extra: Nanos,
+    ) {
+        self.sender = Sender::new(i as u32, cfg, rng);
+        self.sender.set_transfer_bytes(reply);
+        self.receiver = Receiver::new(i as u32, cfg, count_from);
+        self.rto = Alarm::default();
+        self.delack = Alarm::default();
+        self.pace = Alarm::default();
+        self.extra.clear();
+        self.extra_alarm = Alarm::default();
+        self.extra_delay = extra;
+        self.completed = None;
+        self.gen = self.gen.wrapping_add(1).max(1);
+    }
+}
+
 /// Seconds to nanoseconds, saturating far beyond any run.
 fn secs(s: f64) -> Nanos {
     (s * 1e9).clamp(0.0, 1e18) as Nanos
@@ -231,17 +258,7 @@ impl Simulation {
         let rng = stream(self.sc.seed, CONN_STREAMS + self.web.conns);
         self.web.conns += 1;
         let f = &mut self.tcp[i];
-        f.sender = Sender::new(i as u32, tcp_cfg, rng);
-        f.sender.set_transfer_bytes(reply);
-        f.receiver = Receiver::new(i as u32, tcp_cfg, self.sc.warmup_ns);
-        f.rto = Alarm::default();
-        f.delack = Alarm::default();
-        f.pace = Alarm::default();
-        f.extra.clear();
-        f.extra_alarm = Alarm::default();
-        f.extra_delay = extra;
-        f.completed = None;
-        f.gen = f.gen.wrapping_add(1).max(1);
+        f.reopen(i, tcp_cfg, rng, self.sc.warmup_ns, reply, extra);
         let segments = f.sender.size_segments().unwrap_or(1);
         let header = tcp_cfg.data_bytes - tcp_cfg.mss;
         let slot = &mut self.web.slots[s];
