@@ -204,3 +204,49 @@ def test_cake_shapes_each_direction_at_its_rate():
     assert len(cake) == 2
     for x in cake:
         assert (x.queue["bandwidth"], x.up_queue["bandwidth"]) == ("1500000bit", "256000bit")
+
+
+def test_goals_parse_and_compare_medians_of_the_cores_scores():
+    from collateral.advise.goals import parse_goal
+
+    g = parse_goal("rpm>=800")
+    assert (g.score, g.at_least, g.value, str(g)) == ("rpm", True, 800.0, "rpm>=800")
+    assert g.met([700.0, 900.0, 850.0]) and not g.met([700.0, 900.0, 750.0])
+    assert not g.met([900.0, math.nan])  # a trial without the score does not count
+    grade = parse_goal("grade ≥ A")
+    assert grade.measure({"bufferbloat_grade": "A+"}) == 5.0
+    assert grade.met([grade.measure({"bufferbloat_grade": x}) for x in ("A", "A+", "B")])
+    assert not grade.met([grade.measure({"bufferbloat_grade": x}) for x in ("A", "B", "B")])
+    assert parse_goal("qoo_voip<=50").met([50.0])
+    for bad in ("rpm>800", "speed>=3", "grade>=E", "rpm>=fast", "rpm>=inf"):
+        with pytest.raises(ValueError):
+            parse_goal(bad)
+
+
+def test_a_workload_with_a_grade_goal_rules_out_the_bloated_buffers():
+    # RRUL on ADSL1 (the call's own target waived): a 4-BDP drop-tail holds ~400 ms
+    # upstream (9 packets of 1500 B at 256 kbit/s) and ~400 ms downstream (50 at
+    # 1.5 Mbit/s), far past grade B's 60 ms of increase; 30 s leaves loaded probes
+    # after the load saturates.
+    adv = advise(link="adsl1", workload="rrul", goals=["grade>=B"], ccs=("cubic",),
+                 trials=1, duration="30s", target=1.0)  # fmt: skip
+    assert "workload rrul" in adv.setup and "goals grade>=B" in adv.setup
+    by = {o.candidate.queue_label: o for o in adv.outcomes}
+    big = by["drop-tail 50p/9p (4 BDP)"]
+    assert not big.meets and big.scores["grade>=B"] < 3  # worse than B
+    assert adv.best.meets and adv.best.scores["grade>=B"] >= 3
+    assert set(adv.rates) == {"down", "up"}
+    for kw, name in (
+        ({"goals": ["rpm>=800"]}, "goals"),
+        ({"workload": "rrul", "goals": ["rpm>>1"]}, "goals"),
+        ({"workload": "speedtest"}, "workload"),
+    ):
+        with pytest.raises(ValueError) as e:
+            advise(**kw)
+        assert e.value.param == name, (kw, e.value)
+    p = subprocess.run(
+        [sys.executable, "-m", "collateral", "advise", "--goal", "rpm>=800"],
+        capture_output=True,
+        text=True,
+    )
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--goal: " in p.stderr

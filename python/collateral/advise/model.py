@@ -36,6 +36,9 @@ class Outcome:
     mos: float = math.nan
     #: Percentage points of packets the median is below the target (negative: above).
     margin: float = math.nan
+    #: Each goal on a workload's scores (its text) and the median over trials of that
+    #: score (a grade as its rank, F = 0 to A+ = 5); empty without goals.
+    scores: dict[str, float] = field(default_factory=dict)
 
     @property
     def delay(self) -> float:

@@ -16,6 +16,7 @@ from ..units import fmt_duration, parse_duration
 from .apps import APP_ALIASES, APPS, BUDGET_SOURCES
 from .candidates import Candidate, candidates
 from .current import current_queue
+from .goals import Goal, parse_goal
 from .model import Advice, Outcome
 
 #: Limits of one run of the advisor (it simulates every candidate ``trials`` times).
@@ -50,6 +51,8 @@ def advise(
     tolerance: float = 0.02,
     seed: int = 1,
     threads: int = 0,
+    workload: str | None = None,
+    goals: tuple[str, ...] | list[str] = (),
 ) -> Advice:
     """Simulates every candidate and returns the evidence, ranked by
     :attr:`Advice.ranked` (see :mod:`collateral.advise.model`).
@@ -63,6 +66,11 @@ def advise(
     candidate; ``tolerance`` the goodput shortfall from the best that counts as the same
     (default 2 %). ``app`` may also be ``simulate``'s name for the traffic (g711,
     quake3, wow); ``warmup`` defaults to 10 s, or a quarter of a shorter ``duration``.
+    ``workload`` (``rrul``, ``rrul_be``, ``responsiveness``) runs that built-in workload
+    as the load instead of ``tcp_flows`` and ``uploads`` (its TCP flows under each
+    candidate's congestion control, its probes beside the application); ``goals`` then
+    add conditions on its scores (``rpm>=800``, ``grade>=A``: :mod:`.goals`) that a
+    candidate must meet as well, on the median over its trials.
 
     Every argument is checked before anything runs; a bad one raises
     :class:`~collateral.spec.SpecError` (a ValueError) whose ``param`` names it."""
@@ -74,7 +82,10 @@ def advise(
     tcp_flows = _whole("tcp_flows", tcp_flows, 0, MAX_TCP_FLOWS)
     uploads = _whole("uploads", uploads, 0, MAX_TCP_FLOWS - tcp_flows)
     web_users = _whole("web_users", web_users, 0, MAX_WEB_USERS)
-    if tcp_flows + uploads + web_users == 0:
+    kind, wanted = _workload_goals(workload, goals)
+    if kind is not None:
+        tcp_flows = uploads = 0
+    if tcp_flows + uploads + web_users == 0 and kind is None:
         raise SpecError("tcp_flows", "no load: give at least one download, upload or web user")
     trials = _whole("trials", trials, 1, MAX_TRIALS)
     threads = _whole("threads", threads, 0, MAX_THREADS)
@@ -113,11 +124,14 @@ def advise(
         link_rates["down"] if tcp_flows or not uploads else None,
         probe.rtt,
         ccs,
-        link_rates["up"] if uploads else None,
+        link_rates["up"] if uploads or kind is not None else None,
         mine,
         (link_rates["down"], link_rates["up"]),
     )
     flows = ["down"] * tcp_flows + ["up"] * uploads
+    if kind is not None:
+        flows = ["down", "up"]  # the workload loads both ways
+        base = {**base, "workload": {"kind": kind}}
     jobs, owners = [], []
     for ci, c in enumerate(cands):
         for t in range(trials):
@@ -129,7 +143,8 @@ def advise(
     bulk = {d: link_rates[d] for d in ("down", "up") if d in flows}
     per: dict[int, list[dict[str, Any]]] = {i: [] for i in range(len(cands))}
     for ci, r in zip(owners, results, strict=True):
-        per[ci].append(_evidence(r["summary"], bulk))
+        per[ci].append(_evidence(r["summary"], bulk, len(cbr)))
+        per[ci][-1]["goals"] = [g.measure(r["summary"]) for g in wanted]
     where = probe.describe(sep="\n").split("\n")[:2]
     load = ", ".join(
         f"{n} {what}"
@@ -140,19 +155,46 @@ def advise(
         )
         if n
     )
-    setup = " · ".join([*where, f"{load} on {profile}", f"{duration} trials"])
+    if kind is not None:
+        load = ", ".join(x for x in (f"workload {kind}", load) if x)
+    goal_text = [f"goals {', '.join(map(str, wanted))}"] if wanted else []
+    setup = " · ".join([*where, f"{load} on {profile}", f"{duration} trials", *goal_text])
     advice = Advice(app, target, fmt_duration(budget_ns), setup, trials, tolerance)
     advice.rates, advice.budget_source = bulk, BUDGET_SOURCES[app]
     for ci, c in enumerate(cands):
-        advice.outcomes.append(_outcome(c, per[ci], target, app == "voip"))
+        advice.outcomes.append(_outcome(c, per[ci], target, app == "voip", wanted))
     return advice
+
+
+def _workload_goals(
+    workload: str | None, goals: tuple[str, ...] | list[str]
+) -> tuple[str | None, list[Goal]]:
+    """The workload's kind (checked) and the goals parsed; goals need a workload."""
+    from ..spec.vocabulary import WORKLOADS
+
+    if workload is not None and workload not in WORKLOADS:
+        raise SpecError("workload", f"{workload!r} is not one of {', '.join(WORKLOADS)}")
+    if isinstance(goals, str) or not isinstance(goals, tuple | list):
+        raise SpecError("goals", f"{goals!r}: give a list of goals, e.g. ['rpm>=800']")
+    try:
+        wanted = [parse_goal(g) for g in goals]
+    except ValueError as e:
+        raise SpecError("goals", str(e)) from None
+    if wanted and workload is None:
+        raise SpecError("goals", "a goal on scores needs a workload (rrul, responsiveness)")
+    return workload, wanted
 
 
 def _trial(
     base: dict[str, Any], c: Candidate, flows: list[str], web: int, profile: str, seed: int
 ) -> dict[str, Any]:
     # Seeded start offsets (TcpSpec's default spread), as simulate and sweeps draw them.
-    tcp = [{"direction": d, "cc": c.cc, "ecn": c.ecn, "profile": profile} for d in flows]
+    tcp: list[Any] = [{"direction": d, "cc": c.cc, "ecn": c.ecn, "profile": profile} for d in flows]
+    if "workload" in base:
+        from ..spec.workload import WorkloadSpec
+
+        template = {"cc": c.cc, "ecn": c.ecn, "profile": profile}
+        tcp = WorkloadSpec.model_validate(base["workload"]).flows(template)[0]
     q = c.queues()
     links = {d: {**base.get(d, {}), "queue": q[d]} for d in ("down", "up")}
     cbr = [{**x, "tag": c.dscp} for x in base["cbr"]]
@@ -161,10 +203,12 @@ def _trial(
     return {**base, **links, "cbr": cbr, "tcp": tcp, "web": users if web else [], "seed": seed}
 
 
-def _evidence(s: dict[str, Any], bulk: dict[str, int]) -> dict[str, Any]:
+def _evidence(s: dict[str, Any], bulk: dict[str, int], apps: int) -> dict[str, Any]:
     """One trial's numbers: the worst flow's share late, each direction's worst p95
-    added delay, its goodput and the mean utilisation of the bulk directions."""
-    cbr = s["cbr"]
+    added delay, its goodput and the mean utilisation of the bulk directions. The
+    application's flows are the last ``apps`` CBR flows (a workload's probes come
+    first)."""
+    cbr = s["cbr"][-apps:]
     delays = {
         d: max(_nan(c["delay_p95_s"], math.inf) for c in cbr if c["direction"] == d)
         for d in ("down", "up")
@@ -182,31 +226,43 @@ def _evidence(s: dict[str, Any], bulk: dict[str, int]) -> dict[str, Any]:
     }
 
 
-def _outcome(c: Candidate, ev: list[dict[str, Any]], target: float, call: bool) -> Outcome:
+def _outcome(
+    c: Candidate, ev: list[dict[str, Any]], target: float, call: bool, goals: list[Goal]
+) -> Outcome:
     late = [e["late"] for e in ev]
     util = [e["util"] for e in ev]
     worst = [max(e["delay"].values()) for e in ev]
     dirs = ev[0]["delay"].keys()
     med = median(late)
+    scores = {str(g): median(e["goals"][k] for e in ev) for k, g in enumerate(goals)}
+    goals_met = all(g.met([e["goals"][k] for e in ev]) for k, g in enumerate(goals))
     return Outcome(
         c,
         med,
         {d: median(e["delay"][d] for e in ev) for d in dirs},
         {d: median(e["goodput"][d] for e in ev) for d in ev[0]["goodput"]},
         median(util),
-        med <= target,
+        med <= target and goals_met,
         (min(late), max(late)),
         (min(worst), max(worst)),
         (min(util), max(util)),
         median(e["mos"] for e in ev) if call else math.nan,
         100 * (target - med),
+        scores,
     )
 
 
 _NO_TRACES = {"cwnd": False, "queue": False, "cbr": False, "drops": False, "classes": False}
 
 # Where a scenario's field comes from among advise()'s parameters.
-_PARAMS = {"link": "link", "down": "down", "up": "up", "rtt": "rtt", "duration": "duration"}
+_PARAMS = {
+    "link": "link",
+    "down": "down",
+    "up": "up",
+    "rtt": "rtt",
+    "duration": "duration",
+    "workload": "workload",
+}
 
 
 def _scenario(data: dict[str, Any]) -> Scenario:

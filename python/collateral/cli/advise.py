@@ -43,6 +43,22 @@ def add_parser(sub: Any) -> None:
         tcp_flows={"type": count(0, MAX_TCP_FLOWS), "help": "bulk downloads (default: 1)"},
         uploads={"type": count(0, MAX_TCP_FLOWS)},
     )
+    from ..spec.vocabulary import WORKLOADS
+
+    a.add_argument(
+        "--workload",
+        choices=WORKLOADS,
+        help="a built-in workload as the load instead of --downloads/--uploads (rrul: four"
+        " TCP flows each way and round-trip probes; responsiveness: the RPM test's ramp),"
+        " whose scores --goal can ask for",
+    )
+    a.add_argument(
+        "--goal",
+        metavar="GOAL",
+        action="append",
+        help="a condition on the workload's scores a candidate must also meet, median over"
+        " trials (repeatable): rpm>=800, rpm_p90>=300, grade>=A, qoo_voip>=80",
+    )
     a.add_argument(
         "--cc",
         metavar="CC",
@@ -114,6 +130,8 @@ _ADVISE_OPTIONS = {
     "target": "--target",
     "budget": "--budget",
     "seed": "--seed",
+    "workload": "--workload",
+    "goals": "--goal",
 }
 
 
@@ -143,6 +161,8 @@ def run(args: argparse.Namespace) -> int:
             target=args.target,
             budget=args.budget,
             seed=args.seed,
+            workload=args.workload,
+            goals=tuple(args.goal or ()),
         )
     except SpecError as e:
         option = _ADVISE_OPTIONS.get(e.param)
