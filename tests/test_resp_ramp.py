@@ -55,3 +55,24 @@ def test_on_adsl1_the_probes_alone_exceed_five_percent_of_the_capacity():
     s = _responsiveness("1.5Mbit", "256kbit", "50ms", {"kind": "fq_codel"})
     assert s["probe_capacity_share"] > 5 * 5000 * 8 / 1.756e6 > 0.05
     assert s["probe_rate_within_limits"] == 0
+
+
+def test_a_self_probe_waits_behind_the_send_buffer():
+    # The same trial with the draft's 5 ms low-water mark and with Linux's autotuned
+    # buffer (about a window unsent: one more round trip): only the loaded half moves,
+    # each self probe taking its RTT plus 5 ms, or twice its RTT.
+    base = {"kind": "responsiveness"}
+    sc = Scenario.model_validate({"duration": "20s", "workload": base, "link": "adsl2"})
+    auto = sc.model_copy(
+        update={"workload": sc.workload.model_copy(update={"send_buffer": "autotuned"})}
+    )
+    assert "send_buffer" not in sc.to_native()["workload"]
+    assert sc.to_native() != auto.to_native()
+    a, b = simulate(sc).summary, simulate(auto).summary
+    assert (
+        a["rpm_foreign"] == b["rpm_foreign"]
+        and a["ramp_flows_per_interval"] == b["ramp_flows_per_interval"]
+    )
+    # 60000 / TM(rtt + 5) versus 60000 / TM(2 rtt): with loaded RTTs above 5 ms the
+    # autotuned buffer scores lower.
+    assert b["rpm_loaded"] < a["rpm_loaded"]

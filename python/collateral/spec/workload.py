@@ -29,6 +29,11 @@ class WorkloadSpec(Model):
     idle: Duration = 5_000_000_000
     settle: Duration = 5_000_000_000
     probe_interval: Duration = 200_000_000
+    #: The responsiveness test's self probes wait behind the sender's unsent bytes:
+    #: ``draft`` (TCP_NOTSENT_LOWAT at 5 ms of throughput, as the draft asks), ``autotuned``
+    #: (Linux's send buffer without it: about a window, one more RTT) or ``empty``
+    #: (the bare RTT); ``collateral_model::resp_probe::SendBuffer``.
+    send_buffer: Literal["draft", "autotuned", "empty"] = "draft"
 
     @field_validator("probe_interval")
     @classmethod
@@ -38,12 +43,16 @@ class WorkloadSpec(Model):
         return v
 
     def to_native(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "kind": self.kind,
             "idle_ns": self.idle,
             "settle_ns": self.settle,
             "probe_interval_ns": self.probe_interval,
         }
+        # The core's default (draft) is left out, so a scenario's JSON stays as it was.
+        if self.send_buffer != "draft":
+            out["send_buffer"] = self.send_buffer
+        return out
 
     def flows(self, template: dict[str, Any]) -> tuple[list[TcpSpec], list[CbrSpec]]:
         """The workload's TCP flows (``template``'s settings; RRUL: 4 down then 4 up, each
