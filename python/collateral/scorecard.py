@@ -22,6 +22,15 @@ ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("jitter idle / loaded", ("jitter_idle_s", "jitter_loaded_s")),
     ("probe loss under load", ("probe_loss_rate",)),
     ("RPM trimmed mean / p90 / p99", ("rpm", "rpm_p90", "rpm_p99", "rpm_band")),
+    ("RPM foreign / loaded half", ("rpm_foreign", "rpm_loaded")),
+    (
+        "probes a second foreign / self (draft: <= 100)",
+        ("foreign_probes_per_s", "self_probes_per_s"),
+    ),
+    (
+        "probes' share of capacity (draft: <= 5 %) / ok",
+        ("probe_capacity_share", "probe_rate_within_limits"),
+    ),
     ("bufferbloat grade (DSLReports)", ("bufferbloat_grade",)),
     ("AIM streaming", ("aim_streaming", "aim_streaming_points")),
     ("AIM gaming", ("aim_gaming", "aim_gaming_points")),
@@ -29,6 +38,10 @@ ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("QoO VoIP / gaming", ("qoo_voip", "qoo_gaming")),
     ("QoO video conferencing / web", ("qoo_video_conferencing", "qoo_web")),
     ("load saturated at (draft's criterion)", ("load_saturated_s",)),
+    (
+        "ramp saturated at interval / flows held down, up",
+        ("ramp_saturated_interval", "ramp_flows_down", "ramp_flows_up"),
+    ),
 )
 
 
@@ -50,6 +63,8 @@ def _value(results: list[Result], field: str) -> str:
             return f"{100 * v:.2f} %"
         if unit in ("RPM", ""):  # RPM and QoO read as whole numbers; the row names them
             return f"{v:.0f}"
+        if unit == "1/s":
+            return f"{v:.1f}/s"
         return fmt_cell(v, unit)
 
     text = fmt(statistics.median(values))
@@ -76,7 +91,8 @@ def compare_scores(labelled: list[tuple[str, list[Result]]]) -> Table | None:
         title="responsiveness under load",
         caption="round trips of the workload's probes (idle: before the load; loaded: once"
         " it settled, 5 s in or at saturation if later); RPM: draft-ietf-ippm-responsiveness,"
-        " UDP probes as foreign, the load flows' RTT samples as self probes",
+        " UDP probes as foreign (the responsiveness workload: new TCP and TLS connections),"
+        " the load flows' RTT samples as self probes",
         box=box.SIMPLE_HEAD,
         show_edge=False,
         pad_edge=False,
