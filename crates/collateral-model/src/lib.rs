@@ -21,6 +21,7 @@ pub mod leo;
 pub mod limits;
 pub mod loss;
 pub mod measure;
+pub mod measured;
 pub mod media;
 pub mod metrics;
 pub mod path_delay;

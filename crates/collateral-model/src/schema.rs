@@ -99,10 +99,10 @@ pub struct Group {
 }
 
 /// Bumped whenever a declared column changes; stores record it.
-pub const VERSION: u32 = 6;
+pub const VERSION: u32 = 7;
 
 pub const TRIAL: &[Column] = &[
-    c("mode", Str, "", "simulation or emulation (the testbed)"),
+    c("mode", Str, "", "simulation, emulation (the testbed) or measured (imported from a real client: collateral import)"),
     c("duration_s", F64, "s", "length of the run"),
     c("warmup_s", F64, "s", "start of the measured part"),
     n(
@@ -656,6 +656,36 @@ pub const TRACES: &[Table] = &[
                 "s",
                 "mean bottleneck latency of the bin's departures",
             ),
+        ],
+    },
+    Table {
+        name: "rtt",
+        row: "a latency probe of an imported measurement (collateral import)",
+        columns: &[
+            c("time_s", F64, "s", "when it was sent, from the measurement's start"),
+            c("probe", U32, "", "probe stream (the measurement's probes[i])"),
+            n("rtt_s", F64, "s", "round trip (NaN: lost)"),
+            coded(
+                "fate",
+                "0 arrived, 1 lost on the way up, 2 on the way down, 3 lost (which way unknown)",
+                crate::measured::PROBE_FATES,
+            ),
+            coded(
+                "load",
+                "what loaded the link when it was sent: 0 idle, 1 download, 2 upload, 3 both",
+                crate::measured::LOADS,
+            ),
+        ],
+    },
+    Table {
+        name: "throughput",
+        row: "an interval of a flow of an imported measurement (collateral import)",
+        columns: &[
+            c("time_s", F64, "s", "interval end, from the measurement's start"),
+            c("interval_s", F64, "s", "interval length"),
+            c("flow", U32, "", "flow id (the summary's tcp{i})"),
+            coded("direction", "0 down, 1 up", DIRECTIONS),
+            c("bytes", U64, "B", "bytes the flow moved in the interval"),
         ],
     },
     Table {

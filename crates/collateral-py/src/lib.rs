@@ -2,6 +2,7 @@
 //! the boundary once as JSON; the trial runs without the GIL; traces come back as numpy
 //! arrays (moved, not copied element by element).
 
+mod measured_py;
 mod media_records;
 use collateral_sim::error::{ConfigError as CoreConfigError, PathPart};
 use collateral_sim::measure;
@@ -582,6 +583,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate_batch, m)?)?;
     m.add_function(wrap_pyfunction!(flatten_summary, m)?)?;
     m.add_function(wrap_pyfunction!(measure_testbed, m)?)?;
+    m.add_function(wrap_pyfunction!(measured_py::measure_measured, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;

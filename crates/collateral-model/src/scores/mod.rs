@@ -219,10 +219,6 @@ pub fn trial_scores_with(
         p.loaded_lost as f64,
         (p.loaded_lost + loaded.len() as u64) as f64,
     );
-    let some = |x: f64| (!x.is_nan()).then_some(x);
-    let s = |ms: f64| some(ms / 1e3);
-    let (idle_med, loaded_med) = (speedtest::median(&idle), speedtest::median(&loaded));
-    let increase = speedtest::mean(&loaded) - speedtest::mean(&idle);
     let foreign = resp_test::ForeignTimes::of(resp.foreign, loaded_from, sc.duration_ns);
     let probes = if resp.foreign.is_empty() {
         responsiveness::ProbeTimes {
@@ -234,8 +230,53 @@ pub fn trial_scores_with(
     } else {
         foreign.times(&self_ms)
     };
+    let rest = resp_test::probe_and_ramp_fields(
+        sc,
+        resp,
+        if resp.foreign.is_empty() {
+            loaded.len() as u64
+        } else {
+            foreign.launched
+        },
+        self_ms.len() as u64,
+        loaded_from,
+    );
+    scores_of(&RoundTrips {
+        idle: &idle,
+        loaded: &loaded,
+        loss,
+        probes,
+        down_goodput_bps,
+        saturated_s: saturated.map(|t| t as f64 / 1e9),
+        rest,
+    })
+}
+
+/// Round trips (ms, in the order taken) that the scores are computed from: those of
+/// the idle and of the loaded probes, the loaded probes' loss, the probe times RPM takes
+/// and the downstream goodput; `rest`: the fields only a responsiveness test fills
+/// (its probe rates and ramp). The simulator's and the testbed's trials
+/// ([`trial_scores_with`]) and imported measurements ([`crate::measured`]) alike.
+pub struct RoundTrips<'a> {
+    pub idle: &'a [f64],
+    pub loaded: &'a [f64],
+    pub loss: f64,
+    pub probes: responsiveness::ProbeTimes<'a>,
+    pub down_goodput_bps: f64,
+    pub saturated_s: Option<f64>,
+    pub rest: Scores,
+}
+
+/// The scores of a set of round trips (NaN figures are `None`).
+pub fn scores_of(r: &RoundTrips) -> Scores {
+    let (idle, loaded, loss, down_goodput_bps) = (r.idle, r.loaded, r.loss, r.down_goodput_bps);
+    let probes = &r.probes;
+    let some = |x: f64| (!x.is_nan()).then_some(x);
+    let s = |ms: f64| some(ms / 1e3);
+    let (idle_med, loaded_med) = (speedtest::median(idle), speedtest::median(loaded));
+    let increase = speedtest::mean(loaded) - speedtest::mean(idle);
     use responsiveness::{rpm, Stat};
-    let rpm_parts = rpm(&probes, Stat::TrimmedMean);
+    let rpm_parts = rpm(probes, Stat::TrimmedMean);
     let rpm_tm = rpm_parts.rpm;
     // The bulk flows' downstream goodput stands for a speed test's download rate (AIM's
     // streaming use, QoO's minimum throughput); the probes' loss under load for its
@@ -244,7 +285,7 @@ pub fn trial_scores_with(
     let aim = known.then(|| {
         aim::aim(&aim::AimInput {
             latency_ms: idle_med,
-            jitter_ms: speedtest::jitter(&idle),
+            jitter_ms: speedtest::jitter(idle),
             loss,
             download_bps: down_goodput_bps,
             loaded_increase_ms: loaded_med - idle_med,
@@ -255,19 +296,19 @@ pub fn trial_scores_with(
             .iter()
             .find(|r| r.name == name)
             .expect("a profile");
-        some(qoo::qoo(req, &loaded, loss, down_goodput_bps))
+        some(qoo::qoo(req, loaded, loss, down_goodput_bps))
     };
     Scores {
         latency_idle_s: s(idle_med),
         latency_loaded_s: s(loaded_med),
-        latency_loaded_iqm_s: s(speedtest::iqm(&loaded)),
+        latency_loaded_iqm_s: s(speedtest::iqm(loaded)),
         latency_increase_s: s(increase),
-        jitter_idle_s: s(speedtest::jitter(&idle)),
-        jitter_loaded_s: s(speedtest::jitter(&loaded)),
+        jitter_idle_s: s(speedtest::jitter(idle)),
+        jitter_loaded_s: s(speedtest::jitter(loaded)),
         probe_loss_rate: some(loss),
         rpm: some(rpm_tm),
-        rpm_p90: some(rpm(&probes, Stat::Quantile(0.9)).rpm),
-        rpm_p99: some(rpm(&probes, Stat::Quantile(0.99)).rpm),
+        rpm_p90: some(rpm(probes, Stat::Quantile(0.9)).rpm),
+        rpm_p99: some(rpm(probes, Stat::Quantile(0.99)).rpm),
         rpm_band: some(rpm_tm).map(responsiveness::band),
         bufferbloat_grade: some(increase)
             .map(|i| grade::bufferbloat_grade(grade::graded_increase_ms(i, i))),
@@ -281,20 +322,10 @@ pub fn trial_scores_with(
         qoo_gaming: q("gaming"),
         qoo_video_conferencing: q("video_conferencing"),
         qoo_web: q("web"),
-        load_saturated_s: saturated.map(|t| t as f64 / 1e9),
+        load_saturated_s: r.saturated_s,
         rpm_foreign: some(rpm_parts.foreign),
         rpm_loaded: some(rpm_parts.loaded),
-        ..resp_test::probe_and_ramp_fields(
-            sc,
-            resp,
-            if resp.foreign.is_empty() {
-                loaded.len() as u64
-            } else {
-                foreign.launched
-            },
-            self_ms.len() as u64,
-            loaded_from,
-        )
+        ..r.rest.clone()
     }
 }
 
