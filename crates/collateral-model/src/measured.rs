@@ -417,9 +417,9 @@ pub fn measured_result(r: &MeasuredRecords, sc: Option<&Scenario>) -> Result<Mea
                 continue;
             }
             let ms = (p.fate[k] == ARRIVED && p.rtt_ns[k] >= 0).then(|| p.rtt_ns[k] as f64 / 1e6);
+            // networkQuality's probes feed its RPM by role, and are round trips too.
             if let Some(x) = roles.iter().position(|&n| n == p.role) {
                 role_ms[x].extend(ms);
-                continue;
             }
             match (load, ms) {
                 (Some(Load::Idle) | None, Some(m)) => idle.push(m),

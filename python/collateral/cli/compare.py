@@ -20,7 +20,11 @@ def add_parser(sub: Any) -> None:
         "A last line says whether the testbed kept real time (trials flagged late).",
     )
     c.add_argument("sim", metavar="SIM_DIR", help="results of 'collateral run'")
-    c.add_argument("emu", metavar="EMU_DIR", help="results of 'collateral emulate FILE'")
+    c.add_argument(
+        "emu",
+        metavar="EMU_DIR",
+        help="results of 'collateral emulate FILE' (or of 'collateral import ... --like FILE')",
+    )
     c.add_argument("--plot", metavar="PATH", help="write the comparison figure here")
 
 
@@ -42,8 +46,9 @@ def run(args: argparse.Namespace) -> int:
         fail(f"{'SIM_DIR' if e.side == 'sim' else 'EMU_DIR'}: {e}")
     except (StoreError, ValueError) as e:
         fail(f"compare: {e}")
-    t = Table(title=f"simulation ({args.sim}) vs emulation ({args.emu})", title_justify="left")
-    for col in ("metric", "simulation", "emulation", "difference"):
+    other = "measured" if set(emu.summary()["mode"].dropna()) == {"measured"} else "emulation"
+    t = Table(title=f"simulation ({args.sim}) vs {other} ({args.emu})", title_justify="left")
+    for col in ("metric", "simulation", other, "difference"):
         t.add_column(col, justify="left" if col == "metric" else "right")
     for r in rows:
         diff = f"{r['diff']:+.2f} {r['diff_unit']}" if r["diff"] == r["diff"] else "n/a"

@@ -106,8 +106,9 @@ class Measurement:
     phases: list[Phase] = field(default_factory=list)
     parameters: dict[str, Any] = field(default_factory=dict)
     reported: dict[str, Any] = field(default_factory=dict)
-    #: Wall-clock start (ISO 8601, UTC) when the file gives it.
-    started: str | None = None
+    #: Wall-clock time of the measurement's zero (Unix seconds) when the file gives it:
+    #: how files of one run (irtt beside iperf3) are put on one clock.
+    start_unix_s: float | None = None
 
     def to_native_json(self) -> str:
         """The records as ``_native.measure_measured`` reads them: integer ns for times
@@ -146,8 +147,12 @@ class Measurement:
                 for p in self.probes
             ],
             "phases": [
-                {"name": ph.name, "start_ns": ns(ph.start_s), "end_ns": ns(ph.end_s),
-                 "load": ph.load}  # fmt: skip
+                {
+                    "name": ph.name,
+                    "start_ns": ns(ph.start_s),
+                    "end_ns": ns(ph.end_s),
+                    "load": ph.load,
+                }
                 for ph in self.phases
             ],
         }

@@ -26,10 +26,13 @@ class WrongSide(ValueError):
 
 
 def _check_modes(s: Any, e: Any, sim: Any, emu: Any) -> None:
-    """Each side holds what it should: simulated trials on one, emulated on the other
-    (the ``mode`` column; stores from before it are simulations)."""
+    """Each side holds what it should: simulated trials on one, emulated (or measured:
+    ``collateral import``) on the other (the ``mode`` column; stores from before it are
+    simulations)."""
     for side, df, st, want in (("sim", s, sim, "simulation"), ("emu", e, emu, "emulation")):
         modes = set(df["mode"].dropna()) if "mode" in df else {"simulation"}
+        if side == "emu" and modes == {"measured"}:
+            continue
         if modes and modes != {want}:
             got = " and ".join(sorted(modes))
             writer = "collateral run FILE" if want == "simulation" else "collateral emulate FILE"
@@ -52,6 +55,8 @@ _COLUMNS = [
     ("CBR loss down", "%", "cbr0_loss_rate", 100.0),
     ("CBR delay p50 down", "ms", "cbr0_delay_median_s", 1e3),
     ("CBR delay p95 down", "ms", "cbr0_delay_p95_s", 1e3),
+    ("CBR delay p50 up", "ms", "cbr1_delay_median_s", 1e3),
+    ("CBR delay p95 up", "ms", "cbr1_delay_p95_s", 1e3),
 ]
 
 

@@ -51,12 +51,14 @@ def sim_vs_emu(stores: list[Any]) -> Table | None:
     by_name: dict[str, dict[str, Any]] = {}
     for st in stores:
         df = _summary(st) if hasattr(st, "query") else st.summary()
+        # A measured store (collateral import --like) stands where a testbed's would.
         mode = (
             "emulation"
-            if "mode" in df.columns and (df["mode"] == "emulation").any()
+            if "mode" in df.columns and df["mode"].isin(["emulation", "measured"]).any()
             else "simulation"
         )
         name = st.meta().get("experiment", st.path.name).removesuffix("-emu")
+        name = name.removesuffix("-measured")
         by_name.setdefault(name, {})[mode] = df
     rows, timing = [], []
     for name, modes in by_name.items():

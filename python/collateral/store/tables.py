@@ -20,6 +20,8 @@ TABLES: tuple[str, ...] = (
     "congestion",
     "classes",
     "media",
+    "rtt",
+    "throughput",
 )
 _STRING_WHEN_EMPTY = {"link", "key", "point", "scenario", "model_version", "code_version"}
 

@@ -1,0 +1,74 @@
+"""``import``: measurement files of real clients (irtt, iperf3 -J, Flent, networkQuality
+-c, crusader export) as a trial of mode "measured" in a results directory."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..display import short
+from .errors import fail
+from .paths import output_dir
+
+
+def add_parser(sub: Any) -> None:
+    c = sub.add_parser(
+        "import",
+        help="measurement files of real clients as a results directory (mode measured)",
+        description="Read measurement files of one run (irtt's JSON, iperf3 -J, Flent's "
+        ".flent.gz, networkQuality -c, crusader export; the tool is told by the file) and "
+        "store them as one trial of mode 'measured' in the simulator's schema, so query, "
+        "plot, compare and report read it as a simulated one. Several files of one run "
+        "(irtt beside iperf3) are put on one clock by their start times. With --like, the "
+        "trial stands for that experiment's (one-point) link: 'collateral compare SIM_DIR "
+        "DIR' pairs it with the simulated trial.",
+    )
+    c.add_argument("files", metavar="FILE", nargs="+", help="measurement files of one run")
+    c.add_argument("-o", "--output", required=True, metavar="DIR", help="results directory")
+    c.add_argument(
+        "--like",
+        metavar="EXPERIMENT",
+        help="experiment file of the link measured (one point): its trial key, parameters, "
+        "warm-up and base delays",
+    )
+    c.add_argument("--name", metavar="NAME", help="experiment name without --like (measured)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..measured import ImportProblem, combine, read
+    from ..measured.importer import import_measurement
+    from ..store import StoreError
+
+    out = output_dir("-o", args.output, "results/home-link")
+    like = None
+    if args.like is not None:
+        from ..experiment import ExperimentError, load_experiment
+
+        try:
+            like = load_experiment(args.like)
+        except ExperimentError as e:
+            fail(f"--like: {e}")
+    try:
+        m = combine([read(f) for f in args.files])
+        part, row = import_measurement(m, out, like, args.name)
+    except ImportProblem as e:
+        fail(str(e))
+    except StoreError as e:
+        fail(f"-o: {e}")
+    if part is None:
+        print(f"{short(str(out), 60)}: already holds this measurement (trial {row['key']})")
+        return 0
+    gp = [
+        f"{d} {row[f'{d}_goodput_bps'] / 1e6:.2f} Mbit/s"
+        for d in ("down", "up")
+        if row.get(f"{d}_goodput_bps")
+    ]
+    lat = [
+        f"{w} RTT {row[k] * 1e3:.1f} ms"
+        for w, k in (("idle", "latency_idle_s"), ("loaded", "latency_loaded_s"))
+        if row.get(k) is not None
+    ]
+    print(f"imported {m.tool} ({len(args.files)} file(s)) into {out}: trial {row['key']}")
+    if gp or lat:
+        print("  " + ", ".join(gp + lat))
+    return 0

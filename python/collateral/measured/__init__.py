@@ -1,0 +1,109 @@
+"""Measurements of real links imported as trials (``collateral import``): each tool's
+parser turns a file into the plain records of :mod:`.records`; the core
+(``_native.measure_measured``) computes every figure from them in the simulator's
+schema; :mod:`.importer` stores the trial (mode ``"measured"``) so that ``query``,
+``plot``, ``compare`` and the report read it as they read a simulated one.
+
+Tools: irtt (JSON), iperf3 (``-J``), Flent (``.flent.gz``, formats 1-4),
+networkQuality (``-c``), crusader (``export``). The tool is told by the file's keys.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import crusader, flent, iperf3, irtt, network_quality
+from .common import load_json
+from .records import ImportProblem, Measurement, Phase, Probes, Throughput
+
+#: The parsers, in the order a file's keys are tried against them.
+PARSERS = (irtt, iperf3, flent, network_quality, crusader)
+
+__all__ = [
+    "ImportProblem",
+    "Measurement",
+    "Phase",
+    "Probes",
+    "Throughput",
+    "combine",
+    "read",
+]
+
+
+def read(path: str | Path) -> Measurement:
+    """The measurement in ``path``; ImportProblem (one line naming it) when it is not a
+    file of a known tool or is damaged."""
+    p = Path(path)
+    doc = load_json(p)
+    for parser in PARSERS:
+        if parser.looks_like(doc):
+            m = parser.parse(p, doc)
+            _check_times(m)
+            return m
+    keys = ", ".join(list(doc)[:6]) if isinstance(doc, dict) else type(doc).__name__
+    raise ImportProblem(
+        f"{p}: not a file of irtt, iperf3 -J, Flent, networkQuality -c or crusader export"
+        f" (found {keys})"
+    )
+
+
+def _check_times(m: Measurement) -> None:
+    for t in m.throughput:
+        if not t.end_s:
+            raise ImportProblem(f"{m.source}: {m.tool}: flow {t.label!r} has no interval")
+    for p in m.probes:
+        if not p.sent_s:
+            raise ImportProblem(f"{m.source}: {m.tool}: probes {p.label!r}: none")
+
+
+def combine(ms: list[Measurement]) -> Measurement:
+    """Files of one run (irtt beside iperf3) as one measurement on one clock: each
+    shifted by its wall-clock start against the earliest. A file without a start time
+    can only be imported alone. Times before the zero (Flent's raw samples may precede
+    its T0) move the zero back."""
+    if len(ms) > 1:
+        missing = [m.source for m in ms if m.start_unix_s is None]
+        if missing:
+            raise ImportProblem(
+                f"{missing[0]}: gives no wall-clock start, so it cannot be put on one clock"
+                " with the other files; import it alone"
+            )
+    zero = min((m.start_unix_s or 0.0) for m in ms)
+    out = Measurement(
+        tool="+".join(dict.fromkeys(m.tool for m in ms)),
+        source=" ".join(m.source for m in ms),
+        duration_s=0.0,
+        start_unix_s=zero if ms[0].start_unix_s is not None else None,
+    )
+    for m in ms:
+        dt = (m.start_unix_s or 0.0) - zero
+        for t in m.throughput:
+            t.start_s += dt
+            t.end_s = [x + dt for x in t.end_s]
+            out.throughput.append(t)
+        for p in m.probes:
+            p.sent_s = [x + dt for x in p.sent_s]
+            out.probes.append(p)
+        for ph in m.phases:
+            out.phases.append(Phase(ph.name, ph.start_s + dt, ph.end_s + dt, ph.load))
+        out.duration_s = max(out.duration_s, m.duration_s + dt)
+        for k, v in m.parameters.items():
+            out.parameters.setdefault(k, v)
+        out.reported.update({f"{m.tool}_{k}": v for k, v in m.reported.items()})
+    early = min(
+        [0.0, *(t.start_s for t in out.throughput), *(x for p in out.probes for x in p.sent_s)]
+    )
+    if early < 0:
+        for t in out.throughput:
+            t.start_s -= early
+            t.end_s = [x - early for x in t.end_s]
+        for p in out.probes:
+            p.sent_s = [x - early for x in p.sent_s]
+        out.phases = [
+            Phase(ph.name, ph.start_s - early, ph.end_s - early, ph.load) for ph in out.phases
+        ]
+        out.duration_s -= early
+        if out.start_unix_s is not None:
+            out.start_unix_s += early
+    out.parameters["tool"] = out.tool
+    return out

@@ -1,0 +1,95 @@
+"""iperf3's JSON (``iperf3 -J``): per stream, the bytes of each reporting interval as
+the client saw them (the receiver's count with ``-R``, the sender's without), which
+way it went (``sender`` true: the client sent, upstream), the retransmits and the
+congestion control the run used."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .common import Reader
+from .records import Measurement, Throughput
+
+
+def looks_like(doc: Any) -> bool:
+    return isinstance(doc, dict) and "start" in doc and "intervals" in doc and "end" in doc
+
+
+def parse(path: Path, doc: Any) -> Measurement:
+    r = Reader(path, "iperf3")
+    if isinstance(doc.get("error"), str):
+        raise r.fail(f"the run failed: {doc['error']}")
+    start = r.get(doc, "start", "", dict)
+    test = r.get(start, "test_start", "start", dict)
+    protocol = str(test.get("protocol", "TCP"))
+    intervals = r.items(doc, "intervals", "")
+    if not intervals:
+        raise r.fail("intervals: empty (the test ended before its first report)")
+    end = r.get(doc, "end", "", dict)
+    reverse = bool(test.get("reverse", 0))
+    by_socket: dict[Any, Throughput] = {}
+    for k, iv in enumerate(intervals):
+        for j, s in enumerate(r.items(iv, "streams", f"intervals[{k}]")):
+            where = f"intervals[{k}].streams[{j}]"
+            if s.get("omitted"):
+                continue
+            sock = s.get("socket", j)
+            t0 = r.number(s, "start", where, 0)
+            t1 = r.number(s, "end", where, t0)
+            b = int(r.number(s, "bytes", where, 0))
+            sender = s.get("sender", not reverse)
+            tr = by_socket.get(sock)
+            if tr is None:
+                tr = by_socket[sock] = Throughput(
+                    direction="up" if sender else "down",
+                    end_s=[],
+                    bytes=[],
+                    start_s=t0,
+                    label=f"iperf3 stream {sock}",
+                )
+            elif tr.end_s and abs(t0 - tr.end_s[-1]) > 1e-3:
+                raise r.fail(
+                    f"{where}: starts at {t0} s, the stream's last ended at {tr.end_s[-1]} s"
+                )
+            tr.end_s.append(t1)
+            tr.bytes.append(b)
+    if not by_socket:
+        raise r.fail("intervals: no stream reported (all omitted?)")
+    # Retransmits and congestion control from the end of the test, where reported.
+    for s in end.get("streams", []) or []:
+        snd = s.get("sender") or {}
+        tr = by_socket.get(snd.get("socket"))
+        if tr is not None and isinstance(snd.get("retransmits"), int):
+            tr.retransmits = int(snd["retransmits"])
+    cc = end.get("sender_tcp_congestion")
+    for tr in by_socket.values():
+        tr.cc = cc if isinstance(cc, str) else None
+    flows = list(by_socket.values())
+    stamp = start.get("timestamp", {}) or {}
+    params: dict[str, Any] = {
+        "protocol": protocol.lower(),
+        "streams": int(test.get("num_streams", len(flows))),
+        "length_s": float(test.get("duration", 0) or 0),
+        "reverse": int(reverse),
+    }
+    if isinstance(cc, str):
+        params["cc"] = cc
+    hosts = start.get("connecting_to") or {}
+    if "host" in hosts:
+        params["host"] = str(hosts["host"])
+    reported = {
+        k: end[k].get("bits_per_second")
+        for k in ("sum_sent", "sum_received")
+        if isinstance(end.get(k), dict)
+    }
+    return Measurement(
+        tool="iperf3",
+        source=str(path),
+        duration_s=max(t.end_s[-1] for t in flows),
+        throughput=flows,
+        parameters=params,
+        reported=reported,
+        # iperf3 stamps its start in whole seconds only.
+        start_unix_s=float(stamp["timesecs"]) if "timesecs" in stamp else None,
+    )

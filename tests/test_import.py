@@ -1,0 +1,234 @@
+"""``collateral import``: real clients' files (irtt, iperf3 -J, Flent, networkQuality
+-c, crusader export) into a results directory of mode "measured", scored by the core,
+read by query, plot, compare and the report as a simulated one. Expectations are
+computed by hand from the sample files in tests/data/measured (each file's docstring
+in :func:`_samples` says what it holds); bad files end in one line naming the file."""
+
+from __future__ import annotations
+
+import gzip
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from collateral.measured import ImportProblem, combine, read
+from collateral.measured.importer import import_measurement
+from collateral.store import open_store
+
+DATA = Path(__file__).parent / "data" / "measured"
+
+
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "collateral", *args], capture_output=True, text=True, cwd=cwd
+    )
+
+
+def imported(tmp_path: Path, *files: str, like: str | None = None) -> dict:
+    m = combine([read(DATA / f) for f in files])
+    exp = None
+    if like:
+        from collateral.experiment import load_experiment
+
+        exp = load_experiment(DATA / like)
+    part, row = import_measurement(m, tmp_path / "out", exp)
+    assert part is not None
+    return row
+
+
+def test_irtt_five_round_trips_by_hand(tmp_path: Path) -> None:
+    """irtt-five.json: RTTs 20, 30, 10, lost on the way down, 50 ms; every request 5 ms
+    up, the replies 15, 25, 5, -, 45 ms down. No load: all idle, median RTT of the four
+    that came back (10, 20, 30, 50) = 25 ms; jitter |30-20|, |10-30|, |50-10| = 70/3 ms.
+    Downstream (cbr0): 5 replies, 1 lost; base = the smallest, 5 ms; additional 10, 20,
+    0, 40 ms: median 15, p95 20 + 0.85 * 20 = 37 ms (linear between ranks), loss 20 %.
+    Upstream (cbr1): 5 requests, none lost, all 5 ms: additional 0."""
+    row = imported(tmp_path, "irtt-five.json")
+    assert row["mode"] == "measured"
+    assert row["tool"] == "irtt"
+    assert row["latency_idle_s"] == pytest.approx(0.025)
+    assert row["jitter_idle_s"] == pytest.approx(70 / 3 / 1e3)
+    assert row["latency_loaded_s"] is None  # nothing loaded the link
+    assert row["cbr0_sent"] == 5 and row["cbr0_lost"] == 1
+    assert row["cbr0_loss_rate"] == pytest.approx(0.2)
+    assert row["cbr0_base_owd_s"] == pytest.approx(0.005)
+    assert row["cbr0_delay_median_s"] == pytest.approx(0.015)
+    assert row["cbr0_delay_p95_s"] == pytest.approx(0.037)
+    assert row["cbr1_lost"] == 0 and row["cbr1_delay_max_s"] == pytest.approx(0.0)
+    assert row["probe_bytes"] == 88  # 60 B of payload + UDP + IPv4
+    # No queue counters, no packets through a bottleneck: unknown, not zero.
+    assert "queue_down_drops" not in row and "packets_delivered" not in row
+    st = open_store(tmp_path / "out")
+    rtt = st.query("SELECT time_s, rtt_s, fate, load FROM rtt ORDER BY time_s")
+    assert list(rtt["time_s"].round(3)) == [0.0, 0.02, 0.04, 0.06, 0.08]
+    assert math.isnan(rtt["rtt_s"].iloc[3]) or rtt["rtt_s"].isna().iloc[3]
+    # Codes as declared (collateral schema): 0 arrived, 2 lost on the way down.
+    assert list(rtt["fate"]) == [0, 0, 0, 2, 0]
+
+
+def test_iperf3_real_output(tmp_path: Path) -> None:
+    """iperf3-loopback.json is real output (iperf3 -c 127.0.0.1 -J -t 2 -i 0.5 -b 10M):
+    one stream sent by the client (upstream), 4 intervals of 655360 B over 2.000081 s:
+    goodput 2621440 * 8 / 2.000081 bit/s; its congestion control from the end."""
+    row = imported(tmp_path, "iperf3-loopback.json")
+    assert row["tool"] == "iperf3"
+    assert row["tcp0_bytes_delivered"] == 2621440
+    assert row["up_goodput_bps"] == pytest.approx(2621440 * 8 / 2.000081)
+    assert row["down_goodput_bps"] == 0.0
+    assert row["tcp0_retransmits"] == 0
+    assert row["cc"] == "bbr"
+    st = open_store(tmp_path / "out")
+    thr = st.query("SELECT sum(bytes) AS b, count(*) AS n FROM throughput WHERE direction = 1")
+    assert int(thr["b"][0]) == 2621440 and int(thr["n"][0]) == 4
+
+
+def test_flent_v4_raw_values_and_metadata(tmp_path: Path) -> None:
+    """rrul-v4.flent.gz: 8 Mbit/s down in the five steps to 1.0 s (200 kB each), 2 Mbit/s
+    up in the five to 2.0 s; UDP pings (raw values, Unix times 50 ms after each step of
+    0 to 2 s): 20, 20, 60 x4, 100, 100, lost, 100, 20 ms. Implied phases: down 0-1 s,
+    up 1-2 s; the last ping (2.05 s) is after the load, idle."""
+    row = imported(tmp_path, "rrul-v4.flent.gz")
+    assert row["tool"] == "flent" and row["test"] == "rrul"
+    assert row["cc"] == "cubic" and row["qdisc"] == "fq_codel"
+    assert row["down_goodput_bps"] == pytest.approx(8e6)
+    assert row["up_goodput_bps"] == pytest.approx(2e6)
+    # Loaded round trips: 20, 20, 60, 60, 60, 60, 100, 100, 100: median 60 ms.
+    assert row["latency_loaded_s"] == pytest.approx(0.060)
+    assert row["probe_loss_rate"] == pytest.approx(1 / 10)
+    # One-way delays from irtt's owd_down (3/4 of the RTT): base 15 ms.
+    assert row["cbr0_base_owd_s"] == pytest.approx(0.015)
+
+
+@pytest.mark.parametrize("name", ["rrul-v1.flent.gz", "rrul-v3.flent.gz"])
+def test_flent_older_formats_use_the_aligned_series(tmp_path: Path, name: str) -> None:
+    """Formats 1-3: the results series (ms per step; 3's raw values are transactions/s
+    and are not read); the same throughput, one ping per step at the step's time:
+    loaded (0 to 2 s) 20, 60 x4, 100, 100, 100 (one step without a value): median 60."""
+    row = imported(tmp_path, name)
+    assert row["down_goodput_bps"] == pytest.approx(8e6)
+    assert row["latency_loaded_s"] == pytest.approx(0.060)
+    assert "cbr0_sent" not in row  # no one-way delays in the aligned series
+
+
+def test_network_quality_rpm_from_its_probes(tmp_path: Path) -> None:
+    """networkquality.json: foreign TCP, TLS and HTTP probes 40 ms, self probes 60 ms:
+    foreign 60000/40 = 1500 RPM, loaded 60000/60 = 1000, RPM 1250 (Good); idle 20 ms,
+    loaded median 40 ms; rates 100 and 20 Mbit/s."""
+    row = imported(tmp_path, "networkquality.json")
+    assert row["rpm"] == pytest.approx(1250.0)
+    assert row["rpm_band"] == "good"
+    assert row["latency_idle_s"] == pytest.approx(0.020)
+    assert row["latency_loaded_s"] == pytest.approx(0.040)
+    assert row["down_goodput_bps"] == pytest.approx(100e6)
+    assert row["up_goodput_bps"] == pytest.approx(20e6)
+
+
+def test_crusader_phases_and_one_way_delays(tmp_path: Path) -> None:
+    """crusader.json: 2.5 MB down from 1 to 3 s (10 Mbit/s), 0.5 MB up from 4 to 6 s
+    (2 Mbit/s); pings every 0.5 s, 30 ms (10 up) idle, 80 ms (20 up) loaded, ping 9
+    (4.5 s) lost. Loaded pings: 1.0-2.5 s and 4.0-5.5 s: 8, one lost."""
+    row = imported(tmp_path, "crusader.json")
+    assert row["down_goodput_bps"] == pytest.approx(10e6)
+    assert row["up_goodput_bps"] == pytest.approx(2e6)
+    assert row["latency_idle_s"] == pytest.approx(0.030)
+    assert row["latency_loaded_s"] == pytest.approx(0.080)
+    assert row["probe_loss_rate"] == pytest.approx(1 / 8)
+    # Increase 50 ms: bufferbloat grade B (30 to 60 ms).
+    assert row["bufferbloat_grade"] == "B"
+    st = open_store(tmp_path / "out")
+    loads = st.query("SELECT load, count(*) AS n FROM rtt GROUP BY load ORDER BY load")
+    # Codes: 0 idle, 1 download, 2 upload.
+    assert dict(zip(loads["load"], loads["n"], strict=True)) == {0: 6, 1: 4, 2: 4}
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (b"", "empty"),
+        (b'{"round_trips": [', "not valid JSON"),
+        (b'{"hello": 1}', "not a file of irtt"),
+        (b'{"round_trips": [], "config": {"params": {}}}', "round_trips: empty"),
+        (
+            b'{"round_trips": [{"seqno": 0, "lost": "maybe"}], "config": {"params": {}}}',
+            "round_trips[0].lost: 'maybe'",
+        ),
+        (b'{"start": {"test_start": {}}, "intervals": [], "end": {}}', "intervals: empty"),
+        (
+            b'{"start": {}, "intervals": [], "end": {}, "error": "unable to connect"}',
+            "the run failed: unable to connect",
+        ),
+        (
+            gzip.compress(b'{"version": 9, "metadata": {}, "x_values": [0], "results": {}}'),
+            "version: 9",
+        ),
+        (gzip.compress(b'{"version": 4, "metadata"')[:20], "gzip data damaged"),
+        (b"\x93\x00\xff\xfe", "not text"),
+    ],
+)
+def test_bad_files_end_in_one_line_naming_the_file(
+    tmp_path: Path, content: bytes, says: str
+) -> None:
+    f = tmp_path / "bad.json"
+    f.write_bytes(content)
+    with pytest.raises(ImportProblem, match=r"bad\.json") as e:
+        read(f)
+    assert says in str(e.value) and "\n" not in str(e.value)
+    out = tmp_path / "out"
+    p = cli("import", str(f), "-o", str(out))
+    assert p.returncode == 2
+    assert p.stderr.count("\n") == 1 and "bad.json" in p.stderr and says in p.stderr
+    assert not out.exists()  # nothing half-written
+
+
+def test_a_good_file_beside_a_bad_one_writes_nothing(tmp_path: Path) -> None:
+    bad = tmp_path / "cut.json"
+    bad.write_text((DATA / "irtt-five.json").read_text()[:500])
+    out = tmp_path / "out"
+    p = cli("import", str(DATA / "iperf3-loopback.json"), str(bad), "-o", str(out))
+    assert p.returncode == 2 and "cut.json" in p.stderr and not out.exists()
+
+
+def test_files_without_start_time_are_not_combined(tmp_path: Path) -> None:
+    with pytest.raises(ImportProblem, match=r"crusader\.json: gives no wall-clock start"):
+        combine([read(DATA / "crusader.json"), read(DATA / "irtt-five.json")])
+
+
+def test_imported_run_queries_plots_and_compares(tmp_path: Path) -> None:
+    """irtt + iperf3 of one run, imported --like the experiment of its link: the trial
+    takes the experiment's key and parameters; query, plot, compare and the report read
+    it; `compare` puts the simulation beside it."""
+    out, sim = tmp_path / "measured", tmp_path / "sim"
+    link = str(DATA / "link-20-5.toml")
+    p = cli(
+        "import",
+        str(DATA / "irtt-five.json"),
+        str(DATA / "iperf3-loopback.json"),
+        "--like",
+        link,
+        "-o",
+        str(out),
+    )
+    assert p.returncode == 0, p.stderr
+    q = cli("query", str(out), "SELECT mode, tool, rtt_s, down_rate_bps FROM summary")
+    assert q.returncode == 0, q.stderr
+    assert "measured" in q.stdout and "irtt+iperf3" in q.stdout
+    r = cli("run", link, "-o", str(sim))
+    assert r.returncode == 0, r.stderr
+    c = cli("compare", str(sim), str(out))
+    assert c.returncode == 0, c.stderr
+    assert "measured" in c.stdout and "CBR delay p50 down" in c.stdout
+    fig = tmp_path / "rtt.png"
+    pl = cli("plot", str(out), "--x", "rtt", "--y", "goodput_mbps", "-o", str(fig))
+    assert pl.returncode == 0, pl.stderr
+    rep = tmp_path / "report.html"
+    rp = cli("report", str(sim), str(out), "-o", str(rep))
+    assert rp.returncode == 0, rp.stderr
+    assert "measured" in rep.read_text() or "emulation" in rep.read_text()
+
+
+def test_sample_files_stay_small() -> None:
+    for f in DATA.iterdir():
+        assert f.stat().st_size < 50_000, f
