@@ -7,6 +7,7 @@ in :func:`_samples` says what it holds); bad files end in one line naming the fi
 from __future__ import annotations
 
 import gzip
+import json
 import math
 import subprocess
 import sys
@@ -83,6 +84,28 @@ def test_iperf3_real_output(tmp_path: Path) -> None:
     st = open_store(tmp_path / "out")
     thr = st.query("SELECT sum(bytes) AS b, count(*) AS n FROM throughput WHERE direction = 1")
     assert int(thr["b"][0]) == 2621440 and int(thr["n"][0]) == 4
+
+
+def test_a_testbed_run_of_irtt_and_iperf3_agrees_with_the_tools_own_figures(
+    tmp_path: Path,
+) -> None:
+    """testbed-irtt.json.gz and testbed-iperf3.json are real output of one run through
+    the testbed (link-20-5.toml says how): the round trips stored are irtt's, so their
+    median is irtt's own ``stats.rtt.median``; the download's bytes are iperf3's, so the
+    goodput is iperf3's received rate (its intervals span its whole run)."""
+    irtt_doc = json.loads(gzip.decompress((DATA / "testbed-irtt.json.gz").read_bytes()))
+    iperf_doc = json.loads((DATA / "testbed-iperf3.json").read_text())
+    row = imported(tmp_path, "testbed-irtt.json.gz", "testbed-iperf3.json")
+    assert row["tool"] == "irtt+iperf3" and row["cc"] == "cubic"
+    st = open_store(tmp_path / "out")
+    q = st.query("SELECT median(rtt_s) AS m, count(rtt_s) AS n FROM rtt")
+    assert int(q["n"][0]) == irtt_doc["stats"]["rtt"]["n"]
+    assert q["m"][0] == pytest.approx(irtt_doc["stats"]["rtt"]["median"] / 1e9, rel=1e-9)
+    received = iperf_doc["end"]["sum_received"]
+    assert row["down_goodput_bps"] == pytest.approx(received["bits_per_second"], rel=0.01)
+    # iperf3 started 2 s after irtt (its start is stamped in whole seconds): the probes
+    # before it are idle, those after loaded, and the load raised the round trip.
+    assert row["latency_loaded_s"] > row["latency_idle_s"]
 
 
 def test_flent_v4_raw_values_and_metadata(tmp_path: Path) -> None:
@@ -204,8 +227,8 @@ def test_imported_run_queries_plots_and_compares(tmp_path: Path) -> None:
     link = str(DATA / "link-20-5.toml")
     p = cli(
         "import",
-        str(DATA / "irtt-five.json"),
-        str(DATA / "iperf3-loopback.json"),
+        str(DATA / "testbed-irtt.json.gz"),
+        str(DATA / "testbed-iperf3.json"),
         "--like",
         link,
         "-o",

@@ -63,6 +63,12 @@ def measure_testbed(
     lens) in trial-time ns (arrived ``2**64-1`` in flight, ``2**64-2`` dropped by the
     router's queue, ``2**64-3`` lost elsewhere), ``router_json`` the router's report."""
 
+def measure_measured(records_json: str, scenario_json: str | None = None) -> dict[str, Any]:
+    """An imported measurement (``collateral.measured.records.Measurement.to_native_json``)
+    as a trial of mode "measured": ``{"summary", "traces": {"cbr", "rtt", "throughput"}}``.
+    ``scenario_json``: the link it stands beside (its warm-up, its base one-way delays).
+    Raises ValueError naming the part of the records at fault."""
+
 def schema() -> dict[str, Any]:
     """The declared result schema: ``{"version", "summary": [group], "traces": [table],
     "parameter_fields", "flow_labels"}``, each group and table with its columns (name,

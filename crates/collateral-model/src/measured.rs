@@ -175,7 +175,9 @@ const LOST: u8 = 3;
 fn check(r: &MeasuredRecords) -> Result<(), String> {
     for (i, t) in r.throughput.iter().enumerate() {
         if t.end_ns.len() != t.bytes.len() {
-            return Err(format!("throughput[{i}]: end_ns and bytes differ in length"));
+            return Err(format!(
+                "throughput[{i}]: end_ns and bytes differ in length"
+            ));
         }
         let mut prev = t.start_ns;
         for &e in &t.end_ns {
@@ -188,8 +190,7 @@ fn check(r: &MeasuredRecords) -> Result<(), String> {
     for (i, p) in r.probes.iter().enumerate() {
         let n = p.sent_ns.len();
         let owd = |o: &Option<Vec<i64>>| o.as_ref().is_none_or(|v| v.len() == n);
-        if p.rtt_ns.len() != n || p.fate.len() != n || !owd(&p.owd_up_ns) || !owd(&p.owd_down_ns)
-        {
+        if p.rtt_ns.len() != n || p.fate.len() != n || !owd(&p.owd_up_ns) || !owd(&p.owd_down_ns) {
             return Err(format!("probes[{i}]: its columns differ in length"));
         }
         if let Some(f) = p.fate.iter().find(|&&f| f > LOST) {
@@ -285,7 +286,11 @@ fn one_way(
         if !exists {
             continue;
         }
-        let gone = if up { f == LOST_UP || f == LOST } else { f == LOST_DOWN };
+        let gone = if up {
+            f == LOST_UP || f == LOST
+        } else {
+            f == LOST_DOWN
+        };
         let o = owd[k];
         let arrived = !gone && o >= 0;
         // A reply leaves when its request arrives.
@@ -301,7 +306,8 @@ fn one_way(
         } else {
             f64::NAN
         });
-        tr.fate.push(if arrived { Fate::Arrived } else { Fate::Lost } as u8);
+        tr.fate
+            .push(if arrived { Fate::Arrived } else { Fate::Lost } as u8);
         if s < warmup || (!gone && o < 0) {
             continue;
         }
@@ -346,9 +352,7 @@ fn one_way(
 }
 
 fn owd_up_of(p: &ProbeRecords, k: usize) -> Nanos {
-    p.owd_up_ns
-        .as_ref()
-        .map_or(0, |v| v[k].max(0) as Nanos)
+    p.owd_up_ns.as_ref().map_or(0, |v| v[k].max(0) as Nanos)
 }
 
 /// The measured trial from its records. `sc`, when given, is the scenario of the link
@@ -356,7 +360,10 @@ fn owd_up_of(p: &ProbeRecords, k: usize) -> Nanos {
 /// simulator leaves it out) and its base one-way delay is what "additional delay" is
 /// measured from; without it, there is no warm-up and the base is the smallest one-way
 /// delay seen.
-pub fn measured_result(r: &MeasuredRecords, sc: Option<&Scenario>) -> Result<MeasuredResult, String> {
+pub fn measured_result(
+    r: &MeasuredRecords,
+    sc: Option<&Scenario>,
+) -> Result<MeasuredResult, String> {
     check(r)?;
     let warmup = sc.map_or(0, |s| s.warmup_ns);
     let phases = phases_of(r);
@@ -410,10 +417,17 @@ pub fn measured_result(r: &MeasuredRecords, sc: Option<&Scenario>) -> Result<Mea
             let load = load_at(&phases, s);
             rtt.time.push(s);
             rtt.probe.push(j as u32);
-            rtt.rtt_s.push(if p.fate[k] == ARRIVED { secs(p.rtt_ns[k]) } else { f64::NAN });
+            rtt.rtt_s.push(if p.fate[k] == ARRIVED {
+                secs(p.rtt_ns[k])
+            } else {
+                f64::NAN
+            });
             rtt.fate.push(p.fate[k]);
             rtt.load.push(load.unwrap_or(Load::Idle) as u8);
-            if s < warmup {
+            // The warm-up leaves out loaded samples (the load's start, as the simulator
+            // leaves it out); idle ones are the baseline whenever they were taken.
+            let idle_load = matches!(load, None | Some(Load::Idle));
+            if s < warmup && !idle_load {
                 continue;
             }
             let ms = (p.fate[k] == ARRIVED && p.rtt_ns[k] >= 0).then(|| p.rtt_ns[k] as f64 / 1e6);
@@ -442,7 +456,10 @@ pub fn measured_result(r: &MeasuredRecords, sc: Option<&Scenario>) -> Result<Mea
         }
     }
     // Without any load, every probe is idle and there is nothing loaded to score.
-    let loss = ratio(loaded_lost as f64, (loaded_lost + loaded.len() as u64) as f64);
+    let loss = ratio(
+        loaded_lost as f64,
+        (loaded_lost + loaded.len() as u64) as f64,
+    );
     let has_roles = role_ms.iter().any(|v| !v.is_empty());
     let probes = if has_roles {
         ProbeTimes {
@@ -569,7 +586,11 @@ mod tests {
         assert_eq!(m.throughput.bytes, [125000, 125000, 125000]);
         assert_eq!(m.cbr.owd_s.len(), 10);
         // Phase throughput: the download phase, 375 kB in 0.3 s.
-        let dl = s.phases.iter().find(|x| x.phase == "down" && x.direction == "down").unwrap();
+        let dl = s
+            .phases
+            .iter()
+            .find(|x| x.phase == "down" && x.direction == "down")
+            .unwrap();
         assert!((dl.throughput_bps - 10e6).abs() < 1e-6);
     }
 

@@ -106,6 +106,7 @@ fn traces_to_py<'py>(py: Python<'py>, t: Traces) -> PyResult<Bound<'py, PyDict>>
     d.set_item("sent_bps", t.media.sent_bps.into_pyarray(py))?;
     d.set_item("received_bps", t.media.received_bps.into_pyarray(py))?;
     out.set_item("media", d)?;
+    measured_py::add_traces(py, &out, Default::default(), Default::default())?;
     Ok(out)
 }
 

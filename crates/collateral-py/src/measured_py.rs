@@ -6,7 +6,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use collateral_sim::measured::{measured_result, MeasuredRecords};
+use collateral_sim::measured::{measured_result, MeasuredRecords, RttTrace, ThroughputTrace};
 use collateral_sim::metrics::Traces;
 use collateral_sim::Scenario;
 
@@ -38,22 +38,36 @@ pub fn measure_measured<'py>(
             ..Default::default()
         },
     )?;
+    add_traces(py, &all, m.rtt, m.throughput)?;
     let traces = PyDict::new(py);
-    traces.set_item("cbr", all.get_item("cbr")?)?;
-    let d = PyDict::new(py);
-    d.set_item("time_s", crate::seconds(m.rtt.time).into_pyarray(py))?;
-    d.set_item("probe", m.rtt.probe.into_pyarray(py))?;
-    d.set_item("rtt_s", m.rtt.rtt_s.into_pyarray(py))?;
-    d.set_item("fate", m.rtt.fate.into_pyarray(py))?;
-    d.set_item("load", m.rtt.load.into_pyarray(py))?;
-    traces.set_item("rtt", d)?;
-    let d = PyDict::new(py);
-    d.set_item("time_s", crate::seconds(m.throughput.time).into_pyarray(py))?;
-    d.set_item("interval_s", m.throughput.interval_s.into_pyarray(py))?;
-    d.set_item("flow", m.throughput.flow.into_pyarray(py))?;
-    d.set_item("direction", m.throughput.direction.into_pyarray(py))?;
-    d.set_item("bytes", m.throughput.bytes.into_pyarray(py))?;
-    traces.set_item("throughput", d)?;
+    for name in ["cbr", "rtt", "throughput"] {
+        traces.set_item(name, all.get_item(name)?)?;
+    }
     out.set_item("traces", traces)?;
     Ok(out)
+}
+
+/// The `rtt` and `throughput` tables into `out` (a trial's traces): an imported
+/// measurement's, or empty ones for a simulated or emulated trial, so that every trial
+/// hands over every declared table.
+pub fn add_traces<'py>(
+    py: Python<'py>,
+    out: &Bound<'py, PyDict>,
+    rtt: RttTrace,
+    thr: ThroughputTrace,
+) -> PyResult<()> {
+    let d = PyDict::new(py);
+    d.set_item("time_s", crate::seconds(rtt.time).into_pyarray(py))?;
+    d.set_item("probe", rtt.probe.into_pyarray(py))?;
+    d.set_item("rtt_s", rtt.rtt_s.into_pyarray(py))?;
+    d.set_item("fate", rtt.fate.into_pyarray(py))?;
+    d.set_item("load", rtt.load.into_pyarray(py))?;
+    out.set_item("rtt", d)?;
+    let d = PyDict::new(py);
+    d.set_item("time_s", crate::seconds(thr.time).into_pyarray(py))?;
+    d.set_item("interval_s", thr.interval_s.into_pyarray(py))?;
+    d.set_item("flow", thr.flow.into_pyarray(py))?;
+    d.set_item("direction", thr.direction.into_pyarray(py))?;
+    d.set_item("bytes", thr.bytes.into_pyarray(py))?;
+    out.set_item("throughput", d)
 }

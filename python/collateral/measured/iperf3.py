@@ -90,6 +90,7 @@ def parse(path: Path, doc: Any) -> Measurement:
         throughput=flows,
         parameters=params,
         reported=reported,
-        # iperf3 stamps its start in whole seconds only.
-        start_unix_s=float(stamp["timesecs"]) if "timesecs" in stamp else None,
+        # iperf3 stamps its start in whole seconds only: taken as the middle of the
+        # second it names, so its load sits within half a second of where it was.
+        start_unix_s=float(stamp["timesecs"]) + 0.5 if "timesecs" in stamp else None,
     )
