@@ -125,6 +125,29 @@ def test_flent_v4_raw_values_and_metadata(tmp_path: Path) -> None:
     assert row["cbr0_base_owd_s"] == pytest.approx(0.015)
 
 
+def test_flent_real_ping_test_through_the_testbed(tmp_path: Path) -> None:
+    """flent-ping-testbed.flent.gz is real output (``flent ping -l 6`` through
+    ``collateral shell --down 20Mbit --up 5Mbit --rtt 40ms``, irtt as its UDP pinger):
+    the stored round trips of each series are the file's raw values, so their median is
+    the median Flent prints of them; irtt's one-way delays become cbr0 (down) and cbr1
+    (up); the egress qdisc and congestion control come from its metadata."""
+    doc = json.loads(gzip.decompress((DATA / "flent-ping-testbed.flent.gz").read_bytes()))
+    row = imported(tmp_path, "flent-ping-testbed.flent.gz")
+    assert (row["test"], row["qdisc"], row["cc"]) == ("ping", "noqueue", "bbr")
+    st = open_store(tmp_path / "out")
+    for k, name in enumerate(doc["results"]):
+        vals = sorted(v["val"] for v in doc["raw_values"][name] if "val" in v)
+        n = len(vals)
+        median = (vals[(n - 1) // 2] + vals[n // 2]) / 2
+        q = st.query(f"SELECT median(rtt_s) AS m, count(rtt_s) AS n FROM rtt WHERE probe = {k}")
+        assert int(q["n"][0]) == n
+        assert q["m"][0] == pytest.approx(median / 1e3, rel=1e-9)
+    udp = [v for v in doc["raw_values"]["Ping (ms) UDP"] if "val" in v]
+    assert row["cbr0_received"] == len(udp)
+    assert row["cbr0_base_owd_s"] == pytest.approx(min(v["owd_down"] for v in udp) / 1e3)
+    assert row["cbr1_base_owd_s"] == pytest.approx(min(v["owd_up"] for v in udp) / 1e3)
+
+
 @pytest.mark.parametrize("name", ["rrul-v1.flent.gz", "rrul-v3.flent.gz"])
 def test_flent_older_formats_use_the_aligned_series(tmp_path: Path, name: str) -> None:
     """Formats 1-3: the results series (ms per step; 3's raw values are transactions/s
