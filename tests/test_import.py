@@ -172,6 +172,26 @@ def test_network_quality_rpm_from_its_probes(tmp_path: Path) -> None:
     assert row["up_goodput_bps"] == pytest.approx(20e6)
 
 
+def test_network_quality_sequential_run(tmp_path: Path) -> None:
+    """networkquality-sequential.json, in the layout of a real ``networkQuality -c -s``
+    (download phase 1-11 s, upload 11-21 s, the probes' arrays with _dl_/_ul_ infixes):
+    125 MB in 10 s down = 100 Mbit/s, 25 MB up = 20 Mbit/s; idle probes 10, 10, 12, 12,
+    14, 14 ms: median 12; loaded: 30 x6, 40 x2 (upload), 50 x6, 70 x2 (download): median
+    (40 + 50) / 2 = 45 ms. RPM: foreign probes 50, 50, 30, 30 ms each kind, mean 40
+    (4 samples: nothing trimmed), 1500; self 70, 70, 40, 40, mean 55: 60000/55; RPM the
+    mean of the two."""
+    row = imported(tmp_path, "networkquality-sequential.json")
+    assert row["down_goodput_bps"] == pytest.approx(100e6)
+    assert row["up_goodput_bps"] == pytest.approx(20e6)
+    assert row["latency_idle_s"] == pytest.approx(0.012)
+    assert row["latency_loaded_s"] == pytest.approx(0.045)
+    assert row["rpm"] == pytest.approx((1500 + 60000 / 55) / 2)
+    st = open_store(tmp_path / "out")
+    loads = st.query("SELECT load, count(*) AS n FROM rtt GROUP BY load ORDER BY load")
+    # Codes: 0 idle (6 probes), 1 download (8), 2 upload (8).
+    assert dict(zip(loads["load"], loads["n"], strict=True)) == {0: 6, 1: 8, 2: 8}
+
+
 def test_crusader_phases_and_one_way_delays(tmp_path: Path) -> None:
     """crusader.json: 2.5 MB down from 1 to 3 s (10 Mbit/s), 0.5 MB up from 4 to 6 s
     (2 Mbit/s); pings every 0.5 s, 30 ms (10 up) idle, 80 ms (20 up) loaded, ping 9
