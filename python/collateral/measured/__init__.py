@@ -6,6 +6,13 @@ schema; :mod:`.importer` stores the trial (mode ``"measured"``) so that ``query`
 
 Tools: irtt (JSON), iperf3 (``-J``), Flent (``.flent.gz``, formats 1-4),
 networkQuality (``-c``), crusader (``export``). The tool is told by the file's keys.
+
+What a measured directory keeps beside the summary, for readers that fit a link to it
+(``collateral infer``): ``rtt`` (every probe: send time, round trip, fate, and what
+loaded the link then: 0 idle, 1 download, 2 upload, 3 both), ``throughput`` (every
+reporting interval of every flow: end time, length, direction, bytes) and ``cbr`` (each
+direction's one-way delays where the tool measured them); the summary's ``phases``
+hold the idle and loaded intervals with each direction's throughput in them.
 """
 
 from __future__ import annotations
