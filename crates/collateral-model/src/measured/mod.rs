@@ -9,9 +9,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::measure::{base_owd, ratio, Fate};
-use crate::metrics::{quantile_by, CbrTrace};
-use crate::quality;
+mod one_way;
+use one_way::one_way;
+pub use one_way::MeasuredOneWay;
+
+use crate::measure::{base_owd, ratio};
+use crate::metrics::CbrTrace;
 use crate::scenario::Scenario;
 use crate::scores::{responsiveness::ProbeTimes, scores_of, RoundTrips, Scores};
 use crate::units::{Direction, Nanos};
@@ -89,28 +92,6 @@ pub struct MeasuredTcp {
     pub goodput_bps: f64,
     pub bytes_delivered: u64,
     pub retransmits: Option<u64>,
-}
-
-/// A direction of a probe stream with one-way delays: the CBR group's columns.
-#[derive(Debug, Clone, Serialize)]
-pub struct MeasuredOneWay {
-    pub flow: u32,
-    pub direction: &'static str,
-    pub sent: u64,
-    pub received: u64,
-    pub lost: u64,
-    pub in_flight: u64,
-    pub loss_rate: f64,
-    pub base_owd_s: f64,
-    pub delay_median_s: f64,
-    pub delay_p95_s: f64,
-    pub delay_max_s: f64,
-    pub owd_mean_s: f64,
-    pub r_factor: f64,
-    pub mos: f64,
-    pub over_100ms: f64,
-    pub over_500ms: f64,
-    pub over_1000ms: f64,
 }
 
 /// A phase and direction: the phases' columns a measurement has.
@@ -260,99 +241,6 @@ fn secs(ns: i64) -> f64 {
     } else {
         ns as f64 / 1e9
     }
-}
-
-/// One direction of probe stream `p`: the packets each way (requests up, replies down;
-/// a reply exists only for a request that arrived; a probe lost without saying which
-/// way counts as a lost request), their one-way delays over `base` (the scenario's
-/// base delay when given, else the smallest seen) and the CBR summary of those after
-/// the warm-up.
-fn one_way(
-    p: &ProbeRecords,
-    owd: &[i64],
-    d: Direction,
-    flow: u32,
-    base: Option<Nanos>,
-    warmup: Nanos,
-    tr: &mut CbrTrace,
-) -> MeasuredOneWay {
-    let up = d == Direction::Up;
-    let min_owd = owd.iter().copied().filter(|&o| o >= 0).min().unwrap_or(0) as Nanos;
-    let base = base.unwrap_or(min_owd);
-    let (mut sent, mut lost) = (0u64, 0u64);
-    let mut delays: Vec<Nanos> = Vec::new();
-    for (k, (&s, &f)) in p.sent_ns.iter().zip(&p.fate).enumerate() {
-        let exists = up || f == ARRIVED || f == LOST_DOWN;
-        if !exists {
-            continue;
-        }
-        let gone = if up {
-            f == LOST_UP || f == LOST
-        } else {
-            f == LOST_DOWN
-        };
-        let o = owd[k];
-        let arrived = !gone && o >= 0;
-        // A reply leaves when its request arrives.
-        let t = if up { s } else { s + owd_up_of(p, k) };
-        tr.flow.push(flow);
-        tr.direction.push(d.index() as u8);
-        tr.seq.push(k as u64);
-        tr.sent.push(t);
-        tr.bytes.push(p.bytes);
-        tr.owd_s.push(if arrived { secs(o) } else { f64::NAN });
-        tr.extra_delay_s.push(if arrived {
-            (o - base as i64) as f64 / 1e9
-        } else {
-            f64::NAN
-        });
-        tr.fate
-            .push(if arrived { Fate::Arrived } else { Fate::Lost } as u8);
-        if s < warmup || (!gone && o < 0) {
-            continue;
-        }
-        sent += 1;
-        if gone {
-            lost += 1;
-        } else {
-            delays.push(o as Nanos);
-        }
-    }
-    delays.sort_unstable();
-    let n = delays.len();
-    let owd_s = |i: usize| delays[i] as f64 / 1e9;
-    let extra = |i: usize| (delays[i] as i64 - base as i64) as f64 / 1e9;
-    let owd_mean = ratio((0..n).map(owd_s).sum::<f64>(), n as f64);
-    let loss_rate = ratio(lost as f64, sent as f64);
-    let q = quality::voip_quality(owd_mean, loss_rate);
-    let over = |budget: f64| {
-        let late = n - delays.partition_point(|&o| o as f64 / 1e9 <= budget);
-        ratio((late as u64 + lost) as f64, sent as f64)
-    };
-    let [b100, b500, b1000] = quality::GAME_BUDGETS_S;
-    MeasuredOneWay {
-        flow,
-        direction: d.name(),
-        sent,
-        received: n as u64,
-        lost,
-        in_flight: 0,
-        loss_rate,
-        base_owd_s: base as f64 / 1e9,
-        delay_median_s: quantile_by(n, 0.5, extra),
-        delay_p95_s: quantile_by(n, 0.95, extra),
-        delay_max_s: if n > 0 { extra(n - 1) } else { f64::NAN },
-        owd_mean_s: owd_mean,
-        r_factor: q.r_factor,
-        mos: q.mos,
-        over_100ms: over(b100),
-        over_500ms: over(b500),
-        over_1000ms: over(b1000),
-    }
-}
-
-fn owd_up_of(p: &ProbeRecords, k: usize) -> Nanos {
-    p.owd_up_ns.as_ref().map_or(0, |v| v[k].max(0) as Nanos)
 }
 
 /// The measured trial from its records. `sc`, when given, is the scenario of the link
