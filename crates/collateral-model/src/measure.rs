@@ -124,7 +124,6 @@ pub fn realtime_summary(
     owd_ns.sort_unstable();
     extra_ns.sort_unstable(); // empty with one size
                               // Read in place: no vector of seconds beside the integers (memory per packet).
-    let owd = |i: usize| owd_ns[i] as f64 / 1e9;
     let base = fixed_base as i64;
     let delay = |i: usize| {
         if rec.lens.is_empty() {
@@ -141,14 +140,7 @@ pub fn realtime_summary(
         fixed_base as f64 / 1e9
     };
     let n = owd_ns.len();
-    let owd_mean = ratio((0..n).map(owd).sum::<f64>(), n as f64);
-    let loss_rate = ratio(lost as f64, done as f64);
-    let q = quality::voip_quality(owd_mean, loss_rate);
-    let over = |budget: f64| {
-        let late = n - owd_ns.partition_point(|&o| o as f64 / 1e9 <= budget);
-        ratio((late as u64 + lost) as f64, done as f64)
-    };
-    let [b100, b500, b1000] = quality::GAME_BUDGETS_S;
+    let f = owd_figures(&owd_ns, lost, done);
     CbrSummary {
         flow,
         direction: dir.name(),
@@ -157,19 +149,57 @@ pub fn realtime_summary(
         lost,
         lost_in_queue: in_queue,
         in_flight,
-        loss_rate,
+        loss_rate: f.loss_rate,
         base_owd_s: base_s,
         delay_median_s: quantile_by(n, 0.5, delay),
         delay_p95_s: quantile_by(n, 0.95, delay),
         delay_max_s: if n > 0 { delay(n - 1) } else { f64::NAN },
-        owd_mean_s: owd_mean,
+        owd_mean_s: f.owd_mean_s,
+        r_factor: f.r_factor,
+        mos: f.mos,
+        over_100ms: f.over[0],
+        over_500ms: f.over[1],
+        over_1000ms: f.over[2],
+        over_budget: cfg.budget_ns.map_or(f64::NAN, |b| {
+            share_over(&owd_ns, lost, done, b as f64 / 1e9)
+        }),
+    }
+}
+
+/// What the one-way delays of a real-time flow's packets say of it: their mean, the
+/// loss rate, the G.107 rating of a call at those, and the shares later than the game
+/// budgets ([`quality::GAME_BUDGETS_S`]). `owd_ns`: the received packets' delays,
+/// sorted; `lost` of `done` packets whose fate is known. The simulator's, the testbed's
+/// and imported measurements' flows alike ([`crate::measured`]).
+pub struct OwdFigures {
+    pub owd_mean_s: f64,
+    pub loss_rate: f64,
+    pub r_factor: f64,
+    pub mos: f64,
+    pub over: [f64; 3],
+}
+
+pub fn owd_figures(owd_ns: &[Nanos], lost: u64, done: u64) -> OwdFigures {
+    let n = owd_ns.len();
+    let owd_mean_s = ratio(
+        owd_ns.iter().map(|&o| o as f64 / 1e9).sum::<f64>(),
+        n as f64,
+    );
+    let loss_rate = ratio(lost as f64, done as f64);
+    let q = quality::voip_quality(owd_mean_s, loss_rate);
+    OwdFigures {
+        owd_mean_s,
+        loss_rate,
         r_factor: q.r_factor,
         mos: q.mos,
-        over_100ms: over(b100),
-        over_500ms: over(b500),
-        over_1000ms: over(b1000),
-        over_budget: cfg.budget_ns.map_or(f64::NAN, |b| over(b as f64 / 1e9)),
+        over: quality::GAME_BUDGETS_S.map(|b| share_over(owd_ns, lost, done, b)),
     }
+}
+
+/// The share of `done` packets lost or later than `budget_s` (`owd_ns` sorted).
+pub fn share_over(owd_ns: &[Nanos], lost: u64, done: u64, budget_s: f64) -> f64 {
+    let late = owd_ns.len() - owd_ns.partition_point(|&o| o as f64 / 1e9 <= budget_s);
+    ratio((late as u64 + lost) as f64, done as f64)
 }
 
 /// What became of a real-time packet (the `fate` column of the `cbr` trace).

@@ -4,9 +4,8 @@
 use serde::Serialize;
 
 use super::{secs, ProbeRecords, ARRIVED, LOST, LOST_DOWN, LOST_UP};
-use crate::measure::{ratio, Fate};
+use crate::measure::{owd_figures, Fate};
 use crate::metrics::{quantile_by, CbrTrace};
-use crate::quality;
 use crate::units::{Direction, Nanos};
 
 /// A direction of a probe stream with one-way delays: the CBR group's columns.
@@ -89,16 +88,8 @@ pub(super) fn one_way(
     }
     delays.sort_unstable();
     let n = delays.len();
-    let owd_s = |i: usize| delays[i] as f64 / 1e9;
     let extra = |i: usize| (delays[i] as i64 - base as i64) as f64 / 1e9;
-    let owd_mean = ratio((0..n).map(owd_s).sum::<f64>(), n as f64);
-    let loss_rate = ratio(lost as f64, sent as f64);
-    let q = quality::voip_quality(owd_mean, loss_rate);
-    let over = |budget: f64| {
-        let late = n - delays.partition_point(|&o| o as f64 / 1e9 <= budget);
-        ratio((late as u64 + lost) as f64, sent as f64)
-    };
-    let [b100, b500, b1000] = quality::GAME_BUDGETS_S;
+    let f = owd_figures(&delays, lost, sent);
     MeasuredOneWay {
         flow,
         direction: d.name(),
@@ -106,17 +97,17 @@ pub(super) fn one_way(
         received: n as u64,
         lost,
         in_flight: 0,
-        loss_rate,
+        loss_rate: f.loss_rate,
         base_owd_s: base as f64 / 1e9,
         delay_median_s: quantile_by(n, 0.5, extra),
         delay_p95_s: quantile_by(n, 0.95, extra),
         delay_max_s: if n > 0 { extra(n - 1) } else { f64::NAN },
-        owd_mean_s: owd_mean,
-        r_factor: q.r_factor,
-        mos: q.mos,
-        over_100ms: over(b100),
-        over_500ms: over(b500),
-        over_1000ms: over(b1000),
+        owd_mean_s: f.owd_mean_s,
+        r_factor: f.r_factor,
+        mos: f.mos,
+        over_100ms: f.over[0],
+        over_500ms: f.over[1],
+        over_1000ms: f.over[2],
     }
 }
 
