@@ -1,0 +1,213 @@
+"""The bottleneck of a measured run, inferred from its probes and its load (issue 32):
+base RTT, capacity per direction, which discipline is in charge (FIFO or AQM), and the
+FIFO's buffer in bytes and in ms — each with an interval, and a line for what could not
+be inferred and why.
+
+The physics each estimate rests on:
+
+- **Base RTT.** Idle probes cross empty queues: their minimum is the propagation delay
+  plus the probe's own serialisation at each direction's rate, which is taken off once
+  the capacities are known (an 88-byte irtt probe costs 2.75 ms at 256 kbit/s).
+- **Capacity.** A saturated bottleneck sends full-size packets back to back: the bytes a
+  direction's flows delivered over the settled part of its load, times the wire size of
+  a full packet over its payload (1500 / 1448: IPv4, TCP with timestamps, MTU 1500),
+  plus the probes' own rate. A dropped packet never used the link and its
+  retransmission is counted once, so drops do not bias it. Interval: the spread of the
+  per-interval rates around that mean.
+- **FIFO or AQM.** Under a long-lived load a drop-tail queue stays near full: CUBIC
+  backs off to 0.7 of its window, so the probes' queueing delay sits between about
+  0.7 and 1 of its ceiling (median over 99th percentile ≥ 0.65). An AQM holds the delay
+  near its target instead, far below its own transients (CoDel's 5 ms, PIE's 15 ms), and
+  a flow-queueing one (FQ-CoDel, CAKE) gives the sparse probes their own queue, so they
+  see almost none (median under 2 ms) while the link is full.
+- **Buffer (FIFO only).** The ceiling of the queueing delay (its 99th percentile) times
+  the capacity: the bytes ahead of a probe in a full queue.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from .observations import DIRECTIONS, InferenceProblem, Observations
+
+#: Wire bytes of a full-size packet over its TCP payload (IPv4 + TCP timestamps).
+FULL_PACKET, FULL_PAYLOAD = 1500, 1448
+#: Parts of a load left out of its steady state: its start (slow start, and iperf3's
+#: whole-second start stamp), its end; after a load, the queue's drain before "idle".
+SETTLE_S, TAIL_S, DRAIN_S = 2.0, 0.5, 2.0
+#: Median queueing delay below which the probes had a queue of their own (flow queueing).
+FQ_MEDIAN_S = 0.002
+#: Median over 99th percentile of the queueing delay at or above which a FIFO is full.
+FIFO_SHAPE = 0.65
+#: Fewer samples than this in a window: no estimate from it.
+MIN_SAMPLES = 20
+
+
+@dataclass
+class Estimate:
+    """One inferred quantity: ``value`` (None: not inferred, ``why`` says why), its
+    interval ``low``..``high`` and how it was found."""
+
+    name: str
+    value: float | str | None
+    unit: str = ""
+    low: float | None = None
+    high: float | None = None
+    how: str = ""
+    why: str = ""
+
+
+@dataclass
+class Inference:
+    """Everything inferred about one run, and the lines of what was not."""
+
+    source: str
+    estimates: list[Estimate]
+    not_inferred: list[str]
+
+    def get(self, name: str) -> Estimate:
+        return next(e for e in self.estimates if e.name == name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "estimates": [asdict(e) for e in self.estimates],
+            "not_inferred": self.not_inferred,
+        }
+
+
+def _mask(t: np.ndarray, spans: list[tuple[float, float]]) -> np.ndarray:
+    m = np.zeros(t.shape, bool)
+    for a, b in spans:
+        m |= (t >= a) & (t < b)
+    return m
+
+
+def _steady(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    return [(a + SETTLE_S, b - TAIL_S) for a, b in spans if b - TAIL_S > a + SETTLE_S]
+
+
+def idle_mask(obs: Observations) -> np.ndarray:
+    """Probes sent while nothing loaded the link, a drain time away from every load."""
+    busy = [
+        (a - TAIL_S, b + DRAIN_S) for d in DIRECTIONS for a, b in obs.windows(d)
+    ]  # the window's start may be stamped early, never late
+    return ~_mask(obs.probe_sent_s, busy) & ~np.isnan(obs.rtt_s)
+
+
+def loaded_mask(obs: Observations, direction: str) -> np.ndarray:
+    """Probes sent in the settled part of ``direction``'s load, the other one idle."""
+    other = "up" if direction == "down" else "down"
+    inside = _mask(obs.probe_sent_s, _steady(obs.windows(direction)))
+    clash = _mask(obs.probe_sent_s, [(a, b + DRAIN_S) for a, b in obs.windows(other)])
+    return inside & ~clash & ~np.isnan(obs.rtt_s)
+
+
+def capacity(obs: Observations, direction: str) -> Estimate:
+    name = f"capacity_{direction}"
+    steady = _steady(obs.windows(direction))
+    if not steady:
+        return Estimate(name, None, "bit/s", why=f"no {direction}load long enough to settle")
+    rates, total_b, total_s = [], 0.0, 0.0
+    ends = sorted({round(float(e), 3) for f in obs.flows if f.direction == direction
+                   for e in f.end_s})  # fmt: skip
+    for e in ends:
+        got = [
+            (b, n)
+            for f in obs.flows
+            if f.direction == direction
+            for x, n, b in zip(f.end_s, f.length_s, f.bytes, strict=True)
+            if abs(x - e) < 0.05 and any(a <= x - n and x <= z for a, z in steady)
+        ]
+        if not got:
+            continue
+        b, n = sum(g[0] for g in got), max(g[1] for g in got)
+        rates.append(b * 8 / n)
+        total_b, total_s = total_b + b, total_s + n
+    if total_s <= 0 or len(rates) < 2:
+        return Estimate(name, None, "bit/s", why=f"fewer than two settled {direction} intervals")
+    scale = FULL_PACKET / FULL_PAYLOAD
+    probes = probe_rate(obs)
+    mean = total_b * 8 / total_s * scale + probes
+    half = 2 * np.std(rates) * scale / np.sqrt(len(rates))
+    how = f"{len(rates)} settled intervals' delivered bytes x {FULL_PACKET}/{FULL_PAYLOAD}"
+    if probes:
+        how += f", plus the probes' {probes / 1e3:.1f} kbit/s"
+    return Estimate(name, mean, "bit/s", mean - half, mean + half, how)
+
+
+def probe_rate(obs: Observations) -> float:
+    """The probes' own load on each direction (bit/s): they share the bottleneck with the
+    flows (irtt's 88-byte probe every 20 ms is 14 % of a 256 kbit/s upstream)."""
+    if not obs.probe_bytes or len(obs.probe_sent_s) < 2:
+        return 0.0
+    gap = float(np.median(np.diff(np.sort(obs.probe_sent_s))))
+    return obs.probe_bytes * 8 / gap if gap > 0 else 0.0
+
+
+def base_rtt(obs: Observations, caps: dict[str, float | None]) -> Estimate:
+    idle = obs.rtt_s[idle_mask(obs)]
+    if len(idle) < MIN_SAMPLES:
+        return Estimate("base_rtt", None, "s", why=f"{len(idle)} idle probes (need {MIN_SAMPLES})")
+    ser = 0.0
+    if obs.probe_bytes and all(caps.values()):
+        ser = sum(obs.probe_bytes * 8 / c for c in caps.values())
+    low = float(np.min(idle)) - ser
+    how = f"minimum of {len(idle)} idle probes"
+    if ser:
+        how += f", less their serialisation ({ser * 1e3:.2f} ms)"
+    return Estimate("base_rtt", low, "s", low, float(np.percentile(idle, 10)) - ser, how)
+
+
+def discipline(obs: Observations, direction: str, base_raw: float, cap: float | None):
+    """(the discipline's estimate, the buffer's estimates) for one direction."""
+    q = obs.rtt_s[loaded_mask(obs, direction)] - base_raw
+    kind, buf_b, buf_t = f"queue_{direction}", f"buffer_{direction}", f"buffer_{direction}_delay"
+    if len(q) < MIN_SAMPLES:
+        why = f"{len(q)} probes in the settled {direction}load (need {MIN_SAMPLES})"
+        return [Estimate(kind, None, why=why), Estimate(buf_b, None, "B", why=why)]
+    p50, p95, p99, top = np.percentile(q, [50, 95, 99, 100])
+    shape = p50 / p99 if p99 > 0 else 1.0
+    stats = f"queueing delay p50 {p50 * 1e3:.1f} / p99 {p99 * 1e3:.1f} ms ({len(q)} probes)"
+    if p50 < FQ_MEDIAN_S:
+        d = Estimate(kind, "aqm (flow queueing)", how=f"{stats}: the probes had their own queue")
+    elif shape < FIFO_SHAPE:
+        d = Estimate(
+            kind, "aqm", how=f"{stats}: the delay settles at {p50 * 1e3:.1f} ms, not at its top"
+        )
+    else:
+        d = Estimate(kind, "fifo", how=f"{stats}: the queue stays near its ceiling")
+    out = [d, Estimate(buf_t, float(p99), "s", float(p95), float(top), "99th percentile of " + stats)]
+    if d.value != "fifo":
+        out[1] = Estimate(buf_t, float(p50), "s", float(np.percentile(q, 25)),
+                          float(np.percentile(q, 75)), f"the AQM's standing delay (median); {stats}")  # fmt: skip
+        out.append(Estimate(buf_b, None, "B", why=f"{direction}: an AQM drops before its buffer fills"))
+    elif cap:
+        out.append(Estimate(buf_b, p99 * cap / 8, "B", p95 * cap / 8, top * cap / 8,
+                            f"ceiling delay x capacity_{direction}"))  # fmt: skip
+    else:
+        out.append(Estimate(buf_b, None, "B", why=f"no {direction} capacity to convert the delay"))
+    return out
+
+
+def infer(obs: Observations) -> Inference:
+    """Everything this run tells about its bottleneck."""
+    if len(obs.rtt_s) == 0 or np.all(np.isnan(obs.rtt_s)):
+        raise InferenceProblem(f"{obs.source}: no probe came back")
+    caps = {d: capacity(obs, d) for d in DIRECTIONS}
+    cap_v = {d: (e.value if isinstance(e.value, float) else None) for d, e in caps.items()}
+    base = base_rtt(obs, cap_v)
+    idle = obs.rtt_s[idle_mask(obs)]
+    est = [base, *caps.values()]
+    if len(idle):
+        for d in DIRECTIONS:
+            est += discipline(obs, d, float(np.min(idle)), cap_v[d])
+    missing = [f"{e.name}: {e.why}" for e in est if e.value is None]
+    missing.append(
+        "link framing (ATM cells, per-packet overhead): fixed-size probes and full-size load"
+        " packets do not show it; capacities are the rate for 1500-byte IP packets"
+    )
+    return Inference(obs.source, est, missing)
