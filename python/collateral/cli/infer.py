@@ -10,7 +10,7 @@ from typing import Any
 
 from ..display import fmt_cell
 from .errors import fail
-from .paths import console, input_store
+from .paths import console, input_store, output_file
 
 
 def add_parser(sub: Any) -> None:
@@ -27,19 +27,107 @@ def add_parser(sub: Any) -> None:
     )
     c.add_argument("directory", metavar="DIR", help="a results directory of one measured run")
     c.add_argument("--json", action="store_true", help="the inference as JSON")
+    c.add_argument(
+        "--replay",
+        action="store_true",
+        help="run the inferred link in the simulator under the measurement's own load and "
+        "print measured beside replayed (probe RTT p50/p95 per phase, KS distance, bytes)",
+    )
+    c.add_argument(
+        "--what-if",
+        action="store_true",
+        help="the inferred link under RRUL with a call, with its queue as inferred and with "
+        "FQ-CoDel, CAKE, DualPI2 and half the buffer: RPM, grade, QoO, the call's delay",
+    )
+    c.add_argument(
+        "--figure",
+        metavar="FILE",
+        help="with --what-if: draw the before/after figure to FILE (.png, .svg or .pdf)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from ..inference import InferenceProblem, from_store, infer
 
     input_store("DIR", args.directory)
+    figure = None
+    if args.figure is not None:
+        if not args.what_if:
+            fail("--figure: draws the what-if; give --what-if too")
+        figure = output_file("--figure", args.figure, "whatif.png", figure=True)
     try:
-        inf = infer(from_store(args.directory))
+        obs = from_store(args.directory)
+        inf = infer(obs)
     except InferenceProblem as e:
         fail(str(e))
     if args.json:
         print(json.dumps(inf.to_dict(), indent=1))
         return 0
+    _print_inference(args, inf)
+    if args.replay:
+        _replay(inf, obs)
+    if args.what_if:
+        _what_if(inf, figure)
+    return 0
+
+
+def _replay(inf: Any, obs: Any) -> None:
+    from .. import simulate
+    from ..inference import replay
+    from rich.table import Table
+
+    try:
+        sc = replay.scenario(inf, obs)
+    except ValueError as e:
+        fail(f"--replay: {e}")
+    t = Table(title="Measured beside replayed (the simulator, the inferred link, the same load)",
+              title_justify="left")  # fmt: skip
+    for col in ("", "measured p50", "replayed p50", "measured p95", "replayed p95", "KS"):
+        t.add_column(col, justify="left" if not col else "right")
+    for side in replay.compare(inf, obs, simulate(sc)):
+        m, r = side.measured, side.replayed
+        if "bytes" in m:
+            t.add_row(side.phase, fmt_cell(m["bytes"], "B"), fmt_cell(r["bytes"], "B"), "", "", "")
+            continue
+        t.add_row(
+            side.phase,
+            *(fmt_cell(x.get(k), "s") for k in ("p50_s",) for x in (m, r)),
+            *(fmt_cell(x.get(k), "s") for k in ("p95_s",) for x in (m, r)),
+            "" if side.ks is None else f"{side.ks:.2f}",
+        )
+    console().print(t)
+
+
+def _what_if(inf: Any, figure: Any) -> None:
+    from ..inference import whatif
+    from rich.table import Table
+
+    try:
+        rows = [whatif.row(v) for v in whatif.what_if(inf)]
+    except ValueError as e:
+        fail(f"--what-if: {e}")
+    t = Table(title="What if (RRUL and a G.711 call on the inferred link, 40 s)",
+              title_justify="left")  # fmt: skip
+    cols = [("queue", None), ("rpm", "RPM"), ("rpm_band", None), ("bufferbloat_grade", None),
+            ("qoo_voip", None), ("latency_loaded_s", "s"), ("call_down_delay_p95_s", "s"),
+            ("call_up_delay_p95_s", "s")]  # fmt: skip
+    for name, _ in cols:
+        t.add_column(name.replace("_", " "), justify="left" if name == "queue" else "right")
+    for r in rows:
+        t.add_row(*(fmt_cell(r[k], u) if u else _plain(r[k]) for k, u in cols))
+    console().print(t)
+    if figure is not None:
+        from ..inference.figure import draw
+
+        draw(rows, figure)
+        print(f"figure: {figure}")
+
+
+def _plain(v: Any) -> str:
+    return "NULL" if v is None else f"{v:.0f}" if isinstance(v, float) else str(v)
+
+
+def _print_inference(args: argparse.Namespace, inf: Any) -> None:
     from rich.table import Table
 
     t = Table(title=f"The bottleneck of {args.directory}", title_justify="left")
@@ -56,4 +144,3 @@ def run(args: argparse.Namespace) -> int:
     console().print(t)
     for line in inf.not_inferred:
         print(f"not inferred: {line}")
-    return 0

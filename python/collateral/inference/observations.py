@@ -33,6 +33,15 @@ class Flow:
     length_s: np.ndarray
     bytes: np.ndarray
 
+    def span(self) -> tuple[float, float] | None:
+        """From the start of its first interval that moved bytes to the end of its last
+        (a sender's count may show empty intervals mid-flow); None if it moved none."""
+        moved = np.flatnonzero(self.bytes > 0)
+        if not len(moved):
+            return None
+        i, j = moved[0], moved[-1]
+        return float(self.end_s[i] - self.length_s[i]), float(self.end_s[j])
+
 
 @dataclass
 class Observations:
@@ -49,15 +58,8 @@ class Observations:
     parameters: dict[str, Any] = field(default_factory=dict)
 
     def windows(self, direction: str) -> list[tuple[float, float]]:
-        """When ``direction`` was loaded: each of its flows from the start of its first
-        interval that moved bytes to the end of its last (a sender's count may show
-        empty intervals mid-flow), overlapping flows merged."""
-        spans = []
-        for f in self.flows:
-            moved = np.flatnonzero(f.bytes > 0)
-            if f.direction == direction and len(moved):
-                i, j = moved[0], moved[-1]
-                spans.append((float(f.end_s[i] - f.length_s[i]), float(f.end_s[j])))
+        """When ``direction`` was loaded: its flows' spans, overlapping ones merged."""
+        spans = [s for f in self.flows if f.direction == direction and (s := f.span())]
         out: list[list[float]] = []
         for a, b in sorted(spans):
             if out and a <= out[-1][1] + 0.5:

@@ -28,6 +28,15 @@ def parse(path: Path, doc: Any) -> Measurement:
         raise r.fail("intervals: empty (the test ended before its first report)")
     end = r.get(doc, "end", "", dict)
     reverse = bool(test.get("reverse", 0))
+    # An upload's client counts what it wrote to its sockets, in bursts (a slow link's
+    # second may show nothing); with --get-server-output from a server run with -J the
+    # receiver's own intervals come along, and they are what crossed the link.
+    server = doc.get("server_output_json")
+    by_receiver = (
+        not reverse and isinstance(server, dict) and bool(server.get("intervals"))
+    )
+    if by_receiver:
+        intervals = r.items(server, "intervals", "server_output_json")
     by_socket: dict[Any, Throughput] = {}
     for k, iv in enumerate(intervals):
         for j, s in enumerate(r.items(iv, "streams", f"intervals[{k}]")):
@@ -38,7 +47,7 @@ def parse(path: Path, doc: Any) -> Measurement:
             t0 = r.number(s, "start", where, 0)
             t1 = r.number(s, "end", where, t0)
             b = int(r.number(s, "bytes", where, 0))
-            sender = s.get("sender", not reverse)
+            sender = True if by_receiver else s.get("sender", not reverse)
             tr = by_socket.get(sock)
             if tr is None:
                 tr = by_socket[sock] = Throughput(
@@ -56,10 +65,15 @@ def parse(path: Path, doc: Any) -> Measurement:
             tr.bytes.append(b)
     if not by_socket:
         raise r.fail("intervals: no stream reported (all omitted?)")
-    # Retransmits and congestion control from the end of the test, where reported.
-    for s in end.get("streams", []) or []:
-        snd = s.get("sender") or {}
-        tr = by_socket.get(snd.get("socket"))
+    # Retransmits and congestion control from the end of the test, where reported (the
+    # server's streams, when its intervals are used, in the client's order).
+    ends = [s.get("sender") or {} for s in end.get("streams", []) or []]
+    ordered = list(by_socket.values())
+    for k, snd in enumerate(ends):
+        if by_receiver:
+            tr = ordered[k] if k < len(ordered) else None
+        else:
+            tr = by_socket.get(snd.get("socket"))
         if tr is not None and isinstance(snd.get("retransmits"), int):
             tr.retransmits = int(snd["retransmits"])
     cc = end.get("sender_tcp_congestion")

@@ -1,0 +1,90 @@
+"""`collateral infer`: each estimate against values worked out by hand from crafted runs
+(probes every 20 ms for 40 s; a download from 5 to 15 s and an upload from 20 to 30 s,
+each of 1 s intervals at a known rate; queueing delays of a known shape)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from collateral.inference import Observations, infer
+from collateral.inference.estimate import FULL_PACKET, FULL_PAYLOAD
+from collateral.inference.observations import Flow
+
+BASE = 0.040
+C_DOWN, C_UP = 15e6, 2e6  # bit/s of 1500-byte packets
+
+
+def flow(direction: str, start: float, stop: float, cap: float) -> Flow:
+    ends = np.arange(start + 1, stop + 0.5, 1.0)
+    per_s = cap * FULL_PAYLOAD / FULL_PACKET / 8  # goodput bytes per second
+    return Flow(direction, ends, np.ones(len(ends)), np.full(len(ends), per_s))
+
+
+def run(queue_down, queue_up, probe_bytes: int = 0) -> Observations:
+    """Probes whose queueing delay is ``queue_*(phase_time)`` in each load, 0 when idle."""
+    t = np.arange(0, 40, 0.02)
+    rtt = np.full(t.shape, BASE)
+    down, up = (t >= 5) & (t < 15), (t >= 20) & (t < 30)
+    rtt[down] += queue_down(t[down] - 5)
+    rtt[up] += queue_up(t[up] - 20)
+    if probe_bytes:
+        rtt += probe_bytes * 8 / C_DOWN + probe_bytes * 8 / C_UP
+    flows = [flow("down", 5, 15, C_DOWN), flow("up", 20, 30, C_UP)]
+    return Observations("crafted", t, rtt, probe_bytes, flows)
+
+
+def sawtooth(lo: float, hi: float, period: float = 1.0):
+    return lambda x: lo + (hi - lo) * ((x % period) / period)
+
+
+def test_a_fifo_gives_capacity_base_rtt_and_its_buffer():
+    inf = infer(run(sawtooth(0.035, 0.050), sawtooth(0.140, 0.200)))
+    # The settled download (7 s to 14.5 s): 1 810 000 B/s delivered, x 1500/1448.
+    assert inf.get("capacity_down").value == pytest.approx(15e6, rel=1e-9)
+    assert inf.get("capacity_up").value == pytest.approx(2e6, rel=1e-9)
+    assert inf.get("base_rtt").value == pytest.approx(BASE, abs=1e-12)
+    assert inf.get("queue_down").value == "fifo" and inf.get("queue_up").value == "fifo"
+    # The sawtooth climbs [35, 50) ms in 50 probe steps of 0.3 ms: its 99th percentile
+    # is within a step of 35 + 0.99 x 15 ms (and the upload's of 140 + 0.99 x 60 ms).
+    ceiling = inf.get("buffer_down_delay").value
+    assert ceiling == pytest.approx(0.035 + 0.99 * 0.015, abs=0.0003)
+    assert inf.get("buffer_down").value == pytest.approx(ceiling * 15e6 / 8, rel=1e-9)
+    up = (0.140 + 0.99 * 0.060) * 2e6 / 8
+    assert inf.get("buffer_up").value == pytest.approx(up, abs=0.0012 * 2e6 / 8)
+
+
+def test_an_aqm_settles_at_its_target_and_has_no_buffer_to_infer():
+    # 5 ms standing delay, a 30 ms transient one probe in ten: p50 / p99 = 1/6.
+    codel = lambda x: np.where(np.arange(len(x)) % 10 == 0, 0.030, 0.005)  # noqa: E731
+    inf = infer(run(codel, codel))
+    assert inf.get("queue_down").value == "aqm"
+    assert inf.get("buffer_down_delay").value == pytest.approx(0.005)
+    assert inf.get("buffer_down").value is None
+    assert any(line.startswith("buffer_down: ") for line in inf.not_inferred)
+
+
+def test_flow_queueing_leaves_the_probes_their_own_queue():
+    fq = lambda x: np.full(len(x), 0.0005)  # noqa: E731
+    inf = infer(run(fq, fq))
+    assert inf.get("queue_down").value == "aqm (flow queueing)"
+    assert inf.get("queue_up").value == "aqm (flow queueing)"
+
+
+def test_probes_serialisation_and_rate_are_taken_off_and_added():
+    # 100-byte probes every 20 ms: 40 kbit/s each way, 0.0533 + 0.4 ms of serialisation.
+    inf = infer(run(sawtooth(0.035, 0.050), sawtooth(0.14, 0.2), probe_bytes=100))
+    assert inf.get("capacity_down").value == pytest.approx(15e6 + 40_000, rel=1e-9)
+    assert inf.get("capacity_up").value == pytest.approx(2e6 + 40_000, rel=1e-9)
+    # The probes' true serialisation was computed at 15 and 2 Mbit/s; the inference uses
+    # the capacities it found (40 kbit/s more), so it is off by a few microseconds.
+    assert inf.get("base_rtt").value == pytest.approx(BASE, abs=1e-5)
+
+
+def test_without_idle_probes_or_load_it_says_what_it_cannot_infer():
+    always = run(sawtooth(0.035, 0.050), sawtooth(0.14, 0.2))
+    always.flows = [flow("down", 0, 40, C_DOWN)]
+    inf = infer(always)
+    assert inf.get("base_rtt").value is None
+    assert any(line.startswith("base_rtt: 0 idle probes") for line in inf.not_inferred)
+    assert any(line.startswith("capacity_up: no upload") for line in inf.not_inferred)
