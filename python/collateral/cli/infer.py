@@ -72,16 +72,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _replay(inf: Any, obs: Any) -> None:
+    from rich.table import Table
+
     from .. import simulate
     from ..inference import replay
-    from rich.table import Table
 
     try:
         sc = replay.scenario(inf, obs)
     except ValueError as e:
         fail(f"--replay: {e}")
-    t = Table(title="Measured beside replayed (the simulator, the inferred link, the same load)",
-              title_justify="left")  # fmt: skip
+    t = Table(
+        title="Measured beside replayed (the simulator, the inferred link, the same load)",
+        title_justify="left",
+    )
     for col in ("", "measured p50", "replayed p50", "measured p95", "replayed p95", "KS"):
         t.add_column(col, justify="left" if not col else "right")
     for side in replay.compare(inf, obs, simulate(sc)):
@@ -99,18 +102,27 @@ def _replay(inf: Any, obs: Any) -> None:
 
 
 def _what_if(inf: Any, figure: Any) -> None:
-    from ..inference import whatif
     from rich.table import Table
+
+    from ..inference import whatif
 
     try:
         rows = [whatif.row(v) for v in whatif.what_if(inf)]
     except ValueError as e:
         fail(f"--what-if: {e}")
-    t = Table(title="What if (RRUL and a G.711 call on the inferred link, 40 s)",
-              title_justify="left")  # fmt: skip
-    cols = [("queue", None), ("rpm", "RPM"), ("rpm_band", None), ("bufferbloat_grade", None),
-            ("qoo_voip", None), ("latency_loaded_s", "s"), ("call_down_delay_p95_s", "s"),
-            ("call_up_delay_p95_s", "s")]  # fmt: skip
+    t = Table(
+        title="What if (RRUL and a G.711 call on the inferred link, 40 s)", title_justify="left"
+    )
+    cols = [
+        ("queue", None),
+        ("rpm", "RPM"),
+        ("rpm_band", None),
+        ("bufferbloat_grade", None),
+        ("qoo_voip", None),
+        ("latency_loaded_s", "s"),
+        ("call_down_delay_p95_s", "s"),
+        ("call_up_delay_p95_s", "s"),
+    ]
     for name, _ in cols:
         t.add_column(name.replace("_", " "), justify="left" if name == "queue" else "right")
     for r in rows:
@@ -139,7 +151,9 @@ def _print_inference(args: argparse.Namespace, inf: Any) -> None:
         if isinstance(e.value, str):
             t.add_row(e.name, e.value, "", e.how)
             continue
-        span = f"{fmt_cell(e.low, e.unit)} – {fmt_cell(e.high, e.unit)}" if e.low is not None else ""
+        span = (
+            f"{fmt_cell(e.low, e.unit)} – {fmt_cell(e.high, e.unit)}" if e.low is not None else ""
+        )
         t.add_row(e.name, fmt_cell(e.value, e.unit), span, e.how)
     console().print(t)
     for line in inf.not_inferred:

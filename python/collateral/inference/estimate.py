@@ -8,12 +8,16 @@ The physics each estimate rests on:
 - **Base RTT.** Idle probes cross empty queues: their minimum is the propagation delay
   plus the probe's own serialisation at each direction's rate, which is taken off once
   the capacities are known (an 88-byte irtt probe costs 2.75 ms at 256 kbit/s).
-- **Capacity.** A saturated bottleneck sends full-size packets back to back: the bytes a
-  direction's flows delivered over the settled part of its load, times the wire size of
-  a full packet over its payload (1500 / 1448: IPv4, TCP with timestamps, MTU 1500),
-  plus the probes' own rate. A dropped packet never used the link and its
-  retransmission is counted once, so drops do not bias it. Interval: the spread of the
-  per-interval rates around that mean.
+- **Capacity.** A saturated bottleneck sends full-size packets back to back. A
+  receiver's count lags what crossed the link by the data it holds behind a lost packet
+  until the retransmission arrives (at 256 kbit/s, a burst of several seconds' worth),
+  and holds nothing once the load has ended. So the bytes delivered from any settled
+  moment to the load's last byte, over that time, are at least the link's rate, and
+  equal to it from a moment when nothing was held back: the least such rate is the
+  estimate (its interval reaches to the median one). It is scaled by the wire size of a
+  full packet over its payload (1500 / 1448: IPv4, TCP with timestamps, MTU 1500) and
+  the probes' own rate is added. A dropped packet never used the link and its
+  retransmission is counted once, so drops do not bias it.
 - **FIFO or AQM.** Under a long-lived load a drop-tail queue stays near full: CUBIC
   backs off to 0.7 of its window, so the probes' queueing delay sits between about
   0.7 and 1 of its ceiling (median over 99th percentile ≥ 0.65). An AQM holds the delay
@@ -36,8 +40,11 @@ from .observations import DIRECTIONS, InferenceProblem, Observations
 #: Wire bytes of a full-size packet over its TCP payload (IPv4 + TCP timestamps).
 FULL_PACKET, FULL_PAYLOAD = 1500, 1448
 #: Parts of a load left out of its steady state: its start (slow start, and iperf3's
-#: whole-second start stamp), its end; after a load, the queue's drain before "idle".
-SETTLE_S, TAIL_S, DRAIN_S = 2.0, 0.5, 2.0
+#: whole-second start stamp), its end; after a load, a second of stamping error, then
+#: the queue's drain (:func:`drain_s`), before "idle".
+SETTLE_S, TAIL_S, DRAIN_S = 2.0, 0.5, 1.0
+#: The shortest stretch of a load a delivery rate is taken over, to its end.
+MIN_TAIL_S = 2.0
 #: Median queueing delay below which the probes had a queue of their own (flow queueing).
 FQ_MEDIAN_S = 0.002
 #: Median over 99th percentile of the queueing delay at or above which a FIFO is full.
@@ -90,10 +97,21 @@ def _steady(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
     return [(a + SETTLE_S, b - TAIL_S) for a, b in spans if b - TAIL_S > a + SETTLE_S]
 
 
+def drain_s(obs: Observations, direction: str) -> float:
+    """How long after ``direction``'s load its queue may still hold probes back: a load's
+    stamped end may be a second early (iperf3 stamps its start in whole seconds), then
+    the longest queueing delay seen in the load drains."""
+    inside = _mask(obs.probe_sent_s, obs.windows(direction)) & ~np.isnan(obs.rtt_s)
+    if not inside.any():
+        return DRAIN_S
+    worst = float(np.max(obs.rtt_s[inside]) - np.nanmin(obs.rtt_s))
+    return DRAIN_S + worst
+
+
 def idle_mask(obs: Observations) -> np.ndarray:
     """Probes sent while nothing loaded the link, a drain time away from every load."""
     busy = [
-        (a - TAIL_S, b + DRAIN_S) for d in DIRECTIONS for a, b in obs.windows(d)
+        (a - TAIL_S, b + drain_s(obs, d)) for d in DIRECTIONS for a, b in obs.windows(d)
     ]  # the window's start may be stamped early, never late
     return ~_mask(obs.probe_sent_s, busy) & ~np.isnan(obs.rtt_s)
 
@@ -102,41 +120,37 @@ def loaded_mask(obs: Observations, direction: str) -> np.ndarray:
     """Probes sent in the settled part of ``direction``'s load, the other one idle."""
     other = "up" if direction == "down" else "down"
     inside = _mask(obs.probe_sent_s, _steady(obs.windows(direction)))
-    clash = _mask(obs.probe_sent_s, [(a, b + DRAIN_S) for a, b in obs.windows(other)])
+    after = drain_s(obs, other)
+    clash = _mask(obs.probe_sent_s, [(a - TAIL_S, b + after) for a, b in obs.windows(other)])
     return inside & ~clash & ~np.isnan(obs.rtt_s)
 
 
 def capacity(obs: Observations, direction: str) -> Estimate:
     name = f"capacity_{direction}"
-    steady = _steady(obs.windows(direction))
-    if not steady:
+    spans = [(a, b) for a, b in obs.windows(direction) if b - a > SETTLE_S + MIN_TAIL_S]
+    if not spans:
         return Estimate(name, None, "bit/s", why=f"no {direction}load long enough to settle")
-    rates, total_b, total_s = [], 0.0, 0.0
-    ends = sorted({round(float(e), 3) for f in obs.flows if f.direction == direction
-                   for e in f.end_s})  # fmt: skip
-    for e in ends:
-        got = [
-            (b, n)
-            for f in obs.flows
-            if f.direction == direction
-            for x, n, b in zip(f.end_s, f.length_s, f.bytes, strict=True)
-            if abs(x - e) < 0.05 and any(a <= x - n and x <= z for a, z in steady)
-        ]
-        if not got:
-            continue
-        b, n = sum(g[0] for g in got), max(g[1] for g in got)
-        rates.append(b * 8 / n)
-        total_b, total_s = total_b + b, total_s + n
-    if total_s <= 0 or len(rates) < 2:
+    a, b = max(spans, key=lambda w: w[1] - w[0])
+    ends = np.array(sorted({float(e) for f in obs.flows if f.direction == direction
+                            for e in f.end_s if a < e <= b + 0.05}))  # fmt: skip
+    cum = np.array([
+        sum(float(f.bytes[f.end_s <= e + 0.05].sum()) for f in obs.flows if f.direction == direction)
+        for e in ends
+    ])  # fmt: skip
+    last, got = ends[-1], cum[-1]
+    pick = (ends >= a + SETTLE_S) & (ends <= last - MIN_TAIL_S)
+    rates = (got - cum[pick]) * 8 / (last - ends[pick])
+    if len(rates) < 2:
         return Estimate(name, None, "bit/s", why=f"fewer than two settled {direction} intervals")
-    scale = FULL_PACKET / FULL_PAYLOAD
-    probes = probe_rate(obs)
-    mean = total_b * 8 / total_s * scale + probes
-    half = 2 * np.std(rates) * scale / np.sqrt(len(rates))
-    how = f"{len(rates)} settled intervals' delivered bytes x {FULL_PACKET}/{FULL_PAYLOAD}"
+    scale, probes = FULL_PACKET / FULL_PAYLOAD, probe_rate(obs)
+    low, mid = float(np.min(rates)) * scale + probes, float(np.median(rates)) * scale + probes
+    how = (
+        f"least delivery rate from {len(rates)} settled moments to the load's end,"
+        f" x {FULL_PACKET}/{FULL_PAYLOAD}"
+    )
     if probes:
         how += f", plus the probes' {probes / 1e3:.1f} kbit/s"
-    return Estimate(name, mean, "bit/s", mean - half, mean + half, how)
+    return Estimate(name, low, "bit/s", low, mid, how)
 
 
 def probe_rate(obs: Observations) -> float:
@@ -180,17 +194,32 @@ def discipline(obs: Observations, direction: str, base_raw: float, cap: float | 
         )
     else:
         d = Estimate(kind, "fifo", how=f"{stats}: the queue stays near its ceiling")
-    out = [d, Estimate(buf_t, float(p99), "s", float(p95), float(top), "99th percentile of " + stats)]
-    if d.value != "fifo":
-        out[1] = Estimate(buf_t, float(p50), "s", float(np.percentile(q, 25)),
-                          float(np.percentile(q, 75)), f"the AQM's standing delay (median); {stats}")  # fmt: skip
-        out.append(Estimate(buf_b, None, "B", why=f"{direction}: an AQM drops before its buffer fills"))
-    elif cap:
-        out.append(Estimate(buf_b, p99 * cap / 8, "B", p95 * cap / 8, top * cap / 8,
-                            f"ceiling delay x capacity_{direction}"))  # fmt: skip
-    else:
-        out.append(Estimate(buf_b, None, "B", why=f"no {direction} capacity to convert the delay"))
-    return out
+    if d.value == "fifo":
+        ceiling = Estimate(buf_t, float(p99), "s", float(p95), float(top), f"p99 of {stats}")
+        size = (
+            Estimate(
+                buf_b,
+                p99 * cap / 8,
+                "B",
+                p95 * cap / 8,
+                top * cap / 8,
+                f"ceiling delay x capacity_{direction}",
+            )
+            if cap
+            else Estimate(buf_b, None, "B", why=f"no {direction} capacity to convert the delay")
+        )
+        return [d, ceiling, size]
+    q25, q75 = np.percentile(q, [25, 75])
+    standing = Estimate(
+        buf_t,
+        float(p50),
+        "s",
+        float(q25),
+        float(q75),
+        f"the AQM's standing delay (median); {stats}",
+    )
+    none = Estimate(buf_b, None, "B", why=f"{direction}: an AQM drops before its buffer fills")
+    return [d, standing, none]
 
 
 def infer(obs: Observations) -> Inference:

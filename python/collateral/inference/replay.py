@@ -60,12 +60,20 @@ def scenario(inf: Inference, obs: Observations, queues: dict[str, Any] | None = 
     gap = float(np.median(np.diff(np.sort(obs.probe_sent_s))))
     # The probes' own rate was added to each capacity: the replayed probes take it again.
     cc = str(obs.parameters.get("cc") or "cubic")
+    # The sender wrote for the test's length from its start (iperf3 -t); a receiver's
+    # last byte comes a queue's drain later.
+    length = obs.parameters.get("length_s")
     tcp = [
-        {"direction": f.direction, "cc": cc, "start": f"{s[0]:.6f}s", "stop": f"{s[1]:.6f}s",
-         "start_spread": 0}
+        {
+            "direction": f.direction,
+            "cc": cc,
+            "start": f"{s[0]:.6f}s",
+            "stop": f"{(s[0] + length if length else s[1]):.6f}s",
+            "start_spread": 0,
+        }
         for f in obs.flows
         if (s := f.span())
-    ]  # fmt: skip
+    ]
     cbr = [
         {"direction": d, "size": probe_bytes, "interval": f"{gap:.6f}s", "jitter": 0}
         for d in ("up", "down")

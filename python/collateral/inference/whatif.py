@@ -54,8 +54,10 @@ def variants(inf: Inference) -> list[Variant]:
         out.append(
             Variant(
                 "fifo, half the buffer",
-                {d: {"limit": f"{max(3000, round(b / 2))}B", "rule": "fb-strict"}
-                 for d, b in fifo.items()},  # fmt: skip
+                {
+                    d: {"limit": f"{max(3000, round(b / 2))}B", "rule": "fb-strict"}
+                    for d, b in fifo.items()
+                },
             )
         )
     return out

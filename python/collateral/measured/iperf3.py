@@ -32,9 +32,7 @@ def parse(path: Path, doc: Any) -> Measurement:
     # second may show nothing); with --get-server-output from a server run with -J the
     # receiver's own intervals come along, and they are what crossed the link.
     server = doc.get("server_output_json")
-    by_receiver = (
-        not reverse and isinstance(server, dict) and bool(server.get("intervals"))
-    )
+    by_receiver = not reverse and isinstance(server, dict) and bool(server.get("intervals"))
     if by_receiver:
         intervals = r.items(server, "intervals", "server_output_json")
     by_socket: dict[Any, Throughput] = {}

@@ -1,0 +1,198 @@
+"""Benchmark (not a test): blind inference of the bottleneck from real clients' runs.
+
+Each setting below is measured through the testbed (``collateral shell``: the
+simulator's link and queue in the userspace router, kernel TCP) with real clients, as a
+user measures a line: ``irtt`` probes every 20 ms for the whole run, ``iperf3 -R``
+downloads (4 CUBIC streams, as speed tests use several) for 10 s after 5 s idle, then,
+after 5 s idle, ``iperf3`` uploads (4 streams) for 10 s, then 4 s idle. The clients' JSON files are written per setting with the truth
+beside them (``truth.json``); ``--infer`` then imports each run (``collateral import``),
+infers its bottleneck (``collateral infer``, which never sees the truth) and prints the
+table of true against inferred values.
+
+    sudo .venv/bin/python benchmarks/infer_blind.py measure -o /tmp/blind   # ~8 min
+    .venv/bin/python benchmarks/infer_blind.py infer /tmp/blind
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+#: name → (link options as `collateral shell` takes them, queue options).
+SETTINGS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
+    "adsl1-fifo-19k": ({"link": "adsl1"}, {"queue": "19kB"}),
+    "adsl1-fifo-60k": ({"link": "adsl1"}, {"queue": "60kB"}),
+    "adsl1-codel": ({"link": "adsl1"}, {"aqm": "codel"}),
+    "adsl1-fq_codel": ({"link": "adsl1"}, {"aqm": "fq_codel"}),
+    "cable-fifo-188k": ({"down": "50Mbit", "up": "10Mbit", "rtt": "30ms"}, {"queue": "188kB"}),
+    "cable-fifo-500k": ({"down": "50Mbit", "up": "10Mbit", "rtt": "30ms"}, {"queue": "500kB"}),
+    "cable-codel": ({"down": "50Mbit", "up": "10Mbit", "rtt": "30ms"}, {"aqm": "codel"}),
+    "cable-fq_codel": ({"down": "50Mbit", "up": "10Mbit", "rtt": "30ms"}, {"aqm": "fq_codel"}),
+    "cable-cake": ({"down": "50Mbit", "up": "10Mbit", "rtt": "30ms"}, {"aqm": "cake"}),
+    "fibre-fifo-400k": ({"down": "200Mbit", "up": "20Mbit", "rtt": "20ms"}, {"queue": "400kB"}),
+    "fibre-fifo-1m": ({"down": "200Mbit", "up": "20Mbit", "rtt": "20ms"}, {"queue": "1000kB"}),
+    "fibre-fq_codel": ({"down": "200Mbit", "up": "20Mbit", "rtt": "20ms"}, {"aqm": "fq_codel"}),
+}
+IDLE_S, LOAD_S = 5, 10
+SCRIPT = (
+    "irtt client -Q -i 20ms -l 60 -d {total}s -o {out}/irtt.json $COLLATERAL_SERVER &"
+    " sleep {idle}; iperf3 -c $COLLATERAL_SERVER -R -P 4 -C cubic -t {load} -J > {out}/down.json;"
+    " sleep {idle}; iperf3 -c $COLLATERAL_SERVER -P 4 -C cubic -t {load} -J --get-server-output"
+    " > {out}/up.json;"
+    " wait"
+)
+
+
+def cli_options(opts: dict[str, str]) -> list[str]:
+    return [x for k, v in opts.items() for x in (f"--{k}", v)]
+
+
+def measure(name: str, out: Path) -> None:
+    """One setting through the testbed: the clients' files and the truth in ``out``."""
+    link, queue = SETTINGS[name]
+    out.mkdir(parents=True, exist_ok=True)
+    total = 3 * IDLE_S + 2 * LOAD_S + 8
+    script = SCRIPT.format(total=total, out=out, idle=IDLE_S, load=LOAD_S)
+    servers = ["--server", "iperf3 -s -J -B 198.18.0.1", "--server", "irtt server -b 198.18.0.1"]
+    cmd = [sys.executable, "-m", "collateral", "shell", *cli_options(link | queue), *servers]
+    p = subprocess.run([*cmd, "--", "sh", "-c", script], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"{name}: the shell failed: {p.stderr.strip()}")
+    (out / "truth.json").write_text(json.dumps({"link": link, "queue": queue}, indent=1))
+
+
+def truth(name: str) -> dict[str, Any]:
+    """What the testbed was set to, in the inference's terms (IP bytes per second for
+    the rates: the presets carry no framing)."""
+    from collateral.spec import build_scenario
+
+    link, queue = SETTINGS[name]
+    sc = build_scenario(**link, **({"queue": queue["queue"]} if "queue" in queue else {}))
+    fifo = "aqm" not in queue
+    return {
+        "base_rtt": sc.rtt / 1e9,
+        "capacity_down": sc.down.rate,
+        "capacity_up": sc.up.rate,
+        "fifo": fifo,
+        "buffer": sc.down.queue.limit.amount if fifo else None,
+    }
+
+
+def infer_all(root: Path) -> None:
+    """Imports and infers every measured setting under ``root``; prints true against
+    inferred, then measured against replayed."""
+    import collateral
+    from collateral.inference import from_store, infer, replay
+
+    rows, sides = [], []
+    for name in SETTINGS:
+        d = root / name
+        if not (d / "truth.json").exists():
+            continue
+        store = d / "imported"
+        files = [str(d / f) for f in ("irtt.json", "down.json", "up.json")]
+        p = subprocess.run(
+            [sys.executable, "-m", "collateral", "import", *files, "-o", str(store)],
+            capture_output=True,
+            text=True,
+        )
+        if p.returncode != 0:
+            raise SystemExit(f"{name}: import failed: {p.stderr.strip()}")
+        obs = from_store(store)
+        inf = infer(obs)
+        t = truth(name)
+        got = {e.name: e.value for e in inf.estimates}
+        rows.append((name, t, got))
+        try:
+            sides.append(
+                (name, replay.compare(inf, obs, collateral.simulate(replay.scenario(inf, obs))))
+            )
+        except ValueError as e:
+            sides.append((name, str(e)))
+    print_truth(rows)
+    print_replay(sides)
+
+
+def _err(got: Any, want: float) -> str:
+    return "-" if not isinstance(got, float) else f"{(got / want - 1) * 100:+.1f} %"
+
+
+def print_truth(rows: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> None:
+    print(
+        "setting            base RTT true/inferred   capacity down (err)   capacity up (err)"
+        "   queue down/up (true)   buffer down, up (true; err)"
+    )
+    hits = [0, 0]
+    for name, t, g in rows:
+        kinds = []
+        for d in ("down", "up"):
+            q = g.get(f"queue_{d}")
+            ok = q is not None and (q == "fifo") == t["fifo"]
+            hits[0] += ok
+            hits[1] += 1
+            kinds.append(f"{q or '-'}{'' if ok else ' (WRONG)'}")
+        base = g.get("base_rtt")
+        bufs = ""
+        if t["fifo"]:
+            bufs = (
+                ", ".join(
+                    f"{(g.get(f'buffer_{d}') or 0) / 1e3:.1f} kB ({_err(g.get(f'buffer_{d}'), t['buffer'])})"
+                    for d in ("down", "up")
+                )
+                + f" (true {t['buffer'] / 1e3:.0f} kB)"
+            )
+        print(
+            f"{name:18s} {t['base_rtt'] * 1e3:6.1f} / "
+            f"{(base or float('nan')) * 1e3:6.2f} ms ({((base or 0) - t['base_rtt']) * 1e3:+.2f})"
+            f"   {(g.get('capacity_down') or 0) / 1e6:8.3f} ({_err(g.get('capacity_down'), t['capacity_down'])})"
+            f"   {(g.get('capacity_up') or 0) / 1e6:7.3f} ({_err(g.get('capacity_up'), t['capacity_up'])})"
+            f"   {' / '.join(kinds)} ({'fifo' if t['fifo'] else 'aqm'})   {bufs}"
+        )
+    print(f"FIFO or AQM right in {hits[0]} of {hits[1]} directions")
+
+
+def print_replay(sides: list[tuple[str, Any]]) -> None:
+    print("\nsetting            phase      RTT p50 measured/replayed (err)   p95 (err)   KS")
+    for name, ss in sides:
+        if isinstance(ss, str):
+            print(f"{name:18s} not replayed: {ss}")
+            continue
+        for s in ss:
+            m, r = s.measured, s.replayed
+            if "bytes" in m:
+                print(
+                    f"{name:18s} {s.phase:10s} {m['bytes'] / 1e6:.3f} / {r['bytes'] / 1e6:.3f} MB"
+                    f" ({_err(r['bytes'], m['bytes'])})"
+                )
+            elif m and r:
+                print(
+                    f"{name:18s} {s.phase:10s} {m['p50_s'] * 1e3:7.1f} / {r['p50_s'] * 1e3:7.1f} ms"
+                    f" ({_err(r['p50_s'], m['p50_s'])})   {m['p95_s'] * 1e3:7.1f} / "
+                    f"{r['p95_s'] * 1e3:7.1f} ms ({_err(r['p95_s'], m['p95_s'])})   {s.ks:.2f}"
+                )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    m = sub.add_parser("measure")
+    m.add_argument("-o", "--out", type=Path, required=True)
+    m.add_argument("--only", nargs="*", choices=sorted(SETTINGS), default=list(SETTINGS))
+    i = sub.add_parser("infer")
+    i.add_argument("root", type=Path)
+    a = ap.parse_args()
+    if a.cmd == "infer":
+        infer_all(a.root)
+        return
+    if a.cmd == "measure":
+        for name in a.only:
+            measure(name, a.out / name)
+            print(f"{name}: measured", flush=True)
+
+
+if __name__ == "__main__":
+    main()
