@@ -88,3 +88,42 @@ def test_without_idle_probes_or_load_it_says_what_it_cannot_infer():
     assert inf.get("base_rtt").value is None
     assert any(line.startswith("base_rtt: 0 idle probes") for line in inf.not_inferred)
     assert any(line.startswith("capacity_up: no upload") for line in inf.not_inferred)
+
+
+def test_a_known_atm_framing_gives_line_rates_and_cell_serialisation():
+    from collateral.inference.estimate import Framing
+
+    # An ADSL line at 1.5 Mbit/s / 256 kbit/s: a 1500-byte packet + 10 B in 32 cells of
+    # 53 B (1696 B on the line), so 1448 payload bytes per 1696 line bytes.
+    atm = Framing(10, True)
+    assert atm.wire(1500) == 1696 and atm.wire(88) == 159  # 98 B in 3 cells
+    # 88-byte probes every 20 ms take 159 x 8 / 0.02 = 63.6 kbit/s of each direction's
+    # line; the flows get the rest.
+    probes = 159 * 8 / 0.02
+    obs = run(sawtooth(0.035, 0.050), sawtooth(0.14, 0.2))
+    for f in obs.flows:
+        line = 1.5e6 if f.direction == "down" else 256e3
+        f.bytes[:] = (line - probes) * 1448 / 1696 / 8
+    obs.probe_bytes = 88
+    obs.rtt_s += 159 * 8 / 1.5e6 + 159 * 8 / 256e3
+    inf = infer(obs, atm)
+    assert inf.get("capacity_down").value == pytest.approx(1.5e6, rel=1e-9)
+    assert inf.get("capacity_up").value == pytest.approx(256e3, rel=1e-9)
+    assert inf.get("base_rtt").value == pytest.approx(BASE, abs=1e-12)
+    # The buffer in IP bytes: the ceiling delay times the IP rate of full packets.
+    ceiling = inf.get("buffer_down_delay").value
+    ip_rate = 1.5e6 * 1500 / 1696
+    assert inf.get("buffer_down").value == pytest.approx(ceiling * ip_rate / 8, rel=1e-9)
+    assert inf.link_framing() == {"framing": {"overhead": "10B", "atm": True}}
+    assert not any("framing" in line for line in inf.not_inferred)
+
+
+def test_framing_option_parses_cakes_keywords_and_names_itself_on_error():
+    import collateral
+    from collateral.spec.errors import SpecError
+
+    sc = collateral.build_scenario(link="adsl1", framing="atm:32")
+    assert (sc.down.framing.overhead, sc.down.framing.atm) == (32, True)
+    assert collateral.build_scenario(framing="18").up.framing.atm is False
+    with pytest.raises(SpecError, match="^framing: 'atm:x': expected BYTES"):
+        collateral.build_scenario(framing="atm:x")

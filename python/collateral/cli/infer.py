@@ -26,6 +26,13 @@ def add_parser(sub: Any) -> None:
         "inferred is said, with why.",
     )
     c.add_argument("directory", metavar="DIR", help="a results directory of one measured run")
+    c.add_argument(
+        "--framing",
+        metavar="FRAMING",
+        help="the line's framing when you know it (it does not show in the measurement): "
+        "BYTES per packet, atm (an ADSL line: ATM cells after PPPoA VC-MUX's 10 bytes) or "
+        "atm:BYTES; capacities are then line rates",
+    )
     c.add_argument("--json", action="store_true", help="the inference as JSON")
     c.add_argument(
         "--replay",
@@ -55,9 +62,20 @@ def run(args: argparse.Namespace) -> int:
         if not args.what_if:
             fail("--figure: draws the what-if; give --what-if too")
         figure = output_file("--figure", args.figure, "whatif.png", figure=True)
+    framing = None
+    if args.framing is not None:
+        from ..inference.estimate import Framing
+        from ..spec.errors import SpecError
+        from ..spec.flat import parse_framing
+
+        try:
+            f = parse_framing(args.framing)
+        except SpecError as e:
+            fail(f"--framing: {str(e).split(': ', 1)[-1]}")
+        framing = Framing(int(f["overhead"].rstrip("B")), f["atm"])
     try:
         obs = from_store(args.directory)
-        inf = infer(obs)
+        inf = infer(obs, framing)
     except InferenceProblem as e:
         fail(str(e))
     if args.json:

@@ -13,8 +13,11 @@ The physics each estimate rests on:
   until the retransmission arrives (at 256 kbit/s, a burst of several seconds' worth),
   and holds nothing once the load has ended. So the bytes delivered from any settled
   moment to the load's last byte, over that time, are at least the link's rate, and
-  equal to it from a moment when nothing was held back: the least such rate is the
-  estimate (its interval reaches to the median one). It is scaled by the wire size of a
+  equal to it from a moment when nothing was held back: where what may be held (about
+  a window: rate x loaded RTT) is more than 3 % of the settled stretch's bytes, the
+  least such rate is the estimate; else the rate over the whole settled stretch, which
+  a dip in the load does not drag down as it drags the least one. The interval reaches
+  to the median of those rates. It is scaled by the wire size of a
   full packet over its payload (1500 / 1448: IPv4, TCP with timestamps, MTU 1500) and
   the probes' own rate is added. A dropped packet never used the link and its
   retransmission is counted once, so drops do not bias it.
@@ -45,12 +48,33 @@ FULL_PACKET, FULL_PAYLOAD = 1500, 1448
 SETTLE_S, TAIL_S, DRAIN_S = 2.0, 0.5, 1.0
 #: The shortest stretch of a load a delivery rate is taken over, to its end.
 MIN_TAIL_S = 2.0
+#: Above this share of a stretch's bytes held back at its start, the least rate is used.
+HELD_SHARE = 0.03
 #: Median queueing delay below which the probes had a queue of their own (flow queueing).
 FQ_MEDIAN_S = 0.002
 #: Median over 99th percentile of the queueing delay at or above which a FIFO is full.
 FIFO_SHAPE = 0.65
 #: Fewer samples than this in a window: no estimate from it.
 MIN_SAMPLES = 20
+
+
+@dataclass(frozen=True)
+class Framing:
+    """The link's framing when the user knows it (an ADSL line is ATM): ``overhead``
+    bytes added to each packet, then ATM's 48-byte cells of 53 bytes. Fixed-size probes
+    beside full-size load packets cannot reveal it, but it sets how a line rate relates
+    to the IP rate the load shows and what a small probe costs to send."""
+
+    overhead: int = 0
+    atm: bool = False
+
+    def wire(self, ip_bytes: int) -> int:
+        n = ip_bytes + self.overhead
+        return -(-n // 48) * 53 if self.atm else n
+
+    def ip_share(self) -> float:
+        """IP bytes of a full packet per byte on the line."""
+        return FULL_PACKET / self.wire(FULL_PACKET)
 
 
 @dataclass
@@ -74,6 +98,13 @@ class Inference:
     source: str
     estimates: list[Estimate]
     not_inferred: list[str]
+    #: The framing the user gave (None: none given; capacities are IP rates).
+    framing: Framing | None = None
+
+    def link_framing(self) -> dict[str, Any]:
+        """The framing as a scenario's direction takes it (empty without one)."""
+        f = self.framing
+        return {} if f is None else {"framing": {"overhead": f"{f.overhead}B", "atm": f.atm}}
 
     def get(self, name: str) -> Estimate:
         return next(e for e in self.estimates if e.name == name)
@@ -81,6 +112,7 @@ class Inference:
     def to_dict(self) -> dict[str, Any]:
         return {
             "source": self.source,
+            "framing": None if self.framing is None else asdict(self.framing),
             "estimates": [asdict(e) for e in self.estimates],
             "not_inferred": self.not_inferred,
         }
@@ -125,50 +157,72 @@ def loaded_mask(obs: Observations, direction: str) -> np.ndarray:
     return inside & ~clash & ~np.isnan(obs.rtt_s)
 
 
-def capacity(obs: Observations, direction: str) -> Estimate:
+def capacity(obs: Observations, direction: str, framing: Framing = Framing()) -> Estimate:
     name = f"capacity_{direction}"
     spans = [(a, b) for a, b in obs.windows(direction) if b - a > SETTLE_S + MIN_TAIL_S]
     if not spans:
         return Estimate(name, None, "bit/s", why=f"no {direction}load long enough to settle")
     a, b = max(spans, key=lambda w: w[1] - w[0])
-    ends = np.array(sorted({float(e) for f in obs.flows if f.direction == direction
-                            for e in f.end_s if a < e <= b + 0.05}))  # fmt: skip
-    cum = np.array([
-        sum(float(f.bytes[f.end_s <= e + 0.05].sum()) for f in obs.flows if f.direction == direction)
-        for e in ends
-    ])  # fmt: skip
+    flows = [f for f in obs.flows if f.direction == direction]
+    # The flows report together: their interval ends, a few ms apart, are one moment.
+    ends: list[float] = []
+    for e in sorted(float(e) for f in flows for e in f.end_s if a < e <= b + 0.05):
+        if not ends or e > ends[-1] + 0.05:
+            ends.append(e)
+        else:
+            ends[-1] = e
+    cum = np.array([sum(float(f.bytes[f.end_s <= e + 1e-9].sum()) for f in flows) for e in ends])
+    ends = np.array(ends)
+    # A last interval much shorter than the others runs to the test's end signal, past
+    # the last byte (iperf3's receiver): it would count idle time as the link's.
+    lengths = np.diff(ends, prepend=a)
+    if len(ends) > 2 and lengths[-1] < 0.9 * np.median(lengths):
+        ends, cum = ends[:-1], cum[:-1]
     last, got = ends[-1], cum[-1]
     pick = (ends >= a + SETTLE_S) & (ends <= last - MIN_TAIL_S)
     rates = (got - cum[pick]) * 8 / (last - ends[pick])
     if len(rates) < 2:
         return Estimate(name, None, "bit/s", why=f"fewer than two settled {direction} intervals")
-    scale, probes = FULL_PACKET / FULL_PAYLOAD, probe_rate(obs)
-    low, mid = float(np.min(rates)) * scale + probes, float(np.median(rates)) * scale + probes
-    how = (
-        f"least delivery rate from {len(rates)} settled moments to the load's end,"
-        f" x {FULL_PACKET}/{FULL_PAYLOAD}"
-    )
+    scale = framing.wire(FULL_PACKET) / FULL_PAYLOAD
+    probes = probe_rate(obs, framing)
+    mean = float(rates[0])  # the longest settled stretch
+    # What a receiver may hold back: about a window, the rate times the loaded RTT.
+    held = mean / 8 * float(np.nanmax(obs.rtt_s[_mask(obs.probe_sent_s, spans)], initial=0))
+    share = held / (mean / 8 * (last - ends[pick][0]))
+    rate = float(np.min(rates)) if share > HELD_SHARE else mean
+    value, mid = rate * scale + probes, float(np.median(rates)) * scale + probes
+    low, high = (min(value, mid), max(value, mid))
+    if share > HELD_SHARE:
+        how = (
+            f"least delivery rate from {len(rates)} settled moments to the load's end (what"
+            f" the receiver may hold back is {share:.0%} of the longest stretch's bytes)"
+        )
+    else:
+        how = f"delivery rate over the settled {last - ends[pick][0]:.1f} s to the load's end"
+    how += f", x {framing.wire(FULL_PACKET)}/{FULL_PAYLOAD}"
     if probes:
         how += f", plus the probes' {probes / 1e3:.1f} kbit/s"
-    return Estimate(name, low, "bit/s", low, mid, how)
+    return Estimate(name, value, "bit/s", low, high, how)
 
 
-def probe_rate(obs: Observations) -> float:
+def probe_rate(obs: Observations, framing: Framing = Framing()) -> float:
     """The probes' own load on each direction (bit/s): they share the bottleneck with the
     flows (irtt's 88-byte probe every 20 ms is 14 % of a 256 kbit/s upstream)."""
     if not obs.probe_bytes or len(obs.probe_sent_s) < 2:
         return 0.0
     gap = float(np.median(np.diff(np.sort(obs.probe_sent_s))))
-    return obs.probe_bytes * 8 / gap if gap > 0 else 0.0
+    return framing.wire(obs.probe_bytes) * 8 / gap if gap > 0 else 0.0
 
 
-def base_rtt(obs: Observations, caps: dict[str, float | None]) -> Estimate:
+def base_rtt(
+    obs: Observations, caps: dict[str, float | None], framing: Framing = Framing()
+) -> Estimate:
     idle = obs.rtt_s[idle_mask(obs)]
     if len(idle) < MIN_SAMPLES:
         return Estimate("base_rtt", None, "s", why=f"{len(idle)} idle probes (need {MIN_SAMPLES})")
     ser = 0.0
     if obs.probe_bytes and all(caps.values()):
-        ser = sum(obs.probe_bytes * 8 / c for c in caps.values())
+        ser = sum(framing.wire(obs.probe_bytes) * 8 / c for c in caps.values())
     low = float(np.min(idle)) - ser
     how = f"minimum of {len(idle)} idle probes"
     if ser:
@@ -203,7 +257,7 @@ def discipline(obs: Observations, direction: str, base_raw: float, cap: float | 
                 "B",
                 p95 * cap / 8,
                 top * cap / 8,
-                f"ceiling delay x capacity_{direction}",
+                f"ceiling delay x capacity_{direction}'s IP rate",
             )
             if cap
             else Estimate(buf_b, None, "B", why=f"no {direction} capacity to convert the delay")
@@ -222,21 +276,27 @@ def discipline(obs: Observations, direction: str, base_raw: float, cap: float | 
     return [d, standing, none]
 
 
-def infer(obs: Observations) -> Inference:
-    """Everything this run tells about its bottleneck."""
+def infer(obs: Observations, framing: Framing | None = None) -> Inference:
+    """Everything this run tells about its bottleneck; ``framing``: the link's, when the
+    user knows it (capacities are then line rates)."""
+    given = framing is not None
+    framing = framing or Framing()
     if len(obs.rtt_s) == 0 or np.all(np.isnan(obs.rtt_s)):
         raise InferenceProblem(f"{obs.source}: no probe came back")
-    caps = {d: capacity(obs, d) for d in DIRECTIONS}
+    caps = {d: capacity(obs, d, framing) for d in DIRECTIONS}
     cap_v = {d: (e.value if isinstance(e.value, float) else None) for d, e in caps.items()}
-    base = base_rtt(obs, cap_v)
+    base = base_rtt(obs, cap_v, framing)
     idle = obs.rtt_s[idle_mask(obs)]
     est = [base, *caps.values()]
     if len(idle):
         for d in DIRECTIONS:
-            est += discipline(obs, d, float(np.min(idle)), cap_v[d])
+            ip_rate = cap_v[d] * framing.ip_share() if cap_v[d] else None
+            est += discipline(obs, d, float(np.min(idle)), ip_rate)
     missing = [f"{e.name}: {e.why}" for e in est if e.value is None]
-    missing.append(
-        "link framing (ATM cells, per-packet overhead): fixed-size probes and full-size load"
-        " packets do not show it; capacities are the rate for 1500-byte IP packets"
-    )
-    return Inference(obs.source, est, missing)
+    if not given:
+        missing.append(
+            "link framing (ATM cells, per-packet overhead): fixed-size probes and full-size"
+            " load packets do not show it; capacities are the rate of 1500-byte IP packets"
+            " (give --framing when you know it, e.g. atm for an ADSL line)"
+        )
+    return Inference(obs.source, est, missing, framing if given else None)

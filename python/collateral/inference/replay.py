@@ -81,8 +81,16 @@ def scenario(inf: Inference, obs: Observations, queues: dict[str, Any] | None = 
     queues = queues or {}
     end = float(np.max(obs.probe_sent_s)) + 1.0
     return Scenario(
-        down={"rate": round(rates["down"]), "queue": queues.get("down") or _queue(inf, "down")},
-        up={"rate": round(rates["up"]), "queue": queues.get("up") or _queue(inf, "up")},
+        down={
+            "rate": round(rates["down"]),
+            "queue": queues.get("down") or _queue(inf, "down"),
+            **inf.link_framing(),
+        },
+        up={
+            "rate": round(rates["up"]),
+            "queue": queues.get("up") or _queue(inf, "up"),
+            **inf.link_framing(),
+        },
         rtt=f"{base:.9f}s",
         duration=f"{end:.3f}s",
         warmup="0s",

@@ -41,13 +41,11 @@ def variants(inf: Inference) -> list[Variant]:
     rate = {d: round(inf.get(f"capacity_{d}").value) for d in ("down", "up")}
     out = [Variant("as inferred", {d: _queue(inf, d) for d in ("down", "up")})]
     out.append(Variant("fq_codel", {d: {"kind": "fq_codel"} for d in rate}))
-    # CAKE shaped at the inferred rate; no per-packet overhead (none was inferred).
-    out.append(
-        Variant(
-            "cake",
-            {d: {"kind": "cake", "bandwidth": rate[d], "diffserv": "besteffort"} for d in rate},
-        )
-    )
+    # CAKE shaped at the inferred rate, with the framing given (CAKE's overhead keywords).
+    f = inf.framing
+    extra = {} if f is None else {"overhead": f.overhead, "atm": f.atm}
+    cake = {"kind": "cake", "diffserv": "besteffort", **extra}
+    out.append(Variant("cake", {d: {**cake, "bandwidth": rate[d]} for d in rate}))
     out.append(Variant("dualpi2", {d: {"kind": "dualpi2"} for d in rate}))
     fifo = {d: inf.get(f"buffer_{d}").value for d in rate}
     if all(isinstance(b, float) for b in fifo.values()):
@@ -67,8 +65,16 @@ def scenario(inf: Inference, queues: dict[str, Any], seed: int = 1) -> Any:
     from ..spec import Scenario
 
     return Scenario(
-        down={"rate": round(inf.get("capacity_down").value), "queue": queues["down"]},
-        up={"rate": round(inf.get("capacity_up").value), "queue": queues["up"]},
+        down={
+            "rate": round(inf.get("capacity_down").value),
+            "queue": queues["down"],
+            **inf.link_framing(),
+        },
+        up={
+            "rate": round(inf.get("capacity_up").value),
+            "queue": queues["up"],
+            **inf.link_framing(),
+        },
         rtt=f"{inf.get('base_rtt').value:.9f}s",
         duration="40s",
         warmup="10s",

@@ -157,6 +157,14 @@ FIELDS: tuple[Field, ...] = (
         optional=True, lands=(("up", "docsis"),),
     ),
     Field(
+        "framing", (str,), None, "link-layer framing in both directions, as CAKE's overhead"
+        " keywords describe it: BYTES added to every packet (18: Ethernet and its CRC),"
+        " atm (ATM cells after PPPoA VC-MUX's 10 bytes) or atm:BYTES (atm:32 for PPPoE over"
+        " LLC/SNAP); the rate is the line's (default: none, the rate counts IP bytes)",
+        "link", metavar="FRAMING", optional=True, default_text="",
+        lands=_both("framing"),
+    ),
+    Field(
         "rtt", _NUMBER, "100ms", "base round-trip time, half of it propagation each way",
         "link", metavar="TIME", unit=True, lands=(("rtt",),),
     ),

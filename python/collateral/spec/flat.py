@@ -53,6 +53,29 @@ def unusual_rtt(rtt_ns: int, given: object = None) -> str | None:
     return f"read as {rtt_ns / 1e9:g} s, an unusual round trip{hint}"
 
 
+#: PPPoA VC-MUX's per-packet bytes before ATM segmentation: what ``atm`` alone means.
+ATM_DEFAULT_OVERHEAD = 10
+
+
+def parse_framing(text: str) -> dict[str, Any]:
+    """``18``, ``atm`` or ``atm:32`` as the framing spec (SpecError naming --framing)."""
+    word, _, rest = str(text).strip().lower().partition(":")
+    atm = word == "atm"
+    number = rest if atm else word
+    if atm and not rest:
+        number = str(ATM_DEFAULT_OVERHEAD)
+    try:
+        overhead = int(number)
+    except ValueError:
+        overhead = -1
+    if overhead < 0 or overhead > 256 or (rest and not atm):
+        raise SpecError(
+            "framing",
+            f"{short(text)}: expected BYTES (0-256), atm or atm:BYTES, e.g. 18, atm, atm:32",
+        )
+    return {"overhead": f"{overhead}B", "atm": atm}
+
+
 def build_scenario(**params: Any) -> Scenario:
     """The common experiment in flat form: ``tcp_flows`` bulk downloads, ``uploads``
     bulk uploads and CBR ``cbr`` = down | up | both | none, the same queue in both
@@ -79,6 +102,7 @@ def build_scenario(**params: Any) -> Scenario:
     cbr_size, cbr_interval, jitter = p["cbr_size"], p["cbr_interval"], p["jitter"]
     web_users, duration, warmup, seed = p["web_users"], p["duration"], p["warmup"], p["seed"]
     video, video_dir, video_max = p["video"], p["video_direction"], p["video_max_rate"]
+    framing = parse_framing(p["framing"]) if p["framing"] is not None else None
     leo = p["leo"]
     if leo is not None and leo not in LEO_PRESETS:
         raise SpecError(
@@ -155,6 +179,7 @@ def build_scenario(**params: Any) -> Scenario:
             | ({"trace": {"file": traces[d]}} if traces[d] is not None else {})
             | ({"docsis": docsis} if d == "up" and docsis is not None else {})
             | ({"leo": LEO_PRESETS[leo][d]} if leo is not None else {})
+            | ({"framing": framing} if framing is not None else {})
             for d, rate in (("down", down), ("up", up))
         },
         "tcp": [flow] * tcp_flows + [{**flow, "direction": "up"}] * uploads,
