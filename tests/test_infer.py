@@ -127,3 +127,39 @@ def test_framing_option_parses_cakes_keywords_and_names_itself_on_error():
     assert collateral.build_scenario(framing="18").up.framing.atm is False
     with pytest.raises(SpecError, match="^framing: 'atm:x': expected BYTES"):
         collateral.build_scenario(framing="atm:x")
+
+
+def test_the_replay_is_the_inferred_link_under_the_measured_load():
+    from collateral.inference import replay
+
+    obs = run(sawtooth(0.035, 0.050), sawtooth(0.14, 0.2), probe_bytes=100)
+    obs.parameters["length_s"] = 9.5
+    inf = infer(obs)
+    sc = replay.scenario(inf, obs)
+    assert sc.down.rate == round(15e6 + 40_000) and sc.up.rate == round(2e6 + 40_000)
+    assert sc.rtt == round(inf.get("base_rtt").value * 1e9)
+    assert sc.down.queue.limit.amount == round(inf.get("buffer_down").value)
+    # One flow each way, from its first interval's start, writing for the test's length.
+    assert [(f.direction, f.start, f.stop) for f in sc.tcp] == [
+        ("down", 5_000_000_000, 14_500_000_000),
+        ("up", 20_000_000_000, 29_500_000_000),
+    ]
+    assert [(c.direction, c.size, c.interval) for c in sc.cbr] == [
+        ("up", 100, 20_000_000),
+        ("down", 100, 20_000_000),
+    ]
+
+
+def test_what_if_cures_a_bloated_fifo():
+    from collateral.inference import whatif
+
+    # A 1 s FIFO both ways on 15 / 2 Mbit/s: under RRUL its probes wait most of a second
+    # (RPM well under 60), while FQ-CoDel keeps them near the 40 ms path (RPM > 600).
+    obs = run(sawtooth(0.7, 1.0), sawtooth(0.7, 1.0))
+    inf = infer(obs)
+    assert inf.get("queue_down").value == "fifo"
+    rows = {r["queue"]: r for r in map(whatif.row, whatif.what_if(inf))}
+    assert list(rows) == ["as inferred", "fq_codel", "cake", "dualpi2", "fifo, half the buffer"]
+    assert rows["as inferred"]["rpm"] < 60 < 600 < rows["fq_codel"]["rpm"]
+    assert rows["as inferred"]["bufferbloat_grade"] == "F"
+    assert rows["fq_codel"]["call_down_delay_p95_s"] < 0.02

@@ -36,7 +36,8 @@ class Side:
     ks: float | None
 
 
-def _queue(inf: Inference, d: str) -> dict[str, Any]:
+def inferred_queue(inf: Inference, d: str) -> dict[str, Any]:
+    """The queue the inference found in direction ``d``, as a scenario takes it."""
     kind = inf.get(f"queue_{d}").value
     if kind in REPLAY_AQM:
         return {"kind": REPLAY_AQM[kind]}
@@ -83,12 +84,12 @@ def scenario(inf: Inference, obs: Observations, queues: dict[str, Any] | None = 
     return Scenario(
         down={
             "rate": round(rates["down"]),
-            "queue": queues.get("down") or _queue(inf, "down"),
+            "queue": queues.get("down") or inferred_queue(inf, "down"),
             **inf.link_framing(),
         },
         up={
             "rate": round(rates["up"]),
-            "queue": queues.get("up") or _queue(inf, "up"),
+            "queue": queues.get("up") or inferred_queue(inf, "up"),
             **inf.link_framing(),
         },
         rtt=f"{base:.9f}s",

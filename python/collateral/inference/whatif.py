@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .estimate import Inference
-from .replay import _queue
+from .replay import inferred_queue
 
 #: The load the scores are taken under: RRUL's eight CUBIC flows after 5 s idle, as
 #: Flent marks them, and a G.711 call both ways (EF); 40 s, scored from 10 s.
@@ -39,7 +39,7 @@ class Variant:
 def variants(inf: Inference) -> list[Variant]:
     """The inferred queue, then the cures (both directions alike)."""
     rate = {d: round(inf.get(f"capacity_{d}").value) for d in ("down", "up")}
-    out = [Variant("as inferred", {d: _queue(inf, d) for d in ("down", "up")})]
+    out = [Variant("as inferred", {d: inferred_queue(inf, d) for d in ("down", "up")})]
     out.append(Variant("fq_codel", {d: {"kind": "fq_codel"} for d in rate}))
     # CAKE shaped at the inferred rate, with the framing given (CAKE's overhead keywords).
     f = inf.framing
