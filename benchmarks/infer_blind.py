@@ -4,12 +4,13 @@ Each setting below is measured through the testbed (``collateral shell``: the
 simulator's link and queue in the userspace router, kernel TCP) with real clients, as a
 user measures a line: ``irtt`` probes every 20 ms for the whole run, ``iperf3 -R``
 downloads (4 CUBIC streams, as speed tests use several) for 10 s after 5 s idle, then,
-after 5 s idle, ``iperf3`` uploads (4 streams) for 10 s, then 4 s idle. The clients' JSON files are written per setting with the truth
-beside them (``truth.json``); ``--infer`` then imports each run (``collateral import``),
-infers its bottleneck (``collateral infer``, which never sees the truth) and prints the
-table of true against inferred values.
+after 5 s idle, ``iperf3`` uploads (4 streams) for 10 s, then 8 s idle. The clients'
+JSON files are written per setting with the truth beside them (``truth.json``);
+``infer`` then imports each run (``collateral import``), infers its bottleneck (never
+seeing the truth; told only an ADSL line's ATM framing, which its user knows), replays
+it in the simulator, and prints true beside inferred, then measured beside replayed.
 
-    sudo .venv/bin/python benchmarks/infer_blind.py measure -o /tmp/blind   # ~8 min
+    sudo .venv/bin/python benchmarks/infer_blind.py measure -o /tmp/blind   # ~12 min
     .venv/bin/python benchmarks/infer_blind.py infer /tmp/blind
 """
 
@@ -148,18 +149,17 @@ def print_truth(rows: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> None:
         base = g.get("base_rtt")
         bufs = ""
         if t["fifo"]:
-            bufs = (
-                ", ".join(
-                    f"{(g.get(f'buffer_{d}') or 0) / 1e3:.1f} kB ({_err(g.get(f'buffer_{d}'), t['buffer'])})"
-                    for d in ("down", "up")
-                )
-                + f" (true {t['buffer'] / 1e3:.0f} kB)"
-            )
+            got = [g.get(f"buffer_{d}") for d in ("down", "up")]
+            bufs = ", ".join(f"{(b or 0) / 1e3:.1f} kB ({_err(b, t['buffer'])})" for b in got)
+            bufs += f" (true {t['buffer'] / 1e3:.0f} kB)"
+        caps = [
+            f"{(g.get(k) or 0) / 1e6:8.3f} ({_err(g.get(k), t[k])})"
+            for k in ("capacity_down", "capacity_up")
+        ]
+        base_ms = (base or float("nan")) * 1e3
         print(
-            f"{name:18s} {t['base_rtt'] * 1e3:6.1f} / "
-            f"{(base or float('nan')) * 1e3:6.2f} ms ({((base or 0) - t['base_rtt']) * 1e3:+.2f})"
-            f"   {(g.get('capacity_down') or 0) / 1e6:8.3f} ({_err(g.get('capacity_down'), t['capacity_down'])})"
-            f"   {(g.get('capacity_up') or 0) / 1e6:7.3f} ({_err(g.get('capacity_up'), t['capacity_up'])})"
+            f"{name:18s} {t['base_rtt'] * 1e3:6.1f} / {base_ms:6.2f} ms"
+            f" ({base_ms - t['base_rtt'] * 1e3:+.2f})   {caps[0]}   {caps[1]}"
             f"   {' / '.join(kinds)} ({'fifo' if t['fifo'] else 'aqm'})   {bufs}"
         )
     print(f"FIFO or AQM right in {hits[0]} of {hits[1]} directions")
