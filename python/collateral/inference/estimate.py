@@ -46,6 +46,10 @@ FULL_PACKET, FULL_PAYLOAD = 1500, 1448
 #: whole-second start stamp), its end; after a load, a second of stamping error, then
 #: the queue's drain (:func:`drain_s`), before "idle".
 SETTLE_S, TAIL_S, DRAIN_S = 2.0, 0.5, 1.0
+#: A probe within this of the path's least round trip met empty queues.
+BACK_S = 0.003
+#: Before a load's stamped start: a tool may stamp it up to a second off either way.
+LEAD_S = 1.0
 #: The shortest stretch of a load a delivery rate is taken over, to its end.
 MIN_TAIL_S = 2.0
 #: Above this share of a stretch's bytes held back at its start, the least rate is used.
@@ -131,20 +135,28 @@ def _steady(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
 
 def drain_s(obs: Observations, direction: str) -> float:
     """How long after ``direction``'s load its queue may still hold probes back: a load's
-    stamped end may be a second early (iperf3 stamps its start in whole seconds), then
-    the longest queueing delay seen in the load drains."""
-    inside = _mask(obs.probe_sent_s, obs.windows(direction)) & ~np.isnan(obs.rtt_s)
+    stamped end may be a second early (iperf3 stamps its start in whole seconds), a
+    sender may still push what its socket held after the receiver's last interval, and
+    then the queue drains — so until the first probe whose round trip is back within
+    :data:`BACK_S` of the path's least (or a second plus the worst delay seen, when
+    none is)."""
+    ok = ~np.isnan(obs.rtt_s)
+    inside = _mask(obs.probe_sent_s, obs.windows(direction)) & ok
     if not inside.any():
         return DRAIN_S
-    worst = float(np.max(obs.rtt_s[inside]) - np.nanmin(obs.rtt_s))
-    return DRAIN_S + worst
+    least = float(np.nanmin(obs.rtt_s))
+    worst = float(np.max(obs.rtt_s[inside])) - least
+    out = 0.0
+    for _, b in obs.windows(direction):
+        after = ok & (obs.probe_sent_s >= b + DRAIN_S)
+        back = obs.probe_sent_s[after & (obs.rtt_s <= least + BACK_S)]
+        out = max(out, float(back[0]) - b if len(back) else DRAIN_S + worst)
+    return out
 
 
 def idle_mask(obs: Observations) -> np.ndarray:
     """Probes sent while nothing loaded the link, a drain time away from every load."""
-    busy = [
-        (a - TAIL_S, b + drain_s(obs, d)) for d in DIRECTIONS for a, b in obs.windows(d)
-    ]  # the window's start may be stamped early, never late
+    busy = [(a - LEAD_S, b + drain_s(obs, d)) for d in DIRECTIONS for a, b in obs.windows(d)]
     return ~_mask(obs.probe_sent_s, busy) & ~np.isnan(obs.rtt_s)
 
 
@@ -153,7 +165,7 @@ def loaded_mask(obs: Observations, direction: str) -> np.ndarray:
     other = "up" if direction == "down" else "down"
     inside = _mask(obs.probe_sent_s, _steady(obs.windows(direction)))
     after = drain_s(obs, other)
-    clash = _mask(obs.probe_sent_s, [(a - TAIL_S, b + after) for a, b in obs.windows(other)])
+    clash = _mask(obs.probe_sent_s, [(a - LEAD_S, b + after) for a, b in obs.windows(other)])
     return inside & ~clash & ~np.isnan(obs.rtt_s)
 
 
