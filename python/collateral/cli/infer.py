@@ -133,7 +133,7 @@ def _what_if(inf: Any, figure: Any) -> None:
     )
     cols = [
         ("queue", None),
-        ("rpm", "RPM"),
+        ("rpm", None),
         ("rpm_band", None),
         ("bufferbloat_grade", None),
         ("qoo_voip", None),
