@@ -52,6 +52,7 @@ FIELDS: list[tuple[type[BaseModel], str, str]] = [
     (spec.MediaSpec, "ecn", "cbr_ecn"),
     (spec.Scenario, "link", "link_presets"),
     (spec.WorkloadSpec, "kind", "workload"),
+    (spec.WorkloadSpec, "send_buffer", "send_buffer"),
     (ExperimentSettings, "traces", "trace"),
 ]
 
@@ -88,7 +89,7 @@ def enumerated_fields() -> set[tuple[str, str]]:
 def test_the_core_lists_every_enumeration_once():
     keys = {"rule", "aqm", "recovery", "cubic_variant", "htcp_flavor", "cc", "profile"}
     keys |= {"app", "direction", "trace", "link_presets", "tcp_ecn", "cbr_ecn"}
-    keys |= {"aqm_info", "cc_info", "media_controller", "workload"}
+    keys |= {"aqm_info", "cc_info", "media_controller", "workload", "send_buffer"}
     assert set(VOCAB) == keys
     assert set(VOCAB["aqm_info"]) == set(VOCAB["aqm"])
     assert set(VOCAB["cc_info"]) == set(VOCAB["cc"])

@@ -70,6 +70,10 @@ pub enum SendBuffer {
     Autotuned,
 }
 
+/// The send buffers a scenario names: the draft's low-water mark (the default, left out
+/// of a scenario's JSON), then the unit variants as serde spells them.
+pub const SEND_BUFFER_NAMES: &[&str] = &["draft", "autotuned", "empty"];
+
 impl SendBuffer {
     /// The draft's setting: 5 ms of throughput.
     pub const DRAFT: SendBuffer = SendBuffer::Lowat {

@@ -59,6 +59,7 @@ pub const VOCABULARY: &[(&str, &[&str])] = {
         ("direction", Direction::VARIANTS),
         ("media_controller", crate::media::Controller::VARIANTS),
         ("workload", crate::rrul::WorkloadKind::VARIANTS),
+        ("send_buffer", crate::resp_probe::SEND_BUFFER_NAMES),
     ]
 };
 

@@ -40,6 +40,8 @@ CBR_ECN_CODEPOINTS: tuple[str, ...] = tuple(VOCABULARY["cbr_ecn"])
 APP_PROFILES: tuple[str, ...] = tuple(VOCABULARY["app"])
 #: Built-in workloads (Flent's RRUL tests; see ``collateral.spec.workload``).
 WORKLOADS: tuple[str, ...] = tuple(VOCABULARY.get("workload", ()))
+#: What a responsiveness test's self probe waits behind (``collateral.spec.workload``).
+SEND_BUFFERS: tuple[str, ...] = tuple(VOCABULARY.get("send_buffer", ()))
 #: Which way a flow's data goes.
 DIRECTIONS: tuple[str, ...] = tuple(VOCABULARY["direction"])
 #: Congestion controllers a video call can run (a ``media`` table's ``controller``).

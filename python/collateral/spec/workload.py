@@ -16,7 +16,7 @@ from .. import _native
 from .tcp import TcpSpec
 from .traffic import CbrSpec
 from .types import Duration, Model
-from .vocabulary import WORKLOADS
+from .vocabulary import SEND_BUFFERS, WORKLOADS
 
 
 class WorkloadSpec(Model):
@@ -33,7 +33,7 @@ class WorkloadSpec(Model):
     #: ``draft`` (TCP_NOTSENT_LOWAT at 5 ms of throughput, as the draft asks), ``autotuned``
     #: (Linux's send buffer without it: about a window, one more RTT) or ``empty``
     #: (the bare RTT); ``collateral_model::resp_probe::SendBuffer``.
-    send_buffer: Literal["draft", "autotuned", "empty"] = "draft"
+    send_buffer: Literal[SEND_BUFFERS] = "draft"  # type: ignore[valid-type]
 
     @field_validator("probe_interval")
     @classmethod
