@@ -4,6 +4,11 @@ each of 1 s intervals at a known rate; queueing delays of a known shape)."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -125,7 +130,7 @@ def test_framing_option_parses_cakes_keywords_and_names_itself_on_error():
     sc = collateral.build_scenario(link="adsl1", framing="atm:32")
     assert (sc.down.framing.overhead, sc.down.framing.atm) == (32, True)
     assert collateral.build_scenario(framing="18").up.framing.atm is False
-    with pytest.raises(SpecError, match="^framing: 'atm:x': expected BYTES"):
+    with pytest.raises(SpecError, match=r"^framing: 'atm:x': expected BYTES"):
         collateral.build_scenario(framing="atm:x")
 
 
@@ -163,3 +168,34 @@ def test_what_if_cures_a_bloated_fifo():
     assert rows["as inferred"]["rpm"] < 60 < 600 < rows["fq_codel"]["rpm"]
     assert rows["as inferred"]["bufferbloat_grade"] == "F"
     assert rows["fq_codel"]["call_down_delay_p95_s"] < 0.02
+
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "measured" / "cable-fifo-500k"
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "collateral", *args], capture_output=True, text=True
+    )
+
+
+def test_the_shipped_measurement_is_inferred_and_advised_from(tmp_path):
+    # A real run through the testbed: 50/10 Mbit/s, 30 ms, a 500 kB FIFO each way.
+    files = [str(EXAMPLE / f) for f in ("irtt.json.gz", "down.json", "up.json")]
+    assert _cli("import", *files, "-o", str(tmp_path / "m")).returncode == 0
+    p = _cli("infer", str(tmp_path / "m"), "--json")
+    assert p.returncode == 0, p.stderr
+    got = {e["name"]: e["value"] for e in json.loads(p.stdout)["estimates"]}
+    assert got["capacity_down"] == pytest.approx(50e6, rel=0.03)
+    assert got["capacity_up"] == pytest.approx(10e6, rel=0.03)
+    assert got["base_rtt"] == pytest.approx(0.030, abs=0.001)
+    assert got["queue_down"] == got["queue_up"] == "fifo"
+    assert got["buffer_down"] == pytest.approx(500e3, rel=0.1)
+    # The advisor starts from it: its current queue is the inferred FIFO.
+    p = _cli("advise", "--from", str(tmp_path / "m"), "--trials", "1", "--duration", "5s")
+    assert p.returncode == 0, p.stderr
+    assert f"current queue {round(got['buffer_down'])}B" in p.stdout.splitlines()[0]
+    p = _cli("advise", "--from", str(tmp_path / "m"), "--down", "5Mbit")
+    assert p.returncode == 2 and p.stderr.strip().endswith(
+        "--from: gives the link; leave out --down"
+    )

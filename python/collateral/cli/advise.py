@@ -102,6 +102,19 @@ def add_parser(sub: Any) -> None:
         help="goodput within this share of the best counts as the same, 0 to below 1"
         " (default: 0.02); among those the least delay wins",
     )
+    a.add_argument(
+        "--from",
+        dest="from_",
+        metavar="DIR",
+        help="start from your measured line: a results directory of 'collateral import'"
+        " whose inferred rates, base RTT and downstream queue ('collateral infer') are the"
+        " link and --current (instead of --link/--down/--up/--rtt)",
+    )
+    a.add_argument(
+        "--framing",
+        metavar="FRAMING",
+        help="with --from: the line's framing when you know it (atm for ADSL), as infer takes it",
+    )
     a.add_argument("--seed", metavar="N", type=count(0, 2**62), default=1)
     a.add_argument(
         "--plot",
@@ -140,6 +153,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.plot is not None:
         output_file("--plot", args.plot, "out/advice.png", figure=True)
+    if args.from_ is not None:
+        _from_measurement(args)
+    elif args.framing is not None:
+        fail("--framing: goes with --from (the measured line's framing)")
     given = (args.link, args.down, args.up)
     link = args.link if any(v is not None for v in given) else "adsl1"
     try:
@@ -176,3 +193,50 @@ def run(args: argparse.Namespace) -> int:
         for p in plot(adv, args.plot):
             print(f"wrote {p}")
     return 0
+
+
+def _from_measurement(args: argparse.Namespace) -> None:
+    """Sets the link and the current queue from the line measured in ``--from``."""
+    from ..inference import InferenceProblem, from_store, infer
+    from ..spec.fields import BY_NAME
+    from .paths import input_store
+
+    # --rtt has a default: only another value is a clash.
+    rtt = None if args.rtt == BY_NAME["rtt"].default else args.rtt
+    given = (("--link", args.link), ("--down", args.down), ("--up", args.up), ("--rtt", rtt))
+    clash = [o for o, v in given if v is not None]
+    if clash:
+        fail(f"--from: gives the link; leave out {', '.join(clash)}")
+    input_store("--from", args.from_)
+    framing = None
+    if args.framing is not None:
+        from ..inference.estimate import Framing
+        from ..spec.flat import parse_framing
+
+        try:
+            f = parse_framing(args.framing)
+        except SpecError as e:
+            fail(f"--framing: {e.message}")
+        framing = Framing(int(f["overhead"].rstrip("B")), f["atm"])
+    try:
+        inf = infer(from_store(args.from_), framing)
+    except InferenceProblem as e:
+        fail(f"--from: {e}")
+    got = {e.name: e.value for e in inf.estimates}
+    missing = [k for k in ("capacity_down", "capacity_up", "base_rtt") if got.get(k) is None]
+    if missing:
+        fail(
+            f"--from: {args.from_}: not inferred: {', '.join(missing)} (collateral infer says why)"
+        )
+    args.down, args.up = round(got["capacity_down"]), round(got["capacity_up"])
+    args.rtt = f"{got['base_rtt'] * 1e3:.3f}ms"
+    queue = got.get("queue_down")
+    if args.current is None and queue is not None:
+        if queue == "fifo" and got.get("buffer_down"):
+            args.current = f"{round(got['buffer_down'])}B"
+        elif queue != "fifo":
+            args.current = "fq_codel" if "flow queueing" in queue else "codel"
+    print(
+        f"from {args.from_}: down {args.down / 1e6:.3g} Mbit/s, up {args.up / 1e6:.3g} Mbit/s,"
+        f" base RTT {args.rtt}, current queue {args.current or 'not inferred'} (collateral infer)"
+    )
