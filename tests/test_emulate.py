@@ -421,9 +421,9 @@ def test_what_the_testbed_cannot_run_is_refused_before_anything_starts():
     from collateral.spec import Scenario
 
     base = dict(down={"rate": "10Mbit"}, up={"rate": "10Mbit"}, duration="5s", warmup="1s")
-    with pytest.raises(emu.EmulationError, match="web users are not supported"):
-        emu.emulate(Scenario(**base, web=[{"users": 10}]))
-    with pytest.raises(emu.EmulationError, match=r"tcp\[0\]: start and stop"):
+    with pytest.raises(emu.EmulationError, match=r"web\[0\]\.extra_delay_max: the testbed"):
+        emu.emulate(Scenario(**base, web=[{"users": 10, "extra_delay_max": "5ms"}]))
+    with pytest.raises(emu.EmulationError, match=r"tcp\[0\]\.stop: stop times"):
         emu.emulate(Scenario(**base, tcp=[{"stop": "3s"}]))
     # The Scenario itself refuses a tag above 63 now; one that slipped past it (copied
     # without validation) is still refused by the testbed.

@@ -165,9 +165,11 @@ def test_an_experiment_file_names_the_workload_and_sweeps_it(tmp_path):
     assert load_experiment(path).points[0].columns()["workload_kind"] == "rrul"
 
 
-def test_the_testbed_refuses_a_workload_by_name():
+def test_the_testbed_runs_rrul_and_refuses_the_responsiveness_ramp():
     from collateral.emulate.checks import check_testbed
     from collateral.emulate.errors import TestbedLimitError
 
-    with pytest.raises(TestbedLimitError, match="rrul: the testbed does not run built-in"):
-        check_testbed(build_scenario(workload="rrul"))
+    check_testbed(build_scenario(workload="rrul"))
+    check_testbed(build_scenario(workload="rrul_be"))
+    with pytest.raises(TestbedLimitError, match="responsiveness: its saturation point"):
+        check_testbed(build_scenario(workload="responsiveness", duration="60s"))

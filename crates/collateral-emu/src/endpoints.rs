@@ -91,12 +91,17 @@ pub fn cbr_send(c: CbrSend) -> Result<(), String> {
 
 /// Marks every packet the socket sends with `tos` (IP_TOS).
 pub(crate) fn set_tos(sock: &UdpSocket, tos: u8) -> Result<(), String> {
-    use std::os::fd::AsRawFd;
+    set_tos_fd(sock.as_raw_fd(), tos)
+}
+
+/// IP_TOS on any socket: for TCP the kernel keeps the ECN bits its own, so `tos` is
+/// the DSCP shifted left by two.
+pub(crate) fn set_tos_fd(fd: std::os::fd::RawFd, tos: u8) -> Result<(), String> {
     let v = tos as libc::c_int;
     // SAFETY: a valid socket descriptor and a pointer to an int of the size passed.
     let rc = unsafe {
         libc::setsockopt(
-            sock.as_raw_fd(),
+            fd,
             libc::IPPROTO_IP,
             libc::IP_TOS,
             &v as *const libc::c_int as *const libc::c_void,
@@ -138,6 +143,8 @@ pub struct TcpSend {
     pub src_ip: String,
     pub dst: String,
     pub cc: String,
+    /// The IP TOS byte of its segments (the flow's DSCP, as the simulator marks them).
+    pub tos: u8,
     pub t0_real: u64,
     /// When the flow connects, after the origin (its seeded start offset).
     pub start_ns: u64,
@@ -174,7 +181,7 @@ pub fn tcp_send(c: TcpSend) -> Result<(), String> {
     let (cc, duration_ns, poll_ns, t0_real) = (c.cc.as_str(), c.duration_ns, c.poll_ns, c.t0_real);
     let origin = crate::router::mono_of_real(t0_real);
     sleep_until_mono(origin + c.start_ns.min(duration_ns));
-    let stream = connect_from(&c.src_ip, &c.dst)?;
+    let stream = connect_from(&c.src_ip, &c.dst, c.tos)?;
     set_congestion(stream.as_raw_fd(), cc).map_err(|e| format!("congestion control {cc}: {e}"))?;
     let fd = stream.as_raw_fd();
     let done = Arc::new(AtomicBool::new(false));
@@ -235,7 +242,8 @@ pub fn tcp_send(c: TcpSend) -> Result<(), String> {
     ev.flush().map_err(io)
 }
 
-fn connect_from(src_ip: &str, dst: &str) -> Result<TcpStream, String> {
+/// A TCP connection from `src_ip` to `dst`, its segments (the SYN too) marked `tos`.
+pub(crate) fn connect_from(src_ip: &str, dst: &str, tos: u8) -> Result<TcpStream, String> {
     // Bind the source address so the flow leaves from the TCP host's address.
     let src: std::net::SocketAddr = format!("{src_ip}:0")
         .parse()
@@ -249,6 +257,9 @@ fn connect_from(src_ip: &str, dst: &str) -> Result<TcpStream, String> {
             return Err(std::io::Error::last_os_error().to_string());
         }
         let stream = TcpStream::from_raw_fd(fd);
+        if tos != 0 {
+            set_tos_fd(fd, tos)?;
+        }
         let to_sa = |a: &std::net::SocketAddr| {
             let std::net::SocketAddr::V4(v4) = a else {
                 unreachable!()
@@ -281,9 +292,20 @@ fn connect_from(src_ip: &str, dst: &str) -> Result<TcpStream, String> {
 }
 
 /// A bulk receiver: accepts one connection and logs `t_ns,bytes` (cumulative, trial
-/// time) every 10 ms until the sender closes or trial time `until_ns`.
-pub fn tcp_recv(bind: &str, t0_real: u64, until_ns: u64, out_path: &str) -> Result<(), String> {
+/// time) every 10 ms until the sender closes or trial time `until_ns`. Its ACKs carry
+/// `tos` (set on the listener, which the accepted connection inherits), as the
+/// simulator marks a flow's ACKs with its DSCP.
+pub fn tcp_recv(
+    bind: &str,
+    tos: u8,
+    t0_real: u64,
+    until_ns: u64,
+    out_path: &str,
+) -> Result<(), String> {
     let l = TcpListener::bind(bind).map_err(|e| format!("bind {bind}: {e}"))?;
+    if tos != 0 {
+        set_tos_fd(l.as_raw_fd(), tos)?;
+    }
     l.set_nonblocking(true).map_err(|e| e.to_string())?;
     let end = crate::router::mono_of_real(t0_real) + until_ns;
     let mut s = loop {

@@ -16,7 +16,10 @@
 //!                           --peer IP:PORT --out PREFIX
 //! collateral-emu tcp-send --src IP --dst IP:PORT --cc NAME --t0 NS --duration-ns N
 //!                         --poll-ns N --out F --congestion-out F
-//! collateral-emu tcp-recv --bind IP:PORT --t0 NS --until-ns N --out F
+//! collateral-emu tcp-recv --bind IP:PORT [--tos TOS] --t0 NS --until-ns N --out F
+//! collateral-emu web-server --bind IP:PORT --cc NAME --t0 NS --until-ns N --out F
+//! collateral-emu web-client --scenario F --group G --t0 NS --src IP --dst IP:PORT
+//!                           --out PREFIX
 //! collateral-emu flood --src IP:PORT --dst IP:PORT --size B --rate-bps R --duration-ns N
 //! collateral-emu train --src IP:PORT --dst IP:PORT --sizes 1500,186,... [--first-seq N]
 //! ```
@@ -29,6 +32,7 @@ mod media;
 mod net;
 mod router;
 mod timing;
+mod web;
 
 use std::process::ExitCode;
 
@@ -192,9 +196,48 @@ enum Cmd {
     TcpRecv {
         #[arg(long, value_name = "IP:PORT")]
         bind: String,
+        /// The IP TOS byte of its ACKs (the flow's DSCP shifted left by two).
+        #[arg(
+            long,
+            value_name = "TOS",
+            default_value_t = 0,
+            allow_negative_numbers = true
+        )]
+        tos: u8,
         #[command(flatten)]
         clock: Clock,
         #[arg(long, value_name = "FILE")]
+        out: String,
+    },
+    /// Serves the web users' objects: answers each request with the reply length it
+    /// asks for; logs each connection's counters.
+    WebServer {
+        #[arg(long, value_name = "IP:PORT")]
+        bind: String,
+        /// The kernel's name of the replies' congestion control.
+        #[arg(long, value_name = "NAME")]
+        cc: String,
+        #[command(flatten)]
+        clock: Clock,
+        #[arg(long, value_name = "FILE")]
+        out: String,
+    },
+    /// The scenario's web group --group: its users browse by the model's draws; logs
+    /// PREFIX-objects.csv and PREFIX-pages.csv.
+    WebClient {
+        #[arg(long, value_name = "FILE")]
+        scenario: String,
+        /// The group's index among the scenario's web groups.
+        #[arg(long, value_name = "G", allow_negative_numbers = true)]
+        group: usize,
+        /// The run's origin, CLOCK_REALTIME ns.
+        #[arg(long, value_name = "NS", allow_negative_numbers = true)]
+        t0: u64,
+        #[arg(long, value_name = "IP")]
+        src: String,
+        #[arg(long, value_name = "IP:PORT")]
+        dst: String,
+        #[arg(long, value_name = "PREFIX")]
         out: String,
     },
     /// UDP at a fixed rate (for measuring the testbed itself).
@@ -247,6 +290,8 @@ impl Cmd {
             Cmd::MediaRecv { .. } => "media-recv",
             Cmd::TcpSend { .. } => "tcp-send",
             Cmd::TcpRecv { .. } => "tcp-recv",
+            Cmd::WebServer { .. } => "web-server",
+            Cmd::WebClient { .. } => "web-client",
             Cmd::Flood { .. } => "flood",
             Cmd::Train { .. } => "train",
         }
@@ -414,21 +459,23 @@ fn run(cmd: Cmd) -> Result<(), String> {
             scenario: path,
             flow,
         } => {
-            let start_ns = match (path, flow) {
+            // Its seeded start and its DSCP, as the simulator's flow has them.
+            let (start_ns, tos) = match (path, flow) {
                 (Some(path), Some(i)) => {
                     let sc = scenario(&path)?;
                     let t = sc
                         .tcp
                         .get(i)
                         .ok_or_else(|| format!("--flow: {i}: the scenario has no TCP flow {i}"))?;
-                    t.start_at(sc.seed, i)
+                    (t.start_at(sc.seed, i), t.tag << 2)
                 }
-                _ => 0,
+                _ => (0, 0),
             };
             endpoints::tcp_send(endpoints::TcpSend {
                 src_ip: src,
                 dst,
                 cc,
+                tos,
                 t0_real: t0,
                 start_ns,
                 duration_ns,
@@ -437,9 +484,39 @@ fn run(cmd: Cmd) -> Result<(), String> {
                 congestion_out,
             })
         }
-        Cmd::TcpRecv { bind, clock, out } => {
-            endpoints::tcp_recv(&bind, clock.t0, clock.until_ns, &out)
-        }
+        Cmd::TcpRecv {
+            bind,
+            tos,
+            clock,
+            out,
+        } => endpoints::tcp_recv(&bind, tos, clock.t0, clock.until_ns, &out),
+        Cmd::WebServer {
+            bind,
+            cc,
+            clock,
+            out,
+        } => web::web_server(web::WebServer {
+            bind,
+            cc,
+            t0_real: clock.t0,
+            until_ns: clock.until_ns,
+            out,
+        }),
+        Cmd::WebClient {
+            scenario: path,
+            group,
+            t0,
+            src,
+            dst,
+            out,
+        } => web::web_client(web::WebClient {
+            group,
+            src_ip: src,
+            dst,
+            t0_real: t0,
+            out,
+            scenario: scenario(&path)?,
+        }),
         Cmd::Flood {
             src,
             dst,

@@ -38,6 +38,7 @@ pub mod tcp;
 pub mod traffic;
 pub mod units;
 pub mod web;
+pub mod web_records;
 
 pub use collateral_queue as queue;
 pub use error::ConfigError;

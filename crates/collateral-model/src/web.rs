@@ -22,6 +22,7 @@
 //! The simulation side (connection slots, set-up, timers) lives in `collateral_sim::sim::web_users`.
 
 use collateral_queue::Nanos;
+use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
 use crate::dist::Dist;
@@ -273,4 +274,69 @@ impl WebConfig {
     pub fn slots(&self) -> usize {
         self.users as usize * self.parallel as usize
     }
+}
+
+/// One object of a page as a user draws it: request and reply length (bytes of
+/// payload), and the connection's extra one-way delay.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ObjectDraw {
+    pub request_bytes: u64,
+    pub reply_bytes: u64,
+    pub extra_delay_ns: Nanos,
+}
+
+/// A web user's draws from its own seeded stream (`USER_STREAMS + u`, `u` counted over
+/// all groups), in the order the user makes them: the residual think time before the
+/// first page, then per page its number of objects, each object as it is opened, and
+/// the think time after it. The order depends on nothing the network does, so the
+/// simulator's users and the testbed's browser (`collateral-emu web-client`) draw
+/// the same pages from the same seed.
+#[derive(Debug, Clone)]
+pub struct UserDraws {
+    rng: Pcg64Mcg,
+}
+
+impl UserDraws {
+    pub fn new(seed: u64, user: u32) -> Self {
+        UserDraws {
+            rng: crate::rng::stream(seed, crate::rng::USER_STREAMS + user as u64),
+        }
+    }
+
+    /// The rest of a think time under way when the run begins (the users have been
+    /// browsing before it), so the load is steady from the start.
+    pub fn first_think_ns(&mut self, cfg: &WebConfig) -> Nanos {
+        secs(cfg.model.think_s.sample_residual(&mut self.rng))
+    }
+
+    /// Objects of the next page, primary included: a draw rounded up, at least one.
+    pub fn objects(&mut self, cfg: &WebConfig) -> u32 {
+        cfg.model
+            .objects_per_page
+            .sample(&mut self.rng)
+            .ceil()
+            .max(1.0) as u32
+    }
+
+    /// The next object the user opens.
+    pub fn object(&mut self, cfg: &WebConfig) -> ObjectDraw {
+        let request_bytes = cfg.model.request_bytes.sample(&mut self.rng).round() as u64;
+        let reply_bytes = cfg.model.reply_bytes.sample(&mut self.rng).round() as u64;
+        let extra_delay_ns = secs(cfg.extra_delay_ms.sample(&mut self.rng) / 1e3);
+        ObjectDraw {
+            request_bytes,
+            reply_bytes,
+            extra_delay_ns,
+        }
+    }
+
+    /// The think time after a page.
+    pub fn think_ns(&mut self, cfg: &WebConfig) -> Nanos {
+        secs(cfg.model.think_s.sample(&mut self.rng))
+    }
+}
+
+/// Seconds to nanoseconds, saturating far beyond any run.
+pub fn secs(s: f64) -> Nanos {
+    (s * 1e9).clamp(0.0, 1e18) as Nanos
 }

@@ -293,9 +293,11 @@ fn simulate_batch<'py>(
 /// `u64::MAX - 1` dropped by the router's queue, `u64::MAX - 2` lost elsewhere; lens
 /// empty for fixed-size flows); `router_json`: the router's end-of-run report. Errors
 /// are ConfigError; for the records and the report, the text starts `tcp records: ` or
-/// `router report: ` and `path` is within that JSON; `media`: [`media_records::add_call`].
+/// `router report: ` and `path` is within that JSON; `media`: [`media_records::add_call`];
+/// `web_json`: the web users' records (`{"objects": [...], "pages": [...]}`,
+/// [`collateral_sim::web_records::WebRecords`]), measured as the simulator's are.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, tcp_json, cbr, router_json=None, media=None))]
+#[pyo3(signature = (scenario_json, tcp_json, cbr, router_json=None, media=None, web_json=None))]
 fn measure_testbed<'py>(
     py: Python<'py>,
     scenario_json: &str,
@@ -307,6 +309,7 @@ fn measure_testbed<'py>(
     )>,
     router_json: Option<&str>,
     media: Option<Bound<'py, PyDict>>,
+    web_json: Option<&str>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = Scenario::parse(scenario_json).map_err(|e| config_error(py, &e))?;
     let tcp: Vec<measure::TcpRecords> = collateral_sim::error::from_json(tcp_json)
@@ -329,6 +332,12 @@ fn measure_testbed<'py>(
     media
         .map(|m| media_records::add_call(&mut r, &sc, &m))
         .transpose()?;
+    if let Some(js) = web_json {
+        use collateral_sim::web_records::{web_summaries, WebRecords};
+        let rec: WebRecords = collateral_sim::error::from_json(js)
+            .map_err(|e| config_error_with(py, format!("web records: {e}"), &e))?;
+        r.summary.web = web_summaries(&sc, &rec).map_err(PyValueError::new_err)?;
+    }
     result_to_py(py, r, true)
 }
 

@@ -20,7 +20,7 @@ pub mod tcp;
 
 pub use collateral_model::{
     bottleneck, clock, dist, error, limits, measure, measured, media, metrics, quality, ramp,
-    resp_probe, rng, rrul, scenario, schema, scores, traffic, units, web,
+    resp_probe, rng, rrul, scenario, schema, scores, traffic, units, web, web_records,
 };
 pub use collateral_queue as queue;
 pub use metrics::TrialResult;

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 from ..spec import Scenario
 from ..spec.vocabulary import CC_INFO
@@ -30,6 +31,11 @@ MIN_TESTBED_CBR_INTERVAL_NS = 100_000
 MAX_TESTBED_DURATION_NS = 86_400 * 10**9
 #: The fastest link the userspace router is meant for.
 MAX_TESTBED_RATE_BPS = 10 * 10**9
+#: The built-in workloads the testbed runs (marked kernel TCP flows after the idle
+#: time, the core's probe pairs as CBR flows).
+TESTBED_WORKLOADS = ("rrul", "rrul_be")
+#: Web connections open at once (users x parallel): the browser's threads.
+MAX_TESTBED_WEB_CONNECTIONS = 2000
 #: The longest delay (base RTT, or a flow's extra delay) the router's delay line holds.
 MAX_TESTBED_DELAY_NS = 10 * 10**9
 
@@ -37,27 +43,41 @@ MAX_TESTBED_DELAY_NS = 10 * 10**9
 def check_testbed(scenario: Scenario) -> None:
     """Raises :class:`TestbedLimitError` naming the field of ``scenario`` that the
     testbed cannot run (too many flows, too long, too fast, a CBR gap too short for a
-    userspace sender, web users, start/stop times, a tag beyond DSCP, L4S: ECN mode
+    userspace sender, stop times, a tag beyond DSCP, L4S: ECN mode
     ``l4s`` or the scalable ``dctcp``/``prague``, and TCP flows sent from one host that
-    differ in ECN, which the kernel enables per host). Needs nothing: no root, no tools;
-    nothing is created."""
+    differ in ECN, which the kernel enables per host; the responsiveness workload; web
+    users with extra delays or ECN). Needs nothing: no root, no tools; nothing is
+    created."""
     from ..units import fmt_duration, fmt_rate
 
     sc = scenario
     if not isinstance(sc, Scenario):
         raise TypeError(f"scenario: expected a Scenario, got {type(sc).__name__}")
-    if sc.workload is not None:
+    if sc.workload is not None and sc.workload.kind not in TESTBED_WORKLOADS:
         raise TestbedLimitError(
             ("workload",),
-            f"{sc.workload.kind}: the testbed does not run built-in workloads yet (marked TCP"
-            " flows starting after an idle time); simulate it",
+            f"{sc.workload.kind}: its saturation point needs the load flows' own samples"
+            " (self probes), which the testbed's kernel flows do not log; the testbed runs"
+            f" {' and '.join(TESTBED_WORKLOADS)}; simulate it",
         )
-    if sc.web:
-        raise TestbedLimitError(
-            ("web",),
-            "web users are not supported in the testbed yet (bulk TCP and CBR only);"
-            " simulate them instead",
-        )
+    for g, w in enumerate(sc.web):
+        if w.extra_delay_min or w.extra_delay_max:
+            raise TestbedLimitError(
+                ("web", g, "extra_delay_max" if w.extra_delay_max else "extra_delay_min"),
+                "the testbed's router gives no web connection a delay of its own;"
+                " leave it 0 or simulate it",
+            )
+        if w.tcp.ecn != "off":
+            raise TestbedLimitError(
+                ("web", g, "tcp", "ecn"),
+                f"{w.tcp.ecn}: the testbed's web connections run without ECN",
+            )
+        if w.users * w.parallel > MAX_TESTBED_WEB_CONNECTIONS:
+            raise TestbedLimitError(
+                ("web", g, "users"),
+                f"{w.users} users x {w.parallel} connections: the testbed's browser holds"
+                f" at most {MAX_TESTBED_WEB_CONNECTIONS} at once (a thread each)",
+            )
     if sc.media is not None and sc.media.controller == "scream":
         raise TestbedLimitError(
             ("media", "controller"),
@@ -118,9 +138,9 @@ def check_testbed(scenario: Scenario) -> None:
                 " the testbed's kernel sets ECN per host, so the flows of one direction"
                 " must agree",
             )
-        if t.start or t.stop is not None:
+        if t.stop is not None:  # a start is kept: the sender connects at it
             raise TestbedLimitError(
-                ("tcp", i), "start and stop times are not supported in the testbed yet"
+                ("tcp", i, "stop"), "stop times are not supported in the testbed yet"
             )
         if t.extra_delay > MAX_TESTBED_DELAY_NS:
             raise TestbedLimitError(
@@ -160,7 +180,7 @@ def available_congestion_controls() -> list[str]:
     return path.read_text().split() if path.exists() else []
 
 
-def check_ready(scenario: Scenario) -> dict[int, str]:
+def check_ready(scenario: Scenario) -> dict[Any, str]:
     check_testbed(scenario)
     if os.geteuid() != 0:
         raise EmulationError("emulation needs root (network namespaces); run it with sudo")
@@ -170,18 +190,20 @@ def check_ready(scenario: Scenario) -> dict[int, str]:
     return kernel_congestion_controls(scenario)
 
 
-def kernel_congestion_controls(scenario: Scenario) -> dict[int, str]:
-    """The kernel's name of each TCP flow's congestion control; a
-    :class:`TestbedLimitError` at ``tcp[i].cc`` for one this kernel does not offer."""
+def kernel_congestion_controls(scenario: Scenario) -> dict[Any, str]:
+    """The kernel's name of each TCP flow's congestion control (keys ``i``) and each web
+    group's (keys ``("web", g)``); a :class:`TestbedLimitError` at ``tcp[i].cc`` or
+    ``web[g].tcp.cc`` for one this kernel does not offer."""
     avail = available_congestion_controls()
-    kernel_cc = {}
-    for i, t in enumerate(scenario.tcp):
-        k = KERNEL_CC.get(t.cc)
-        if k is None or k not in avail:
+    kernel_cc: dict[Any, str] = {}
+    flows = [((i,), ("tcp", i, "cc"), t.cc) for i, t in enumerate(scenario.tcp)]
+    flows += [(("web", g), ("web", g, "tcp", "cc"), w.tcp.cc) for g, w in enumerate(scenario.web)]
+    for key, where, cc in flows:
+        k = KERNEL_CC.get(cc)
+        if k is None or k not in avail or cc in SCALABLE_CC:
             raise TestbedLimitError(
-                ("tcp", i, "cc"),
-                f"{t.cc!r} is not available in this kernel; it offers:"
-                f" {', '.join(avail) or 'none'}",
+                where,
+                f"{cc!r} is not available in this kernel; it offers: {', '.join(avail) or 'none'}",
             )
-        kernel_cc[i] = k
+        kernel_cc[key if len(key) > 1 else key[0]] = k
     return kernel_cc

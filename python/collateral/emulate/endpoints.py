@@ -1,13 +1,16 @@
 """The endpoints of a run, ``collateral-emu`` processes in the namespaces: the router
 (the bottleneck), and per flow a receiver and a sender (``tcp-send`` with the kernel's
 congestion control, ``cbr-send`` with the simulator's own source, ``media-send`` and
-``media-recv`` with the simulator's own video call: encoder, GCC, RFC 8888 feedback)."""
+``media-recv`` with the simulator's own video call: encoder, GCC, RFC 8888 feedback),
+and per web group a server and a browser (``web-server``, ``web-client``: the
+simulator's users' draws over kernel TCP)."""
 
 from __future__ import annotations
 
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 from ..spec import Scenario
 from .errors import EmulationError
@@ -17,6 +20,8 @@ from .testbed import Proc, Testbed
 #: The video call's ports: its receiver's (where the media goes) and its sender's
 #: (where the feedback goes). The logs' readers tell the two apart by them.
 MEDIA_PORT, FEEDBACK_PORT = 8001, 8002
+#: Web group ``g``'s server listens on ``WEB_PORT + g``.
+WEB_PORT = 9001
 #: Seconds between starting the router and receivers and the run's origin, for them to
 #: be listening when the first packet leaves.
 START_MARGIN_S = 1.0
@@ -42,7 +47,7 @@ def start_endpoints(
     scenario: Scenario,
     sc_json: Path,
     wd: Path,
-    kernel_cc: dict[int, str],
+    kernel_cc: dict[Any, str],
     t0: int,
 ) -> tuple[Proc, list[Proc], list[Proc]]:
     """Starts the router, then each flow's receiver and sender, all following the
@@ -60,21 +65,22 @@ def start_endpoints(
     )
     until = t(dur + 2_000_000_000)
 
-    def receiver(ns: str, flow: str, bind: str) -> Proc:
+    def receiver(ns: str, flow: str, bind: str, *extra: str) -> Proc:
         """A flow's sink (``tcp-recv`` or ``cbr-recv``), logging to ``{flow}-recv.csv``."""
         kind = flow.rstrip("0123456789")
         return tb.start(
             ns,
             f"{flow}-recv",
             *(emu, f"{kind}-recv", "--bind", bind, "--t0", t(t0), "--until-ns", until),
-            *("--out", str(wd / f"{flow}-recv.csv")),
+            *("--out", str(wd / f"{flow}-recv.csv"), *extra),
         )
 
     receivers, senders = [], []
     for i, f in enumerate(scenario.tcp):
         (ns_s, ip_s), (ns_r, ip_r) = hosts("tcp", f.direction)
         dst, out = f"{ip_r}:{5001 + i}", wd / f"tcp{i}"
-        receivers.append(receiver(ns_r, f"tcp{i}", dst))
+        # Its ACKs carry its DSCP too, as the simulator marks them.
+        receivers.append(receiver(ns_r, f"tcp{i}", dst, "--tos", str(f.tag << 2)))
         senders.append(
             tb.start(
                 ns_s,
@@ -99,6 +105,26 @@ def start_endpoints(
                 *(emu, "cbr-send", "--scenario", str(sc_json), "--flow", str(j)),
                 *("--t0", t(t0), "--src", f"{ip_s}:{6001 + j}", "--dst", dst),
                 *("--out", f"{out}-send.csv"),
+            )
+        )
+    for g, w in enumerate(scenario.web):
+        # Servers on the side the replies leave from; the browser on the other.
+        (ns_s, ip_s), (ns_b, ip_b) = hosts("web", w.direction)
+        server, out = f"{ip_s}:{WEB_PORT + g}", str(wd / f"web{g}")
+        receivers.append(
+            tb.start(
+                ns_s,
+                f"web{g}-server",
+                *(emu, "web-server", "--bind", server, "--cc", kernel_cc[("web", g)]),
+                *("--t0", t(t0), "--until-ns", until, "--out", f"{out}-server.csv"),
+            )
+        )
+        senders.append(
+            tb.start(
+                ns_b,
+                f"web{g}-client",
+                *(emu, "web-client", "--scenario", str(sc_json), "--group", str(g)),
+                *("--t0", t(t0), "--src", ip_b, "--dst", server, "--out", out),
             )
         )
     if (m := scenario.media) is not None:

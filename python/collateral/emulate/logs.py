@@ -104,6 +104,45 @@ def media_records(sc: Scenario, wd: Path, router: np.ndarray) -> dict[str, Any] 
     }
 
 
+def web_records(sc: Scenario, wd: Path) -> str | None:
+    """The web users' records from ``web-client`` and ``web-server``'s logs, as JSON for
+    the core's measurement (``_native.measure_testbed``'s ``web_json``): each object
+    with its server's counters (joined by the object's id; none where the server
+    logged nothing), each page; ``None`` without web users."""
+    if not sc.web:
+        return None
+    objects, pages = [], []
+    for g in range(len(sc.web)):
+        server = read_csv(wd / f"web{g}-server.csv").reshape(-1, 4)
+        counters = {int(r[0]): r[1:] for r in server}
+        for u, oid, opened, done, _req, reply, retries in read_csv(
+            wd / f"web{g}-objects.csv"
+        ).reshape(-1, 7):
+            c = counters.get(int(oid))
+            seg, re, rto = (int(x) for x in c) if c is not None else (None, None, None)
+            objects.append(
+                {
+                    "user": int(u),
+                    "opened_ns": max(int(opened), 0),
+                    "done_ns": int(done) if done >= 0 else None,
+                    "reply_bytes": int(reply),
+                    "setup_retries": int(retries),
+                    "segments_sent": seg,
+                    "retransmits": re,
+                    "timeouts": rto,
+                }
+            )
+        for u, started, done in read_csv(wd / f"web{g}-pages.csv").reshape(-1, 3):
+            pages.append(
+                {
+                    "user": int(u),
+                    "started_ns": max(int(started), 0),
+                    "done_ns": int(done) if done >= 0 else None,
+                }
+            )
+    return json.dumps({"objects": objects, "pages": pages})
+
+
 def collect(sc: Scenario, wd: Path) -> Result:
     """Reads the endpoints' and the router's logs (all in trial time) and hands the
     records to the core's measurement, which computes every metric as it does for a
@@ -153,6 +192,7 @@ def collect(sc: Scenario, wd: Path) -> Result:
         cbr_records,
         report.read_text() if report.exists() else None,
         media_records(sc, wd, router),
+        web_records(sc, wd),
     )
 
     def cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:

@@ -43,7 +43,7 @@ def emulate(scenario: Scenario, workdir: str | Path | None = None, keep: bool = 
 
 
 def _emulate_in(
-    scenario: Scenario, wd: Path, emu: str, kernel_cc: dict[int, str], tmp: bool
+    scenario: Scenario, wd: Path, emu: str, kernel_cc: dict[Any, str], tmp: bool
 ) -> Result:
     # Router and senders read the scenario the simulator takes, and follow one origin.
     sc_json = wd / "scenario.json"

@@ -15,15 +15,15 @@
 //! exchanges are not modelled: the slot is free once the server has the reply
 //! acknowledged.
 
-use collateral_queue::{Nanos, Packet, PacketKind};
-use rand_pcg::Pcg64Mcg;
-
 use super::{Simulation, TcpFlow};
 use crate::engine::{Alarm, Events, Wake};
-use crate::metrics::{quantile, WebSummary};
-use crate::rng::{stream, CONN_STREAMS, USER_STREAMS};
+use crate::metrics::WebSummary;
+use crate::rng::{stream, CONN_STREAMS};
 use crate::scenario::Scenario;
 use crate::tcp::{Receiver, Sender, TcpConfig};
+use crate::web::UserDraws;
+use collateral_queue::{Nanos, Packet, PacketKind};
+use rand_pcg::Pcg64Mcg;
 
 /// `Packet::seq` of the set-up packets.
 pub(super) const SYN: u64 = 0;
@@ -67,7 +67,7 @@ enum PageState {
 #[derive(Debug, Clone)]
 struct User {
     group: u32,
-    rng: Pcg64Mcg,
+    rng: UserDraws,
     first_slot: u32,
     state: PageState,
     /// Objects of the page not yet started, and started but not yet arrived.
@@ -133,11 +133,11 @@ impl WebState {
                         timer: Alarm::default(),
                     });
                 }
-                let mut rng = stream(sc.seed, USER_STREAMS + u as u64);
+                let mut rng = UserDraws::new(sc.seed, u);
                 // Users have been browsing before the run began: each is part-way
                 // through a think time, as a renewal process seen at a random moment.
-                let first = cfg.model.think_s.sample_residual(&mut rng);
-                events.schedule(cfg.start_ns + secs(first), Wake::Think(u));
+                let first = rng.first_think_ns(cfg);
+                events.schedule(cfg.start_ns + first, Wake::Think(u));
                 w.users.push(User {
                     group: g as u32,
                     rng,
@@ -179,11 +179,6 @@ impl TcpFlow {
     }
 }
 
-/// Seconds to nanoseconds, saturating far beyond any run.
-fn secs(s: f64) -> Nanos {
-    (s * 1e9).clamp(0.0, 1e18) as Nanos
-}
-
 impl Simulation {
     /// IP length of a SYN or SYN-ACK: a pure ACK plus the SYN options (MSS, window
     /// scale, SACK-permitted).
@@ -200,12 +195,7 @@ impl Simulation {
             user.state = PageState::Stopped;
             return;
         }
-        let n = cfg
-            .model
-            .objects_per_page
-            .sample(&mut user.rng)
-            .ceil()
-            .max(1.0) as u32;
+        let n = user.rng.objects(cfg);
         user.to_start = n;
         user.outstanding = 0;
         user.state = PageState::Primary;
@@ -250,9 +240,8 @@ impl Simulation {
         let g = self.web.users[u].group as usize;
         let cfg = &self.sc.web[g];
         let user = &mut self.web.users[u];
-        let request = cfg.model.request_bytes.sample(&mut user.rng).round() as u64;
-        let reply = cfg.model.reply_bytes.sample(&mut user.rng).round() as u64;
-        let extra = secs(cfg.extra_delay_ms.sample(&mut user.rng) / 1e3);
+        let o = user.rng.object(cfg);
+        let (request, reply, extra) = (o.request_bytes, o.reply_bytes, o.extra_delay_ns);
         let tcp_cfg = &self.web.conn_cfg[g];
         let i = self.web.base + s;
         let rng = stream(self.sc.seed, CONN_STREAMS + self.web.conns);
@@ -399,12 +388,8 @@ impl Simulation {
                 st.s.pages_completed += 1;
             }
             user.state = PageState::Thinking;
-            let think = self.sc.web[user.group as usize]
-                .model
-                .think_s
-                .sample(&mut user.rng);
-            self.events
-                .schedule(now + secs(think), Wake::Think(u as u32));
+            let think = user.rng.think_ns(&self.sc.web[user.group as usize]);
+            self.events.schedule(now + think, Wake::Think(u as u32));
         } else {
             self.web_start_objects(u);
         }
@@ -443,15 +428,7 @@ impl Simulation {
             }
         }
         for (o, g) in out.iter_mut().zip(&self.web.groups) {
-            let mut r = g.responses.clone();
-            r.sort_unstable_by(f64::total_cmp);
-            o.response_mean_s = if r.is_empty() {
-                f64::NAN
-            } else {
-                r.iter().sum::<f64>() / r.len() as f64
-            };
-            o.response_median_s = quantile(&r, 0.5);
-            o.response_p95_s = quantile(&r, 0.95);
+            crate::web_records::finish_responses(o, g.responses.clone());
         }
         out
     }
