@@ -66,8 +66,16 @@ def test_rrul_on_the_testbed_marks_its_flows_and_its_probes_see_the_base_rtt(tmp
     assert base - 20e-6 <= rtts.min() <= base + 1e-3, (rtts.min(), base)
     s = r.summary
     assert s["latency_idle_s"] >= base - 20e-6 and s["latency_loaded_s"] > 0
-    # The self probes (the load flows' own RTT samples) are not logged by kernel TCP.
-    assert s["rpm"] is None or np.isnan(s["rpm"])
+    # The self probes: the kernel's stamps of a byte leaving and being acknowledged,
+    # one per 200 ms per flow from its start (2 s, spread over 1 s) on: a full-sized
+    # segment's round trip is at least the base RTT and its serialisation down.
+    n = 0
+    for i in range(len(sc.tcp)):
+        rtt = read_csv(tmp_path / f"tcp{i}-rtt.csv").reshape(-1, 3)
+        assert 10 <= len(rtt) <= 31 and (rtt[:, 0] >= 2e9).all(), (i, len(rtt))
+        assert rtt[:, 1].min() >= (RTT_S + 1500 * 8 / DOWN_BPS) * 1e9 - 20e3, i
+        n += len(rtt)
+    assert 0 < s["rpm"] < 60 / base, (s["rpm"], n)
     assert s["bufferbloat_grade"] in ("A+", "A", "B", "C", "D", "F")
     assert sum(t["goodput_bps"] for t in r.tcp if t["direction"] == "down") > 0.5 * DOWN_BPS
     # The router saw each flow's segments (to 5001 + i) and ACKs (from it) marked.

@@ -154,6 +154,8 @@ pub struct TcpSend {
     pub out: String,
     /// `t_ns` of each congestion event: the kernel's entry into Recovery or Loss.
     pub congestion_out: String,
+    /// A workload's self probes: their interval and `sent_ns,rtt_ns,acked_bytes` out.
+    pub self_probes: Option<(u64, String)>,
 }
 
 /// Linux's `TCP_CA_Recovery`: fast recovery; `TCP_CA_Loss` (4) after a timeout.
@@ -213,8 +215,22 @@ pub fn tcp_send(c: TcpSend) -> Result<(), String> {
     stream
         .set_write_timeout(Some(Duration::from_millis(100)))
         .map_err(|e| e.to_string())?;
+    let mut probes = match &c.self_probes {
+        Some((every, _)) => Some(
+            crate::self_probe::SelfProbes::enable(fd, *every, t0_real, mono_ns())
+                .map_err(|e| format!("SO_TIMESTAMPING: {e}"))?,
+        ),
+        None => None,
+    };
     while mono_ns() < end && !STOP.load(Ordering::Relaxed) {
-        if let Err(e) = w.write(&chunk) {
+        let sent = match probes.as_mut() {
+            Some(p) => {
+                p.drain();
+                p.write(&chunk, mono_ns())
+            }
+            None => w.write(&chunk),
+        };
+        if let Err(e) = sent {
             if !matches!(
                 e.kind(),
                 std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
@@ -233,6 +249,15 @@ pub fn tcp_send(c: TcpSend) -> Result<(), String> {
         writeln!(out, "{t},{c},{s},{r},{x},{st}").map_err(io)?;
     }
     out.flush().map_err(io)?;
+    if let (Some(p), Some((_, path))) = (probes.as_mut(), &c.self_probes) {
+        p.drain();
+        let mut out = create(path)?;
+        writeln!(out, "sent_ns,rtt_ns,acked_bytes").map_err(io)?;
+        for &(t, r, b) in &p.samples {
+            writeln!(out, "{t},{r},{b}").map_err(io)?;
+        }
+        out.flush().map_err(io)?;
+    }
     let states: Vec<(i64, u8)> = rows.iter().map(|r| (r.0, r.5)).collect();
     let mut ev = create(&c.congestion_out)?;
     writeln!(ev, "t_ns").map_err(io)?;

@@ -31,6 +31,7 @@ mod endpoints;
 mod media;
 mod net;
 mod router;
+mod self_probe;
 mod timing;
 mod web;
 
@@ -191,6 +192,10 @@ enum Cmd {
         scenario: Option<String>,
         #[arg(long, value_name = "I", requires = "scenario")]
         flow: Option<usize>,
+        /// The flow's self probes (RTT samples of its own bytes, one per the
+        /// scenario's workload's probe interval): `sent_ns,rtt_ns,acked_bytes`.
+        #[arg(long, value_name = "FILE", requires = "scenario")]
+        rtt_out: Option<String>,
     },
     /// Receives bulk TCP; logs what arrives.
     TcpRecv {
@@ -458,18 +463,29 @@ fn run(cmd: Cmd) -> Result<(), String> {
             congestion_out,
             scenario: path,
             flow,
+            rtt_out,
         } => {
             // Its seeded start and its DSCP, as the simulator's flow has them.
-            let (start_ns, tos) = match (path, flow) {
+            let (start_ns, tos, every) = match (path, flow) {
                 (Some(path), Some(i)) => {
                     let sc = scenario(&path)?;
                     let t = sc
                         .tcp
                         .get(i)
                         .ok_or_else(|| format!("--flow: {i}: the scenario has no TCP flow {i}"))?;
-                    (t.start_at(sc.seed, i), t.tag << 2)
+                    let every = sc.workload.map(|w| w.probe_interval_ns);
+                    (t.start_at(sc.seed, i), t.tag << 2, every)
                 }
-                _ => (0, 0),
+                _ => (0, 0, None),
+            };
+            let self_probes = match (rtt_out, every) {
+                (Some(path), Some(every)) => Some((every, path)),
+                (Some(_), None) => {
+                    return Err(
+                        "--rtt-out: the scenario runs no workload (no probe interval)".into(),
+                    )
+                }
+                _ => None,
             };
             endpoints::tcp_send(endpoints::TcpSend {
                 src_ip: src,
@@ -482,6 +498,7 @@ fn run(cmd: Cmd) -> Result<(), String> {
                 poll_ns,
                 out,
                 congestion_out,
+                self_probes,
             })
         }
         Cmd::TcpRecv {

@@ -90,6 +90,8 @@ def start_endpoints(
                 *("--scenario", str(sc_json), "--flow", str(i)),
                 *("--t0", t(t0), "--duration-ns", t(dur), "--poll-ns", "1000000"),
                 *("--out", f"{out}-send.csv", "--congestion-out", f"{out}-congestion.csv"),
+                # A workload's self probes: the kernel's stamps of its own bytes.
+                *(("--rtt-out", f"{out}-rtt.csv") if scenario.workload else ()),
             )
         )
     for j, c in enumerate(scenario.cbr):

@@ -159,11 +159,18 @@ def collect(sc: Scenario, wd: Path) -> Result:
             k = np.searchsorted(recv[:, 0], ts, side="right") - 1
             return int(recv[k, 1]) if k >= 0 else 0
 
+        rtt = wd / f"tcp{i}-rtt.csv"  # a workload's self probes
+        samples = read_csv(rtt).reshape(-1, 3) if rtt.exists() else np.zeros((0, 3))
         tcp_records.append(
             {
                 "bytes_delivered": bytes_at(sc.duration) - bytes_at(sc.warmup),
                 "congestion_times": [int(x) for x in cong[:, 0] if x >= 0],
                 "retransmits": int(send[-1, 4]) if len(send) else 0,
+                "rtt_samples": [
+                    {"sent_ns": int(t), "rtt_ns": int(r), "acked_bytes": int(b)}
+                    for t, r, b in samples
+                    if t >= 0
+                ],
             }
         )
         if len(send):
