@@ -1,10 +1,11 @@
-"""The simulator beside the testbed for the built-in RRUL workload and for web users,
+"""The simulator beside the testbed for the built-in RRUL workload, the responsiveness
+test's load ramp (30 s) and web users,
 on 50/10 Mbit/s with a 30 ms base RTT, FQ-CoDel or drop-tail of one BDP each way
 (187 500 B down, 37 500 B up). Each row: the simulated and the emulated value.
 
     sudo .venv/bin/python benchmarks/sim_vs_emu_load.py [--only NAME ...] [--duration 20s]
 
-Needs root (network namespaces). Runs in real time: about 25 s a case.
+Needs root (network namespaces). Runs in real time: about 25 s a case (35 s for the ramp).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 
 import collateral
 from collateral.emulate import emulate
-from collateral.spec import Scenario
+from collateral.spec import Scenario, WorkloadSpec
 
 FQ = {"kind": "fq_codel"}
 QUEUES = {
@@ -24,12 +25,14 @@ QUEUES = {
         {"rate": "10Mbit", "queue": {"limit": "37500B"}},
     ),
 }
+CUBIC = {"cc": "cubic", "profile": "linux-6"}
 #: Mah's model with the think times cut at 10 s, so 30 users browse steadily.
-WEB = {"users": 30, "think_max": "10s", "tcp": {"cc": "cubic", "profile": "linux-6"}}
+WEB = {"users": 30, "think_max": "10s", "tcp": CUBIC}
 
 RRUL_FIELDS = (
     "latency_idle_s", "latency_loaded_s", "latency_increase_s", "rpm", "rpm_band",
     "bufferbloat_grade", "probe_loss_rate", "down_goodput_bps", "up_goodput_bps",
+    "load_saturated_s",
 )  # fmt: skip
 WEB_FIELDS = (
     "pages_started", "pages_completed", "objects_completed", "response_mean_s",
@@ -41,25 +44,22 @@ def cases(duration: str) -> dict[str, Scenario]:
     out = {}
     for q, (down, up) in QUEUES.items():
         link = dict(down=down, up=up, rtt="30ms", duration=duration, seed=1)
-        out[f"rrul-{q}"] = Scenario(
-            **link,
-            warmup="0s",
-            workload={"kind": "rrul"},
-            tcp=[
-                {"direction": d, "tag": tag, "start": "5s", "cc": "cubic", "profile": "linux-6"}
-                for d in ("down", "up")
-                for tag in (0, 8, 40, 46)
-            ],
-        )
-        out[f"web-{q}"] = Scenario(
-            **link, warmup="2s", web=[WEB], tcp=[{"cc": "cubic", "profile": "linux-6"}]
-        )
+        for kind in ("rrul", "responsiveness"):
+            # The workload's flows as the front builds them, with CUBIC (Linux's default).
+            w = WorkloadSpec(kind=kind)
+            out[f"{kind}-{q}"] = Scenario(
+                **{**link, "duration": "30s" if kind == "responsiveness" else duration},
+                warmup="0s",
+                workload=w,
+                tcp=w.flows(CUBIC)[0],
+            )
+        out[f"web-{q}"] = Scenario(**link, warmup="2s", web=[WEB], tcp=[CUBIC])
     return out
 
 
 def rows(r: collateral.Result, name: str) -> dict[str, object]:
     s = r.summary
-    if name.startswith("rrul"):
+    if not name.startswith("web"):
         return {k: s.get(k) for k in RRUL_FIELDS}
     w = s["web"][0]
     return {**{k: w[k] for k in WEB_FIELDS}, "down_goodput_bps": s["down_goodput_bps"]}

@@ -165,11 +165,8 @@ def test_an_experiment_file_names_the_workload_and_sweeps_it(tmp_path):
     assert load_experiment(path).points[0].columns()["workload_kind"] == "rrul"
 
 
-def test_the_testbed_runs_rrul_and_refuses_the_responsiveness_ramp():
+def test_the_testbed_takes_every_workload():
     from collateral.emulate.checks import check_testbed
-    from collateral.emulate.errors import TestbedLimitError
 
-    check_testbed(build_scenario(workload="rrul"))
-    check_testbed(build_scenario(workload="rrul_be"))
-    with pytest.raises(TestbedLimitError, match="responsiveness: its saturation point"):
-        check_testbed(build_scenario(workload="responsiveness", duration="60s"))
+    for w in ("rrul", "rrul_be", "responsiveness"):
+        check_testbed(build_scenario(workload=w, duration="60s"))

@@ -162,3 +162,37 @@ impl SelfProbes {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn probes() -> SelfProbes {
+        SelfProbes {
+            fd: -1,
+            every_ns: 1,
+            next_mono: 0,
+            t0_real: 0,
+            sent: HashMap::new(),
+            samples: Vec::new(),
+            last_acked: 0,
+        }
+    }
+
+    /// A byte sent once gives its round trip and the bytes through it; one sent twice
+    /// (retransmitted) gives none; keys past 4 GiB unwrap.
+    #[test]
+    fn round_trips_by_karn_and_keys_unwrapped() {
+        let mut p = probes();
+        p.note(SCM_TSTAMP_SND, 999, 1_000);
+        p.note(SCM_TSTAMP_ACK, 999, 31_000);
+        p.note(SCM_TSTAMP_SND, 5_000, 40_000);
+        p.note(SCM_TSTAMP_SND, 5_000, 90_000);
+        p.note(SCM_TSTAMP_ACK, 5_000, 120_000);
+        assert_eq!(p.samples, [(1_000, 30_000, 1_000)]);
+        p.note(SCM_TSTAMP_ACK, u32::MAX - 10, 130_000);
+        p.note(SCM_TSTAMP_SND, 7, 140_000);
+        p.note(SCM_TSTAMP_ACK, 7, 150_000);
+        assert_eq!(p.samples[1], (140_000, 10_000, (1 << 32) + 8));
+    }
+}

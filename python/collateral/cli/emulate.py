@@ -42,7 +42,10 @@ TESTBED_HELP: dict[str, dict[str, str]] = {
     "profile": {"help": f"the simulator's TCP stack profile; {_KERNEL_TCP}"},
     "delayed_ack": {"help": f"the simulator's delayed-ACK switch; {_KERNEL_TCP}"},
     "rto_min": {"help": f"the simulator's minimum TCP retransmission timeout; {_KERNEL_TCP}"},
-    "web_users": {"help": "web users: not on the testbed yet (simulate them)"},
+    "web_users": {
+        "help": "web users: a browser process follows the model's draws over kernel TCP"
+        " to a server on the Internet side (default: 0)"
+    },
 }
 
 

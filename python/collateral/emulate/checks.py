@@ -31,9 +31,6 @@ MIN_TESTBED_CBR_INTERVAL_NS = 100_000
 MAX_TESTBED_DURATION_NS = 86_400 * 10**9
 #: The fastest link the userspace router is meant for.
 MAX_TESTBED_RATE_BPS = 10 * 10**9
-#: The built-in workloads the testbed runs (marked kernel TCP flows after the idle
-#: time, the core's probe pairs as CBR flows).
-TESTBED_WORKLOADS = ("rrul", "rrul_be")
 #: Web connections open at once (users x parallel): the browser's threads.
 MAX_TESTBED_WEB_CONNECTIONS = 2000
 #: The longest delay (base RTT, or a flow's extra delay) the router's delay line holds.
@@ -45,21 +42,14 @@ def check_testbed(scenario: Scenario) -> None:
     testbed cannot run (too many flows, too long, too fast, a CBR gap too short for a
     userspace sender, stop times, a tag beyond DSCP, L4S: ECN mode
     ``l4s`` or the scalable ``dctcp``/``prague``, and TCP flows sent from one host that
-    differ in ECN, which the kernel enables per host; the responsiveness workload; web
-    users with extra delays or ECN). Needs nothing: no root, no tools; nothing is
+    differ in ECN, which the kernel enables per host; web users with extra delays or
+    ECN). Needs nothing: no root, no tools; nothing is
     created."""
     from ..units import fmt_duration, fmt_rate
 
     sc = scenario
     if not isinstance(sc, Scenario):
         raise TypeError(f"scenario: expected a Scenario, got {type(sc).__name__}")
-    if sc.workload is not None and sc.workload.kind not in TESTBED_WORKLOADS:
-        raise TestbedLimitError(
-            ("workload",),
-            f"{sc.workload.kind}: its saturation point needs the load flows' own samples"
-            " (self probes), which the testbed's kernel flows do not log; the testbed runs"
-            f" {' and '.join(TESTBED_WORKLOADS)}; simulate it",
-        )
     for g, w in enumerate(sc.web):
         if w.extra_delay_min or w.extra_delay_max:
             raise TestbedLimitError(
