@@ -16,6 +16,7 @@
 //!                           --peer IP:PORT --out PREFIX
 //! collateral-emu tcp-send --src IP --dst IP:PORT --cc NAME --t0 NS --duration-ns N
 //!                         --poll-ns N --out F --congestion-out F
+//!                         [--scenario F --flow I [--rtt-out F]]
 //! collateral-emu tcp-recv --bind IP:PORT [--tos TOS] --t0 NS --until-ns N --out F
 //! collateral-emu web-server --bind IP:PORT --cc NAME --t0 NS --until-ns N --out F
 //! collateral-emu web-client --scenario F --group G --t0 NS --src IP --dst IP:PORT

@@ -340,3 +340,55 @@ impl UserDraws {
 pub fn secs(s: f64) -> Nanos {
     (s * 1e9).clamp(0.0, 1e18) as Nanos
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The order of a user's draws is the contract between the simulator's users and
+    /// the testbed's browser: residual think, objects, each object's request, reply and
+    /// extra delay, think. Read off the user's stream by hand in that order, with
+    /// uniform distributions whose draws differ.
+    #[test]
+    fn a_users_draws_come_in_the_simulators_order() {
+        let u = |low: f64, high: f64| Dist::Uniform { low, high };
+        let cfg = WebConfig {
+            users: 1,
+            direction: Direction::Down,
+            start_ns: 0,
+            stop_ns: None,
+            parallel: 4,
+            model: HttpModel {
+                request_bytes: u(100.0, 200.0),
+                reply_bytes: u(1000.0, 9000.0),
+                objects_per_page: u(1.0, 5.0),
+                think_s: u(1.0, 3.0),
+            },
+            extra_delay_ms: u(0.0, 10.0),
+            tcp: TcpConfig::default(),
+        };
+        let mut d = UserDraws::new(7, 3);
+        let mut rng = crate::rng::stream(7, crate::rng::USER_STREAMS + 3);
+        let m = &cfg.model;
+        assert_eq!(
+            d.first_think_ns(&cfg),
+            secs(m.think_s.sample_residual(&mut rng))
+        );
+        let n = d.objects(&cfg);
+        assert_eq!(n, m.objects_per_page.sample(&mut rng).ceil() as u32);
+        for _ in 0..n {
+            let o = d.object(&cfg);
+            assert_eq!(
+                o.request_bytes,
+                m.request_bytes.sample(&mut rng).round() as u64
+            );
+            assert_eq!(o.reply_bytes, m.reply_bytes.sample(&mut rng).round() as u64);
+            let extra = secs(cfg.extra_delay_ms.sample(&mut rng) / 1e3);
+            assert_eq!(o.extra_delay_ns, extra);
+            assert!((1000..=9000).contains(&o.reply_bytes));
+        }
+        let think = d.think_ns(&cfg);
+        assert_eq!(think, secs(m.think_s.sample(&mut rng)));
+        assert!((1_000_000_000..=3_000_000_000).contains(&think));
+    }
+}
