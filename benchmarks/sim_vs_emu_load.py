@@ -1,11 +1,10 @@
-"""The simulator beside the testbed for the built-in RRUL workload, the responsiveness
-test's load ramp (30 s) and web users,
+"""The simulator beside the testbed for the built-in RRUL workload and for web users,
 on 50/10 Mbit/s with a 30 ms base RTT, FQ-CoDel or drop-tail of one BDP each way
 (187 500 B down, 37 500 B up). Each row: the simulated and the emulated value.
 
     sudo .venv/bin/python benchmarks/sim_vs_emu_load.py [--only NAME ...] [--duration 20s]
 
-Needs root (network namespaces). Runs in real time: about 25 s a case (35 s for the ramp).
+Needs root (network namespaces). Runs in real time: about 25 s a case.
 """
 
 from __future__ import annotations
@@ -44,15 +43,9 @@ def cases(duration: str) -> dict[str, Scenario]:
     out = {}
     for q, (down, up) in QUEUES.items():
         link = dict(down=down, up=up, rtt="30ms", duration=duration, seed=1)
-        for kind in ("rrul", "responsiveness"):
-            # The workload's flows as the front builds them, with CUBIC (Linux's default).
-            w = WorkloadSpec(kind=kind)
-            out[f"{kind}-{q}"] = Scenario(
-                **{**link, "duration": "30s" if kind == "responsiveness" else duration},
-                warmup="0s",
-                workload=w,
-                tcp=w.flows(CUBIC)[0],
-            )
+        # The workload's flows as the front builds them, with CUBIC (Linux's default).
+        w = WorkloadSpec(kind="rrul")
+        out[f"rrul-{q}"] = Scenario(**link, warmup="0s", workload=w, tcp=w.flows(CUBIC)[0])
         out[f"web-{q}"] = Scenario(**link, warmup="2s", web=[WEB], tcp=[CUBIC])
     return out
 

@@ -165,8 +165,11 @@ def test_an_experiment_file_names_the_workload_and_sweeps_it(tmp_path):
     assert load_experiment(path).points[0].columns()["workload_kind"] == "rrul"
 
 
-def test_the_testbed_takes_every_workload():
+def test_the_testbed_runs_rrul_and_refuses_the_responsiveness_test():
     from collateral.emulate.checks import check_testbed
+    from collateral.emulate.errors import TestbedLimitError
 
-    for w in ("rrul", "rrul_be", "responsiveness"):
-        check_testbed(build_scenario(workload=w, duration="60s"))
+    check_testbed(build_scenario(workload="rrul"))
+    check_testbed(build_scenario(workload="rrul_be"))
+    with pytest.raises(TestbedLimitError, match="responsiveness: its ramp holds its flows"):
+        check_testbed(build_scenario(workload="responsiveness", duration="60s"))

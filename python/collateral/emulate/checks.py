@@ -42,14 +42,21 @@ def check_testbed(scenario: Scenario) -> None:
     testbed cannot run (too many flows, too long, too fast, a CBR gap too short for a
     userspace sender, stop times, a tag beyond DSCP, L4S: ECN mode
     ``l4s`` or the scalable ``dctcp``/``prague``, and TCP flows sent from one host that
-    differ in ECN, which the kernel enables per host; web users with extra delays or
-    ECN). Needs nothing: no root, no tools; nothing is
+    differ in ECN, which the kernel enables per host; the responsiveness test; web
+    users with extra delays or ECN). Needs nothing: no root, no tools; nothing is
     created."""
     from ..units import fmt_duration, fmt_rate
 
     sc = scenario
     if not isinstance(sc, Scenario):
         raise TypeError(f"scenario: expected a Scenario, got {type(sc).__name__}")
+    if sc.workload is not None and sc.workload.kind == "responsiveness":
+        raise TestbedLimitError(
+            ("workload",),
+            "responsiveness: its ramp holds its flows once the goodput saturates and its"
+            " foreign probes are new TCP + TLS connections, which the testbed's endpoints"
+            " do not run yet (rrul and rrul_be do run); simulate it",
+        )
     for g, w in enumerate(sc.web):
         if w.extra_delay_min or w.extra_delay_max:
             raise TestbedLimitError(
