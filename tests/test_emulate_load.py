@@ -53,7 +53,7 @@ def test_rrul_on_the_testbed_marks_its_flows_and_its_probes_see_the_base_rtt(tmp
     carry their DSCP (CS0, CS1, CS5, EF) at the router; the probes' shortest round
     trip is the path's: 30 ms plus an 88-byte probe's serialisation up (70.4 us) and
     down (14.1 us), and on FQ-CoDel (a sparse flow never waits behind the bulk flows)
-    within 1 ms of it; the scores come out of the core."""
+    within 1 ms of it; the scores come out of the core (RPM empty: no self probes)."""
     sc = fq_codel_path(
         duration="8s",
         warmup="0s",
@@ -66,22 +66,10 @@ def test_rrul_on_the_testbed_marks_its_flows_and_its_probes_see_the_base_rtt(tmp
     assert base - 20e-6 <= rtts.min() <= base + 1e-3, (rtts.min(), base)
     s = r.summary
     assert s["latency_idle_s"] >= base - 20e-6 and s["latency_loaded_s"] > 0
-    # The self probes: the kernel's stamps of a byte leaving and being acknowledged,
-    # one per 200 ms per flow from its start (2 s, spread over 1 s) on. A full-sized
-    # segment's round trip is at least the base RTT, its serialisation on the way and
-    # its 52-byte ACK's on the way back. On uploads every sample keeps to that; on
-    # downloads a few samples come out up to ~4 ms below it (an open problem: not the
-    # send stamp's timing, the scheduler's stamp shows it too), so there the median.
-    n = 0
-    for i, t in enumerate(sc.tcp):
-        rtt = read_csv(tmp_path / f"tcp{i}-rtt.csv").reshape(-1, 3)
-        assert 10 <= len(rtt) <= 31 and (rtt[:, 0] >= 2e9).all(), (i, len(rtt))
-        data, ack = (DOWN_BPS, UP_BPS) if t.direction == "down" else (UP_BPS, DOWN_BPS)
-        floor = (RTT_S + 1500 * 8 / data + 52 * 8 / ack) * 1e9 - 20e3
-        low = rtt[:, 1].min() if t.direction == "up" else np.median(rtt[:, 1])
-        assert low >= floor, (i, low, floor)
-        n += len(rtt)
-    assert 0 < s["rpm"] < 60 / base, (s["rpm"], n)
+    # No self probes (the kernel flows' samples are off, see emulate.endpoints): RPM,
+    # which needs them, stays empty rather than half of it standing for the whole.
+    assert not any((tmp_path / f"tcp{i}-rtt.csv").exists() for i in range(len(sc.tcp)))
+    assert s["rpm"] is None or np.isnan(s["rpm"])
     assert s["bufferbloat_grade"] in ("A+", "A", "B", "C", "D", "F")
     assert sum(t["goodput_bps"] for t in r.tcp if t["direction"] == "down") > 0.5 * DOWN_BPS
     # The router saw each flow's segments (to 5001 + i) and ACKs (from it) marked.

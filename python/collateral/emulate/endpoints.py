@@ -22,6 +22,8 @@ from .testbed import Proc, Testbed
 MEDIA_PORT, FEEDBACK_PORT = 8001, 8002
 #: Web group ``g``'s server listens on ``WEB_PORT + g``.
 WEB_PORT = 9001
+#: Whether the bulk senders log a workload's self probes (see ``start_endpoints``).
+SELF_PROBES = False
 #: Seconds between starting the router and receivers and the run's origin, for them to
 #: be listening when the first packet leaves.
 START_MARGIN_S = 1.0
@@ -90,8 +92,10 @@ def start_endpoints(
                 *("--scenario", str(sc_json), "--flow", str(i)),
                 *("--t0", t(t0), "--duration-ns", t(dur), "--poll-ns", "1000000"),
                 *("--out", f"{out}-send.csv", "--congestion-out", f"{out}-congestion.csv"),
-                # A workload's self probes: the kernel's stamps of its own bytes.
-                *(("--rtt-out", f"{out}-rtt.csv") if scenario.workload else ()),
+                # A workload's self probes (``--rtt-out``, the kernel's stamps of the
+                # flow's own bytes) are off: some of their samples fall below the base
+                # RTT, which is not understood yet (README); RPM stays empty meanwhile.
+                *(("--rtt-out", f"{out}-rtt.csv") if scenario.workload and SELF_PROBES else ()),
             )
         )
     for j, c in enumerate(scenario.cbr):
