@@ -92,10 +92,20 @@ fn the_vocabulary_lists_each_enumeration_once() {
             "app",
             "direction",
             "media_controller",
-            "workload"
+            "workload",
+            "send_buffer"
         ]
     );
     let get = |k: &str| VOCABULARY.iter().find(|(n, _)| *n == k).unwrap().1;
+    // The send buffers: "draft" is the default, left out of a scenario's JSON; the
+    // others are serde's own names.
+    let sb = get("send_buffer");
+    assert_eq!(sb[0], "draft");
+    for name in &sb[1..] {
+        let json = format!("\"{name}\"");
+        let v: collateral_sim::resp_probe::SendBuffer = serde_json::from_str(&json).unwrap();
+        assert_eq!(serde_json::to_string(&v).unwrap(), json);
+    }
     assert_eq!(get("rule"), FullRule::VARIANTS);
     assert_eq!(get("aqm"), DisciplineConfig::VARIANTS);
     assert_eq!(get("app"), AppProfile::VARIANTS);
