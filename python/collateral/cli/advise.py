@@ -208,18 +208,10 @@ def _from_measurement(args: argparse.Namespace) -> None:
     if clash:
         fail(f"--from: gives the link; leave out {', '.join(clash)}")
     input_store("--from", args.from_)
-    framing = None
-    if args.framing is not None:
-        from ..inference.estimate import Framing
-        from ..spec.flat import parse_framing
+    from .infer import framing_option
 
-        try:
-            f = parse_framing(args.framing)
-        except SpecError as e:
-            fail(f"--framing: {e.message}")
-        framing = Framing(int(f["overhead"].rstrip("B")), f["atm"])
     try:
-        inf = infer(from_store(args.from_), framing)
+        inf = infer(from_store(args.from_), framing_option(args.framing))
     except InferenceProblem as e:
         fail(f"--from: {e}")
     got = {e.name: e.value for e in inf.estimates}

@@ -62,17 +62,7 @@ def run(args: argparse.Namespace) -> int:
         if not args.what_if:
             fail("--figure: draws the what-if; give --what-if too")
         figure = output_file("--figure", args.figure, "whatif.png", figure=True)
-    framing = None
-    if args.framing is not None:
-        from ..inference.estimate import Framing
-        from ..spec.errors import SpecError
-        from ..spec.flat import parse_framing
-
-        try:
-            f = parse_framing(args.framing)
-        except SpecError as e:
-            fail(f"--framing: {str(e).split(': ', 1)[-1]}")
-        framing = Framing(int(f["overhead"].rstrip("B")), f["atm"])
+    framing = framing_option(args.framing)
     try:
         obs = from_store(args.directory)
         inf = infer(obs, framing)
@@ -176,3 +166,18 @@ def _print_inference(args: argparse.Namespace, inf: Any) -> None:
     console().print(t)
     for line in inf.not_inferred:
         print(f"not inferred: {line}")
+
+
+def framing_option(text: str | None) -> Any:
+    """``--framing`` as the inference takes it (None when not given); one line on error."""
+    if text is None:
+        return None
+    from ..inference.estimate import Framing
+    from ..spec.errors import SpecError
+    from ..spec.flat import parse_framing
+
+    try:
+        f = parse_framing(text)
+    except SpecError as e:
+        fail(f"--framing: {e.message}")
+    return Framing(int(f["overhead"].rstrip("B")), f["atm"])
