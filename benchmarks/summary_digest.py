@@ -33,6 +33,10 @@ Issues 29, 30 and 31, landing together, moved it from fe1f6c8412cf31e7 to e7b5a6
 every other summary field and trace equal (`--compare`): every summary gained the
 workload scores (schema 6; empty without a workload) and every traced trial the video
 call's `media` trace table (empty without a call), whose column names the digest hashes.
+The responsiveness test's columns and the imported measurements' ``rtt`` and
+``throughput`` trace tables (schema 7) moved it to 363757070ececae0: `--compare` against
+e7b5a649fe9f3abd's dump lists only the five new probe columns (NaN without a workload)
+in every scenario; every other field is equal.
 """
 
 from __future__ import annotations
