@@ -21,15 +21,16 @@ else
     . .venv/bin/activate
 fi
 
-echo "==> cargo test --workspace --profile test-release"
+echo "==> cargo test --workspace --profile test-release (set up in ${SECONDS} s)"
 cargo test --workspace --profile test-release -q --exclude collateral-fuzz
 # The scenario fuzz property, with overflow checks and debug assertions on (~1 min).
-echo "==> cargo test --profile fuzz -p collateral-fuzz"
+echo "==> cargo test --profile fuzz -p collateral-fuzz (at ${SECONDS} s)"
 cargo test --profile fuzz -q -p collateral-fuzz
 # Two workers (pytest-xdist) for everything but the testbed's real-time tests, which
 # then run alone: a router sharing its CPUs with other tests would miss real time.
-echo "==> pytest (in parallel), then the testbed's real-time tests alone"
+echo "==> pytest (in parallel), then the testbed's real-time tests alone (at ${SECONDS} s)"
 pytest -q -n "${COLLATERAL_TEST_WORKERS:-2}" --dist loadgroup -m "not realtime"
+echo "==> the real-time tests (at ${SECONDS} s)"
 pytest -q -m realtime
-echo "test.sh: all green. The venv now holds the tests' build (cargo profile test-release);"
+echo "test.sh: all green in ${SECONDS} s. The venv now holds the tests' build (cargo profile test-release);"
 echo "         tools/build_native.sh puts the faster profile-guided module back."

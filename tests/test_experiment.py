@@ -145,9 +145,9 @@ MALFORMED = [
     ),
     (
         "unknown trace",
-        BASE.replace("seed = 7", 'seed = 7\ntraces = ["cwnd", "rtt"]'),
+        BASE.replace("seed = 7", 'seed = 7\ntraces = ["cwnd", "owd"]'),
         "experiment.traces[1]",
-        "'rtt'",
+        "'owd'",
         "'cwnd'",
     ),
     (
