@@ -10,9 +10,9 @@ such a dump, scenario by scenario (traces count only in the digest).
 
 The set covers both ADSL links and a 100 Mbit/s link, every congestion control, byte
 and packet queues with both full rules, the AQMs, ECN, applications, web users, the
-video call's controllers, DOCSIS, the satellite link and the traces (on for the first seed, off for the second). The digest covers the
-summaries and every trace column; it leaves out the wall time and the event count
-(the engine's work, not a result).
+video call's controllers, DOCSIS, the satellite link and the traces (on for the first
+seed, off for the second). The digest covers the summaries and every trace column; it
+leaves out the wall time and the event count (the engine's work, not a result).
 
 Since e2f6579 a trial with every trace off returns no trace tables at all (before, empty
 arrays and the congestion trace, which the core keeps for its epoch statistics): the
