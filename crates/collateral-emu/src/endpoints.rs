@@ -148,6 +148,9 @@ pub struct TcpSend {
     pub t0_real: u64,
     /// When the flow connects, after the origin (its seeded start offset).
     pub start_ns: u64,
+    /// When it stops writing (the simulator's `stop`: no new data after it); what its
+    /// socket holds then is still sent, as a tool's last writes are.
+    pub stop_ns: Option<u64>,
     pub duration_ns: u64,
     pub poll_ns: u64,
     /// `t_ns,cwnd,ssthresh,srtt_us,total_retrans,ca_state`, a row per poll.
@@ -211,7 +214,7 @@ pub fn tcp_send(c: TcpSend) -> Result<(), String> {
     };
     let mut w = &stream;
     let chunk = vec![0x5au8; 1 << 16];
-    let end = origin + duration_ns;
+    let end = origin + c.stop_ns.map_or(duration_ns, |s| s.min(duration_ns));
     stream
         .set_write_timeout(Some(Duration::from_millis(100)))
         .map_err(|e| e.to_string())?;

@@ -466,8 +466,8 @@ fn run(cmd: Cmd) -> Result<(), String> {
             flow,
             rtt_out,
         } => {
-            // Its seeded start and its DSCP, as the simulator's flow has them.
-            let (start_ns, tos, every) = match (path, flow) {
+            // Its seeded start, its stop and its DSCP, as the simulator's flow has them.
+            let (start_ns, stop_ns, tos, every) = match (path, flow) {
                 (Some(path), Some(i)) => {
                     let sc = scenario(&path)?;
                     let t = sc
@@ -475,9 +475,9 @@ fn run(cmd: Cmd) -> Result<(), String> {
                         .get(i)
                         .ok_or_else(|| format!("--flow: {i}: the scenario has no TCP flow {i}"))?;
                     let every = sc.workload.map(|w| w.probe_interval_ns);
-                    (t.start_at(sc.seed, i), t.tag << 2, every)
+                    (t.start_at(sc.seed, i), t.stop_ns, t.tag << 2, every)
                 }
-                _ => (0, 0, None),
+                _ => (0, None, 0, None),
             };
             let self_probes = match (rtt_out, every) {
                 (Some(path), Some(every)) => Some((every, path)),
@@ -495,6 +495,7 @@ fn run(cmd: Cmd) -> Result<(), String> {
                 tos,
                 t0_real: t0,
                 start_ns,
+                stop_ns,
                 duration_ns,
                 poll_ns,
                 out,

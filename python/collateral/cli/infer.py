@@ -41,6 +41,12 @@ def add_parser(sub: Any) -> None:
         "print measured beside replayed (probe RTT p50/p95 per phase, KS distance, bytes)",
     )
     c.add_argument(
+        "--testbed",
+        action="store_true",
+        help="with --replay: also run the replay on the namespace testbed (real Linux TCP,"
+        " real time: the measurement's length; needs root) and print it beside the simulator",
+    )
+    c.add_argument(
         "--what-if",
         action="store_true",
         help="the inferred link under RRUL with a call, with its queue as inferred and with "
@@ -62,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
         if not args.what_if:
             fail("--figure: draws the what-if; give --what-if too")
         figure = output_file("--figure", args.figure, "whatif.png", figure=True)
+    if args.testbed and not args.replay:
+        fail("--testbed: runs the replay on the testbed; give --replay too")
     framing = framing_option(args.framing)
     try:
         obs = from_store(args.directory)
@@ -73,13 +81,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     _print_inference(args, inf)
     if args.replay:
-        _replay(inf, obs)
+        _replay(inf, obs, args.testbed)
     if args.what_if:
         _what_if(inf, figure)
     return 0
 
 
-def _replay(inf: Any, obs: Any) -> None:
+def _replay(inf: Any, obs: Any, testbed: bool = False) -> None:
     from rich.table import Table
 
     from .. import simulate
@@ -89,24 +97,67 @@ def _replay(inf: Any, obs: Any) -> None:
         sc = replay.scenario(inf, obs)
     except ValueError as e:
         fail(f"--replay: {e}")
+    if testbed:
+        _testbed_ready(sc)  # root, tools, the kernel's CC: refused before anything runs
+    runs = {"simulator" if testbed else "replayed": simulate(sc)}
+    if testbed:
+        runs["testbed"] = _on_testbed(sc)
+    sides = {k: replay.compare(inf, obs, r) for k, r in runs.items()}
+    where = "the simulator" + (" and the testbed" if testbed else "")
     t = Table(
-        title="Measured beside replayed (the simulator, the inferred link, the same load)",
+        title=f"Measured beside replayed ({where}, the inferred link, the same load)",
         title_justify="left",
     )
-    for col in ("", "measured p50", "replayed p50", "measured p95", "replayed p95", "KS"):
+    for col in (
+        "",
+        *(f"{k} {q}" for q in ("p50", "p95") for k in ("measured", *runs)),
+        *(f"KS {k}" if testbed else "KS" for k in runs),
+    ):
         t.add_column(col, justify="left" if not col else "right")
-    for side in replay.compare(inf, obs, simulate(sc)):
-        m, r = side.measured, side.replayed
+    for row in zip(*sides.values(), strict=True):
+        m = row[0].measured
         if "bytes" in m:
-            t.add_row(side.phase, fmt_cell(m["bytes"], "B"), fmt_cell(r["bytes"], "B"), "", "", "")
+            blank = [""] * (len(runs) + 1 + len(runs))
+            got = [fmt_cell(s.replayed["bytes"], "B") for s in row]
+            t.add_row(row[0].phase, fmt_cell(m["bytes"], "B"), *got, *blank)
             continue
         t.add_row(
-            side.phase,
-            *(fmt_cell(x.get(k), "s") for k in ("p50_s",) for x in (m, r)),
-            *(fmt_cell(x.get(k), "s") for k in ("p95_s",) for x in (m, r)),
-            "" if side.ks is None else f"{side.ks:.2f}",
+            row[0].phase,
+            *(
+                fmt_cell(x.get(k), "s")
+                for k in ("p50_s", "p95_s")
+                for x in (m, *(s.replayed for s in row))
+            ),
+            *("" if s.ks is None else f"{s.ks:.2f}" for s in row),
         )
     console().print(t)
+    if testbed:
+        from ..emulate import trial_line
+
+        line = trial_line(runs["testbed"].summary)
+        if line:
+            print(line)
+
+
+def _testbed_ready(sc: Any) -> None:
+    """One line where the testbed cannot run the replay (not root, a refused feature)."""
+    from ..emulate import EmulationError, check_ready
+
+    try:
+        check_ready(sc)
+    except EmulationError as e:
+        fail(f"--testbed: {e}")
+
+
+def _on_testbed(sc: Any) -> Any:
+    """The replay on the testbed, in real time (the measurement's length)."""
+    from ..emulate import EmulationError, emulate
+
+    print(f"replaying on the testbed: {sc.duration / 1e9:.0f} s in real time", flush=True)
+    try:
+        return emulate(sc)
+    except EmulationError as e:
+        fail(f"--testbed: {e}")
 
 
 def _what_if(inf: Any, figure: Any) -> None:

@@ -40,7 +40,7 @@ MAX_TESTBED_DELAY_NS = 10 * 10**9
 def check_testbed(scenario: Scenario) -> None:
     """Raises :class:`TestbedLimitError` naming the field of ``scenario`` that the
     testbed cannot run (too many flows, too long, too fast, a CBR gap too short for a
-    userspace sender, stop times, a tag beyond DSCP, L4S: ECN mode
+    userspace sender, a tag beyond DSCP, L4S: ECN mode
     ``l4s`` or the scalable ``dctcp``/``prague``, and TCP flows sent from one host that
     differ in ECN, which the kernel enables per host; the responsiveness test; web
     users with extra delays or ECN). Needs nothing: no root, no tools; nothing is
@@ -134,10 +134,6 @@ def check_testbed(scenario: Scenario) -> None:
                 f"{t.ecn}: tcp[{first}], sent from the same host, has {sc.tcp[first].ecn};"
                 " the testbed's kernel sets ECN per host, so the flows of one direction"
                 " must agree",
-            )
-        if t.stop is not None:  # a start is kept: the sender connects at it
-            raise TestbedLimitError(
-                ("tcp", i, "stop"), "stop times are not supported in the testbed yet"
             )
         if t.extra_delay > MAX_TESTBED_DELAY_NS:
             raise TestbedLimitError(
