@@ -151,6 +151,13 @@ MALFORMED = [
         "'cwnd'",
     ),
     (
+        "a trace only an import fills",
+        BASE.replace("seed = 7", 'seed = 7\ntraces = ["cwnd", "throughput"]'),
+        "experiment.traces[1]",
+        "'throughput'",
+        "imported measurements only (collateral import fills it)",
+    ),
+    (
         "unknown sweep key",
         BASE.replace('"queue.limit"', '"queue.limt"'),
         "sweep.queue.limt",
@@ -383,3 +390,11 @@ def test_aqm_parameters_are_sweep_axes_and_their_errors_name_the_axis():
         )
     with pytest.raises(ExperimentError, match=r"sweep\.down\.queue\.limt\[0\] = 1: unknown key"):
         Experiment.from_dict({**base, "sweep": {"down.queue.limt": [1]}})
+
+
+def test_the_refused_traces_are_those_the_schema_says_an_import_fills():
+    from collateral import _native
+    from collateral.experiment.settings import IMPORTED_TRACES
+
+    imported = [t["name"] for t in _native.schema()["traces"] if "collateral import" in t["row"]]
+    assert tuple(imported) == IMPORTED_TRACES == ("rtt", "throughput")

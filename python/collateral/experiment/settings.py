@@ -3,15 +3,27 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from ..spec import VOCABULARY, TraceSpec
 
 #: Trace tables an experiment may keep (``congestion`` is always recorded by the core).
 TRACE_NAMES: tuple[str, ...] = tuple(VOCABULARY["trace"])
 SWITCHED_TRACES = tuple(TraceSpec.model_fields)  # the core's trace switches
+#: Trace tables only ``collateral import`` fills (a measured run's probes and intervals,
+#: as the schema's rows say): a simulated or emulated trial would keep them empty.
+IMPORTED_TRACES = ("rtt", "throughput")
+
+
+def _not_imported(name: str) -> str:
+    if name in IMPORTED_TRACES:
+        raise ValueError(
+            "a trace of imported measurements only (collateral import fills it);"
+            " a simulated or emulated trial keeps none"
+        )
+    return name
 
 
 class ExperimentSettings(BaseModel):
@@ -27,7 +39,7 @@ class ExperimentSettings(BaseModel):
     seed: int = Field(default=1, ge=0, lt=2**63)
     #: "independent": seeds differ per point; "common": the same seeds at every point.
     seeds: Literal["independent", "common"] = "independent"
-    traces: list[Literal[TRACE_NAMES]] = []
+    traces: list[Annotated[Literal[TRACE_NAMES], AfterValidator(_not_imported)]] = []
 
     @field_validator("name")
     @classmethod
