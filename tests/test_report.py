@@ -385,6 +385,46 @@ def test_sim_vs_emu_side_by_side():
     assert sim_vs_emu([_FakeStore("x", sim)]) is None
 
 
+def test_a_measured_run_is_labelled_measured_not_emulation():
+    import pandas as pd
+
+    from collateral.report import sim_vs_emu
+    from collateral.report.render import environment
+
+    sim = pd.DataFrame({"mode": ["simulation"] * 2, "tcp0_goodput_bps": [1.0e6, 1.2e6]})
+    got = pd.DataFrame({"mode": ["measured"], "tcp0_goodput_bps": [0.99e6]})
+    t = sim_vs_emu([_FakeStore("x", sim), _FakeStore("x-measured", got)])
+    assert [c for c, _ in t.columns] == [
+        "experiment",
+        "measure",
+        "simulation",
+        "measured",
+        "difference",
+    ]
+    assert [c.text for c in t.rows[0]] == ["x", "TCP goodput (Mbit/s)", "1.10", "0.99", "-10.0 %"]
+    html = (
+        environment()
+        .get_template("report.html.j2")
+        .render(
+            meta=[],
+            sections=[],
+            claims=[],
+            summary=dict.fromkeys(("hold", "differ", "total"), 0),
+            sim_emu=t,
+            px_per_inch=96,
+        )
+    )
+    assert "<h2>Simulation vs measured</h2>" in html and "emulation" not in html.lower()
+    # Both beside one simulation: each row says which.
+    emu = pd.DataFrame({"mode": ["emulation"], "tcp0_goodput_bps": [1.21e6]})
+    t = sim_vs_emu([_FakeStore("x", sim), _FakeStore("x-emu", emu), _FakeStore("x-measured", got)])
+    assert t.columns[3][0] == "emulation or measured"
+    assert [(r[0].text, r[3].text) for r in t.rows] == [
+        ("x (emulation)", "1.21"),
+        ("x (measured)", "0.99"),
+    ]
+
+
 def test_resumed_progress_counts_the_stored_trials():
     """A run resuming with 103 of 320 trials stored shows 103/320, not 0/217."""
     import io

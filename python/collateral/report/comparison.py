@@ -1,5 +1,6 @@
-"""Simulation against emulation: the medians of the main measures of each experiment
-that was run both in simulation and in the testbed, side by side."""
+"""Simulation against emulation or measurement: the medians of the main measures of
+each experiment that was run both in simulation and in the testbed (or measured on a
+real line), side by side."""
 
 from __future__ import annotations
 
@@ -45,38 +46,48 @@ _SIM_EMU = [
 ]
 
 
+#: What a store's trials stand for beside the simulation: the testbed's or a real line's.
+_OTHERS = ("emulation", "measured")
+
+
+def _mode(df: Any) -> str:
+    """``emulation`` or ``measured`` where the store holds such trials, else
+    ``simulation`` (a measured store: ``collateral import --like``)."""
+    modes = set(df["mode"].dropna()) if "mode" in df.columns else set()
+    return next((m for m in _OTHERS if m in modes), "simulation")
+
+
 def sim_vs_emu(stores: list[Any]) -> Table | None:
     """Medians of the main measures of each experiment run both in simulation and in
-    the testbed (a store named ``X-emu``, or with mode = emulation)."""
+    the testbed (a store named ``X-emu``, or with mode = emulation) or measured on a
+    real line (mode = measured). The fourth column is named for what is beside the
+    simulation ("emulation", "measured", or both, when each row's experiment says
+    which); the report's section heading takes that name."""
     by_name: dict[str, dict[str, Any]] = {}
     for st in stores:
         df = _summary(st) if hasattr(st, "query") else st.summary()
-        # A measured store (collateral import --like) stands where a testbed's would.
-        mode = (
-            "emulation"
-            if "mode" in df.columns and df["mode"].isin(["emulation", "measured"]).any()
-            else "simulation"
-        )
         name = st.meta().get("experiment", st.path.name).removesuffix("-emu")
         name = name.removesuffix("-measured")
-        by_name.setdefault(name, {})[mode] = df
+        by_name.setdefault(name, {})[_mode(df)] = df
+    paired = [(n, o) for n, m in by_name.items() for o in _OTHERS if "simulation" in m and o in m]
+    kinds = [o for o in _OTHERS if any(k == o for _, k in paired)]
     rows, timing = [], []
-    for name, modes in by_name.items():
-        if len(modes) < 2:
-            continue
-        line = store_line(modes["emulation"])
+    for name, other in paired:
+        modes = by_name[name]
+        line = store_line(modes[other]) if other == "emulation" else None
         if line and "LATE" in line:
             timing.append(f"{name}: {line}.")
+        shown = name if len(kinds) == 1 else f"{name} ({other})"
         for col, label, unit, scale in _SIM_EMU:
-            if col not in modes["simulation"] or col not in modes["emulation"]:
+            if col not in modes["simulation"] or col not in modes[other]:
                 continue
             s = modes["simulation"][col].median() * scale
-            e = modes["emulation"][col].median() * scale
+            e = modes[other][col].median() * scale
             d = decimals([s, e])
             diff = f"{(e - s) / s * 100:+.1f} %" if s and not is_null(s) else "—"
             rows.append(
                 [
-                    Cell(name),
+                    Cell(shown),
                     Cell(f"{label} ({unit})"),
                     Cell(fmt_fixed(s, d)),
                     Cell(fmt_fixed(e, d)),
@@ -85,12 +96,13 @@ def sim_vs_emu(stores: list[Any]) -> Table | None:
             )
     if not rows:
         return None
+    other = " or ".join(kinds)
     cols = [
         ("experiment", ""),
         ("measure", ""),
         ("simulation", ""),
-        ("emulation", ""),
-        ("difference", "(emulation − simulation) / simulation"),
+        (other, ""),
+        ("difference", f"({other} − simulation) / simulation"),
     ]
     note = " ".join(["Medians over all trials.", *timing])
     return Table(cols, [False, False, True, True, True], rows, note)
