@@ -12,6 +12,7 @@ it in the simulator, and prints true beside inferred, then measured beside repla
 
     sudo .venv/bin/python benchmarks/infer_blind.py measure -o /tmp/blind   # ~12 min
     .venv/bin/python benchmarks/infer_blind.py infer /tmp/blind
+    .venv/bin/python benchmarks/infer_blind.py infer /tmp/blind --sync-rate  # framing too
 """
 
 from __future__ import annotations
@@ -90,12 +91,15 @@ def truth(name: str) -> dict[str, Any]:
     }
 
 
-def infer_all(root: Path) -> None:
+def infer_all(root: Path, sync: bool = False) -> None:
     """Imports and infers every measured setting under ``root``; prints true against
-    inferred, then measured against replayed."""
+    inferred, then measured against replayed. ``sync``: told each line's sync rate (its
+    true rates, which a router shows) in place of the ADSL line's framing, so the
+    framing is inferred too."""
     import collateral
     from collateral.inference import from_store, infer, replay
     from collateral.inference.estimate import Framing
+    from collateral.inference.framing import infer_with_sync
     from collateral.spec.flat import ATM_DEFAULT_OVERHEAD
 
     rows, sides = [], []
@@ -114,8 +118,19 @@ def infer_all(root: Path) -> None:
             raise SystemExit(f"{name}: import failed: {p.stderr.strip()}")
         obs = from_store(store)
         told = SETTINGS[name][0].get("framing")
-        inf = infer(obs, Framing(ATM_DEFAULT_OVERHEAD, True) if told == "atm" else None)
         t = truth(name)
+        if sync:
+            inf = infer_with_sync(obs, {d: t[f"capacity_{d}"] for d in ("down", "up")})
+            f = inf.framing
+            print(
+                f"{name:18s} framing true {told or 'none'}"
+                f" ({ATM_DEFAULT_OVERHEAD if told else 0} B)"
+                f" / inferred {'none' if f is None else ('atm' if f.atm else 'none')}"
+                + ("" if f is None else f" ({_span(inf.get('framing_overhead'))})")
+                + "".join(f"; {x}" for x in inf.not_inferred if x.startswith("link framing"))
+            )
+        else:
+            inf = infer(obs, Framing(ATM_DEFAULT_OVERHEAD, True) if told == "atm" else None)
         got = {e.name: e.value for e in inf.estimates}
         rows.append((name, t, got))
         try:
@@ -126,6 +141,10 @@ def infer_all(root: Path) -> None:
             sides.append((name, str(e)))
     print_truth(rows)
     print_replay(sides)
+
+
+def _span(e: Any) -> str:
+    return f"{e.value:.0f} B, {e.low:.0f}-{e.high:.0f} B"
 
 
 def _err(got: Any, want: float) -> str:
@@ -194,9 +213,14 @@ def main() -> None:
     m.add_argument("--only", nargs="*", choices=sorted(SETTINGS), default=list(SETTINGS))
     i = sub.add_parser("infer")
     i.add_argument("root", type=Path)
+    i.add_argument(
+        "--sync-rate",
+        action="store_true",
+        help="tell each line's sync rate (its true rates), not its framing: infer that too",
+    )
     a = ap.parse_args()
     if a.cmd == "infer":
-        infer_all(a.root)
+        infer_all(a.root, a.sync_rate)
         return
     if a.cmd == "measure":
         for name in a.only:

@@ -59,3 +59,32 @@ def quick_runs(tmp_path_factory: pytest.TempPathFactory) -> QuickRuns:
 def quick_results(quick_runs: QuickRuns) -> Path:
     """The directory of the session's quick reproductions."""
     return quick_runs.out
+
+
+@pytest.fixture(scope="session")
+def measured_cable(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shipped measured cable run (examples/measured/cable-fifo-500k: 50/10 Mbit/s,
+    30 ms, a 500 kB FIFO each way, bare IP framing), imported once."""
+    from collateral import cli
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "measured" / "cable-fifo-500k"
+    files = [str(example / f) for f in ("irtt.json.gz", "down.json", "up.json")]
+    out = tmp_path_factory.mktemp("cable") / "m"
+    assert cli.main(["import", *files, "-o", str(out)]) == 0
+    return out
+
+
+@pytest.fixture
+def cli_main(capsys: pytest.CaptureFixture[str]) -> Any:
+    """``collateral ARGS...`` in this process: (exit status, stdout, stderr stripped)."""
+    from collateral import cli
+
+    def main(*argv: str) -> tuple[int, str, str]:
+        try:
+            rc = cli.main(list(argv))
+        except SystemExit as e:
+            rc = int(e.code or 0)
+        got = capsys.readouterr()
+        return rc, got.out, got.err.strip()
+
+    return main

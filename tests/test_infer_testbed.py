@@ -6,43 +6,19 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "measured" / "cable-fifo-500k"
-FILES = ("irtt.json.gz", "down.json", "up.json")
 
-
-@pytest.fixture(scope="module")
-def cable(tmp_path_factory):
-    """The shipped cable run (50/10 Mbit/s, 30 ms, a 500 kB FIFO each way), imported."""
-    from collateral import cli
-
-    out = tmp_path_factory.mktemp("cable") / "m"
-    assert cli.main(["import", *(str(EXAMPLE / f) for f in FILES), "-o", str(out)]) == 0
-    return out
-
-
-def _main(capsys, *argv: str) -> tuple[int, str]:
-    from collateral import cli
-
-    try:
-        rc = cli.main(list(argv))
-    except SystemExit as e:
-        rc = int(e.code or 0)
-    return rc, capsys.readouterr().err.strip()
-
-
-def test_testbed_needs_the_replay(cable, capsys):
-    rc, err = _main(capsys, "infer", str(cable), "--testbed")
+def test_testbed_needs_the_replay(measured_cable, cli_main):
+    rc, _, err = cli_main("infer", str(measured_cable), "--testbed")
     assert rc == 2 and err.endswith("--testbed: runs the replay on the testbed; give --replay too")
 
 
-def test_testbed_is_refused_in_one_line_without_root(cable, capsys, monkeypatch):
+def test_testbed_is_refused_in_one_line_without_root(measured_cable, cli_main, monkeypatch):
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    rc, err = _main(capsys, "infer", str(cable), "--replay", "--testbed")
+    rc, _, err = cli_main("infer", str(measured_cable), "--replay", "--testbed")
     assert rc == 2 and len(err.splitlines()) == 1
     assert err.endswith("--testbed: emulation needs root (network namespaces); run it with sudo")
 
@@ -55,14 +31,14 @@ needs_root = pytest.mark.skipif(
 
 @pytest.mark.realtime  # the testbed in real time: run alone (test.sh)
 @needs_root
-def test_the_download_replayed_on_the_testbed_queues_as_the_fifo_does(cable):
+def test_the_download_replayed_on_the_testbed_queues_as_the_fifo_does(measured_cable):
     """The run's first 17 s (idle from 0 s, the download from 5 to 15 s) replayed on the
     testbed: 18 s in real time. The truth: 30 ms RTT, 50 Mbit/s, 500 kB of drop-tail
     buffer, whose ceiling is 500e3 x 8 / 50e6 = 80 ms; CUBIC keeps it at least 0.7 full."""
     from collateral import emulate
     from collateral.inference import from_store, infer, replay
 
-    obs = from_store(cable)
+    obs = from_store(measured_cable)
     inf = infer(obs)
     keep = obs.probe_sent_s < 17.0
     first = dataclasses.replace(

@@ -128,6 +128,10 @@ def delivery_trace(text: str) -> tuple[list[int], int]:
     """A packet-delivery trace in Mahimahi's format (one millisecond per line): its
     delivery times and mean rate in bit/s; ValueError names the line at fault."""
 
+def wire_bytes(ip_bytes: int, overhead_bytes: int, atm: bool) -> int:
+    """Bytes on a bottleneck's wire for an IP packet of ``ip_bytes`` with the link's
+    framing (``overhead_bytes``, then ATM cells); ValueError above 65535 bytes."""
+
 def voip_quality(owd_s: float, loss: float) -> tuple[float, float]:
     """ITU-T G.107 (R, MOS) of a G.711 call with packet-loss concealment, mean one-way
     (mouth-to-ear) delay ``owd_s`` seconds and loss rate ``loss`` (a fraction)."""

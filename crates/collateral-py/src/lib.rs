@@ -450,6 +450,20 @@ fn voip_quality(owd_s: f64, loss: f64) -> (f64, f64) {
     (q.r_factor, q.mos)
 }
 
+/// Bytes on a bottleneck's wire for an IP packet of `ip_bytes`: plus `overhead_bytes`,
+/// then with `atm` whole 48-byte cell payloads sent as 53 bytes each — the link's own
+/// framing arithmetic, for the inference of a measured line's framing.
+#[pyfunction]
+fn wire_bytes(ip_bytes: u32, overhead_bytes: u32, atm: bool) -> PyResult<u32> {
+    if ip_bytes > 65_535 || overhead_bytes > 65_535 {
+        return Err(PyValueError::new_err(format!(
+            "wire_bytes: {ip_bytes} + {overhead_bytes}: a packet and its overhead are at most 65535 bytes each"
+        )));
+    }
+    let f = collateral_sim::queue::framing::Framing { overhead_bytes, atm };
+    Ok(f.wire_bytes(ip_bytes))
+}
+
 /// Checks a scenario (JSON, as `simulate` takes it) without running it: the types, the
 /// ranges and what the trial would hold (`collateral_model::limits`). Raises ConfigError
 /// whose text starts with the JSON key path of the first problem (`cbr[0].interval_ns:
@@ -606,6 +620,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_dist, m)?)?;
     m.add_function(wrap_pyfunction!(voip_quality, m)?)?;
     m.add_function(wrap_pyfunction!(delivery_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(wire_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     Ok(())

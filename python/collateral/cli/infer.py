@@ -8,7 +8,7 @@ import argparse
 import json
 from typing import Any
 
-from ..display import fmt_cell
+from ..display import fmt_cell, short
 from .errors import fail
 from .paths import console, input_store, output_file
 
@@ -32,6 +32,13 @@ def add_parser(sub: Any) -> None:
         help="the line's framing when you know it (it does not show in the measurement): "
         "BYTES per packet, atm (an ADSL line: ATM cells after PPPoA VC-MUX's 10 bytes) or "
         "atm:BYTES; capacities are then line rates",
+    )
+    c.add_argument(
+        "--sync-rate",
+        metavar="DOWN[/UP]",
+        help="the modem's sync rate as its router shows it, e.g. 1.5Mbit/256kbit: infers"
+        " the framing (ATM cells or not, the per-packet overhead) from the goodput over it,"
+        " for the capacities, the replay and CAKE's overhead in the what-if",
     )
     c.add_argument("--json", action="store_true", help="the inference as JSON")
     c.add_argument(
@@ -71,9 +78,17 @@ def run(args: argparse.Namespace) -> int:
     if args.testbed and not args.replay:
         fail("--testbed: runs the replay on the testbed; give --replay too")
     framing = framing_option(args.framing)
+    sync = sync_option(args.sync_rate)
+    if sync and framing is not None:
+        fail("--sync-rate: infers the framing; leave out --framing")
     try:
         obs = from_store(args.directory)
-        inf = infer(obs, framing)
+        if sync:
+            from ..inference.framing import infer_with_sync
+
+            inf = infer_with_sync(obs, sync)
+        else:
+            inf = infer(obs, framing)
     except InferenceProblem as e:
         fail(str(e))
     if args.json:
@@ -232,3 +247,21 @@ def framing_option(text: str | None) -> Any:
     except SpecError as e:
         fail(f"--framing: {e.message}")
     return Framing(int(f["overhead"].rstrip("B")), f["atm"])
+
+
+def sync_option(text: str | None) -> dict[str, float]:
+    """``--sync-rate DOWN[/UP]`` as bit/s per direction (empty when not given)."""
+    if text is None:
+        return {}
+    from ..units import parse_rate
+
+    parts = str(text).split("/")
+    if len(parts) > 2:
+        fail(f"--sync-rate: {short(text)}: expected DOWN or DOWN/UP, e.g. 1.5Mbit/256kbit")
+    out = {}
+    for d, part in zip(("down", "up"), parts, strict=False):
+        try:
+            out[d] = float(parse_rate(part.strip()))
+        except ValueError as e:
+            fail(f"--sync-rate: {d}: {e}")
+    return out

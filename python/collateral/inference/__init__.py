@@ -1,6 +1,7 @@
 """Inference of a measured link's bottleneck (``collateral infer``): :mod:`.observations`
 reads a run imported by ``collateral import`` into arrays, :mod:`.estimate` infers base
-RTT, capacity per direction, FIFO or AQM and the FIFO's buffer from them."""
+RTT, capacity per direction, FIFO or AQM and the FIFO's buffer from them, :mod:`.framing`
+the line's framing from the goodput over the modem's sync rate."""
 
 from __future__ import annotations
 

@@ -75,8 +75,10 @@ class Framing:
     atm: bool = False
 
     def wire(self, ip_bytes: int) -> int:
-        n = ip_bytes + self.overhead
-        return -(-n // 48) * 53 if self.atm else n
+        """Bytes on the line: the core's framing arithmetic (the link's and the router's)."""
+        from .. import _native
+
+        return _native.wire_bytes(ip_bytes, self.overhead, self.atm)
 
     def ip_share(self) -> float:
         """IP bytes of a full packet per byte on the line."""
@@ -171,8 +173,10 @@ def loaded_mask(obs: Observations, direction: str) -> np.ndarray:
     return inside & ~clash & ~np.isnan(obs.rtt_s)
 
 
-def capacity(obs: Observations, direction: str, framing: Framing = Framing()) -> Estimate:
-    name = f"capacity_{direction}"
+def goodput(obs: Observations, direction: str) -> Estimate:
+    """The settled load's delivery rate (TCP payload, bit/s) with its interval; the
+    capacity is this scaled to the line."""
+    name = f"goodput_{direction}"
     spans = [(a, b) for a, b in obs.windows(direction) if b - a > SETTLE_S + MIN_TAIL_S]
     if not spans:
         return Estimate(name, None, "bit/s", why=f"no {direction}load long enough to settle")
@@ -197,15 +201,12 @@ def capacity(obs: Observations, direction: str, framing: Framing = Framing()) ->
     rates = (got - cum[pick]) * 8 / (last - ends[pick])
     if len(rates) < 2:
         return Estimate(name, None, "bit/s", why=f"fewer than two settled {direction} intervals")
-    scale = framing.wire(FULL_PACKET) / FULL_PAYLOAD
-    probes = probe_rate(obs, framing)
     mean = float(rates[0])  # the longest settled stretch
     # What a receiver may hold back: about a window, the rate times the loaded RTT.
     held = mean / 8 * float(np.nanmax(obs.rtt_s[_mask(obs.probe_sent_s, spans)], initial=0))
     share = held / (mean / 8 * (last - ends[pick][0]))
     rate = float(np.min(rates)) if share > HELD_SHARE else mean
-    value, mid = rate * scale + probes, float(np.median(rates)) * scale + probes
-    low, high = (min(value, mid), max(value, mid))
+    mid = float(np.median(rates))
     if share > HELD_SHARE:
         how = (
             f"least delivery rate from {len(rates)} settled moments to the load's end (what"
@@ -213,19 +214,38 @@ def capacity(obs: Observations, direction: str, framing: Framing = Framing()) ->
         )
     else:
         how = f"delivery rate over the settled {last - ends[pick][0]:.1f} s to the load's end"
-    how += f", x {framing.wire(FULL_PACKET)}/{FULL_PAYLOAD}"
+    return Estimate(name, rate, "bit/s", min(rate, mid), max(rate, mid), how)
+
+
+def capacity(obs: Observations, direction: str, framing: Framing = Framing()) -> Estimate:
+    """The goodput scaled from payload to the line's bytes, plus the probes' own rate."""
+    g = goodput(obs, direction)
+    name = f"capacity_{direction}"
+    if not isinstance(g.value, float):
+        return Estimate(name, None, "bit/s", why=g.why)
+    scale = framing.wire(FULL_PACKET) / FULL_PAYLOAD
+    probes = probe_rate(obs, framing)
+    value, low, high = (x * scale + probes for x in (g.value, g.low, g.high))  # type: ignore[operator]
+    how = f"{g.how}, x {framing.wire(FULL_PACKET)}/{FULL_PAYLOAD}"
     if probes:
         how += f", plus the probes' {probes / 1e3:.1f} kbit/s"
     return Estimate(name, value, "bit/s", low, high, how)
 
 
+def probe_gap(obs: Observations) -> float:
+    """The probes' spacing (s): the median gap between sends (0 with fewer than two)."""
+    if len(obs.probe_sent_s) < 2:
+        return 0.0
+    return float(np.median(np.diff(np.sort(obs.probe_sent_s))))
+
+
 def probe_rate(obs: Observations, framing: Framing = Framing()) -> float:
     """The probes' own load on each direction (bit/s): they share the bottleneck with the
     flows (irtt's 88-byte probe every 20 ms is 14 % of a 256 kbit/s upstream)."""
-    if not obs.probe_bytes or len(obs.probe_sent_s) < 2:
+    gap = probe_gap(obs)
+    if not obs.probe_bytes or gap <= 0:
         return 0.0
-    gap = float(np.median(np.diff(np.sort(obs.probe_sent_s))))
-    return framing.wire(obs.probe_bytes) * 8 / gap if gap > 0 else 0.0
+    return framing.wire(obs.probe_bytes) * 8 / gap
 
 
 def base_rtt(
@@ -293,9 +313,12 @@ def discipline(obs: Observations, direction: str, base_raw: float, cap: float | 
     return [d, standing, none]
 
 
-def infer(obs: Observations, framing: Framing | None = None) -> Inference:
+def infer(
+    obs: Observations, framing: Framing | None = None, framing_why: str | None = None
+) -> Inference:
     """Everything this run tells about its bottleneck; ``framing``: the link's, when the
-    user knows it (capacities are then line rates)."""
+    user knows it (capacities are then line rates); ``framing_why``: why it is not known,
+    in place of the usual line."""
     given = framing is not None
     framing = framing or Framing()
     if len(obs.rtt_s) == 0 or np.all(np.isnan(obs.rtt_s)):
@@ -312,8 +335,10 @@ def infer(obs: Observations, framing: Framing | None = None) -> Inference:
     missing = [f"{e.name}: {e.why}" for e in est if e.value is None]
     if not given:
         missing.append(
-            "link framing (ATM cells, per-packet overhead): fixed-size probes and full-size"
-            " load packets do not show it; capacities are the rate of 1500-byte IP packets"
-            " (give --framing when you know it, e.g. atm for an ADSL line)"
+            framing_why
+            or "link framing (ATM cells, per-packet overhead): the goodput alone cannot tell"
+            " a slower line from ATM cells or a larger overhead; it needs the modem's sync"
+            " rate (--sync-rate DOWN/UP, as the router shows it), or --framing when you know"
+            " it (atm for an ADSL line); capacities are the rate of 1500-byte IP packets"
         )
     return Inference(obs.source, est, missing, framing if given else None)
