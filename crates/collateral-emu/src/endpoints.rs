@@ -148,8 +148,8 @@ pub struct TcpSend {
     pub t0_real: u64,
     /// When the flow connects, after the origin (its seeded start offset).
     pub start_ns: u64,
-    /// When it stops writing (the simulator's `stop`: no new data after it); what its
-    /// socket holds then is still sent, as a tool's last writes are.
+    /// When it stops (the simulator's `stop`: no new data after it); what its socket
+    /// holds unsent then is dropped (see `abort`).
     pub stop_ns: Option<u64>,
     pub duration_ns: u64,
     pub poll_ns: u64,
@@ -244,7 +244,15 @@ pub fn tcp_send(c: TcpSend) -> Result<(), String> {
     }
     done.store(true, Ordering::Relaxed);
     let rows = poller.join().map_err(|_| "TCP_INFO poller panicked")?;
-    let _ = stream.shutdown(std::net::Shutdown::Both);
+    if c.stop_ns.is_some_and(|s| s < duration_ns) && probes.is_none() {
+        // At its stop the flow sends no new data, as the simulator's: what its socket
+        // still holds unsent (hundreds of kB with the kernel's autotuning: seconds on a
+        // slow line) is dropped with a reset, not drained into the bottleneck; what is
+        // already queued there still arrives.
+        abort(stream);
+    } else {
+        let _ = stream.shutdown(std::net::Shutdown::Both);
+    }
     let mut out = create(&c.out)?;
     let io = |e: std::io::Error| e.to_string();
     writeln!(out, "t_ns,cwnd,ssthresh,srtt_us,total_retrans,ca_state").map_err(io)?;
@@ -268,6 +276,26 @@ pub fn tcp_send(c: TcpSend) -> Result<(), String> {
         writeln!(ev, "{t}").map_err(io)?;
     }
     ev.flush().map_err(io)
+}
+
+/// Closes `stream` with a reset (SO_LINGER of 0): its unsent and unacknowledged bytes
+/// are discarded.
+fn abort(stream: TcpStream) {
+    let off = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: a valid socket descriptor and a pointer to a linger of the size passed.
+    unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            &off as *const libc::linger as *const libc::c_void,
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+    drop(stream);
 }
 
 /// A TCP connection from `src_ip` to `dst`, its segments (the SYN too) marked `tos`.
@@ -357,6 +385,8 @@ pub fn tcp_recv(
         match s.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => total += n as u64,
+            // A sender that stopped resets the connection (see `abort`).
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
             Err(_) => {}
         }
         if mono_ns() >= next_log {

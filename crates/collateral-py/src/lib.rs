@@ -460,7 +460,10 @@ fn wire_bytes(ip_bytes: u32, overhead_bytes: u32, atm: bool) -> PyResult<u32> {
             "wire_bytes: {ip_bytes} + {overhead_bytes}: a packet and its overhead are at most 65535 bytes each"
         )));
     }
-    let f = collateral_sim::queue::framing::Framing { overhead_bytes, atm };
+    let f = collateral_sim::queue::framing::Framing {
+        overhead_bytes,
+        atm,
+    };
     Ok(f.wire_bytes(ip_bytes))
 }
 
