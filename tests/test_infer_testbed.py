@@ -23,6 +23,21 @@ def test_testbed_is_refused_in_one_line_without_root(measured_cable, cli_main, m
     assert err.endswith("--testbed: emulation needs root (network namespaces); run it with sudo")
 
 
+def test_a_replay_the_testbed_refuses_is_one_line(measured_cable, cli_main, monkeypatch):
+    """The measurement's CUBIC, on a kernel that offers only reno (as checked before
+    anything is created; root and tools taken as present)."""
+    from collateral.emulate import checks
+
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setattr(checks.shutil, "which", lambda tool: f"/usr/sbin/{tool}")
+    monkeypatch.setattr(checks, "available_congestion_controls", lambda: ["reno"])
+    rc, _, err = cli_main("infer", str(measured_cable), "--replay", "--testbed")
+    assert rc == 2 and len(err.splitlines()) == 1
+    assert err.endswith(
+        "--testbed: tcp[0].cc: 'cubic' is not available in this kernel; it offers: reno"
+    )
+
+
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0 or not os.path.exists("/proc/sys/net/ipv4/tcp_available_congestion_control"),
     reason="the testbed needs root and Linux",
