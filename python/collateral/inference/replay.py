@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .estimate import Inference, idle_mask, loaded_mask
+from .estimate import Inference, idle_mask, loaded_mask, probe_gap
 from .observations import DIRECTIONS, Observations
 
 #: The probe size when the measurement does not state it: irtt's default packet.
@@ -58,7 +58,7 @@ def scenario(inf: Inference, obs: Observations, queues: dict[str, Any] | None = 
     if missing:
         raise ValueError(f"not inferred, so not replayable: {', '.join(missing)}")
     probe_bytes = obs.probe_bytes or DEFAULT_PROBE_BYTES
-    gap = float(np.median(np.diff(np.sort(obs.probe_sent_s))))
+    gap = probe_gap(obs)
     # The probes' own rate was added to each capacity: the replayed probes take it again.
     cc = str(obs.parameters.get("cc") or "cubic")
     # The sender wrote for the test's length from its start (iperf3 -t); a receiver's
