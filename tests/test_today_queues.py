@@ -158,7 +158,8 @@ def test_upload_alone_offers_no_acks(tmp_path: Path):
     # count; with the upload alone nothing should be left (a few packets per run at most).
     grids = []
     for g in _grids("today-queues"):
-        if g["tags.queue"][0] in ("drop-tail", "cake-ackfilter", "fq_codel") and "tags.video" not in g:
+        variant = g["tags.queue"][0] in ("drop-tail", "cake-ackfilter", "fq_codel")
+        if variant and "tags.video" not in g:
             mix = {
                 "tcp": [
                     [{"cc": "cubic", "profile": "linux-6", "direction": "up", "start_spread": 0}]
