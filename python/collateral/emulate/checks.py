@@ -58,7 +58,11 @@ def check_testbed(scenario: Scenario) -> None:
             "web users are not supported in the testbed yet (bulk TCP and CBR only);"
             " simulate them instead",
         )
-    if sc.media is not None and sc.media.controller == "scream":
+    if len(sc.calls) > 1:
+        raise TestbedLimitError(
+            ("media",), f"{len(sc.calls)} calls; the testbed runs one call, simulate several"
+        )
+    if sc.calls and sc.calls[0].controller == "scream":
         raise TestbedLimitError(
             ("media", "controller"),
             "scream: the testbed's sender does not yet send what SCReAM's window releases"
