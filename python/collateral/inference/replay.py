@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .estimate import Inference, idle_mask, loaded_mask, probe_rate
+from .estimate import Inference, idle_mask, loaded_mask
 from .observations import DIRECTIONS, Observations
 
 #: The probe size when the measurement does not state it: irtt's default packet.
@@ -146,4 +146,4 @@ def compare(inf: Inference, obs: Observations, result: Any) -> list[Side]:
     return out
 
 
-__all__ = ["DEFAULT_PROBE_BYTES", "Side", "compare", "probe_rate", "probe_rtts", "scenario"]
+__all__ = ["DEFAULT_PROBE_BYTES", "Side", "compare", "probe_rtts", "scenario"]
