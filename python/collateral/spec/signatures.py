@@ -22,6 +22,16 @@ class _Shown:
         return self.text
 
 
+def _shown(annotation: Any) -> str:
+    """A type as a signature shows it, a union (``Optional[X]`` too) as ``X | None``."""
+    if typing.get_origin(annotation) is typing.Union:
+        return " | ".join(
+            "None" if a is type(None) else inspect.formatannotation(a)
+            for a in typing.get_args(annotation)
+        )
+    return inspect.formatannotation(annotation)
+
+
 def _models(base: type) -> list[type]:
     out = []
     for sub in base.__subclasses__():
@@ -50,9 +60,7 @@ def readable_signatures(aliases: dict[str, Any]) -> None:
                 (by_parser[m.func] for m in f.metadata if getattr(m, "func", None) in by_parser),
                 None,
             )
-            annotation = alias or re.sub(
-                r"collateral\.spec\.(\w+\.)?", "", inspect.formatannotation(f.annotation)
-            )
+            annotation = alias or re.sub(r"collateral\.spec\.(\w+\.)?", "", _shown(f.annotation))
             if f.is_required():
                 default = inspect.Parameter.empty
             else:
