@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
-from typing_extensions import TypeAliasType
 
 from .types import CbrEcn, Direction, Duration, Model, Rate
 from .vocabulary import MEDIA_CONTROLLERS
@@ -83,15 +82,11 @@ def _one_or_many(v: Any) -> str:
     return CALL_TAGS[1] if isinstance(v, list | tuple) else CALL_TAGS[0]
 
 
-#: A scenario's ``media``: one call (a table) or a list of calls. A named alias, so that
-#: signatures and help() show its name instead of the tagged union behind it.
-OneOrMoreCalls = TypeAliasType(
-    "OneOrMoreCalls",
-    Annotated[
-        Annotated[MediaSpec, Tag(CALL_TAGS[0])] | Annotated[Calls, Tag(CALL_TAGS[1])],
-        Discriminator(_one_or_many),
-    ],
-)
+#: A scenario's ``media``: one call (a table) or a list of calls.
+OneOrMoreCalls = Annotated[
+    Annotated[MediaSpec, Tag(CALL_TAGS[0])] | Annotated[Calls, Tag(CALL_TAGS[1])],
+    Discriminator(_one_or_many),
+]
 
 
 def calls_of(media: MediaSpec | list[MediaSpec] | None) -> list[MediaSpec]:

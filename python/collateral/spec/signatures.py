@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import types
 import typing
 from typing import Any
 
@@ -23,12 +24,15 @@ class _Shown:
 
 
 def _shown(annotation: Any) -> str:
-    """A type as a signature shows it, a union (``Optional[X]`` too) as ``X | None``."""
-    if typing.get_origin(annotation) is typing.Union:
-        return " | ".join(
-            "None" if a is type(None) else inspect.formatannotation(a)
-            for a in typing.get_args(annotation)
-        )
+    """A type as a signature shows it: without the validators and tags pydantic keeps in
+    ``Annotated`` (a tagged union shows its members), unions as ``X | None``."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _shown(args[0])
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join("None" if a is type(None) else _shown(a) for a in args)
+    if origin is list:
+        return f"list[{_shown(args[0])}]"
     return inspect.formatannotation(annotation)
 
 
