@@ -14,7 +14,14 @@ from __future__ import annotations
 from functools import partial
 
 from ..claims import Figure
-from .claims import capacity_claims, feedback_claims, flows_claims, short_tcp_claims, tcp_claims
+from .claims import (
+    TCP_QUEUES,
+    capacity_claims,
+    feedback_claims,
+    flows_claims,
+    short_tcp_claims,
+    tcp_claims,
+)
 from .figure import draw
 
 __all__ = ["FIGURES"]
@@ -56,6 +63,7 @@ FIGURES: list[Figure] = [
             caption=_CAPTION + "Rows: two calls on stepping capacity (§5.2), three calls from"
             " 0 s (§5.4), three calls from 0, 20 and 40 s (grey: the warm-up before the"
             " measured part).",
+            order=("two-steps", "three-same", "three-staggered"),
         ),
         flows_claims,
         QUICK,
@@ -86,6 +94,7 @@ FIGURES: list[Figure] = [
             caption=_CAPTION + "Rows: drop-tail 75 kB (300 ms) and 250 kB (1000 ms), FQ-CoDel,"
             " CAKE at 2 Mbit/s; the dashed grey line is the TCP flow's start, grey the"
             " warm-up before the measured part (from 80 s).",
+            order=tuple(q for q, _ in TCP_QUEUES),
         ),
         tcp_claims,
         QUICK,

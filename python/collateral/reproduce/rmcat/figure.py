@@ -37,12 +37,22 @@ def capacity_steps(sc: Scenario, direction: str) -> tuple[list[float], list[floa
     return [0.0, end], [rate, rate]
 
 
-def _series(trace: Any, n_calls: int) -> list[dict[str, np.ndarray]]:
+def _series(trace: Any, calls: list[Any]) -> list[dict[str, np.ndarray]]:
     """A trial's media trace (its rows in stored order) split per call: the core writes
-    the calls' bins one call after the other."""
-    per = len(trace) // max(n_calls, 1)
-    cols = ("time_s", "target_bps", "received_bps")
-    return [{c: trace[c].to_numpy()[k * per : (k + 1) * per] for c in cols} for k in range(n_calls)]
+    the calls' bins one call after the other. Bins before a call's start are blank (the
+    call does not exist yet; its zeros would read as a starved call)."""
+    per = len(trace) // max(len(calls), 1)
+    out = []
+    for k, call in enumerate(calls):
+        s = {c: trace[c].to_numpy()[k * per : (k + 1) * per].astype(float) for c in _COLS}
+        before = s["time_s"] + 1e-9 < call.start / 1e9
+        for c in ("target_bps", "received_bps"):
+            s[c][before] = np.nan
+        out.append(s)
+    return out
+
+
+_COLS = ("time_s", "target_bps", "received_bps")
 
 
 def _panel(ax: Any, traces: dict[str, Any], row: Any) -> None:
@@ -53,7 +63,7 @@ def _panel(ax: Any, traces: dict[str, Any], row: Any) -> None:
         ls = "-" if d == "down" else (0, (4, 2))
         ax.step(t, r, where="post", color="k", lw=1.2, ls=ls, alpha=0.7)
     trace = traces.get(row["key"])
-    for k, s in enumerate(_series(trace, len(sc.calls)) if trace is not None else []):
+    for k, s in enumerate(_series(trace, sc.calls) if trace is not None else []):
         colour = CALL_COLOURS[k % len(CALL_COLOURS)]
         ax.plot(s["time_s"], s["received_bps"] / 1e6, color=colour, lw=1.1)
         ax.plot(s["time_s"], s["target_bps"] / 1e6, color=colour, lw=0.7, ls=":")
@@ -66,10 +76,51 @@ def _panel(ax: Any, traces: dict[str, Any], row: Any) -> None:
     ax.grid(color="0.9", lw=0.6)
 
 
-def draw(store: Store, stem: Path, label: str, *, what: str, caption: str) -> list[Path]:
-    """The figure (rows: the cases or queues; columns: the controllers) and the table."""
-    from matplotlib.lines import Line2D
+def _rank(order: tuple[str, ...], name: str) -> int:
+    return order.index(name) if name in order else len(order)
 
+
+def _legend(scenarios: list[Scenario], n_calls: int) -> list[Any]:
+    """Legend entries for what the panels draw: each call (with its direction where
+    calls go both ways), the target, the capacity of each direction drawn, the TCP
+    flows' start and the warm-up where there are any."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    up = {k for sc in scenarios for k, c in enumerate(sc.calls) if c.direction == "up"}
+    both = bool(up) and any(c.direction == "down" for sc in scenarios for c in sc.calls)
+
+    def name(k: int) -> str:
+        return f"call {k}" + ((" (up)" if k in up else " (down)") if both else "")
+
+    out: list[Any] = [
+        Line2D(
+            [],
+            [],
+            color=CALL_COLOURS[k % len(CALL_COLOURS)],
+            lw=1.1,
+            label=f"{name(k)}: received rate",
+        )
+        for k in range(n_calls)
+    ]
+    out.append(Line2D([], [], color="0.3", lw=0.7, ls=":", label="its controller's target"))
+    dirs = {c.direction for sc in scenarios for c in sc.calls}
+    if "down" in dirs:
+        out.append(Line2D([], [], color="k", lw=1.2, label="capacity (down)"))
+    if "up" in dirs:
+        out.append(Line2D([], [], color="k", lw=1.2, ls=(0, (4, 2)), label="capacity (up)"))
+    if any(sc.tcp for sc in scenarios):
+        out.append(Line2D([], [], color="0.4", lw=0.8, ls="--", label="TCP flow starts"))
+    if any(sc.warmup for sc in scenarios):
+        out.append(Patch(color="0.93", label="warm-up (not measured)"))
+    return out
+
+
+def draw(
+    store: Store, stem: Path, label: str, *, what: str, caption: str, order: tuple[str, ...] = ()
+) -> list[Path]:
+    """The figure (rows: the cases or queues, in ``order``; columns: the controllers) and
+    the table (rows in the same order)."""
     from ...plot.style import suptitle
     from ..today.table import summary
 
@@ -85,6 +136,7 @@ def draw(store: Store, stem: Path, label: str, *, what: str, caption: str) -> li
             )
         )
     ]
+    groups.sort(key=lambda g: (_rank(order, g[0]), _rank(order, g[1])))
     t = medians(call_rows(store))
     n = int(t.trials.min()) if len(t) else 0
     wanted = set(first["key"]) if len(first) else set()
@@ -117,16 +169,8 @@ def draw(store: Store, stem: Path, label: str, *, what: str, caption: str) -> li
                     ax.set_ylabel("rate (Mbit/s)")
                 if i == len(groups) - 1:
                     ax.set_xlabel("time (s)")
-        handles = [
-            Line2D([], [], color=CALL_COLOURS[k], lw=1.1, label=f"call {k}: received rate")
-            for k in range(int(t.index.get_level_values("call").max()) + 1 if len(t) else 1)
-        ]
-        handles += [
-            Line2D([], [], color="0.3", lw=0.7, ls=":", label="its controller's target"),
-            Line2D([], [], color="k", lw=1.2, label="capacity (down)"),
-            Line2D([], [], color="k", lw=1.2, ls=(0, (4, 2)), label="capacity (up)"),
-            Line2D([], [], color="0.4", lw=0.8, ls="--", label="TCP flow starts"),
-        ]
+        n_calls = int(t.index.get_level_values("call").max()) + 1 if len(t) else 1
+        handles = _legend([scenario_of(r) for _, r in first.iterrows()], n_calls)
         fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=9)
         suptitle(
             fig,
@@ -145,4 +189,9 @@ def draw(store: Store, stem: Path, label: str, *, what: str, caption: str) -> li
         " = capture to the arrival of the frame's last packet; late = frames later than"
         " 150 ms or incomplete (RFC 8868's criteria, computed by the core)."
     )
-    return [*files, *write_tables(t.drop(columns=["direction"]), stem, TABLE_COLS, head)]
+    rows = sorted(
+        t.index,
+        key=lambda i: (_rank(order, i[0]), _rank(order, i[1]), CONTROLLERS.index(i[2]), i[3]),
+    )
+    table = t.loc[rows].drop(columns=["direction"])
+    return [*files, *write_tables(table, stem, TABLE_COLS, head)]
