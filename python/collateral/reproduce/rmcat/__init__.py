@@ -7,6 +7,15 @@ other's congested link), ``rmcat-tcp`` (§5.6, a call beside one long TCP flow u
 drop-tail 300 and 1000 ms, FQ-CoDel and CAKE) and ``rmcat-short-tcp`` (§5.7, two calls
 beside ten short-TCP sources). The set-ups follow cisco/ns3-rmcat's test suite; the
 experiment files (``experiments/rmcat-*.toml``) state them.
+
+ns3-rmcat publishes no results to compare with: its README shows one example log line,
+its wired test cases run the scenarios and assert nothing of the rates or delays, and
+its tools only plot a run of one's own. Where its set-up differs from ours (its
+``test/rmcat-wired-test-suite.cc``, ``model/topo/wired-topo.cc``): its "Mbps" are 2^20
+bit/s; it makes the capacity steps with UDP CBR cross traffic of 4 Mbps − x on a 4 Mbps
+link whose drop-tail queue holds 300 ms at 4 Mbps (157 kB) and is shared with that CBR, so
+a call there never waits more than 300 ms, where here the link itself steps and the
+94 kB queue holds 1.25 s at 0.6 Mbit/s; its TCP receiver ACKs every segment.
 """
 
 from __future__ import annotations
