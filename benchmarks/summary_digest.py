@@ -9,10 +9,10 @@ such a dump, scenario by scenario (traces count only in the digest).
     python benchmarks/summary_digest.py --compare before.json   # with the new one
 
 The set covers both ADSL links and a 100 Mbit/s link, every congestion control, byte
-and packet queues with both full rules, the AQMs, ECN, applications, web users and
-the traces (on for the first seed, off for the second). The digest covers the
-summaries and every trace column; it leaves out the wall time and the event count
-(the engine's work, not a result).
+and packet queues with both full rules, the AQMs, ECN, applications, web users, the
+video call's controllers, DOCSIS, the satellite link and the traces (on for the first
+seed, off for the second). The digest covers the summaries and every trace column; it
+leaves out the wall time and the event count (the engine's work, not a result).
 
 Since e2f6579 a trial with every trace off returns no trace tables at all (before, empty
 arrays and the congestion trace, which the core keeps for its epoch statistics): the
@@ -37,6 +37,10 @@ The responsiveness test's columns and the imported measurements' ``rtt`` and
 ``throughput`` trace tables (schema 7) moved it to 363757070ececae0: `--compare` against
 e7b5a649fe9f3abd's dump lists only the five new probe columns (NaN without a workload)
 in every scenario; every other field is equal.
+
+Eight scenarios more (the three video controllers beside a CUBIC download under drop-tail
+and FQ-CoDel, a DOCSIS upstream with an upload, the LEO satellite link) make 94, digest
+72cf7f2312d835a9, with the core that gave 363757070ececae0 on the first 86.
 """
 
 from __future__ import annotations
@@ -105,6 +109,19 @@ def scenarios() -> list[tuple[str, collateral.Scenario]]:
     for app in ("quake3", "g711"):
         sc = collateral.build_scenario(link="adsl2", app=app, web_users=50, tcp_flows=2, **base)
         out.append((f"adsl2 {app} web 50", sc))
+    # The video call's controllers beside a download, drop-tail and FQ-CoDel (traces on:
+    # the media trace too); a DOCSIS upstream and the LEO satellite link.
+    for video in ("gcc", "nada", "scream"):
+        for aqm in (None, "fq_codel"):
+            sc = collateral.build_scenario(
+                down="4Mbit", up="2Mbit", rtt="60ms", video=video, video_max_rate="2Mbit",
+                cc="cubic", queue="100p", aqm=aqm, **base,
+            )  # fmt: skip
+            out.append((f"4Mbit video {video} {aqm or 'drop-tail'}", sc))
+    sc = collateral.build_scenario(down="50Mbit", up="10Mbit", up_docsis="on", uploads=1, **base)
+    out.append(("docsis upstream upload", sc))
+    sc = collateral.build_scenario(leo="starlink", cc="cubic", tcp_flows=2, **base)
+    out.append(("leo starlink 2 downloads", sc))
     return out
 
 

@@ -250,3 +250,44 @@ def test_a_workload_with_a_grade_goal_rules_out_the_bloated_buffers():
         text=True,
     )
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--goal: " in p.stderr
+
+
+def test_a_video_call_is_judged_by_its_frames_against_the_playout_budget():
+    """Issue 31: "keep a 2 Mbit/s call's frame delay under 150 ms". ADSL2 (24 Mbit/s),
+    100 ms RTT, one CUBIC download: the 4-BDP drop-tail buffer holds 800 packets =
+    1.2 MB = 400 ms at 24 Mbit/s, which CUBIC keeps well over a third full, so with the
+    50 ms one way every frame (capture to complete arrival) passes 150 ms; under
+    FQ-CoDel the call has its own queue: 50 ms + a 2 Mbit/s frame (8.3 kB, 2.8 ms at
+    24 Mbit/s) + CoDel's 5 ms target is far inside it."""
+    adv = advise(
+        link="adsl2", video="gcc", video_max_rate="2Mbit", ccs=("cubic",), trials=1,
+        duration="20s", web_users=0,
+    )  # fmt: skip
+    assert adv.app == "video" and adv.budget == "150ms"
+    by = {o.candidate.queue_label: o for o in adv.outcomes}
+    big = by["drop-tail 800p (4 BDP)"]
+    assert big.late > 0.9 and not big.meets and big.delay > 0.15
+    fq = by["FQ-CoDel"]
+    assert fq.meets and 0.05 < fq.delay < 0.1
+    # The call starts at its top rate and keeps it beside FQ-CoDel's fair share
+    # (RTP/IP headers on top of the encoder's 2 Mbit/s).
+    assert 1.8e6 < fq.call_bps < 2.3e6 and math.isnan(fq.mos)
+    assert any("p95 frame delay" in line for line in verdict(adv))
+
+
+def test_video_options_are_checked_where_they_enter():
+    with pytest.raises(ValueError, match="voip") as e:
+        advise(app="voip", video="gcc")
+    assert e.value.param == "video"
+    with pytest.raises(ValueError) as e:
+        advise(video="bbr")
+    assert e.value.param == "video" and "gcc" in str(e.value)
+    with pytest.raises(ValueError) as e:
+        advise(video="nada", video_max_rate="fast")
+    assert e.value.param == "video_max_rate"
+    r = subprocess.run(
+        [sys.executable, "-m", "collateral", "advise", "--video", "gcc", "--app", "fps"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0
+    assert r.stderr.startswith("collateral: error: --video:")

@@ -255,3 +255,25 @@ def test_several_flows_get_a_total_row_that_sums_them():
     assert s["down_goodput_bps"] == sum(f["goodput_bps"] for f in s["tcp"])
     table = run("simulate", "--duration", "12s", "--tcp-flows", "3").stdout
     assert "TCP total down" in table
+
+
+def test_simulate_starts_without_what_it_does_not_use():
+    """Issue 33: `collateral simulate` imports neither the data and plotting stack nor
+    the other commands' modules (the CLI imports a command's module only to run it)."""
+    code = (
+        "import sys, io, contextlib\n"
+        "from collateral.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    rc = main(['simulate', '--link', 'adsl1', '--duration', '10s', '--warmup', '1s'])\n"
+        "print(rc, ' '.join(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    ).stdout.split()
+    assert out[0] == "0"
+    loaded = set(out[1:])
+    heavy = {"numpy", "pandas", "pyarrow", "duckdb", "matplotlib", "scipy", "plotly", "dask"}
+    assert not heavy & loaded
+    others = {"report", "advise", "run", "query", "reproduce", "infer", "import_", "plot"}
+    assert not {f"collateral.cli.{m}" for m in others} & loaded
+    assert "collateral.cli.simulate" in loaded

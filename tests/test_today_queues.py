@@ -30,22 +30,41 @@ def test_figures_are_registered():
         assert experiment_path(STUDIES[fid].experiment).exists()
 
 
+#: The queues the video call is run under (issue 31: drop-tail, FQ-CoDel, CAKE, DualPI2).
+VIDEO_QUEUES = ["drop-tail", "fq_codel", "cake", "dualpi2", "dualpi2-l4s"]
+
+
 def test_today_queues_loads_with_the_designed_points():
     exp = load_experiment(experiment_path("today-queues"))
-    queues = [g["tags.queue"][0] for g in _grids("today-queues")]
+    grids = _grids("today-queues")
+    queues = [g["tags.queue"][0] for g in grids if "tags.video" not in g]
     assert sorted(queues) == sorted(T.VARIANTS), "one grid per variant the figure knows"
-    # Each variant: (1, 4 downloads) x (no upload, 1 upload) x (ADSL1, cable).
-    assert len(exp.points) == 8 * len(queues)
+    video = [g["tags.queue"][0] for g in grids if "tags.video" in g]
+    assert video == VIDEO_QUEUES
+    # Each variant: (1, 4 downloads) x (no upload, 1 upload) x (ADSL1, cable); the video
+    # call's: one download on each link.
+    assert len(exp.points) == 8 * len(queues) + 2 * len(video)
     assert exp.settings.trials == 3
     assert exp.settings.traces == ["drops"], "the ACK count with an upload needs it"
     seen = {
-        (p.tags["queue"], p.tags["link"], p.tags["downloads"], p.tags["uploads"])
+        tuple(p.tags.get(k) for k in ("queue", "link", "downloads", "uploads", "video"))
         for p in exp.points
     }
     assert len(seen) == len(exp.points)
     assert {(p.tags["downloads"], p.tags["uploads"]) for p in exp.points} == set(T.MIXES)
     for p in exp.points:
         sc = p.scenario
+        media = sc.media
+        calls = media if isinstance(media, list) else [media] if media is not None else []
+        if "video" in p.tags:
+            top = 1_000_000 if p.tags["link"] == "ADSL1" else 2_500_000
+            assert [(m.controller, m.direction, m.max_rate, m.start_rate) for m in calls] == [
+                ("gcc", "down", top, top)
+            ]
+            # GCC does not react to ECN marks: the call stays out of the L queue.
+            assert calls[0].ecn == "not_ect" and p.tags["downloads"] == 1
+        else:
+            assert calls == []
         dirs = [t.direction for t in sc.tcp]
         assert dirs == ["down"] * p.tags["downloads"] + ["up"] * p.tags["uploads"]
         assert [(c.app, c.direction) for c in sc.cbr] == [
@@ -90,12 +109,13 @@ def test_l4s_coupling_loads():
     assert sc.down.queue.kind == "dualpi2"
 
 
-def _check_outputs(files: list[Path], figures: int = 1) -> None:
+def _check_outputs(files: list[Path], figures: int = 1, tables: int = 1) -> None:
     suffixes = sorted(f.suffix for f in files)
-    # Each figure as PNG, SVG and caption (.txt); the table as Markdown and CSV.
-    assert (
-        suffixes == [".csv", ".md", *[".png"] * figures, *[".svg"] * figures] + [".txt"] * figures
-    )
+    # Each figure as PNG, SVG and caption (.txt); each table as Markdown and CSV.
+    assert suffixes == [
+        *[".csv"] * tables, *[".md"] * tables, *[".png"] * figures, *[".svg"] * figures,
+        *[".txt"] * figures,
+    ]  # fmt: skip
     assert all(f.exists() and f.stat().st_size > 0 for f in files)
     png = next(f for f in files if f.suffix == ".png")
     assert png.stat().st_size > 20_000
@@ -112,20 +132,23 @@ def test_today_queues_tiny_run_draws_and_claims(tmp_path: Path):
     run_experiment(exp, tmp_path / "tq", progress=False)
     store = Store(tmp_path / "tq")
     t = T.today_table(store)
-    assert len(t) == len(exp.points)
+    assert len(t) == len(exp.points) - 2 * len(VIDEO_QUEUES)  # the video call's apart
     assert (t.trials == 1).all()
     assert (t.down_goodput_bps > 0).all() and (t.acks_offered_per_s > 0).all()
     assert (t.acks_sent_per_s <= t.acks_offered_per_s).all()
     up = t.index.get_level_values("uploads") == 1
     assert (t.up_goodput_bps[up] > 0).all() and t.up_goodput_bps[~up].isna().all()
     files = T.today_queues(store, tmp_path / "fig" / "today-queues", "test")
-    _check_outputs(files, figures=3)  # the call's delay, its quality, the TCP side
+    # The call's delay, its quality, the TCP side, the video call (and its table).
+    _check_outputs(files, figures=4, tables=2)
     md = next(f for f in files if f.suffix == ".md").read_text()
     assert "drop-tail" in md and "ADSL1" in md and "cable" in md
     claims = T.today_claims(store)
     assert claims and all(isinstance(c, Claim) for c in claims)
     assert all(isinstance(c.holds, bool) and c.tolerance for c in claims)
-    assert {c.text[:3] for c in claims} >= {"(a)", "(b)", "(c)", "(d)"}
+    assert {c.text[:3] for c in claims} >= {"(a)", "(b)", "(c)", "(d)", "(v)"}
+    video = T.video_table(store)
+    assert len(video) == 2 * len(VIDEO_QUEUES) and (video.trials == 1).all()
     # (a) only where an upload congests the upstream.
     assert all(" ul" in c.text for c in claims if c.text.startswith("(a)"))
 
@@ -135,7 +158,7 @@ def test_upload_alone_offers_no_acks(tmp_path: Path):
     # count; with the upload alone nothing should be left (a few packets per run at most).
     grids = []
     for g in _grids("today-queues"):
-        if g["tags.queue"][0] in ("drop-tail", "cake-ackfilter", "fq_codel"):
+        if g["tags.queue"][0] in ("drop-tail", "cake-ackfilter", "fq_codel") and "tags.video" not in g:
             mix = {
                 "tcp": [
                     [{"cc": "cubic", "profile": "linux-6", "direction": "up", "start_spread": 0}]
@@ -176,7 +199,11 @@ def test_today_l4s_tiny_run_draws_and_claims(tmp_path: Path):
 
 def test_claims_only_about_variants_present(tmp_path: Path):
     # A store with drop-tail only yields none of the claims (a)-(d), and no error.
-    grids = [g for g in _grids("today-queues") if g["tags.queue"] == ["drop-tail"]]
+    grids = [
+        g
+        for g in _grids("today-queues")
+        if g["tags.queue"] == ["drop-tail"] and "tags.video" not in g
+    ]
     exp = load_experiment(
         experiment_path("today-queues"),
         [("experiment.name", "tq-dt"), *TINY, ("scenario.duration", "8s"), ("sweep", grids)],

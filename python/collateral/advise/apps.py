@@ -17,6 +17,10 @@ APPS: dict[str, dict[str, Any]] = {
     "fps": {"cbr": [{"direction": "down", "app": "quake3"}], "budget": GAME_BUDGETS["quake3"][1]},
     "mmo": {"cbr": [{"direction": "down", "app": "wow"}], "budget": GAME_BUDGETS["wow"][1]},
     "rts": {"cbr": [{"direction": "down", "app": "wow"}], "budget": "1000 ms"},
+    # A video call (``video``: GCC, NADA or SCReAM adapting its rate): a frame is late
+    # when it is complete later than the budget after its capture (its playout
+    # deadline); conversational video shares G.114's 150 ms with voice.
+    "video": {"cbr": [], "media": {"direction": "down"}, "budget": "150ms"},
 }
 #: ``simulate``'s application names for the same traffic: the advisor takes either.
 APP_ALIASES = {"g711": "voip", "quake3": "fps", "wow": "mmo"}
@@ -26,4 +30,5 @@ BUDGET_SOURCES = {
     "fps": "first-person shooters",
     "mmo": "role-playing games",
     "rts": "real-time strategy",
+    "video": "ITU-T G.114, capture to complete frame",
 }

@@ -24,7 +24,7 @@ def plot(advice: Advice, path: str | Path) -> list[Path]:
 
 
 def figure(advice: Advice) -> Any:
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     from ..plot.style import STYLE, plt
 
@@ -75,12 +75,18 @@ def figure(advice: Advice) -> Any:
         late_ax.axvline(100 * advice.target, color="C3", ls="--", lw=1)
         late_ax.set_xscale("symlog", linthresh=max(100 * advice.target, 0.1))
         late_ax.set_xlim(0, 100)
-        late_ax.set_xlabel(f"late or lost (%)\ndashed: the target, {advice.target:.0%}")
-        delay_ax.set_xscale("log")
-        delay_ax.set_xlabel(
-            f"p95 added one-way delay (ms)\n● down, △ up; below {FLOOR_S * 1e3:g} ms drawn at it"
+        call = advice.app == "video"
+        late_ax.set_xlabel(
+            f"{'frames late or incomplete' if call else 'late or lost'} (%)\n"
+            f"dashed: the target, {advice.target:.0%}"
         )
+        delay_ax.set_xscale("log")
+        what = "p95 frame delay, capture to arrival" if call else "p95 added one-way delay"
+        delay_ax.set_xlabel(f"{what} (ms)\n● down, △ up; below {FLOOR_S * 1e3:g} ms drawn at it")
         plain = FuncFormatter(lambda v, _: f"{v:g}")
+        # 1-2-5 ticks, labelled plainly: a narrow decade gets no 6×10¹ minor labels.
+        delay_ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        delay_ax.xaxis.set_minor_formatter(NullFormatter())
         for ax in (late_ax, delay_ax):
             ax.xaxis.set_major_formatter(plain)
         util_ax.set_xlim(0, 100)

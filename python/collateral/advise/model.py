@@ -39,6 +39,8 @@ class Outcome:
     #: Each goal on a workload's scores (its text) and the median over trials of that
     #: score (a grade as its rank, F = 0 to A+ = 5); empty without goals.
     scores: dict[str, float] = field(default_factory=dict)
+    #: Median received rate (bit/s) of the video call; NaN for other applications.
+    call_bps: float = math.nan
 
     @property
     def delay(self) -> float:

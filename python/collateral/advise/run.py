@@ -36,7 +36,10 @@ def advise(
     down: str | None = None,
     up: str | None = None,
     rtt: str = "100ms",
-    app: str = "voip",
+    app: str | None = None,
+    video: str | None = None,
+    video_max_rate: str | int | None = None,
+    video_direction: str = "down",
     tcp_flows: int = 1,
     uploads: int = 0,
     web_users: int = 0,
@@ -65,7 +68,11 @@ def advise(
     queue (a drop-tail limit such as ``256kB`` or an ``--aqm`` value) as one more
     candidate; ``tolerance`` the goodput shortfall from the best that counts as the same
     (default 2 %). ``app`` may also be ``simulate``'s name for the traffic (g711,
-    quake3, wow); ``warmup`` defaults to 10 s, or a quarter of a shorter ``duration``.
+    quake3, wow). ``video`` (a controller: gcc, nada, scream) makes the application a
+    video call of at most ``video_max_rate`` going ``video_direction``, whose frames
+    are late when complete later than the budget after capture (``app`` ``video`` is
+    the same with GCC); ``app`` defaults to ``voip``, or ``video`` when ``video`` is
+    given. ``warmup`` defaults to 10 s, or a quarter of a shorter ``duration``.
     ``workload`` (``rrul``, ``rrul_be``, ``responsiveness``) runs that built-in workload
     as the load instead of ``tcp_flows`` and ``uploads`` (its TCP flows under each
     candidate's congestion control, its probes beside the application); ``goals`` then
@@ -74,11 +81,7 @@ def advise(
 
     Every argument is checked before anything runs; a bad one raises
     :class:`~collateral.spec.SpecError` (a ValueError) whose ``param`` names it."""
-    if isinstance(app, str) and app in APP_ALIASES:
-        app = APP_ALIASES[app]
-    if not isinstance(app, str) or app not in APPS:
-        names = [*APPS, *APP_ALIASES]
-        raise SpecError("app", f"{app!r} is not one of {', '.join(names)}")
+    app = _app(app, video)
     tcp_flows = _whole("tcp_flows", tcp_flows, 0, MAX_TCP_FLOWS)
     uploads = _whole("uploads", uploads, 0, MAX_TCP_FLOWS - tcp_flows)
     web_users = _whole("web_users", web_users, 0, MAX_WEB_USERS)
@@ -118,6 +121,8 @@ def advise(
     rates = {"down": {"rate": down}, "up": {"rate": up}} if link is None else {}
     cbr = [{**c, "budget": f"{budget_ns}ns"} for c in spec["cbr"]]
     base = dict(link=link, rtt=rtt, duration=duration, warmup=warmup, cbr=cbr, **rates)
+    if "media" in spec:
+        base["media"] = _call(spec["media"], video, video_max_rate, video_direction, budget_ns)
     probe = _scenario(base)
     link_rates = {"down": probe.down.rate or 0, "up": probe.up.rate or 0}
     cands = candidates(
@@ -143,7 +148,7 @@ def advise(
     bulk = {d: link_rates[d] for d in ("down", "up") if d in flows}
     per: dict[int, list[dict[str, Any]]] = {i: [] for i in range(len(cands))}
     for ci, r in zip(owners, results, strict=True):
-        per[ci].append(_evidence(r["summary"], bulk, len(cbr)))
+        per[ci].append(_evidence(r["summary"], bulk, len(cbr), "media" in base))
         per[ci][-1]["goals"] = [g.measure(r["summary"]) for g in wanted]
     where = probe.describe(sep="\n").split("\n")[:2]
     load = ", ".join(
@@ -164,6 +169,41 @@ def advise(
     for ci, c in enumerate(cands):
         advice.outcomes.append(_outcome(c, per[ci], target, app == "voip", wanted))
     return advice
+
+
+def _app(app: object, video: object) -> str:
+    """The application (aliases resolved): ``video`` when a video controller is given."""
+    if app is None:
+        app = "voip" if video is None else "video"
+    if isinstance(app, str) and app in APP_ALIASES:
+        app = APP_ALIASES[app]
+    if not isinstance(app, str) or app not in APPS:
+        names = [*APPS, *APP_ALIASES]
+        raise SpecError("app", f"{app!r} is not one of {', '.join(names)}")
+    if video is not None and app != "video":
+        raise SpecError("video", f"the call is the application: leave out app {app!r}")
+    return app
+
+
+def _call(
+    call: dict[str, Any], controller: object, max_rate: object, direction: object, budget_ns: int
+) -> dict[str, Any]:
+    """The video call's media table: the budget is its playout deadline, and the call
+    starts at its top rate (a call in progress, not RFC 8867's ramp from 150 kbit/s,
+    which takes GCC half a minute to 2 Mbit/s): what the queue lets it keep shows."""
+    from ..spec.vocabulary import DIRECTIONS, MEDIA_CONTROLLERS
+
+    controller = "gcc" if controller is None else controller
+    if controller not in MEDIA_CONTROLLERS:
+        raise SpecError("video", f"{controller!r} is not one of {', '.join(MEDIA_CONTROLLERS)}")
+    if direction not in DIRECTIONS:
+        raise SpecError("video_direction", f"{direction!r} is not one of {', '.join(DIRECTIONS)}")
+    media = {**call, "controller": controller, "direction": direction}
+    media["playout"] = f"{budget_ns}ns"
+    if max_rate is not None:
+        media["max_rate"] = max_rate
+    media["start_rate"] = media.get("max_rate", "1.5Mbit")
+    return media
 
 
 def _workload_goals(
@@ -198,25 +238,38 @@ def _trial(
     q = c.queues()
     links = {d: {**base.get(d, {}), "queue": q[d]} for d in ("down", "up")}
     cbr = [{**x, "tag": c.dscp} for x in base["cbr"]]
+    media = {"media": {**base["media"], "tag": c.dscp}} if "media" in base else {}
     browse = {"cc": c.cc, "ecn": c.ecn, "profile": profile}
     users = [{"users": web, "think_max": "300s", "tcp": browse}]
-    return {**base, **links, "cbr": cbr, "tcp": tcp, "web": users if web else [], "seed": seed}
+    web_users = users if web else []
+    return {**base, **links, **media, "cbr": cbr, "tcp": tcp, "web": web_users, "seed": seed}
 
 
-def _evidence(s: dict[str, Any], bulk: dict[str, int], apps: int) -> dict[str, Any]:
+def _evidence(s: dict[str, Any], bulk: dict[str, int], apps: int, call: bool) -> dict[str, Any]:
     """One trial's numbers: the worst flow's share late, each direction's worst p95
-    added delay, its goodput and the mean utilisation of the bulk directions. The
+    delay, its goodput and the mean utilisation of the bulk directions. The
     application's flows are the last ``apps`` CBR flows (a workload's probes come
-    first)."""
+    first), or the video call: its frames late and its frame delay (capture to complete
+    arrival), as the core's media summary gives them."""
+    goodput = {d: s[f"{d}_goodput_bps"] for d in bulk}
+    # Web users alone: no bulk goodput to trade, every candidate is equal on it.
+    util = sum(goodput[d] / bulk[d] for d in bulk) / len(bulk) if bulk else 0.0
+    if call:
+        m = s["media"][-1]
+        return {
+            "late": _nan(m["frames_late"], 1.0),  # no frame through: all late
+            "delay": {m["direction"]: _nan(m["frame_delay_p95_s"], math.inf)},
+            "goodput": goodput,
+            "util": util,
+            "mos": math.nan,
+            "call_bps": m["received_bps"],
+        }
     cbr = s["cbr"][-apps:]
     delays = {
         d: max(_nan(c["delay_p95_s"], math.inf) for c in cbr if c["direction"] == d)
         for d in ("down", "up")
         if any(c["direction"] == d for c in cbr)
     }
-    goodput = {d: s[f"{d}_goodput_bps"] for d in bulk}
-    # Web users alone: no bulk goodput to trade, every candidate is equal on it.
-    util = sum(goodput[d] / bulk[d] for d in bulk) / len(bulk) if bulk else 0.0
     return {
         "late": max(_nan(c["over_budget"], 1.0) for c in cbr),  # nothing through: all late
         "delay": delays,
@@ -249,6 +302,7 @@ def _outcome(
         median(e["mos"] for e in ev) if call else math.nan,
         100 * (target - med),
         scores,
+        median(e["call_bps"] for e in ev) if "call_bps" in ev[0] else math.nan,
     )
 
 
@@ -262,6 +316,7 @@ _PARAMS = {
     "rtt": "rtt",
     "duration": "duration",
     "workload": "workload",
+    "media": "video_max_rate",  # the call's only number given
 }
 
 

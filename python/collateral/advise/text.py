@@ -24,10 +24,20 @@ def _pct(x: float) -> str:
 
 def want(advice: Advice) -> str:
     """The target in words: "≤ 1 % of packets later than 150ms one way, or lost"."""
+    if advice.app == "video":
+        return (
+            f"≤ {advice.target:.0%} of frames complete later than {advice.budget} after"
+            f" capture ({advice.budget_source}) or never"
+        )
     return (
         f"≤ {advice.target:.0%} of packets later than {advice.budget} one way"
         f" ({advice.budget_source}, base delay included) or lost"
     )
+
+
+def _delay_words(advice: Advice) -> str:
+    """What the delay figures are: a call's frame delay, or the packets' added delay."""
+    return "p95 frame delay" if advice.app == "video" else "p95 added delay"
 
 
 def table(advice: Advice) -> Any:
@@ -37,13 +47,20 @@ def table(advice: Advice) -> Any:
     from rich.table import Table
 
     spread = advice.trials > 1
+    call = advice.app == "video"
     dirs = list(advice.outcomes[0].delay_s) if advice.outcomes else []
+    late = (
+        "the call's frames over the budget or incomplete; p95: frame delay, capture to"
+        " complete arrival; call: its received rate"
+        if call
+        else "the worst flow's packets over the budget or lost;"
+        "\np95: one-way delay added to the base, worst flow of the direction"
+    )
     t = Table(
         title=f"{advice.app}: {want(advice)}\n{advice.setup}",
         caption=f"medians of {_trials(advice.trials)}"
         + (", \\[min–max] below" if spread else "")
-        + "; late: the worst flow's packets over the budget or lost;"
-        "\np95: one-way delay added to the base, worst flow of the direction;"
+        + f"; late: {late};"
         f" goodput: bulk flows together; ★ recommended: meets the target, goodput within"
         f" {advice.tolerance:.0%} of the best, least delay; = as good on this evidence",
         box=box.SIMPLE_HEAD,
@@ -56,6 +73,8 @@ def table(advice: Advice) -> Any:
         t.add_column(f"goodput {d}", justify="right")
     if advice.app == "voip":
         t.add_column("MOS", justify="right")
+    if call:
+        t.add_column("call", justify="right")
     t.add_column("meets", justify="center")
     best, ties = advice.best, advice.ties()
     for o in advice.ranked:
@@ -69,6 +88,8 @@ def table(advice: Advice) -> Any:
         row += [_rate(o.goodput_bps[d]) for d in advice.rates]
         if advice.app == "voip":
             row.append(f"{o.mos:.2f}")
+        if call:
+            row.append(_rate(o.call_bps))
         t.add_row(*row, "✓" if o.meets else "✗")
     return t
 
@@ -88,13 +109,14 @@ def verdict(advice: Advice) -> list[str]:
     if b.meets:
         head = (
             f"recommended: {b.candidate.label} — {_pct(b.late)} late (target"
-            f" ≤ {advice.target:.0%}), p95 added delay {delays}"
+            f" ≤ {advice.target:.0%}), {_delay_words(advice)} {delays}"
             + (f", goodput {_goodput(advice, b)}" if advice.rates else "")
+            + (f", call {_rate(b.call_bps)}" if advice.app == "video" else "")
         )
     else:
         head = (
             f"recommended: {b.candidate.label} — none meets the target; this one is the"
-            f" closest: {_pct(b.late)} late, p95 added delay {delays}"
+            f" closest: {_pct(b.late)} late, {_delay_words(advice)} {delays}"
         )
     lines = [head]
     if b.meets:
@@ -114,7 +136,7 @@ def verdict(advice: Advice) -> list[str]:
     nxt = advice.runner_up()
     if nxt is not None:
         lines.append(
-            f"  next option: {nxt.candidate.label} — p95 added delay {_ms(nxt.delay)}"
+            f"  next option: {nxt.candidate.label} — {_delay_words(advice)} {_ms(nxt.delay)}"
             + _gain(nxt, b)
             + ("" if nxt.meets else f", {_pct(nxt.late)} late (misses)")
         )
@@ -139,7 +161,7 @@ def _drop_tail(advice: Advice) -> list[str]:
     d = dt[0]
     if d.meets:
         return [
-            f"  the best drop-tail buffer, {d.candidate.label}: p95 added delay"
+            f"  the best drop-tail buffer, {d.candidate.label}: {_delay_words(advice)}"
             f" {_ms(d.delay)}{_gain(d, b)}"
         ]
     return [

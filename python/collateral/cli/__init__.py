@@ -13,6 +13,7 @@ this package.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import warnings
@@ -23,79 +24,41 @@ from typing import Any
 # first model (~30 ms of a command's start); the CLI uses none. A user's setting wins.
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
-from . import (
-    advise,
-    compare,
-    emulate,
-    import_,
-    infer,
-    merge,
-    query,
-    report,
-    reproduce,
-    run,
-    schema,
-    shell,
-    simulate,
-    trace,
-)
 from .errors import PROG, Parser
 
 __all__ = ["build_parser", "main"]
 
-
-def _plot_parser(sub: argparse._SubParsersAction) -> None:
-    from .plot import add_parser
-
-    add_parser(sub)
-
-
-def _plot(args: argparse.Namespace) -> int:
-    from .plot import run as run_plot
-
-    return run_plot(args)
-
-
-#: The commands in the order ``--help`` lists them: how each adds its parser, and its
-#: handler by name (``simulate`` adds ``demo`` too).
-_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
-    simulate.add_parser,
-    emulate.add_parser,
-    shell.add_parser,
-    run.add_parser,
-    query.add_parser,
-    schema.add_parser,
-    merge.add_parser,
-    import_.add_parser,
-    infer.add_parser,
-    reproduce.add_parser,
-    compare.add_parser,
-    report.add_parser,
-    _plot_parser,
-    advise.add_parser,
-    trace.add_parser,
-]
-_HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "simulate": simulate.run_simulate,
-    "demo": simulate.run_demo,
-    "emulate": emulate.run_emulate,
-    "shell": shell.run,
-    "run": run.run,
-    "query": query.run,
-    "schema": schema.run,
-    "merge": merge.run,
-    "import": import_.run,
-    "infer": infer.run,
-    "reproduce": reproduce.run,
-    "compare": compare.run,
-    "report": report.run,
-    "plot": _plot,
-    "advise": advise.run,
-    "trace": trace.run,
+#: The commands in the order ``--help`` lists them: each module of this package that
+#: adds commands (its ``add_parser``), and the handler in it of each command it adds
+#: (``simulate`` adds ``demo`` too). A module is imported only when its command runs or
+#: all are listed, so ``collateral simulate`` starts without ``report``'s imports.
+_COMMANDS: dict[str, dict[str, str]] = {
+    "simulate": {"simulate": "run_simulate", "demo": "run_demo"},
+    "emulate": {"emulate": "run_emulate"},
+    "shell": {"shell": "run"},
+    "run": {"run": "run"},
+    "query": {"query": "run"},
+    "schema": {"schema": "run"},
+    "merge": {"merge": "run"},
+    "import_": {"import": "run"},
+    "infer": {"infer": "run"},
+    "reproduce": {"reproduce": "run"},
+    "compare": {"compare": "run"},
+    "report": {"report": "run"},
+    "plot": {"plot": "run"},
+    "advise": {"advise": "run"},
+    "trace": {"trace": "run"},
 }
+#: The module of each command, by the name the user types.
+_MODULE_OF = {cmd: mod for mod, handlers in _COMMANDS.items() for cmd in handlers}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _module(name: str) -> Any:
+    return importlib.import_module(f".{name}", __name__)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or (``command``) only what that command needs."""
     p = Parser(
         prog=PROG,
         description="Simulate how bulk TCP transfers and gateway queues "
@@ -103,9 +66,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="store_true", help="print the version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for add in _COMMANDS:
-        add(sub)
+    for mod in [_MODULE_OF[command]] if command in _MODULE_OF else _COMMANDS:
+        _module(mod).add_parser(sub)
     return p
+
+
+def _handler(command: str) -> Callable[[argparse.Namespace], int]:
+    mod = _MODULE_OF[command]
+    return getattr(_module(mod), _COMMANDS[mod][command])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -139,14 +107,17 @@ _WARNED: set[str] = set()
 
 
 def _main(argv: list[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    # Only the command's own parser when the first word names one; the whole parser
+    # for --help, --version and a misspelt command (whose error lists them all).
+    first = argv[0] if argv and argv[0] in _MODULE_OF else None
+    args = build_parser(first).parse_args(argv)
     if args.version:
         from .. import __version__, native_version
 
         print(f"collateral {__version__} (core {native_version})")
         return 0
-    handler = _HANDLERS.get(args.command)
-    if handler is None:
+    if args.command not in _MODULE_OF:
         build_parser().print_help()
         return 2
-    return handler(args)
+    return _handler(args.command)(args)

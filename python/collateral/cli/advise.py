@@ -7,6 +7,7 @@ import argparse
 from typing import Any
 
 from ..spec import SpecError
+from ..spec.fields import BY_NAME
 from .errors import fail
 from .paths import console, output_file
 from .scenario import add_scenario_options
@@ -33,9 +34,14 @@ def add_parser(sub: Any) -> None:
     a.add_argument(
         "--app",
         choices=[*APPS, *APP_ALIASES],
-        default="voip",
         help="the real-time application (g711, quake3 and wow, as simulate names them, are"
-        " voip, fps and mmo)",
+        " voip, fps and mmo; video: a GCC call, as --video gcc); default: voip, or video"
+        " with --video",
+    )
+    add_scenario_options(
+        a,
+        only=("video", "video_direction", "video_max_rate"),
+        video={"help": "the application is a video call whose rate this controller sets"},
     )
     add_scenario_options(
         a,
@@ -130,6 +136,9 @@ _ADVISE_OPTIONS = {
     "up": "--up",
     "rtt": "--rtt",
     "app": "--app",
+    "video": "--video",
+    "video_max_rate": "--video-max-rate",
+    "video_direction": "--video-direction",
     "tcp_flows": "--downloads",
     "uploads": "--uploads",
     "web_users": "--web-users",
@@ -157,6 +166,13 @@ def run(args: argparse.Namespace) -> int:
         _from_measurement(args)
     elif args.framing is not None:
         fail("--framing: goes with --from (the measured line's framing)")
+    for name in ("video_max_rate", "video_direction"):
+        if (
+            args.video is None
+            and args.app != "video"
+            and getattr(args, name) != BY_NAME[name].default
+        ):
+            fail(f"{_ADVISE_OPTIONS[name]}: describes a video call: give --video too")
     given = (args.link, args.down, args.up)
     link = args.link if any(v is not None for v in given) else "adsl1"
     try:
@@ -166,6 +182,9 @@ def run(args: argparse.Namespace) -> int:
             up=args.up,
             rtt=args.rtt,
             app=args.app,
+            video=args.video,
+            video_max_rate=args.video_max_rate,
+            video_direction=args.video_direction,
             tcp_flows=args.tcp_flows,
             uploads=args.uploads,
             web_users=args.web_users,

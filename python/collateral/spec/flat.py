@@ -150,6 +150,9 @@ def build_scenario(**params: Any) -> Scenario:
         raise SpecError(
             "video_direction", f"{short(video_dir)} is not one of {', '.join(DIRECTIONS)}"
         )
+    for name, v in (("video_max_rate", video_max), ("video_direction", video_dir)):
+        if video is None and v != BY_NAME[name].default:
+            raise SpecError(name, f"{short(v)} describes a video call: give video too")
     workload = p["workload"]
     if workload is not None and workload not in WORKLOADS:
         raise SpecError("workload", f"{short(workload)} is not one of {', '.join(WORKLOADS)}")

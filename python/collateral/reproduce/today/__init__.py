@@ -1,5 +1,6 @@
 """Today's access queues: a call and a game beside downloads under drop-tail, FQ-CoDel,
-PIE, CAKE and DualPI2 on ADSL1 and a 100/20 Mbit/s cable link (``today-queues``),
+PIE, CAKE and DualPI2 on ADSL1 and a 100/20 Mbit/s cable link, and a GCC video call
+beside a download under five of them (``today-queues``),
 RFC 9332's coupling goal for DualPI2 (``today-l4s``), and the same call and game on
 today's links, a cellular trace, a Starlink-like satellite and a DOCSIS upstream
 (``today-links``), and responsiveness (RPM, grade, QoO) under RRUL on three lines
@@ -22,6 +23,7 @@ from .queues import today_queues
 from .resp_claims import responsiveness_claims
 from .responsiveness import responsiveness
 from .table import MIXES, VARIANTS, today_table
+from .video import video_table
 
 __all__ = [
     "FIGURES",
@@ -37,6 +39,7 @@ __all__ = [
     "today_links_claims",
     "today_queues",
     "today_table",
+    "video_table",
 ]
 
 

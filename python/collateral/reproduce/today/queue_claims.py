@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from ..claims import Claim
 from . import physics as P
 from .table import LINKS, mixes_in, today_table
+from .video import video_claims
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -198,4 +199,5 @@ def today_claims(store: Store) -> list[Claim]:
         out += [_ecn(t, lk, m) for lk in LINKS for m in mixes]
     if "dualpi2-l4s" in have:
         out += [_l4s(t, lk, m) for lk in LINKS for m in mixes]
+    out += video_claims(store)
     return [c for c in out if c is not None]

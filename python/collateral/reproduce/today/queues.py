@@ -1,7 +1,7 @@
 """The today-queues figures: a call and a game beside downloads under each access queue
 variant on ADSL1 and cable, as dot plots (one row per variant, one marker per TCP mix)
-in three figures: the call's delay, its loss and quality, and the TCP side. The claims
-are in ``queue_claims``."""
+in three figures: the call's delay, its loss and quality, and the TCP side; a fourth,
+the video call's (:mod:`.video`). The claims are in ``queue_claims``."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from .table import (
     variant_order,
     write_tables,
 )
+from .video import video_figure
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -231,4 +232,5 @@ def today_queues(store: Store, stem: Path, label: str) -> list[Path]:
         " removals count as drops), per second after the warm-up (with an upload, its"
         " segments are taken out of the upstream TCP count: see the experiment file)."
     )
+    files += video_figure(store, stem.with_name(stem.name + "-video"), label)
     return [*files, *write_tables(t, stem, TABLE_COLS, head)]

@@ -114,7 +114,10 @@ def _trials(store: Store) -> pd.DataFrame:
     """One row per trial of today-queues, with the study's metrics derived."""
     import pandas as pd
 
+    from .video import is_video
+
     raw = summary(store)
+    raw = raw[~is_video(raw)]  # the video call's points have their own table
     drops_by_flow = _up_drops_by_flow(store)
     rows = []
     for _, r in raw.iterrows():
