@@ -113,12 +113,12 @@ def test_share_bounds_beside_tcp_by_hand():
     ceiling = top / (top + 1448 / 1500 * (2e6 - top))
     assert ceiling == pytest.approx(0.78580, abs=1e-5)
     # GCC/NADA's floor: R_min 150 kbit/s with at least 40 B per 1200: 155 kbit/s of 2.
-    assert share_bounds(sc, "gcc", 0.3, 0.0) == pytest.approx((0.0775, ceiling))
-    assert share_bounds(sc, "nada", 1.0, 0.1)[0] == pytest.approx(0.0775 * 0.9)
-    # SCReAM's: 3000 B per round of 100 + 300 + 50 ms = 53.3 kbit/s of 2 Mbit/s.
-    assert share_bounds(sc, "scream", 0.3, 0.0)[0] == pytest.approx(24_000 / 0.45 / 2e6)
-    # The full 75 kB queue and a 1504-byte opportunity at 2 Mbit/s: 306 ms.
-    assert full_queue_s(sc, 2e6) == pytest.approx(76_504 * 8 / 2e6)
+    assert share_bounds(sc, "gcc", 0.0) == pytest.approx((0.0775, ceiling))
+    assert share_bounds(sc, "nada", 0.1)[0] == pytest.approx(0.0775 * 0.9)
+    # The full 75 kB queue and a 1504-byte opportunity at 2 Mbit/s: 306.016 ms.
+    assert full_queue_s(sc, 2e6) == pytest.approx(0.306016)
+    # SCReAM's: 3000 B per round of 100 + 306.016 + 50 ms = 52.6 kbit/s of 2 Mbit/s.
+    assert share_bounds(sc, "scream", 0.0)[0] == pytest.approx(24_000 / 0.456016 / 2e6)
 
 
 # --- the quick reproductions ---------------------------------------------------------

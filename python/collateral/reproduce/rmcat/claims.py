@@ -68,12 +68,20 @@ def full_queue_s(sc: Scenario, rate_bps: float) -> float:
     return (q.amount + OPPORTUNITY_BYTES) * 8 / rate_bps
 
 
-def _first(store: Store, case: str = "-", cc: str = "gcc") -> Scenario | None:
+def _first(
+    store: Store, case: str = "-", cc: str = "gcc", queue: str | None = None
+) -> Scenario | None:
+    """The stored scenario of the first trial of ``case`` with controller ``cc`` (and
+    the queue tagged ``queue``, where given)."""
     from ..today.table import summary
 
     for _, r in summary(store).iterrows():
         sc = scenario_of(r)
-        if str(r.get("tag_case") or "-") == case and sc.calls[0].controller == cc:
+        if (
+            str(r.get("tag_case") or "-") == case
+            and sc.calls[0].controller == cc
+            and (queue is None or str(r.get("tag_queue") or "-") == queue)
+        ):
             return sc
     return None
 
@@ -286,9 +294,9 @@ def feedback_claims(store: Store) -> list[Claim]:
 TCP_QUEUES = (("dt-300ms", 0.3), ("dt-1000ms", 1.0), ("fq_codel", None), ("cake", None))
 
 
-def share_bounds(sc: Scenario, cc: str, full_s: float, loss: float) -> tuple[float, float]:
+def share_bounds(sc: Scenario, cc: str, loss: float) -> tuple[float, float]:
     """(floor, ceiling) of a call's share r / (r + TCP goodput) beside a NewReno flow
-    that keeps a drop-tail queue of ``full_s`` at least BDP-deep busy. The ceiling: the
+    that keeps the scenario's drop-tail queue, at least BDP-deep, busy. The ceiling: the
     call at its encoder's top rate on the wire R, TCP's goodput the rest of the link at
     1448 payload bytes per 1500, R / (R + g(C − R)). The floor: TCP's goodput is at most
     C − r, so the share is at least r / C; GCC and NADA never send under the encoder's
@@ -298,7 +306,7 @@ def share_bounds(sc: Scenario, cc: str, full_s: float, loss: float) -> tuple[flo
     top = wire_bps(call.max_rate, call.fps, upper=True)
     ceiling = top / (top + TCP_GOODPUT_PER_BYTE * (c - top))
     if cc == "scream":
-        loop = sc.rtt / 1e9 + full_s + call.feedback_interval / 1e9
+        loop = sc.rtt / 1e9 + full_queue_s(sc, c) + call.feedback_interval / 1e9
         least = SCREAM_MIN_CWND * 8 / loop
     else:
         least = wire_bps(call.min_rate, call.fps, upper=False)
@@ -308,11 +316,15 @@ def share_bounds(sc: Scenario, cc: str, full_s: float, loss: float) -> tuple[flo
 def _dt_share_claim(store: Store, cc: str, q: str, full: float, share: float, loss: float) -> Claim:
     """The call's share beside TCP under a drop-tail queue: between its floor and its
     ceiling (:func:`share_bounds`)."""
-    sc = _first(store, "-", cc)
-    lo, hi = share_bounds(sc, cc, full, 0.0 if math.isnan(loss) else loss) if sc else (0.0, 1.0)
+    sc = _first(store, "-", cc, q)
+    lo, hi, wait = math.nan, math.nan, math.nan  # the point was not run: no verdict
+    if sc is not None:
+        lo, hi = share_bounds(sc, cc, 0.0 if math.isnan(loss) else loss)
+        wait = full_queue_s(sc, float(sc.down.rate or 0))
     floor_why = (
         f"SCReAM's window never closes below {SCREAM_MIN_CWND} B (RFC 8298), which it"
-        f" sends once per round of ≤ 100 ms + {full * 1e3:.0f} ms + the 50 ms report"
+        f" sends once per round of ≤ 100 ms + the full queue's {wait * 1e3:.0f} ms + the"
+        " 50 ms report"
         " interval (the 4 Mbit/s uplink carries only ACKs and reports: no queue); its"
         " loss counts the packets its RTP queue discards, so the floor is conservative"
         if cc == "scream"
