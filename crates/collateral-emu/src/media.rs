@@ -44,10 +44,11 @@ const MAX_SEQ_JUMP: u64 = 4 * MAX_REPORTS as u64;
 pub const MEDIA_HEADER: usize = 12;
 
 fn call(sc: &Scenario) -> Result<MediaConfig, String> {
-    let cfg = sc
-        .media
-        .clone()
-        .ok_or_else(|| "--scenario: it has no video call (media)".to_string())?;
+    let cfg = match sc.media.as_slice() {
+        [] => return Err("--scenario: it has no video call (media)".into()),
+        [one] => one.clone(),
+        _ => return Err("--scenario: media: the testbed runs one call".into()),
+    };
     if cfg.controller == Controller::Scream {
         // The loop below sends no packets that a report releases (SCReAM's window).
         return Err("--scenario: media.controller scream is not run by the testbed yet".into());
@@ -273,10 +274,10 @@ mod tests {
         .unwrap();
         assert!(call(&sc).unwrap_err().starts_with("--scenario: "));
         let mut scream = sc.clone();
-        scream.media = Some(MediaConfig {
+        scream.media = vec![MediaConfig {
             controller: Controller::Scream,
             ..Default::default()
-        });
+        }];
         let e = call(&scream).unwrap_err();
         assert!(e.starts_with("--scenario: media.controller scream"), "{e}");
     }

@@ -38,6 +38,17 @@ pub const PROBE_STREAMS: u64 = TCP_STREAMS << 20;
 pub const START_STREAMS: u64 = TCP_STREAMS << 24;
 /// The video call's encoder (frame-size noise).
 pub const MEDIA_STREAM: u64 = 37;
+/// Call `k` > 0 of a scenario with several uses `MEDIA_CALL_STREAMS + k`.
+pub const MEDIA_CALL_STREAMS: u64 = 1 << 20;
+
+/// The encoder stream of call `index` (the first keeps a lone call's).
+pub fn media_stream(index: usize) -> u64 {
+    if index == 0 {
+        MEDIA_STREAM
+    } else {
+        MEDIA_CALL_STREAMS + index as u64
+    }
+}
 
 /// Bulk flow `index`'s start offset in a trial seeded with `seed`: uniform in
 /// `[0, spread_ns)` (0 without a spread).
@@ -73,6 +84,7 @@ mod tests {
             QUEUE_STREAMS[0],
             QUEUE_STREAMS[1],
             MEDIA_STREAM,
+            MEDIA_CALL_STREAMS,
             CBR_STREAMS,
             TCP_STREAMS,
             USER_STREAMS,
@@ -83,7 +95,7 @@ mod tests {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), n, "two components draw from one stream");
-        assert!(ids[..9].iter().all(|&i| i < CBR_STREAMS));
+        assert!(ids[..10].iter().all(|&i| i < CBR_STREAMS));
     }
 
     #[test]

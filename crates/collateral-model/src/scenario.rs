@@ -273,9 +273,14 @@ pub struct Scenario {
     /// Groups of web users (short TCP connections).
     #[serde(default)]
     pub web: Vec<WebConfig>,
-    /// A video call run by a congestion controller (adaptive real-time media).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub media: Option<crate::media::MediaConfig>,
+    /// Video calls, each run by a congestion controller (adaptive real-time media): one
+    /// call (an object) or a list ([`crate::media::calls`]).
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        with = "crate::media::calls"
+    )]
+    pub media: Vec<crate::media::MediaConfig>,
     /// Named phases for the per-class summaries, each from its start to the next one's
     /// (the last to the end of the run). None given: one phase, "all", from the warm-up.
     #[serde(default)]
@@ -449,7 +454,7 @@ impl Scenario {
                 tcp: vec![],
                 cbr: vec![],
                 web: vec![],
-                media: None,
+                media: vec![],
                 phases: vec![],
                 bin_ns: default_bin(),
                 trace: TraceConfig::default(),
@@ -573,9 +578,7 @@ impl Scenario {
         if self.bin_ns == 0 {
             return Err("bin_ns: must be positive".into());
         }
-        if let Some(m) = &self.media {
-            m.validate()?;
-        }
+        crate::media::calls::validate(&self.media)?;
         for (i, p) in self.phases.iter().enumerate() {
             if p.start_ns >= self.duration_ns {
                 return Err(format!("phases[{i}]: starts after the end of the run"));

@@ -318,6 +318,13 @@ pub const MEDIA: &[Column] = &[
     n("rate_share", F64, "", "received_bps / (received_bps + the TCP goodput of the same direction)"),
     c("feedback_sent", U64, "", "RFC 8888 feedback packets the receiver sent"),
     c("feedback_lost", U64, "", "of those, dropped on the way back"),
+    n("capacity_bps", F64, "bit/s", "RFC 8868: mean capacity of the call's direction after the warm-up (a trace's opportunities, else the line rate)"),
+    n("utilisation", F64, "", "RFC 8868: received_bps / capacity_bps"),
+    n("call_share", F64, "", "received_bps / the received rate of all calls of the same direction"),
+    n("jain_index", F64, "", "RFC 8868: Jain's fairness index over the received rates of the calls of the same direction (1: equal)"),
+    n("convergence_s", F64, "s", "RFC 8868: from the call's start to the end of the first bin whose received rate is 80 % of its fair share, min(max rate, capacity / calls started) (none: never)"),
+    n("adapt_down_s", F64, "s", "RFC 8867 5.1: the longest, over the capacity's falls by over 20 %, from the fall to the end of the first bin sent at most at 1.1 x the new fair share (the rest of the step if never; none: no fall)"),
+    n("rate_cov", F64, "", "RFC 8868: instability, standard deviation / mean of the received rate over the whole bins after the warm-up and the call's start"),
 ];
 
 pub const WEB: &[Column] = &[
@@ -454,7 +461,7 @@ pub const SUMMARY: &[Group] = &[
     Group {
         key: "media",
         prefix: "media{i}_",
-        meaning: "the video call (adaptive real-time media)",
+        meaning: "each video call (adaptive real-time media)",
         columns: MEDIA,
     },
     Group {
@@ -690,7 +697,7 @@ pub const TRACES: &[Table] = &[
     },
     Table {
         name: "media",
-        row: "a time bin (bin_ns) of the video call",
+        row: "a time bin (bin_ns) of a video call; with several calls, each call's bins follow the previous call's, in the summary's order",
         columns: &[
             c("time_s", F64, "s", "bin start"),
             n("target_bps", F64, "bit/s", "the controller's target, averaged over the bin"),

@@ -108,7 +108,7 @@ impl Simulation {
     pub fn with_cbr_events(sc: Scenario, by_events: bool) -> Result<Self, String> {
         sc.validate()?;
         // A call sends from host 1 by events: no side-fed CBR there (see `media_call`).
-        let by_events = by_events || sc.media.is_some();
+        let by_events = by_events || !sc.media.is_empty();
         let links = [
             Link::new(&sc, Direction::Down)?,
             Link::new(&sc, Direction::Up)?,
@@ -172,7 +172,7 @@ impl Simulation {
             links[d].bottleneck.fixes_departures()
                 && !cbr_events[d]
                 && !sc.trace.drops
-                && sc.media.is_none()
+                && sc.media.is_empty()
         });
         let mut sim = Simulation {
             now: 0,
@@ -197,7 +197,7 @@ impl Simulation {
             // CBR packets are taken from the delay line as they enter it
             // (`take_cbr_arrivals`) unless a drops trace is on: its rows follow the order
             // the links note drops in, which moves with the links' wake-ups.
-            let taken = !sim.sc.trace.drops && sim.sc.media.is_none();
+            let taken = !sim.sc.trace.drops && sim.sc.media.is_empty();
             sim.links[d].take_cbr_at_entry(taken);
             let p = sim.next_side_cbr(d);
             sim.links[d].set_side(p);

@@ -99,10 +99,10 @@ fn capacity_steps(ctrl: Controller, seed: u64) -> TrialResult {
         100,
     ));
     sc.seed = seed;
-    sc.media = Some(MediaConfig {
+    sc.media = vec![MediaConfig {
         controller: ctrl,
         ..call(3_000_000)
-    });
+    }];
     run(sc)
 }
 
@@ -148,7 +148,7 @@ fn feedback_crosses_the_reverse_queue() {
         .duration(20 * S)
         .trace(TraceConfig::OFF)
         .build();
-    sc.media = Some(call(1_500_000));
+    sc.media = vec![call(1_500_000)];
     let r = run(sc.clone());
     let m = &r.summary.media[0];
     let up = r.summary.queues.up.arrivals;
@@ -190,7 +190,7 @@ fn fq_codel_isolates_the_call_from_a_cubic_download() {
                     .unwrap(),
             );
         }
-        sc.media = Some(call(1_500_000));
+        sc.media = vec![call(1_500_000)];
         run(sc)
     };
     let (dt, fq) = (build("drop_tail"), build("fq_codel"));

@@ -75,7 +75,11 @@ def check_testbed(scenario: Scenario) -> None:
                 f"{w.users} users x {w.parallel} connections: the testbed's browser holds"
                 f" at most {MAX_TESTBED_WEB_CONNECTIONS} at once (a thread each)",
             )
-    if sc.media is not None and sc.media.controller == "scream":
+    if len(sc.calls) > 1:
+        raise TestbedLimitError(
+            ("media",), f"{len(sc.calls)} calls; the testbed runs one call, simulate several"
+        )
+    if sc.calls and sc.calls[0].controller == "scream":
         raise TestbedLimitError(
             ("media", "controller"),
             "scream: the testbed's sender does not yet send what SCReAM's window releases"

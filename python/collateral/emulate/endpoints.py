@@ -133,7 +133,7 @@ def start_endpoints(
                 *("--t0", t(t0), "--src", ip_b, "--dst", server, "--out", out),
             )
         )
-    if (m := scenario.media) is not None:
+    if (m := next(iter(scenario.calls), None)) is not None:
         (ns_s, ip_s), (ns_r, ip_r) = hosts("media", m.direction)
         send_at, recv_at = f"{ip_s}:{FEEDBACK_PORT}", f"{ip_r}:{MEDIA_PORT}"
         common = ("--scenario", str(sc_json), "--t0", t(t0), "--out", str(wd / "media"))

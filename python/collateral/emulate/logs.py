@@ -82,7 +82,7 @@ def media_records(sc: Scenario, wd: Path, router: np.ndarray) -> dict[str, Any] 
     without a call. A report is lost when the router dropped it."""
     from .endpoints import FEEDBACK_PORT, MEDIA_PORT
 
-    if sc.media is None:
+    if not sc.calls:
         return None
     sent = read_csv(wd / "media-send.csv").reshape(-1, 4)
     frames = read_csv(wd / "media-frames.csv").reshape(-1, 3)

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..spec import Scenario, error_at
+from ..spec.errors import UNION_TAGS
 from .errors import MAX_POINTS, MAX_TRIALS, ExperimentError, check_depth, fmt_path, show
 from .grammar import Axis, Grid, parse_grid
 from .identity import canonical_json, digest, hasher, model_version, seed_basis
@@ -257,9 +258,9 @@ def _point_error(
     """The first validation error of a point, attributed to the sweep axis or the
     [scenario] key that set the offending value."""
     e = err.errors()[0]
-    # Drop the queue union's tags (see spec.LinkSpec): users write queue.limit, not
-    # queue.droptail.limit.
-    loc = tuple(x for x in e["loc"] if x not in ("droptail", "aqm"))
+    # Drop the unions' tags (see spec.LinkSpec, spec.media): users write queue.limit, not
+    # queue.droptail.limit, and media[1].fps.
+    loc = tuple(x for x in e["loc"] if x not in UNION_TAGS)
     msg = _validation_message(e, loc)
     value = e.get("input", ...)
     at, detail = error_at(e)

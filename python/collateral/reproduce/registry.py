@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from . import huebner2008, mmsys2011, parris_cbt, today
+from . import huebner2008, mmsys2011, parris_cbt, rmcat, today
 from .claims import Claim, Figure, format_claims_summary
 from .mmsys2011 import fig4b
 
@@ -20,6 +20,8 @@ FIGURES: list[Figure] = [
     *parris_cbt.FIGURES,
     # Today's access queues and RFC 9332's coupling goal.
     *today.FIGURES,
+    # RFC 8867's wired cases for real-time media congestion control (RFC 8868's criteria).
+    *rmcat.FIGURES,
     # MMSys Fig. 4(b): FB-loose loss at k x 1500 B, simulated and on the testbed.
     *fig4b.FIGURES,
 ]

@@ -11,6 +11,10 @@ from pydantic import ValidationError
 from .fields import FIELDS
 from .keypath import Path, PathError, fmt_key_path
 
+#: The tags of the spec's tagged unions (a queue's kind; one call or a list of calls):
+#: not part of a field's path.
+UNION_TAGS = ("droptail", "aqm", "one_call", "call_list")
+
 # The core's JSON names and the Scenario fields they come from (``rtt_ns`` is ``rtt``).
 _CORE_FIELDS = {
     "packet_bytes": "size",
@@ -72,7 +76,7 @@ def flat_param(loc: Path) -> str:
 
 def _landing(loc: Path) -> tuple[str, Path]:
     """The parameter behind ``loc`` and the keys of ``loc`` below where it lands."""
-    loc = tuple(x for x in loc if x not in ("droptail", "aqm"))  # union tags
+    loc = tuple(x for x in loc if x not in UNION_TAGS)
     best, depth = None, 0
     for f in FIELDS:
         for path in f.lands:
@@ -93,7 +97,7 @@ def first_error(err: ValidationError, aqm: bool = False) -> SpecError:
     loc, msg = error_at(err.errors()[0])
     param, below = _landing(loc)
     if aqm and param in _QUEUE_PARAMS:
-        plain = tuple(x for x in loc if x not in ("droptail", "aqm"))
+        plain = tuple(x for x in loc if x not in UNION_TAGS)
         param, below = "aqm", plain[plain.index("queue") + 1 :] if "queue" in plain else ()
     keyed = bool(below) and isinstance(below[0], str)
     return SpecError(param, f"{fmt_key_path(below)}: {msg}" if keyed else msg, below)

@@ -1,13 +1,15 @@
-"""A video call beside the bulk flows: one adaptive real-time media stream whose sender
+"""Video calls beside the bulk flows: each an adaptive real-time media stream whose sender
 runs a congestion controller (GCC, draft-ietf-rmcat-gcc-02; NADA, RFC 8698; SCReAM,
 RFC 8298) on the receiver's RFC 8888 feedback. The model itself lives in the core
-(``collateral-model``'s ``media``); this is its specification."""
+(``collateral-model``'s ``media``); this is its specification. A scenario's ``media`` is
+one call (a table) or a list of them (``media = [{controller = "gcc"}, {controller =
+"nada", start = "10s"}]``)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from .types import CbrEcn, Direction, Duration, Model, Rate
 from .vocabulary import MEDIA_CONTROLLERS
@@ -64,3 +66,41 @@ class MediaSpec(Model):
             "tag": self.tag,
             "ecn": self.ecn,
         }
+
+
+#: The most calls a scenario may hold (the core's ``media::calls::MAX_CALLS``).
+MAX_CALLS = 64
+
+#: Several calls: at least one, at most :data:`MAX_CALLS`.
+Calls = Annotated[list[MediaSpec], Field(min_length=1, max_length=MAX_CALLS)]
+
+#: The union's tags (errors.py leaves them out of a field's path).
+CALL_TAGS = ("one_call", "call_list")
+
+
+def _one_or_many(v: Any) -> str:
+    return CALL_TAGS[1] if isinstance(v, list | tuple) else CALL_TAGS[0]
+
+
+#: A scenario's ``media``: one call (a table) or a list of calls.
+OneOrMoreCalls = Annotated[
+    Annotated[MediaSpec, Tag(CALL_TAGS[0])] | Annotated[Calls, Tag(CALL_TAGS[1])],
+    Discriminator(_one_or_many),
+]
+
+
+def calls_of(media: MediaSpec | list[MediaSpec] | None) -> list[MediaSpec]:
+    """A scenario's ``media`` as a list of calls (none, one or several)."""
+    if media is None:
+        return []
+    return media if isinstance(media, list) else [media]
+
+
+def calls_native(media: MediaSpec | list[MediaSpec] | None) -> dict[str, Any]:
+    """The core's ``media`` entry: absent without a call, an object for one call given as
+    a table (as before lists existed, so its scenario's JSON is unchanged), else a list."""
+    if media is None:
+        return {}
+    if isinstance(media, list):
+        return {"media": [m.to_native() for m in media]}
+    return {"media": media.to_native()}

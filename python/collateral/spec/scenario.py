@@ -14,7 +14,7 @@ from ..display import short
 from ..units import fmt_duration, fmt_rate
 from .errors import from_core
 from .link import AqmSpec, LinkSpec
-from .media import MediaSpec
+from .media import MediaSpec, OneOrMoreCalls, calls_native, calls_of
 from .tcp import TcpSpec
 from .traffic import CbrSpec, WebSpec
 from .types import Duration, LinkPreset, Model, Rate
@@ -84,8 +84,9 @@ class Scenario(Model):
     tcp: list[TcpSpec] = Field(default=[], max_length=MAX_TCP_FLOWS)
     cbr: list[CbrSpec] = Field(default=[], max_length=MAX_CBR_FLOWS)
     web: list[WebSpec] = Field(default=[], max_length=MAX_WEB_SLOTS)
-    #: A video call run by a congestion controller (none by default).
-    media: MediaSpec | None = None
+    #: Video calls, each run by a congestion controller (none by default): one call,
+    #: or a list of them (RFC 8867's cases with two and three calls, and both ways).
+    media: OneOrMoreCalls | None = None
     #: Named phases for per-phase, per-class summaries (none: one phase after warm-up).
     phases: list[PhaseSpec] = Field(default=[], max_length=MAX_PHASES)
     #: Width of the per-class time bins (throughput over time).
@@ -231,7 +232,7 @@ class Scenario(Model):
             "tcp": [t.to_native() for t in self.tcp],
             "cbr": [c.to_native() for c in self.cbr],
             "web": [w.to_native() for w in self.web],
-            **({"media": self.media.to_native()} if self.media is not None else {}),
+            **calls_native(self.media),
             "phases": [{"name": p.name, "start_ns": p.start} for p in self.phases],
             "bin_ns": self.bin,
             "trace": self.trace.model_dump(),
@@ -240,6 +241,11 @@ class Scenario(Model):
 
     def to_native_json(self) -> str:
         return json.dumps(self.to_native())
+
+    @property
+    def calls(self) -> list[MediaSpec]:
+        """The video calls, as a list whether ``media`` gave one or several."""
+        return calls_of(self.media)
 
     def flow_counts(self) -> str:
         """The bulk flows by direction: ``"4"`` (downloads only), ``"2 down + 1 up"``."""

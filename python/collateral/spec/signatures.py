@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import types
 import typing
 from typing import Any
 
@@ -20,6 +21,19 @@ class _Shown:
 
     def __repr__(self) -> str:
         return self.text
+
+
+def _shown(annotation: Any) -> str:
+    """A type as a signature shows it: without the validators and tags pydantic keeps in
+    ``Annotated`` (a tagged union shows its members), unions as ``X | None``."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _shown(args[0])
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join("None" if a is type(None) else _shown(a) for a in args)
+    if origin is list:
+        return f"list[{_shown(args[0])}]"
+    return inspect.formatannotation(annotation)
 
 
 def _models(base: type) -> list[type]:
@@ -50,9 +64,7 @@ def readable_signatures(aliases: dict[str, Any]) -> None:
                 (by_parser[m.func] for m in f.metadata if getattr(m, "func", None) in by_parser),
                 None,
             )
-            annotation = alias or re.sub(
-                r"collateral\.spec\.(\w+\.)?", "", inspect.formatannotation(f.annotation)
-            )
+            annotation = alias or re.sub(r"collateral\.spec\.(\w+\.)?", "", _shown(f.annotation))
             if f.is_required():
                 default = inspect.Parameter.empty
             else:

@@ -7,19 +7,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import PrivateAttr, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 
 from .. import _native
-from .types import Model
+from .types import Duration, Model, OptionalDuration, Rate
 
 
 class DeliveryTraceSpec(Model):
     """``file``: a Mahimahi trace (e.g. one of its cellular traces, or one from
-    ``collateral trace``); or ``ms``: the delivery times themselves. The trace repeats
-    after its last line unless ``once``."""
+    ``collateral trace``); or ``ms``: the delivery times themselves; or ``steps``: a rate
+    in steps (``[["0s", "1Mbit"], ["40s", "2.5Mbit"]]``, each held until the next) up to
+    ``until``, as RFC 8867's capacity changes are given. The trace repeats after its last
+    line unless ``once``."""
 
     file: str | None = None
     ms: list[int] | None = None
+    steps: list[tuple[Duration, Rate]] | None = Field(default=None, min_length=1, max_length=10_000)
+    until: OptionalDuration = None
     once: bool = False
     _mean: int = PrivateAttr(0)
 
@@ -28,8 +32,20 @@ class DeliveryTraceSpec(Model):
         if self.ms is not None:  # given, or read before (a stored scenario has both)
             _, self._mean = _parse("\n".join(map(str, self.ms)))
             return self
+        if self.steps is not None and self.file is None:
+            if self.until is None or self.until <= max(t for t, _ in self.steps):
+                raise ValueError("steps: give until, after the last step's time")
+            from ..links.synthetic import from_series
+
+            ms = from_series([(t / 1e9, r) for t, r in self.steps], self.until)
+            _, self._mean = _parse("\n".join(map(str, ms)))
+            object.__setattr__(self, "ms", ms)
+            return self
         if self.file is None:
-            raise ValueError("give a trace file (file = PATH) or its delivery times (ms = [...])")
+            raise ValueError(
+                "give a trace file (file = PATH), its delivery times (ms = [...]) or rate steps"
+                " (steps = [[TIME, RATE], ...] and until)"
+            )
         path = Path(self.file).expanduser()
         try:
             text = path.read_text()

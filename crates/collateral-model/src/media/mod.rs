@@ -4,12 +4,15 @@
 //! [`encoder`] (RFC 8593's synthetic codec), [`feedback`] (RFC 8888 reports), the
 //! controllers [`gcc`] (draft-ietf-rmcat-gcc-02), [`nada`] (RFC 8698) and [`scream`]
 //! (RFC 8298), [`sender`] (the sending end that runs them on each event),
-//! [`summary`] (what is measured of a call) and [`testbed`] (the testbed's records of
+//! [`summary`] (what is measured of a call), [`criteria`] (RFC 8868's criteria across
+//! the calls) and [`testbed`] (the testbed's records of
 //! a call, checked before they are measured).
 //!
-//! One video stream, one direction; no audio beside it, no retransmission (NACK) or
+//! A scenario holds any number of calls ([`calls`]), each one video stream one way; no audio beside it, no retransmission (NACK) or
 //! key-frame requests, no pacer (a frame's packets leave back to back).
 
+pub mod calls;
+pub mod criteria;
 pub mod encoder;
 pub mod feedback;
 pub mod gcc;
@@ -124,7 +127,12 @@ impl Default for MediaConfig {
 impl MediaConfig {
     /// One-line errors naming the field.
     pub fn validate(&self) -> Result<(), String> {
-        let k = |f: &str| format!("media.{f}");
+        self.validate_as("media")
+    }
+
+    /// As [`Self::validate`], the fields named under `name` (`media[1]` in a list).
+    pub fn validate_as(&self, name: &str) -> Result<(), String> {
+        let k = |f: &str| format!("{name}.{f}");
         if self.max_rate_bps > MAX_RATE_BPS {
             return Err(format!("{}: at most 1 Gbit/s", k("max_rate_bps")));
         }
@@ -221,9 +229,10 @@ pub struct VideoCall {
 }
 
 impl VideoCall {
-    pub fn new(cfg: &MediaConfig, seed: u64, rtt_ns: Nanos) -> Self {
+    /// Call `index` of the scenario (its encoder's draws a stream of their own).
+    pub fn new(cfg: &MediaConfig, seed: u64, rtt_ns: Nanos, index: usize) -> Self {
         VideoCall {
-            sender: MediaSender::new(cfg, seed, rtt_ns),
+            sender: MediaSender::new_call(cfg, seed, rtt_ns, index),
             receiver: MediaReceiver::new(cfg),
             reports: Vec::new(),
         }

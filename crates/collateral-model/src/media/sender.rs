@@ -58,6 +58,12 @@ pub struct MediaSender {
 
 impl MediaSender {
     pub fn new(cfg: &MediaConfig, seed: u64, rtt_ns: Nanos) -> Self {
+        Self::new_call(cfg, seed, rtt_ns, 0)
+    }
+
+    /// The sender of call `index` of the scenario: its encoder draws from a stream of
+    /// its own (the first call's is the one a lone call always used).
+    pub fn new_call(cfg: &MediaConfig, seed: u64, rtt_ns: Nanos, index: usize) -> Self {
         let (min, max) = (cfg.min_rate_bps as f64, cfg.max_rate_bps as f64);
         let start = cfg.start_rate_bps as f64;
         let enc = EncoderConfig {
@@ -84,7 +90,7 @@ impl MediaSender {
                 enc,
                 cfg.start_ns,
                 start,
-                rng::stream(seed, rng::MEDIA_STREAM),
+                rng::stream(seed, rng::media_stream(index)),
             ),
             control,
             clock: SelfClock {

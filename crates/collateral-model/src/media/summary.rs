@@ -2,12 +2,13 @@
 //! the media's sending and receiving rates and the controller's target, the frame
 //! delay from capture to the arrival of the frame's last packet, the share of frames
 //! that miss their playout deadline, and the media's share of its direction beside
-//! the TCP flows'.
+//! the TCP flows'. What compares the calls with the capacity and with each other
+//! (RFC 8868's utilisation, fairness, convergence) is [`super::criteria`]'s.
 
 use collateral_queue::Nanos;
 use serde::Serialize;
 
-use super::MediaRecords;
+use super::{MediaConfig, MediaRecords};
 use crate::measure::ratio;
 use crate::metrics::quantile;
 use crate::scenario::Scenario;
@@ -39,6 +40,9 @@ pub struct MediaSummary {
     pub rate_share: f64,
     pub feedback_sent: u64,
     pub feedback_lost: u64,
+    /// RFC 8868's criteria, from [`super::criteria`] (NaN until it fills them).
+    #[serde(flatten)]
+    pub criteria: super::criteria::Criteria,
 }
 
 /// The call over time, a row per bin of the scenario's `bin_ns`.
@@ -67,18 +71,16 @@ fn step_mean(steps: &[(Nanos, f64)], a: Nanos, b: Nanos) -> f64 {
     sum / (b - a) as f64
 }
 
-/// The call's summary; `tcp_bps`: the goodput of the TCP flows of its direction.
+/// The summary of the call `cfg` of `sc`; `tcp_bps`: the goodput of the TCP flows of
+/// its direction.
 pub fn media_summary(
     sc: &Scenario,
+    cfg: &MediaConfig,
     flow: u32,
     rec: &MediaRecords,
     tcp_bps: f64,
     trace: Option<&mut MediaTrace>,
 ) -> MediaSummary {
-    let cfg = sc
-        .media
-        .as_ref()
-        .expect("a media summary of a scenario with a call");
     let (from, end) = (sc.warmup_ns, sc.duration_ns);
     let secs = (end - from) as f64 / 1e9;
     let arrived = |a: Nanos| a <= end;
@@ -156,13 +158,13 @@ pub fn media_summary(
         rate_share: ratio(received_bps, received_bps + tcp_bps),
         feedback_sent: rec.feedback_sent,
         feedback_lost: rec.feedback_lost,
+        criteria: super::criteria::Criteria::default(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::media::MediaConfig;
     use crate::traffic::IN_FLIGHT;
 
     /// Four frames at 0, 100, 200, 300 ms of a 1 s run without warm-up, 150 ms
@@ -177,7 +179,7 @@ mod tests {
         sc.duration_ns = 1_000_000_000;
         sc.warmup_ns = 0;
         sc.bin_ns = 500_000_000;
-        sc.media = Some(MediaConfig::default());
+        sc.media = vec![MediaConfig::default()];
         let ms = 1_000_000;
         let rec = MediaRecords {
             sent: vec![0, 0, 100 * ms, 200 * ms, 200 * ms, 300 * ms, 300 * ms],
@@ -203,7 +205,7 @@ mod tests {
             feedback_lost: 1,
         };
         let mut tr = MediaTrace::default();
-        let s = media_summary(&sc, 3, &rec, 120_000.0, Some(&mut tr));
+        let s = media_summary(&sc, &sc.media[0], 3, &rec, 120_000.0, Some(&mut tr));
         assert_eq!(s.frames, 3);
         assert!((s.frame_delay_p50_s - 0.13).abs() < 1e-12);
         assert!((s.frames_late - 2.0 / 3.0).abs() < 1e-12);

@@ -2,7 +2,7 @@
 //! frames and targets; the receiver's arrivals; the router's drops), checked where they
 //! enter and measured by [`media_summary`], as the simulator's own call is.
 
-use super::summary::media_summary;
+use super::criteria::{media_summaries, Call};
 use super::MediaRecords;
 use crate::metrics::{goodput_of, TrialResult};
 use crate::scenario::Scenario;
@@ -54,15 +54,22 @@ pub fn add_testbed_call(
     sc: &Scenario,
     rec: &MediaRecords,
 ) -> Result<(), String> {
-    let cfg = sc
-        .media
-        .as_ref()
-        .ok_or("media records for a scenario without a call")?;
+    let cfg = match sc.media.as_slice() {
+        [] => return Err("media records for a scenario without a call".into()),
+        [one] => one,
+        _ => return Err("media records: the testbed runs one call".into()),
+    };
     check_records(rec)?;
-    let tcp_bps = goodput_of(&r.summary.tcp, cfg.direction.name());
     let flow = (sc.tcp.len() + sc.cbr.len()) as u32;
-    let s = media_summary(sc, flow, rec, tcp_bps, Some(&mut r.traces.media));
-    r.summary.media = vec![s];
+    let tcp = &r.summary.tcp;
+    let calls = [Call { flow, cfg, rec }];
+    let s = media_summaries(
+        sc,
+        &calls,
+        |d| goodput_of(tcp, d.name()),
+        Some(&mut r.traces.media),
+    );
+    r.summary.media = s;
     Ok(())
 }
 
@@ -122,7 +129,7 @@ mod tests {
         sc.warmup_ns = 0;
         let mut r = crate::measure::testbed_result(&sc, &[], &[], None).unwrap();
         assert!(add_testbed_call(&mut r, &sc, &records()).is_err());
-        sc.media = Some(MediaConfig::default());
+        sc.media = vec![MediaConfig::default()];
         add_testbed_call(&mut r, &sc, &records()).unwrap();
         let m = &r.summary.media[0];
         assert_eq!(m.flow, sc.tcp.len() as u32 + sc.cbr.len() as u32);

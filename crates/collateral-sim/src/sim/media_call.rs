@@ -1,8 +1,9 @@
-//! The scenario's video call ([`crate::media`]) inside a simulation: the sender's
+//! The scenario's video calls ([`crate::media`]) inside a simulation: a sender's
 //! frames leave from host 1 of the video's side, the receiver's RFC 8888 feedback from
 //! host 1 of the other side, both as UDP packets through the bottleneck (so the reverse
-//! direction's queue delays and drops the feedback, as it would RTCP). The media stream
-//! is flow `base`, its feedback flow `base + 1` (after the TCP and CBR flows).
+//! direction's queue delays and drops the feedback, as it would RTCP). Call `k`'s media
+//! stream is flow `base + 2k`, its feedback flow `base + 2k + 1` (after the TCP and CBR
+//! flows); its wake-ups are `Wake::Media(2k)` (a frame) and `2k + 1` (feedback).
 //!
 //! Host 1's other shortcuts (CBR packets fed through the links' side ingress, taken as
 //! they enter the delay line, drop-tail links taking packets as they are sent) assume
@@ -13,15 +14,16 @@ use collateral_queue::{Packet, PacketKind};
 
 use super::Simulation;
 use crate::engine::{Events, Wake};
-use crate::media::summary::{media_summary, MediaSummary, MediaTrace};
+use crate::media::criteria::{media_summaries, Call};
+use crate::media::summary::{MediaSummary, MediaTrace};
 use crate::media::VideoCall;
 use crate::metrics::TcpSummary;
 use crate::scenario::Scenario;
 
-/// The call and its flow ids.
+/// The calls and their flow ids.
 pub(super) struct MediaState {
-    pub call: Option<VideoCall>,
-    /// Flow id of the media stream; its feedback's is the next.
+    pub calls: Vec<VideoCall>,
+    /// Flow id of the first call's media stream.
     pub base: u32,
 }
 
@@ -29,24 +31,30 @@ const FRAME: u32 = 0;
 const FEEDBACK: u32 = 1;
 
 impl MediaState {
-    /// The scenario's call, its first frame and feedback timer scheduled.
+    /// The scenario's calls, their first frames and feedback timers scheduled.
     pub fn new(sc: &Scenario, base: u32, events: &mut Events) -> Self {
-        let call = sc.media.as_ref().map(|cfg| {
-            let c = VideoCall::new(cfg, sc.seed, sc.rtt_ns);
-            for (t, w) in [(c.next_frame_at(), FRAME), (c.next_feedback_at(), FEEDBACK)] {
-                if t < sc.duration_ns {
-                    events.schedule(t, Wake::Media(w));
+        let calls = (sc.media.iter().enumerate())
+            .map(|(k, cfg)| {
+                let c = VideoCall::new(cfg, sc.seed, sc.rtt_ns, k);
+                let w = 2 * k as u32;
+                for (t, w) in [
+                    (c.next_frame_at(), w + FRAME),
+                    (c.next_feedback_at(), w + FEEDBACK),
+                ] {
+                    if t < sc.duration_ns {
+                        events.schedule(t, Wake::Media(w));
+                    }
                 }
-            }
-            c
-        });
-        MediaState { call, base }
+                c
+            })
+            .collect();
+        MediaState { calls, base }
     }
 
-    /// Whether `flow` is the call's (media or feedback).
+    /// Whether `flow` is a call's (media or feedback).
     #[inline]
     pub fn owns(&self, flow: u32) -> bool {
-        self.call.is_some() && (flow == self.base || flow == self.base + 1)
+        flow >= self.base && ((flow - self.base) as usize) < 2 * self.calls.len()
     }
 }
 
@@ -68,12 +76,14 @@ fn media_packets(
 }
 
 impl Simulation {
-    /// A frame is due (`which` = 0) or the receiver's feedback timer fired (1).
-    pub(super) fn media_wake(&mut self, which: u32) {
+    /// Call `wake / 2`'s frame is due (`wake` even) or its receiver's feedback timer
+    /// fired (odd).
+    pub(super) fn media_wake(&mut self, wake: u32) {
         let now = self.now;
         let end = self.sc.duration_ns;
-        let base = self.media.base;
-        let Some(c) = self.media.call.as_mut() else {
+        let (k, which) = (wake / 2, wake % 2);
+        let base = self.media.base + 2 * k;
+        let Some(c) = self.media.calls.get_mut(k as usize) else {
             return;
         };
         let tos = c.cfg().tag << 2 | c.cfg().ecn as u8;
@@ -92,18 +102,20 @@ impl Simulation {
             (c.next_feedback_at(), dir.reverse())
         };
         if next < end {
-            self.events.schedule(next, Wake::Media(which));
+            self.events.schedule(next, Wake::Media(wake));
         }
         self.out = out;
         self.flush(d, 1);
     }
 
-    /// A packet of the call reached its host.
+    /// A packet of a call reached its host.
     #[inline]
     pub(super) fn media_receive(&mut self, pkt: &Packet) {
         let now = self.now;
-        if let Some(c) = self.media.call.as_mut() {
-            if pkt.flow == self.media.base {
+        let k = (pkt.flow - self.media.base) / 2;
+        let base = self.media.base + 2 * k;
+        if let Some(c) = self.media.calls.get_mut(k as usize) {
+            if pkt.flow == base {
                 c.on_media_arrival(now, pkt.seq, pkt.tos & 3);
             } else {
                 // SCReAM's window may let queued packets go.
@@ -111,7 +123,7 @@ impl Simulation {
                 if !seqs.is_empty() {
                     let dir = c.cfg().direction;
                     let mut out = std::mem::take(&mut self.out);
-                    media_packets(c, seqs, self.media.base, now, &mut out);
+                    media_packets(c, seqs, base, now, &mut out);
                     self.out = out;
                     self.flush(dir, 1);
                 }
@@ -119,10 +131,11 @@ impl Simulation {
         }
     }
 
-    /// A packet of the call was dropped (by a queue, or on the wire).
+    /// A packet of a call was dropped (by a queue, or on the wire).
     pub(super) fn media_drop(&mut self, pkt: &Packet, on_wire: bool) {
-        if let Some(c) = self.media.call.as_mut() {
-            if pkt.flow == self.media.base {
+        let k = (pkt.flow - self.media.base) / 2;
+        if let Some(c) = self.media.calls.get_mut(k as usize) {
+            if pkt.flow % 2 == self.media.base % 2 {
                 c.on_media_drop(pkt.seq, on_wire);
             } else {
                 c.on_feedback_drop(pkt.seq);
@@ -130,30 +143,33 @@ impl Simulation {
         }
     }
 
-    /// The call's summary and trace (none without a call).
+    /// The calls' summaries (with RFC 8868's criteria) and trace (none without one).
     pub(super) fn media_summaries(
         &self,
         tcp: &[TcpSummary],
         trace: &mut MediaTrace,
     ) -> Vec<MediaSummary> {
-        let Some(c) = &self.media.call else {
+        if self.media.calls.is_empty() {
             return Vec::new();
-        };
-        let tcp_bps = crate::metrics::goodput_of(tcp, c.cfg().direction.name());
-        vec![media_summary(
-            &self.sc,
-            self.media.base,
-            c.records(),
-            tcp_bps,
-            Some(trace),
-        )]
+        }
+        let calls: Vec<Call> = (self.media.calls.iter().enumerate())
+            .map(|(k, c)| Call {
+                flow: self.media.base + 2 * k as u32,
+                cfg: c.cfg(),
+                rec: c.records(),
+            })
+            .collect();
+        let tcp_bps = |d: crate::units::Direction| crate::metrics::goodput_of(tcp, d.name());
+        media_summaries(&self.sc, &calls, tcp_bps, Some(trace))
     }
 
-    /// Bytes the call's records hold (for the trial's memory budget).
+    /// Bytes the calls' records hold (for the trial's memory budget).
     pub(super) fn media_record_bytes(&self) -> u64 {
-        self.media.call.as_ref().map_or(0, |c| {
-            let r = c.records();
-            r.sent.len() as u64 * 24 + r.frames.len() as u64 * 20
-        })
+        (self.media.calls.iter())
+            .map(|c| {
+                let r = c.records();
+                r.sent.len() as u64 * 24 + r.frames.len() as u64 * 20
+            })
+            .sum()
     }
 }
