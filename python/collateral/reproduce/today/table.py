@@ -110,11 +110,17 @@ def summary(store: Store) -> pd.DataFrame:
     return cur if len(cur) else df
 
 
+def is_video(df: pd.DataFrame) -> pd.Series:
+    """Which summary rows are the video call's points."""
+    import pandas as pd
+
+    col = df["tag_video"] if "tag_video" in df else pd.Series(None, index=df.index)
+    return col.notna()
+
+
 def _trials(store: Store) -> pd.DataFrame:
     """One row per trial of today-queues, with the study's metrics derived."""
     import pandas as pd
-
-    from .video import is_video
 
     raw = summary(store)
     raw = raw[~is_video(raw)]  # the video call's points have their own table

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..claims import Claim
 from ..drawing import save_with_caption
 from . import physics as P
-from .table import LINKS, VARIANTS, trials_text, variant_order, write_tables
+from .table import LINKS, VARIANTS, is_video, trials_text, variant_order, write_tables
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,14 +38,6 @@ VIDEO_COLS = (
     ("media0_rate_share", "call share", 1, "{:.3f}"),
     ("down_goodput_bps", "download (Mbit/s)", 1e-6, "{:.3f}"),
 )
-
-
-def is_video(df: pd.DataFrame) -> pd.Series:
-    """Which summary rows are the video call's points."""
-    import pandas as pd
-
-    col = df["tag_video"] if "tag_video" in df else pd.Series(None, index=df.index)
-    return col.notna()
 
 
 def video_table(store: Store) -> pd.DataFrame:
