@@ -90,11 +90,19 @@ class Row:
 
     @property
     def ok(self) -> bool:
-        return (
-            max(self.idle[1], self.loaded[1]) <= DELAY_P99_MS
-            and abs(self.rate_err) <= RATE_PCT
-            and self.lost_outside == 0
-        )
+        return not self.missed()
+
+    def missed(self) -> list[str]:
+        """The targets this point misses, each with its figure."""
+        out = []
+        worst = max(self.idle[1], self.loaded[1])
+        if worst > DELAY_P99_MS:
+            out.append(f"the delay target (p99 {worst:.3f} ms > {DELAY_P99_MS} ms)")
+        if abs(self.rate_err) > RATE_PCT:
+            out.append(f"the rate target ({self.rate_err:+.2f} %)")
+        if self.lost_outside:
+            out.append(f"no loss outside the model ({self.lost_outside} lost)")
+        return out
 
 
 def scenario(rate: str, seconds: int, load: str, size: int) -> collateral.Scenario:
@@ -338,8 +346,9 @@ def main() -> None:
         print("no rate meets both targets")
     for r in rows:
         if r.size != 1500:
-            verdict = "meets" if r.ok else "misses"
-            print(f"{r.rate} with {r.size}-byte packets {verdict} both targets")
+            missed = r.missed()
+            verdict = f"misses {', '.join(missed)}" if missed else "meets both targets"
+            print(f"{r.rate} with {r.size}-byte packets {verdict}")
 
 
 if __name__ == "__main__":
