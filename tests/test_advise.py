@@ -291,3 +291,24 @@ def test_video_options_are_checked_where_they_enter():
     )  # fmt: skip
     assert r.returncode == 2 and r.stderr.strip().count("\n") == 0
     assert r.stderr.startswith("collateral: error: --video:")
+
+
+def test_a_lines_framing_reaches_the_links_and_cakes_shaper():
+    """ATM cells after 10 bytes: a 1500-byte packet takes ceil(1510 / 48) = 32 cells =
+    1696 bytes on the line, so a 1.5 Mbit/s line carries 1500/1696 = 88 % of it in IP
+    bytes (TCP's own headers aside) where plain framing carries all of it."""
+    kw = dict(link=None, down="1.5Mbit", up="256kbit", ccs=("cubic",), trials=1, duration="20s")
+    atm = advise(framing={"overhead": "10B", "atm": True}, **kw)
+    plain = advise(**kw)
+    cake = next(o for o in atm.outcomes if o.candidate.queue_label == "CAKE besteffort")
+    assert cake.candidate.queue["overhead"] == 10 and cake.candidate.queue["atm"] is True
+    assert "overhead" not in next(
+        o for o in plain.outcomes if o.candidate.queue_label == "CAKE besteffort"
+    ).candidate.queue
+    fq = {a.candidate.label: a for a in atm.outcomes}["FQ-CoDel, cubic"]
+    fq0 = {a.candidate.label: a for a in plain.outcomes}["FQ-CoDel, cubic"]
+    ratio = fq.goodput_bps["down"] / fq0.goodput_bps["down"]
+    assert abs(ratio - 1500 / 1696) < 0.03
+    with pytest.raises(ValueError) as e:
+        advise(link="adsl1", framing={"overhead": "10B", "atm": True})
+    assert e.value.param == "framing"

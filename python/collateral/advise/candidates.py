@@ -65,6 +65,7 @@ def candidates(
     up_bps: int | None = None,
     current: tuple[str, dict[str, Any]] | None = None,
     shaper_bps: tuple[int, int] | None = None,
+    framing: Any = None,
 ) -> list[Candidate]:
     """Every candidate under each congestion control (drop-tail limits that round to
     the same packets are tried once), then DualPI2 with L4S flows; ``current`` is the
@@ -72,7 +73,11 @@ def candidates(
     (``down_bps`` None) the limits are named by the upstream's, which alone decide.
     ``shaper_bps``: the link's (down, up) rates, CAKE's shaper in each direction, as a
     gateway runs it (unshaped, its 5 ms target is below one packet's time on a slow
-    link: Linux's COBALT then drops a call's packets too)."""
+    link: Linux's COBALT then drops a call's packets too), counting the link's
+    ``framing`` (its per-packet overhead and ATM cells, CAKE's own keywords) when given."""
+    line = {}
+    if framing is not None and (framing.overhead or framing.atm):
+        line = {"overhead": framing.overhead, "atm": framing.atm}
     out = []
     for cc in ccs:
         seen = set()
@@ -93,7 +98,7 @@ def candidates(
         for name, q, ecn, dscp in AQMS:
             up = None
             if q["kind"] == "cake" and shaper_bps is not None:
-                q, up = (dict(q, bandwidth=f"{bps}bit") for bps in shaper_bps)
+                q, up = (dict(q, bandwidth=f"{bps}bit", **line) for bps in shaper_bps)
             out.append(Candidate(name, q, cc, up_queue=up, ecn=ecn, dscp=dscp))
     name, q, cc, ecn = L4S
     out.append(Candidate(name, q, cc, ecn=ecn))

@@ -56,6 +56,7 @@ def advise(
     threads: int = 0,
     workload: str | None = None,
     goals: tuple[str, ...] | list[str] = (),
+    framing: dict[str, Any] | None = None,
 ) -> Advice:
     """Simulates every candidate and returns the evidence, ranked by
     :attr:`Advice.ranked` (see :mod:`collateral.advise.model`).
@@ -77,7 +78,10 @@ def advise(
     as the load instead of ``tcp_flows`` and ``uploads`` (its TCP flows under each
     candidate's congestion control, its probes beside the application); ``goals`` then
     add conditions on its scores (``rpm>=800``, ``grade>=A``: :mod:`.goals`) that a
-    candidate must meet as well, on the median over its trials.
+    candidate must meet as well, on the median over its trials. ``framing`` (a
+    direction's ``framing`` table, e.g. ``{"overhead": "10B", "atm": True}``) is the
+    line's, with ``down`` and ``up`` rates as line rates: both directions carry it and
+    CAKE's shaper counts it (as ``collateral infer`` finds it for ``advise --from``).
 
     Every argument is checked before anything runs; a bad one raises
     :class:`~collateral.spec.SpecError` (a ValueError) whose ``param`` names it."""
@@ -118,7 +122,10 @@ def advise(
     if not (math.isfinite(tolerance) and 0 <= tolerance < 1):
         raise SpecError("tolerance", f"{tolerance!r}: a share of goodput, from 0 to below 1")
     mine = current_queue(current) if current is not None else None
-    rates = {"down": {"rate": down}, "up": {"rate": up}} if link is None else {}
+    if framing is not None and link is not None:
+        raise SpecError("framing", "goes with down and up rates (a line's), not a link preset")
+    line = {"framing": framing} if framing is not None else {}
+    rates = {"down": {"rate": down, **line}, "up": {"rate": up, **line}} if link is None else {}
     cbr = [{**c, "budget": f"{budget_ns}ns"} for c in spec["cbr"]]
     base = dict(link=link, rtt=rtt, duration=duration, warmup=warmup, cbr=cbr, **rates)
     if "media" in spec:
@@ -132,6 +139,7 @@ def advise(
         link_rates["up"] if uploads or kind is not None else None,
         mine,
         (link_rates["down"], link_rates["up"]),
+        probe.down.framing,
     )
     flows = ["down"] * tcp_flows + ["up"] * uploads
     if kind is not None:

@@ -121,6 +121,12 @@ def add_parser(sub: Any) -> None:
         metavar="FRAMING",
         help="with --from: the line's framing when you know it (atm for ADSL), as infer takes it",
     )
+    a.add_argument(
+        "--sync-rate",
+        metavar="DOWN[/UP]",
+        help="with --from: the modem's sync rate (e.g. 1.5Mbit/256kbit), from which infer"
+        " tells the framing, as infer takes it",
+    )
     a.add_argument("--seed", metavar="N", type=count(0, 2**62), default=1)
     a.add_argument(
         "--plot",
@@ -154,6 +160,7 @@ _ADVISE_OPTIONS = {
     "seed": "--seed",
     "workload": "--workload",
     "goals": "--goal",
+    "framing": "--framing",
 }
 
 
@@ -166,6 +173,8 @@ def run(args: argparse.Namespace) -> int:
         _from_measurement(args)
     elif args.framing is not None:
         fail("--framing: goes with --from (the measured line's framing)")
+    elif args.sync_rate is not None:
+        fail("--sync-rate: goes with --from (the measured line's modem)")
     for name in ("video_max_rate", "video_direction"):
         if (
             args.video is None
@@ -199,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             workload=args.workload,
             goals=tuple(args.goal or ()),
+            framing=getattr(args, "line_framing", None),
         )
     except SpecError as e:
         option = _ADVISE_OPTIONS.get(e.param)
@@ -227,10 +237,18 @@ def _from_measurement(args: argparse.Namespace) -> None:
     if clash:
         fail(f"--from: gives the link; leave out {', '.join(clash)}")
     input_store("--from", args.from_)
-    from .infer import framing_option
+    from .infer import framing_option, sync_option
 
+    framing, sync = framing_option(args.framing), sync_option(args.sync_rate)
+    if sync and framing is not None:
+        fail("--sync-rate: infers the framing; leave out --framing")
     try:
-        inf = infer(from_store(args.from_), framing_option(args.framing))
+        if sync:
+            from ..inference.framing import infer_with_sync
+
+            inf = infer_with_sync(from_store(args.from_), sync)
+        else:
+            inf = infer(from_store(args.from_), framing)
     except InferenceProblem as e:
         fail(f"--from: {e}")
     got = {e.name: e.value for e in inf.estimates}
@@ -240,6 +258,8 @@ def _from_measurement(args: argparse.Namespace) -> None:
             f"--from: {args.from_}: not inferred: {', '.join(missing)} (collateral infer says why)"
         )
     args.down, args.up = round(got["capacity_down"]), round(got["capacity_up"])
+    # With a framing (given or inferred) the capacities are line rates: the link carries it.
+    args.line_framing = inf.link_framing().get("framing")
     args.rtt = f"{got['base_rtt'] * 1e3:.3f}ms"
     queue = got.get("queue_down")
     if args.current is None and queue is not None:
