@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -108,6 +109,8 @@ def infer_all(root: Path, sync: bool = False) -> None:
         if not (d / "truth.json").exists():
             continue
         store = d / "imported"
+        # Imported afresh each time: a store of an earlier build would gain a second trial.
+        shutil.rmtree(store, ignore_errors=True)
         files = [str(d / f) for f in ("irtt.json", "down.json", "up.json")]
         p = subprocess.run(
             [sys.executable, "-m", "collateral", "import", *files, "-o", str(store)],

@@ -302,9 +302,12 @@ def test_a_lines_framing_reaches_the_links_and_cakes_shaper():
     plain = advise(**kw)
     cake = next(o for o in atm.outcomes if o.candidate.queue_label == "CAKE besteffort")
     assert cake.candidate.queue["overhead"] == 10 and cake.candidate.queue["atm"] is True
-    assert "overhead" not in next(
-        o for o in plain.outcomes if o.candidate.queue_label == "CAKE besteffort"
-    ).candidate.queue
+    assert (
+        "overhead"
+        not in next(
+            o for o in plain.outcomes if o.candidate.queue_label == "CAKE besteffort"
+        ).candidate.queue
+    )
     fq = {a.candidate.label: a for a in atm.outcomes}["FQ-CoDel, cubic"]
     fq0 = {a.candidate.label: a for a in plain.outcomes}["FQ-CoDel, cubic"]
     ratio = fq.goodput_bps["down"] / fq0.goodput_bps["down"]

@@ -69,6 +69,22 @@ def test_an_aqm_settles_at_its_target_and_has_no_buffer_to_infer():
     assert any(line.startswith("buffer_down: ") for line in inf.not_inferred)
 
 
+def test_a_start_above_the_settled_ceiling_is_an_aqms_overshoot():
+    """CoDel held steady at 5-6 ms (p50/p99 = 5.5/6 > 0.65, the shape of a full FIFO)
+    after a 1 s start at 40 ms: a drop-tail queue never passes its ceiling, so the
+    40 ms > 1.2 x 6 ms start says AQM; the same steady queue without the start is a
+    FIFO of 6 ms (and a FIFO's own start at its ceiling stays a FIFO)."""
+    steady = sawtooth(0.005, 0.006, period=0.2)
+    codel = lambda x: np.where(x < 1.0, 0.040, steady(x))  # noqa: E731
+    fifo_up = sawtooth(0.140, 0.200)
+    inf = infer(run(codel, fifo_up))
+    assert inf.get("queue_down").value == "aqm" and inf.get("queue_up").value == "fifo"
+    assert "6.7 x the settled ceiling" in inf.get("queue_down").how
+    assert infer(run(steady, fifo_up)).get("queue_down").value == "fifo"
+    filling = lambda x: np.where(x < 1.0, 0.006, steady(x))  # noqa: E731
+    assert infer(run(filling, fifo_up)).get("queue_down").value == "fifo"
+
+
 def test_flow_queueing_leaves_the_probes_their_own_queue():
     fq = lambda x: np.full(len(x), 0.0005)  # noqa: E731
     inf = infer(run(fq, fq))

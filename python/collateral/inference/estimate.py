@@ -23,11 +23,16 @@ The physics each estimate rests on:
   retransmission is counted once, so drops do not bias it.
 - **FIFO or AQM.** Under a long-lived load a drop-tail queue stays near full: CUBIC
   backs off to 0.7 of its window, so the probes' queueing delay sits between about
-  0.7 and 1 of its ceiling (median over 99th percentile ≥ 0.65). An AQM holds the delay
-  near its target instead, far below its own transients (CoDel's 5 ms, PIE's 15 ms), and
-  a flow-queueing one (FQ-CoDel, CAKE) gives the sparse probes their own queue, so they
-  see almost none (median under 2 ms, or one and a half full packets' time on a slow
-  line, where a probe still waits for the packet being sent) while the link is full.
+  0.7 and 1 of its ceiling (median over 99th percentile ≥ 0.65), and it never passes
+  that ceiling, not even at the load's start. An AQM lets the queue overshoot as a load
+  starts (CoDel drops only after an interval above its target, PIE allows a burst) and
+  then holds the delay near its target (CoDel's 5 ms, PIE's 15 ms): a start that peaks
+  over 1.2 times the settled p99 is an AQM's, whatever the settled shape (at 50 Mbit/s
+  and more four CUBIC flows hold CoDel's 5 ms so steadily that the shape alone looks like
+  a full FIFO's). A flow-queueing one (FQ-CoDel, CAKE) gives the sparse probes their
+  own queue, so they see almost none (median under 2 ms, or one and a half full
+  packets' time on a slow line, where a probe still waits for the packet being sent)
+  while the link is full.
 - **Buffer (FIFO only).** The ceiling of the queueing delay (its 99th percentile) times
   the capacity: the bytes ahead of a probe in a full queue.
 """
@@ -60,6 +65,10 @@ HELD_SHARE = 0.03
 FQ_MEDIAN_S = 0.002
 #: Median over 99th percentile of the queueing delay at or above which a FIFO is full.
 FIFO_SHAPE = 0.65
+#: A load's start that peaks above this times the settled ceiling (its p99) overshot it:
+#: a drop-tail queue's delay never passes its ceiling, an AQM's does (CoDel lets the
+#: queue grow for an interval before its first drop, PIE has a burst allowance).
+OVERSHOOT = 1.2
 #: Fewer samples than this in a window: no estimate from it.
 MIN_SAMPLES = 20
 
@@ -162,6 +171,16 @@ def idle_mask(obs: Observations) -> np.ndarray:
     """Probes sent while nothing loaded the link, a drain time away from every load."""
     busy = [(a - LEAD_S, b + drain_s(obs, d)) for d in DIRECTIONS for a, b in obs.windows(d)]
     return ~_mask(obs.probe_sent_s, busy) & ~np.isnan(obs.rtt_s)
+
+
+def start_mask(obs: Observations, direction: str) -> np.ndarray:
+    """Probes sent in the first seconds of ``direction``'s loads (their stamps a second
+    either way), the other direction idle: where an AQM lets the queue overshoot."""
+    other = "up" if direction == "down" else "down"
+    starts = [(a - LEAD_S, a + SETTLE_S) for a, _ in obs.windows(direction)]
+    after = drain_s(obs, other)
+    clash = _mask(obs.probe_sent_s, [(a - LEAD_S, b + after) for a, b in obs.windows(other)])
+    return _mask(obs.probe_sent_s, starts) & ~clash & ~np.isnan(obs.rtt_s)
 
 
 def loaded_mask(obs: Observations, direction: str) -> np.ndarray:
@@ -277,8 +296,17 @@ def discipline(obs: Observations, direction: str, base_raw: float, cap: float | 
     # With a queue of its own a probe still waits for the full packet being sent (53 ms
     # of ATM cells at 256 kbit/s): flow queueing keeps its median within 1.5 of those.
     own = max(FQ_MEDIAN_S, 1.5 * FULL_PACKET * 8 / cap) if cap else FQ_MEDIAN_S
+    start = obs.rtt_s[start_mask(obs, direction)] - base_raw
+    peak = float(np.max(start)) if len(start) >= MIN_SAMPLES else None
     if p50 < own:
         d = Estimate(kind, "aqm (flow queueing)", how=f"{stats}: the probes had their own queue")
+    elif peak is not None and p99 > 0 and peak > OVERSHOOT * p99:
+        d = Estimate(
+            kind,
+            "aqm",
+            how=f"{stats}: the load's start peaked at {peak * 1e3:.1f} ms, {peak / p99:.1f} x the"
+            " settled ceiling, which a drop-tail queue never passes",
+        )
     elif shape < FIFO_SHAPE:
         d = Estimate(
             kind, "aqm", how=f"{stats}: the delay settles at {p50 * 1e3:.1f} ms, not at its top"
