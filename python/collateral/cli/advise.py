@@ -116,17 +116,9 @@ def add_parser(sub: Any) -> None:
         " whose inferred rates, base RTT and downstream queue ('collateral infer') are the"
         " link and --current (instead of --link/--down/--up/--rtt)",
     )
-    a.add_argument(
-        "--framing",
-        metavar="FRAMING",
-        help="with --from: the line's framing when you know it (atm for ADSL), as infer takes it",
-    )
-    a.add_argument(
-        "--sync-rate",
-        metavar="DOWN[/UP]",
-        help="with --from: the modem's sync rate (e.g. 1.5Mbit/256kbit), from which infer"
-        " tells the framing, as infer takes it",
-    )
+    from .infer import add_line_options
+
+    add_line_options(a, when="with --from: ")
     a.add_argument("--seed", metavar="N", type=count(0, 2**62), default=1)
     a.add_argument(
         "--plot",
@@ -226,7 +218,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _from_measurement(args: argparse.Namespace) -> None:
     """Sets the link and the current queue from the line measured in ``--from``."""
-    from ..inference import InferenceProblem, from_store, infer
     from ..spec.fields import BY_NAME
     from .paths import input_store
 
@@ -237,20 +228,9 @@ def _from_measurement(args: argparse.Namespace) -> None:
     if clash:
         fail(f"--from: gives the link; leave out {', '.join(clash)}")
     input_store("--from", args.from_)
-    from .infer import framing_option, sync_option
+    from .infer import inferred_line
 
-    framing, sync = framing_option(args.framing), sync_option(args.sync_rate)
-    if sync and framing is not None:
-        fail("--sync-rate: infers the framing; leave out --framing")
-    try:
-        if sync:
-            from ..inference.framing import infer_with_sync
-
-            inf = infer_with_sync(from_store(args.from_), sync)
-        else:
-            inf = infer(from_store(args.from_), framing)
-    except InferenceProblem as e:
-        fail(f"--from: {e}")
+    _, inf = inferred_line(args.from_, args, where="--from: ")
     got = {e.name: e.value for e in inf.estimates}
     missing = [k for k in ("capacity_down", "capacity_up", "base_rtt") if got.get(k) is None]
     if missing:

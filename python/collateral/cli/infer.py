@@ -26,20 +26,7 @@ def add_parser(sub: Any) -> None:
         "inferred is said, with why.",
     )
     c.add_argument("directory", metavar="DIR", help="a results directory of one measured run")
-    c.add_argument(
-        "--framing",
-        metavar="FRAMING",
-        help="the line's framing when you know it (it does not show in the measurement): "
-        "BYTES per packet, atm (an ADSL line: ATM cells after PPPoA VC-MUX's 10 bytes) or "
-        "atm:BYTES; capacities are then line rates",
-    )
-    c.add_argument(
-        "--sync-rate",
-        metavar="DOWN[/UP]",
-        help="the modem's sync rate as its router shows it, e.g. 1.5Mbit/256kbit: infers"
-        " the framing (ATM cells or not, the per-packet overhead) from the goodput over it,"
-        " for the capacities, the replay and CAKE's overhead in the what-if",
-    )
+    add_line_options(c)
     c.add_argument("--json", action="store_true", help="the inference as JSON")
     c.add_argument(
         "--replay",
@@ -66,9 +53,46 @@ def add_parser(sub: Any) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
+def add_line_options(p: Any, when: str = "") -> None:
+    """``--framing`` and ``--sync-rate``, what the user knows of the measured line, as
+    ``infer`` and ``advise --from`` take them; ``when`` prefixes their help."""
+    p.add_argument(
+        "--framing",
+        metavar="FRAMING",
+        help=when + "the line's framing when you know it (it does not show in the"
+        " measurement): BYTES per packet, atm (an ADSL line: ATM cells after PPPoA VC-MUX's"
+        " 10 bytes) or atm:BYTES; capacities are then line rates",
+    )
+    p.add_argument(
+        "--sync-rate",
+        metavar="DOWN[/UP]",
+        help=when + "the modem's sync rate as its router shows it, e.g. 1.5Mbit/256kbit:"
+        " infers the framing (ATM cells or not, the per-packet overhead) from the goodput"
+        " over it, for the capacities, the replay and CAKE's overhead",
+    )
+
+
+def inferred_line(directory: str, args: argparse.Namespace, where: str = "") -> tuple[Any, Any]:
+    """(the observations, the inference) of a measured run, with ``--framing`` or
+    ``--sync-rate`` as given; a problem ends the command in one line (``where`` first)."""
     from ..inference import InferenceProblem, from_store, infer
 
+    framing = framing_option(args.framing)
+    sync = sync_option(args.sync_rate)
+    if sync and framing is not None:
+        fail("--sync-rate: infers the framing; leave out --framing")
+    try:
+        obs = from_store(directory)
+        if sync:
+            from ..inference.framing import infer_with_sync
+
+            return obs, infer_with_sync(obs, sync)
+        return obs, infer(obs, framing)
+    except InferenceProblem as e:
+        fail(f"{where}{e}")
+
+
+def run(args: argparse.Namespace) -> int:
     input_store("DIR", args.directory)
     figure = None
     if args.figure is not None:
@@ -77,20 +101,7 @@ def run(args: argparse.Namespace) -> int:
         figure = output_file("--figure", args.figure, "whatif.png", figure=True)
     if args.testbed and not args.replay:
         fail("--testbed: runs the replay on the testbed; give --replay too")
-    framing = framing_option(args.framing)
-    sync = sync_option(args.sync_rate)
-    if sync and framing is not None:
-        fail("--sync-rate: infers the framing; leave out --framing")
-    try:
-        obs = from_store(args.directory)
-        if sync:
-            from ..inference.framing import infer_with_sync
-
-            inf = infer_with_sync(obs, sync)
-        else:
-            inf = infer(obs, framing)
-    except InferenceProblem as e:
-        fail(str(e))
+    obs, inf = inferred_line(args.directory, args)
     if args.json:
         print(json.dumps(inf.to_dict(), indent=1))
         return 0

@@ -173,23 +173,24 @@ def idle_mask(obs: Observations) -> np.ndarray:
     return ~_mask(obs.probe_sent_s, busy) & ~np.isnan(obs.rtt_s)
 
 
+def _alone(obs: Observations, direction: str, spans: list[tuple[float, float]]) -> np.ndarray:
+    """Probes answered, sent within ``spans`` while the other direction was idle (a
+    second before its loads' stamps to its queue's drain after them)."""
+    other = "up" if direction == "down" else "down"
+    after = drain_s(obs, other)
+    clash = _mask(obs.probe_sent_s, [(a - LEAD_S, b + after) for a, b in obs.windows(other)])
+    return _mask(obs.probe_sent_s, spans) & ~clash & ~np.isnan(obs.rtt_s)
+
+
 def start_mask(obs: Observations, direction: str) -> np.ndarray:
     """Probes sent in the first seconds of ``direction``'s loads (their stamps a second
     either way), the other direction idle: where an AQM lets the queue overshoot."""
-    other = "up" if direction == "down" else "down"
-    starts = [(a - LEAD_S, a + SETTLE_S) for a, _ in obs.windows(direction)]
-    after = drain_s(obs, other)
-    clash = _mask(obs.probe_sent_s, [(a - LEAD_S, b + after) for a, b in obs.windows(other)])
-    return _mask(obs.probe_sent_s, starts) & ~clash & ~np.isnan(obs.rtt_s)
+    return _alone(obs, direction, [(a - LEAD_S, a + SETTLE_S) for a, _ in obs.windows(direction)])
 
 
 def loaded_mask(obs: Observations, direction: str) -> np.ndarray:
     """Probes sent in the settled part of ``direction``'s load, the other one idle."""
-    other = "up" if direction == "down" else "down"
-    inside = _mask(obs.probe_sent_s, _steady(obs.windows(direction)))
-    after = drain_s(obs, other)
-    clash = _mask(obs.probe_sent_s, [(a - LEAD_S, b + after) for a, b in obs.windows(other)])
-    return inside & ~clash & ~np.isnan(obs.rtt_s)
+    return _alone(obs, direction, _steady(obs.windows(direction)))
 
 
 def goodput(obs: Observations, direction: str) -> Estimate:

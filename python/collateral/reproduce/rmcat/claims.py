@@ -11,6 +11,7 @@ import math
 from typing import TYPE_CHECKING
 
 from ..claims import Claim
+from ..rtp import MEDIA_HEADERS, MEDIA_PAYLOAD
 from .table import CONTROLLERS, call_rows, medians, scenario_of, value
 
 if TYPE_CHECKING:
@@ -24,9 +25,6 @@ if TYPE_CHECKING:
 GCC_ETA = 1.08
 #: The convergence criterion of the core (media::criteria::CONVERGED).
 CONVERGED = 0.8
-#: A media packet's headers beside its at most 1200 bytes of payload: RTP 12 + UDP/IP 28
-#: (media::encoder's MAX_PAYLOAD, RTP_HEADER; traffic's UDP_HEADERS).
-MEDIA_PAYLOAD, MEDIA_HEADERS = 1200, 40
 #: A NewReno segment's payload per IP byte (the rfc profile: MSS 1448 in 1500 bytes).
 TCP_GOODPUT_PER_BYTE = 1448 / 1500
 #: Bytes one delivery opportunity carries (clock::OPPORTUNITY_BYTES): the most a packet

@@ -40,8 +40,11 @@ class Link:
         return self.down_bps if direction == "down" else self.up_bps
 
     def wire_bytes(self, ip_bytes: float) -> float:
-        b = ip_bytes + self.overhead
-        return math.ceil(b / 48) * 53 if self.atm else b
+        """A packet of ``ip_bytes`` (a mean's fraction rounded up) on this link's wire:
+        the core's framing arithmetic, as the link and the router count it."""
+        from ... import _native
+
+        return _native.wire_bytes(math.ceil(ip_bytes), self.overhead, self.atm)
 
     def wire_s(self, ip_bytes: float, direction: str) -> float:
         """One packet of ``ip_bytes``' time on the wire."""

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..claims import Claim
 from ..drawing import save_with_caption
+from ..rtp import MEDIA_HEADERS, MEDIA_PAYLOAD
 from . import physics as P
 from .table import LINKS, VARIANTS, is_video, trials_text, variant_order, write_tables
 
@@ -26,8 +27,6 @@ FPS = 30
 PLAYOUT_S = 0.150
 #: FQ-CoDel's and CAKE's target delay (Linux defaults).
 CODEL_TARGET_S = 0.005
-#: RFC 8593's encoder: ≤ 1200 B of payload per packet + 40 B of IP, UDP and RTP.
-RTP_PAYLOAD, RTP_HEADERS = 1200, 40
 
 #: The table's columns: (column, header, scale, format).
 VIDEO_COLS = (
@@ -67,8 +66,8 @@ def frame_wire_s(link: str, share: float = 1.0) -> float:
     with their headers and the link's framing, at ``share`` of the line rate."""
     lk = P.LINKS[link]
     payload = TOP_BPS[link] / FPS / 8
-    n = math.ceil(payload / RTP_PAYLOAD)
-    wire = n * lk.wire_bytes(payload / n + RTP_HEADERS)
+    n = math.ceil(payload / MEDIA_PAYLOAD)
+    wire = n * lk.wire_bytes(payload / n + MEDIA_HEADERS)
     return wire * 8 / (lk.down_bps * share)
 
 
