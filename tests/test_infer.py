@@ -102,6 +102,46 @@ def test_probes_serialisation_and_rate_are_taken_off_and_added():
     assert inf.get("base_rtt").value == pytest.approx(BASE, abs=1e-5)
 
 
+def test_probes_the_queue_dropped_took_none_of_the_line():
+    # 100-byte probes every 20 ms (40 kbit/s); during the settled upload (22 to 29.5 s)
+    # two in five are lost: the line carried 0.6 of them, 24 kbit/s.
+    obs = run(sawtooth(0.035, 0.050), sawtooth(0.14, 0.2), probe_bytes=100)
+    settled = np.flatnonzero((obs.probe_sent_s >= 22) & (obs.probe_sent_s < 29.5))
+    lost = settled[np.arange(len(settled)) % 5 < 2]
+    obs.rtt_s[lost] = np.nan
+    carried = 1 - len(lost) / len(settled)
+    assert carried == pytest.approx(0.6, abs=0.01)
+    inf = infer(obs)
+    assert inf.get("capacity_up").value == pytest.approx(2e6 + 40_000 * carried, rel=1e-9)
+    assert inf.get("capacity_down").value == pytest.approx(15e6 + 40_000, rel=1e-9)
+
+
+def test_a_count_short_by_a_window_at_its_ends_is_fitted_through():
+    # A slow upload (256 kbit/s of 1500-byte packets, 20 to 50 s) behind a 2 s queue:
+    # the receiver's count is short by 24 kB (most of a second's bytes) at the first
+    # settled moment (22 s) and at the end (50 s: the test ended behind a hole). The two
+    # shortfalls sit symmetrically about the settled stretch's middle (36 s), so the
+    # least-squares slope is the line's rate; the rate from a late moment to the short
+    # end is lower.
+    cap, window = 256e3, 24e3
+    per_s = cap * FULL_PAYLOAD / FULL_PACKET / 8
+    t = np.arange(0, 60, 0.02)
+    rtt = np.full(t.shape, BASE)
+    rtt[(t >= 20) & (t < 50)] += sawtooth(1.4, 2.0)(t[(t >= 20) & (t < 50)])
+    ends = np.arange(21.0, 50.5, 1.0)
+    cum = per_s * (ends - 20)
+    cum[ends == 22] -= window
+    cum[ends == 50] -= window
+    up = Flow("up", ends, np.ones(len(ends)), np.diff(cum, prepend=0.0))
+    down = flow("down", 5, 15, C_DOWN)
+    obs = Observations("crafted", t, rtt, 0, [down, up])
+    g = infer(obs).get("capacity_up")
+    assert g.value == pytest.approx(cap, rel=1e-9)
+    assert "slope" in g.how
+    late = (cum[-1] - cum[-3]) * 8 / 2 * FULL_PACKET / FULL_PAYLOAD
+    assert late < 0.7 * cap
+
+
 def test_without_idle_probes_or_load_it_says_what_it_cannot_infer():
     always = run(sawtooth(0.035, 0.050), sawtooth(0.14, 0.2))
     always.flows = [flow("down", 0, 40, C_DOWN)]
@@ -131,10 +171,15 @@ def test_a_known_atm_framing_gives_line_rates_and_cell_serialisation():
     assert inf.get("capacity_down").value == pytest.approx(1.5e6, rel=1e-9)
     assert inf.get("capacity_up").value == pytest.approx(256e3, rel=1e-9)
     assert inf.get("base_rtt").value == pytest.approx(BASE, abs=1e-12)
-    # The buffer in IP bytes: the ceiling delay times the IP rate of full packets.
+    # The buffer in IP bytes: the line's bytes in the ceiling delay, of which the probes
+    # sent in that time (one per 20 ms) are 159 B of cells for 88 IP bytes each, the
+    # rest full packets (1500 IP bytes per 1696).
     ceiling = inf.get("buffer_down_delay").value
-    ip_rate = 1.5e6 * 1500 / 1696
-    assert inf.get("buffer_down").value == pytest.approx(ceiling * ip_rate / 8, rel=1e-9)
+    probes_in = ceiling / 0.02
+    line_bytes = ceiling * 1.5e6 / 8
+    want = (line_bytes - probes_in * 159) * 1500 / 1696 + probes_in * 88
+    assert inf.get("buffer_down").value == pytest.approx(want, rel=1e-9)
+    assert want < ceiling * 1.5e6 * 1500 / 1696 / 8  # less than if all were full packets
     assert inf.link_framing() == {"framing": {"overhead": "10B", "atm": True}}
     assert not any("framing" in line for line in inf.not_inferred)
 

@@ -11,16 +11,21 @@ The physics each estimate rests on:
 - **Capacity.** A saturated bottleneck sends full-size packets back to back. A
   receiver's count lags what crossed the link by the data it holds behind a lost packet
   until the retransmission arrives (at 256 kbit/s, a burst of several seconds' worth),
-  and holds nothing once the load has ended. So the bytes delivered from any settled
-  moment to the load's last byte, over that time, are at least the link's rate, and
-  equal to it from a moment when nothing was held back: where what may be held (about
-  a window: rate x loaded RTT) is more than 3 % of the settled stretch's bytes, the
-  least such rate is the estimate; else the rate over the whole settled stretch, which
-  a dip in the load does not drag down as it drags the least one. The interval reaches
-  to the median of those rates. It is scaled by the wire size of a
-  full packet over its payload (1500 / 1448: IPv4, TCP with timestamps, MTU 1500) and
-  the probes' own rate is added. A dropped packet never used the link and its
-  retransmission is counted once, so drops do not bias it.
+  and a tool stops counting at the test's end, whatever is held then (iperf3's server
+  did so behind ADSL1's 60 kB FIFO, whose queue drained for 3 s after its last count).
+  So a count is short, at any moment and at the end, by up to about a window (the rate
+  times the loaded RTT). Where that is at most 3 % of the settled stretch's bytes, the
+  estimate is the rate over the whole settled stretch to the load's end; else the slope
+  of the count over the settled stretch, fitted to every interval's end by least
+  squares, which no one moment's shortfall moves much (the least rate from a settled
+  moment to the end, used before, read ADSL1's upstream 23 % low when the end was
+  short). The interval reaches to the median of the rates from each settled moment to
+  the end. It is scaled by the wire size of a full packet over its payload (1500 / 1448:
+  IPv4, TCP with timestamps, MTU 1500) and the rate of the probes the line carried
+  (those answered) is added. A dropped packet never used the link and its
+  retransmission is counted once, so drops do not bias it. A load that leaves the line
+  idle now and then (four CUBIC flows under CAKE on a 1.5 Mbit/s line filled about
+  96 % of it) shows as a lower capacity: nothing in the counts tells the two apart.
 - **FIFO or AQM.** Under a long-lived load a drop-tail queue stays near full: CUBIC
   backs off to 0.7 of its window, so the probes' queueing delay sits between about
   0.7 and 1 of its ceiling (median over 99th percentile ≥ 0.65), and it never passes
@@ -34,7 +39,8 @@ The physics each estimate rests on:
   packets' time on a slow line, where a probe still waits for the packet being sent)
   while the link is full.
 - **Buffer (FIFO only).** The ceiling of the queueing delay (its 99th percentile) times
-  the capacity: the bytes ahead of a probe in a full queue.
+  the capacity: the bytes ahead of a probe in a full queue, in IP bytes — full packets,
+  and the probes sent in that time, each costing the line its own framed size.
 """
 
 from __future__ import annotations
@@ -58,7 +64,7 @@ BACK_S = 0.003
 LEAD_S = 1.0
 #: The shortest stretch of a load a delivery rate is taken over, to its end.
 MIN_TAIL_S = 2.0
-#: Above this share of a stretch's bytes held back at its start, the least rate is used.
+#: Above this share of the settled bytes possibly held back, the count's fitted slope is used.
 HELD_SHARE = 0.03
 #: Median queueing delay below which the probes had a queue of their own (flow queueing),
 #: or 1.5 full packets' time on the line if more.
@@ -225,12 +231,14 @@ def goodput(obs: Observations, direction: str) -> Estimate:
     # What a receiver may hold back: about a window, the rate times the loaded RTT.
     held = mean / 8 * float(np.nanmax(obs.rtt_s[_mask(obs.probe_sent_s, spans)], initial=0))
     share = held / (mean / 8 * (last - ends[pick][0]))
-    rate = float(np.min(rates)) if share > HELD_SHARE else mean
     mid = float(np.median(rates))
+    rate = mean
     if share > HELD_SHARE:
+        settled = ends >= a + SETTLE_S
+        rate = float(np.polyfit(ends[settled], cum[settled], 1)[0]) * 8
         how = (
-            f"least delivery rate from {len(rates)} settled moments to the load's end (what"
-            f" the receiver may hold back is {share:.0%} of the longest stretch's bytes)"
+            f"slope of the count over {int(settled.sum())} settled interval ends (what the"
+            f" receiver may hold back is {share:.0%} of the settled stretch's bytes)"
         )
     else:
         how = f"delivery rate over the settled {last - ends[pick][0]:.1f} s to the load's end"
@@ -244,7 +252,7 @@ def capacity(obs: Observations, direction: str, framing: Framing = Framing()) ->
     if not isinstance(g.value, float):
         return Estimate(name, None, "bit/s", why=g.why)
     scale = framing.wire(FULL_PACKET) / FULL_PAYLOAD
-    probes = probe_rate(obs, framing)
+    probes = probe_rate(obs, direction, framing)
     value, low, high = (x * scale + probes for x in (g.value, g.low, g.high))  # type: ignore[operator]
     how = f"{g.how}, x {framing.wire(FULL_PACKET)}/{FULL_PAYLOAD}"
     if probes:
@@ -259,10 +267,25 @@ def probe_gap(obs: Observations) -> float:
     return float(np.median(np.diff(np.sort(obs.probe_sent_s))))
 
 
-def probe_rate(obs: Observations, framing: Framing = Framing()) -> float:
-    """The probes' own load on each direction (bit/s): they share the bottleneck with the
-    flows (irtt's 88-byte probe every 20 ms is 14 % of a 256 kbit/s upstream)."""
+def load_gap(obs: Observations, direction: str) -> float:
+    """The probes' spacing as ``direction``'s line carried them while its load settled:
+    :func:`probe_gap` over the share of the probes sent then that were answered. A probe
+    the queue dropped never took the line's time (an AQM on a slow line drops many: on
+    ADSL1's upstream CoDel answered 61 % of them, and counting every probe sent put the
+    capacity 11 % high). With the other direction idle, a loss is this direction's."""
     gap = probe_gap(obs)
+    sent = _mask(obs.probe_sent_s, _steady(obs.windows(direction)))
+    answered = int((sent & ~np.isnan(obs.rtt_s)).sum())
+    if gap <= 0 or not answered:
+        return gap
+    return gap * int(sent.sum()) / answered
+
+
+def probe_rate(obs: Observations, direction: str, framing: Framing = Framing()) -> float:
+    """The probes' own load on ``direction``'s line (bit/s) while its load settled: they
+    share the bottleneck with the flows (irtt's 88-byte probe every 20 ms is 25 % of a
+    256 kbit/s ATM upstream)."""
+    gap = load_gap(obs, direction)
     if not obs.probe_bytes or gap <= 0:
         return 0.0
     return framing.wire(obs.probe_bytes) * 8 / gap
@@ -284,8 +307,26 @@ def base_rtt(
     return Estimate("base_rtt", low, "s", low, float(np.percentile(idle, 10)) - ser, how)
 
 
-def discipline(obs: Observations, direction: str, base_raw: float, cap: float | None):
-    """(the discipline's estimate, the buffer's estimates) for one direction."""
+def queued_ip_bytes(obs: Observations, direction: str, delay: float, line: float, framing: Framing):
+    """The IP bytes a probe finds ahead of it in a FIFO that delays it ``delay`` s on a
+    line of ``line`` bit/s: the line's bytes in that time, of which the probes sent in it
+    (the answered ones, :func:`load_gap`) are small packets taking more of the line per
+    IP byte than full ones under a per-packet overhead or ATM cells (an 88-byte probe is
+    159 bytes of cells; a 60 kB FIFO on ADSL1's upstream holds about a hundred of them,
+    and counting their line time as full packets' put the buffer 12 % high)."""
+    line_bytes = delay * line / 8
+    probes = delay / load_gap(obs, direction) if obs.probe_bytes else 0.0
+    probes = min(probes, line_bytes / framing.wire(obs.probe_bytes)) if probes else 0.0
+    full = line_bytes - probes * framing.wire(obs.probe_bytes) if probes else line_bytes
+    return full * framing.ip_share() + probes * obs.probe_bytes
+
+
+def discipline(
+    obs: Observations, direction: str, base_raw: float, line: float | None, framing: Framing
+):
+    """(the discipline's estimate, the buffer's estimates) for one direction, whose line
+    carries ``line`` bit/s (None: not inferred)."""
+    cap = line * framing.ip_share() if line else None
     q = obs.rtt_s[loaded_mask(obs, direction)] - base_raw
     kind, buf_b, buf_t = f"queue_{direction}", f"buffer_{direction}", f"buffer_{direction}_delay"
     if len(q) < MIN_SAMPLES:
@@ -319,13 +360,11 @@ def discipline(obs: Observations, direction: str, base_raw: float, cap: float | 
         size = (
             Estimate(
                 buf_b,
-                p99 * cap / 8,
-                "B",
-                p95 * cap / 8,
-                top * cap / 8,
-                f"ceiling delay x capacity_{direction}'s IP rate",
+                *(queued_ip_bytes(obs, direction, x, line, framing) for x in (p99, p95, top)),
+                f"ceiling delay x capacity_{direction}, in IP bytes"
+                + (" (the probes in it as probes)" if obs.probe_bytes else ""),
             )
-            if cap
+            if line
             else Estimate(buf_b, None, "B", why=f"no {direction} capacity to convert the delay")
         )
         return [d, ceiling, size]
@@ -359,8 +398,7 @@ def infer(
     est = [base, *caps.values()]
     if len(idle):
         for d in DIRECTIONS:
-            ip_rate = cap_v[d] * framing.ip_share() if cap_v[d] else None
-            est += discipline(obs, d, float(np.min(idle)), ip_rate)
+            est += discipline(obs, d, float(np.min(idle)), cap_v[d], framing)
     missing = [f"{e.name}: {e.why}" for e in est if e.value is None]
     if not given:
         missing.append(

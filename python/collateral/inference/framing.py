@@ -31,7 +31,7 @@ from .estimate import (
     Inference,
     goodput,
     infer,
-    probe_gap,
+    load_gap,
 )
 from .observations import DIRECTIONS, Observations
 
@@ -160,7 +160,9 @@ def infer_with_sync(obs: Observations, sync_bps: dict[str, float]) -> Inference:
         if not isinstance(g.value, float):
             why = f"link framing: no {d} goodput to set beside the sync rate ({g.why})"
             break
-        fits.append(fit(d, (g.value, g.low, g.high), sync_bps[d], obs.probe_bytes, probe_gap(obs)))
+        fits.append(
+            fit(d, (g.value, g.low, g.high), sync_bps[d], obs.probe_bytes, load_gap(obs, d))
+        )
     est, framing = [], None
     if why is None:
         est, framing, why = infer_framing(fits)

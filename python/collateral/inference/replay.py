@@ -62,14 +62,16 @@ def scenario(inf: Inference, obs: Observations, queues: dict[str, Any] | None = 
     # The probes' own rate was added to each capacity: the replayed probes take it again.
     cc = str(obs.parameters.get("cc") or "cubic")
     # The sender wrote for the test's length from its start (iperf3 -t); a receiver's
-    # last byte comes a queue's drain later.
+    # last byte comes a queue's drain later. Such a test's streams all start with its
+    # first interval, though one may deliver nothing for seconds (starved, or behind a
+    # loss on a slow line): started at its first byte, it would run on past the test.
     length = obs.parameters.get("length_s")
     tcp = [
         {
             "direction": f.direction,
             "cc": cc,
-            "start": f"{s[0]:.6f}s",
-            "stop": f"{(s[0] + length if length else s[1]):.6f}s",
+            "start": f"{(f.end_s[0] - f.length_s[0] if length else s[0]):.6f}s",
+            "stop": f"{(f.end_s[0] - f.length_s[0] + length if length else s[1]):.6f}s",
             "start_spread": 0,
         }
         for f in obs.flows
