@@ -277,3 +277,20 @@ def test_simulate_starts_without_what_it_does_not_use():
     others = {"report", "advise", "run", "query", "reproduce", "infer", "import_", "plot"}
     assert not {f"collateral.cli.{m}" for m in others} & loaded
     assert "collateral.cli.simulate" in loaded
+
+
+def test_importing_the_spec_builds_no_validator():
+    """Issue 33: the spec models build their validators when first used, not at import
+    (a model instance as a field's default, or one built to show it in a signature,
+    would build them for every command, whether it validates a scenario or not)."""
+    code = (
+        "import collateral.spec as s\n"
+        "models = [s.Scenario, s.LinkSpec, s.QueueSpec, s.TcpSpec, s.TraceSpec, s.CbrSpec]\n"
+        "print(sum(m.__pydantic_complete__ for m in models))\n"
+        "s.Scenario(link='adsl1')\n"
+        "print(int(s.Scenario.__pydantic_complete__))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    ).stdout.split()
+    assert out == ["0", "1"]

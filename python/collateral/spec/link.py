@@ -120,7 +120,7 @@ class AqmSpec(BaseModel):
     ``bandwidth = "1.4Mbit"``; see :data:`AQM_HUMAN_UNITS`). The core checks them
     against the link rate."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)
 
     kind: AqmKind
 
@@ -192,7 +192,7 @@ class LinkSpec(Model):
     queue: Annotated[
         Annotated[QueueSpec, Tag("droptail")] | Annotated[AqmSpec, Tag("aqm")],
         Discriminator(_queue_kind),
-    ] = QueueSpec()
+    ] = Field(default_factory=QueueSpec)
     #: Random loss on the wire after the queue.
     loss_rate: float = Field(default=0.0, ge=0.0, lt=1.0)
     #: Link-layer overhead and ATM cells (none by default).

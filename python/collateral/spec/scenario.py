@@ -71,7 +71,7 @@ class Scenario(Model):
     """
 
     # A message does not repeat the input: a million flows are refused, not printed.
-    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True, defer_build=True)
 
     seed: int = Field(default=1, ge=0, lt=2**64)
     link: LinkPreset | None = None
@@ -79,8 +79,8 @@ class Scenario(Model):
     warmup: Duration = 5_000_000_000
     rtt: Duration = 100_000_000
     access_rate: Rate = 1_000_000_000
-    down: LinkSpec = Field(default=LinkSpec(), validate_default=True)
-    up: LinkSpec = Field(default=LinkSpec(), validate_default=True)
+    down: LinkSpec = Field(default_factory=LinkSpec, validate_default=True)
+    up: LinkSpec = Field(default_factory=LinkSpec, validate_default=True)
     tcp: list[TcpSpec] = Field(default=[], max_length=MAX_TCP_FLOWS)
     cbr: list[CbrSpec] = Field(default=[], max_length=MAX_CBR_FLOWS)
     web: list[WebSpec] = Field(default=[], max_length=MAX_WEB_SLOTS)
@@ -91,7 +91,7 @@ class Scenario(Model):
     phases: list[PhaseSpec] = Field(default=[], max_length=MAX_PHASES)
     #: Width of the per-class time bins (throughput over time).
     bin: Duration = 1_000_000_000
-    trace: TraceSpec = TraceSpec()
+    trace: TraceSpec = Field(default_factory=TraceSpec)
     #: A built-in workload (RRUL) whose flows are among ``tcp`` and ``cbr``, its probes
     #: first: the core scores the trial from them (see :mod:`collateral.spec.workload`).
     workload: WorkloadSpec | None = None

@@ -67,6 +67,10 @@ def readable_signatures(aliases: dict[str, Any]) -> None:
             annotation = alias or re.sub(r"collateral\.spec\.(\w+\.)?", "", _shown(f.annotation))
             if f.is_required():
                 default = inspect.Parameter.empty
+            elif isinstance(f.default_factory, type) and issubclass(f.default_factory, Model):
+                # Shown, not built: building a model here would build its validator at
+                # import, which every command pays for (issue 33).
+                default = _Shown(f"{f.default_factory.__name__}()")
             else:
                 default = f.get_default(call_default_factory=True)
             serializer = next((m for m in f.metadata if isinstance(m, PlainSerializer)), None)

@@ -106,7 +106,7 @@ class WebSpec(Model):
     think_max: OptionalDuration = None
     model: dict[str, Any] | None = None
     #: The servers' and browsers' stack (profile and overrides, as for a bulk flow).
-    tcp: TcpSpec = TcpSpec()
+    tcp: TcpSpec = Field(default_factory=TcpSpec)
 
     @field_validator("model")
     @classmethod

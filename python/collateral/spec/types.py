@@ -108,4 +108,4 @@ class Model(BaseModel):
     """The base of every spec model: unknown keys are refused."""
 
     # Frozen so one spec can be shared by several scenarios without aliasing surprises.
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
