@@ -71,7 +71,9 @@ class Scenario(Model):
     """
 
     # A message does not repeat the input: a million flows are refused, not printed.
-    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True, defer_build=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, hide_input_in_errors=True, defer_build=True
+    )
 
     seed: int = Field(default=1, ge=0, lt=2**64)
     link: LinkPreset | None = None
