@@ -12,7 +12,9 @@ after one untimed trial of each. Timed: ns-3's ``Simulator::Run()`` (printed by 
 program) and collateral's event loop (``wall_s`` of ``_native.simulate``, traces off);
 process start-up, topology set-up and result output are excluded on both sides. The
 whole call (ns-3: the process from exec to exit; collateral: ``_native.simulate`` from
-Python, JSON in and dict out) is printed as well. See README.md for the model and its
+Python, JSON in and dict out) is printed as well, and, where the CLI can say the trial
+(one queue size both ways), ns-3's process against the whole ``collateral simulate``
+command, alternating too. See README.md for the model and its
 differences from ns-3's.
 """
 
@@ -96,17 +98,9 @@ def ours_scenario(case: Case, seed: int, args: argparse.Namespace) -> str:
     return sc.to_native_json()
 
 
-def run_ours(case: Case, seed: int, args: argparse.Namespace) -> dict:
-    from collateral import _native
-
-    js = ours_scenario(case, seed, args)
-    t0 = time.perf_counter()
-    r = _native.simulate(js)
-    call = time.perf_counter() - t0
-    s = r["summary"]
+def picked(s: dict) -> dict:
+    """The figures compared with ns-3's, from a trial's summary."""
     return {
-        "wall_s": r["wall_s"],
-        "call_s": call,
         "events": s["events"],
         "goodput_bps": s["tcp"][0]["goodput_bps"],
         "drops_down": s["queues"]["down"]["drops"],
@@ -121,6 +115,48 @@ def run_ours(case: Case, seed: int, args: argparse.Namespace) -> dict:
             for c in s["cbr"]
         ],
     }
+
+
+def run_ours(case: Case, seed: int, args: argparse.Namespace) -> dict:
+    from collateral import _native
+
+    js = ours_scenario(case, seed, args)
+    t0 = time.perf_counter()
+    r = _native.simulate(js)
+    call = time.perf_counter() - t0
+    return {"wall_s": r["wall_s"], "call_s": call, **picked(r["summary"])}
+
+
+def command(case: Case, seed: int, args: argparse.Namespace) -> list[str]:
+    """``collateral simulate`` with the flags that give :func:`ours_scenario`'s trial
+    (:func:`same_trial` checks it); the CLI sets one queue for both directions, so only
+    the cases with the same queue each way have one."""
+    return [
+        "taskset", "-c", str(args.core), sys.executable, "-m", "collateral", "simulate",
+        "--down", str(case.down), "--up", str(case.up), "--queue", case.qdown,
+        "--framing", "2", "--rtt", "100ms", "--downloads", "1", "--cc", "newreno",
+        "--profile", "rfc", "--start-spread", "0", "--cbr", "both", "--cbr-size", "186B",
+        "--cbr-interval", "20ms", "--jitter", f"{args.jitter}ms",
+        "--duration", f"{args.duration}s", "--warmup", f"{args.warmup}s", "--seed", str(seed),
+    ]  # fmt: skip
+
+
+def run_command(case: Case, seed: int, args: argparse.Namespace) -> dict:
+    """The whole ``collateral simulate`` process, exec to exit (its table printed)."""
+    t0 = time.perf_counter()
+    subprocess.run(command(case, seed, args), check=True, stdout=subprocess.DEVNULL)
+    return {"call_s": time.perf_counter() - t0}
+
+
+def same_trial(case: Case, args: argparse.Namespace) -> None:
+    """The command runs the in-process trial: the same figures, to the last bit."""
+    out = subprocess.run(
+        [*command(case, 1, args), "--json"], check=True, capture_output=True, text=True
+    ).stdout
+    have = picked(json.loads(out)["summary"])
+    want = {k: v for k, v in run_ours(case, 1, args).items() if k not in ("wall_s", "call_s")}
+    if have != want:
+        sys.exit(f"vs_ns3: {case.name}: the command's trial differs: {have} against {want}")
 
 
 def run_ns3(case: Case, seed: int, args: argparse.Namespace) -> dict:
@@ -240,6 +276,19 @@ def main() -> int:
                 file=sys.stderr,
             )
         raw[case.name] = {"ns3": ns3, "collateral": ours}
+        if case.qdown != case.qup:
+            continue
+        # The whole command beside ns-3's whole process (issue 33), also alternating.
+        same_trial(case, args)
+        run_command(case, 1000, args)
+        procs, cmds = [], []
+        for i in range(args.runs):
+            first, second = (run_ns3, run_command) if i % 2 == 0 else (run_command, run_ns3)
+            a, b = first(case, i + 1, args), second(case, i + 1, args)
+            n, c = (a, b) if first is run_ns3 else (b, a)
+            procs.append(n)
+            cmds.append(c)
+        raw[case.name] |= {"ns3_process": procs, "command": cmds}
 
     # Speed.
     print("Time per trial (event loop only: ns-3 Simulator::Run(), collateral's core run)")
@@ -272,6 +321,23 @@ def main() -> int:
         print(
             f"{case.name:<12} {med_span(tn, 1e3, '{:.4g}') + ' ms':>22}"
             f" {med_span(to, 1e3, '{:.3g}') + ' ms':>24} {statistics.median(ratios):>15.0f}×"
+        )
+    print()
+    print("Whole command (ns-3's process against `collateral simulate` with the same trial,")
+    print("each exec to exit; the cases with one queue size both ways, as the CLI sets it)")
+    print(
+        f"{'scenario':<12} {'ns-3':>22} {'collateral simulate':>24} {'ratio':>10} {'min–max':>12}"
+    )
+    for case in chosen:
+        if "command" not in raw[case.name]:
+            continue
+        tn = [r["call_s"] for r in raw[case.name]["ns3_process"]]
+        to = [r["call_s"] for r in raw[case.name]["command"]]
+        ratios = [a / b for a, b in zip(tn, to, strict=True)]
+        print(
+            f"{case.name:<12} {med_span(tn, 1e3, '{:.4g}') + ' ms':>22}"
+            f" {med_span(to, 1e3, '{:.3g}') + ' ms':>24} {statistics.median(ratios):>9.2f}×"
+            f" {f'{min(ratios):.2f}–{max(ratios):.2f}':>12}"
         )
     print()
     print("Events per trial (median): each simulator's own unit, not comparable one to one")
