@@ -69,12 +69,12 @@ impl Ramp {
     /// up to MNP. Returns the flow counts for the next interval.
     pub fn end_interval(&mut self, acked: [u64; 2]) -> [u64; 2] {
         let k = self.history.len() - 1;
-        for d in 0..2 {
+        for (d, &acked) in acked.iter().enumerate() {
             if self.flows[d] == 0 {
                 continue;
             }
-            self.bytes[d].push(acked[d].saturating_sub(self.last_acked[d]) as f64);
-            self.last_acked[d] = acked[d];
+            self.bytes[d].push(acked.saturating_sub(self.last_acked[d]) as f64);
+            self.last_acked[d] = acked;
             if self.saturated[d].is_some() {
                 continue;
             }

@@ -232,8 +232,8 @@ mod tests {
 
     /// Bytes per 1 s interval: a ramp 1, 2, 4, 8, then 10, 10, 10, 10 MB. Moving averages
     /// (MB over 4 s): 15/4, 24/4, 32/4, 38/4, 40/4 (× 8 Mbit). The last four at interval
-    /// 7 are 24, 32, 38, 40 (/4): mean 33.5, sd √((9.5² + 1.5² + 4.5² + 6.5²)/4) = 6.22
-    /// > 5 % of 40 = 2: not yet. At interval 8 (32, 38, 40, 40) sd = √10.75 = 3.28: not
+    /// 7 are 24, 32, 38, 40 (/4): mean 33.5, sd √((9.5² + 1.5² + 4.5² + 6.5²)/4) = 6.22,
+    /// above 5 % of 40 = 2: not yet. At interval 8 (32, 38, 40, 40) sd = √10.75 = 3.28: not
     /// yet; at interval 9 (38, 40, 40, 40) sd = √0.75 = 0.87 < 2: saturated there.
     #[test]
     fn saturation_waits_for_four_stable_moving_averages() {

@@ -175,8 +175,8 @@ impl Simulation {
         let Some(ramp) = r.ramp.as_mut() else { return };
         let want = ramp.end_interval(acked);
         let mut start = Vec::new();
-        for d in 0..2 {
-            while r.started[d] < (want[d] as usize).min(r.flows[d].len()) {
+        for (d, &want) in want.iter().enumerate() {
+            while r.started[d] < (want as usize).min(r.flows[d].len()) {
                 start.push(r.flows[d][r.started[d]]);
                 r.started[d] += 1;
             }
