@@ -257,6 +257,13 @@ def test_several_flows_get_a_total_row_that_sums_them():
     assert "TCP total down" in table
 
 
+def _fresh_python(code: str) -> list[str]:
+    """What ``code`` prints in a new interpreter (nothing imported yet), split in words."""
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    ).stdout.split()
+
+
 def test_simulate_starts_without_what_it_does_not_use():
     """Issue 33: `collateral simulate` imports neither the data and plotting stack nor
     the other commands' modules (the CLI imports a command's module only to run it)."""
@@ -267,9 +274,7 @@ def test_simulate_starts_without_what_it_does_not_use():
         "    rc = main(['simulate', '--link', 'adsl1', '--duration', '10s', '--warmup', '1s'])\n"
         "print(rc, ' '.join(sorted(sys.modules)))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
-    ).stdout.split()
+    out = _fresh_python(code)
     assert out[0] == "0"
     loaded = set(out[1:])
     heavy = {"numpy", "pandas", "pyarrow", "duckdb", "matplotlib", "scipy", "plotly", "dask"}
@@ -290,7 +295,4 @@ def test_importing_the_spec_builds_no_validator():
         "s.Scenario(link='adsl1')\n"
         "print(int(s.Scenario.__pydantic_complete__))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
-    ).stdout.split()
-    assert out == ["0", "1"]
+    assert _fresh_python(code) == ["0", "1"]
