@@ -129,6 +129,8 @@ def test_spec_models_show_readable_signatures():
 
     from collateral.spec import CbrSpec
 
+    # Built first: a model's build (on its first use) must not bring pydantic's back.
+    collateral.Scenario(cbr=[CbrSpec(direction="up")])
     sig = inspect.signature(collateral.Scenario)
     assert str(sig.parameters["rtt"]) == "rtt: 'Duration' = '100ms'"
     assert str(sig.parameters["down"]) == "down: 'LinkSpec' = LinkSpec()"

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BeforeValidator, PlainSerializer
 
-from .types import Model
+from .types import READABLE_SIGNATURES, Model
 
 
 class _Shown:
@@ -84,6 +84,7 @@ def readable_signatures(aliases: dict[str, Any]) -> None:
                 )
             )
         model.__signature__ = inspect.Signature(params, return_annotation=None)
+        READABLE_SIGNATURES[model] = model.__signature__
         model.__doc__ = _with_field_docs(model, params)
 
 

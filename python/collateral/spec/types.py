@@ -104,8 +104,20 @@ LinkPreset = Literal[tuple(LINK_RATES)]
 OptionalPacketSize = _optional(packet_size, lambda n: f"{n}B")
 
 
+#: Each spec model's signature as a reader takes it in (filled by ``readable_signatures``).
+READABLE_SIGNATURES: dict[type, Any] = {}
+
+
 class Model(BaseModel):
     """The base of every spec model: unknown keys are refused."""
 
-    # Frozen so one spec can be shared by several scenarios without aliasing surprises.
+    # Frozen so one spec can be shared by several scenarios without aliasing surprises;
+    # built on first use, not at import (every command would pay for every model).
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    @classmethod
+    def __pydantic_on_complete__(cls) -> None:
+        # Building the model (deferred to its first use) sets pydantic's own signature,
+        # validators and all: put the readable one back.
+        if cls in READABLE_SIGNATURES:
+            cls.__signature__ = READABLE_SIGNATURES[cls]
