@@ -19,15 +19,16 @@ The physics each estimate rests on:
   of the count over the settled stretch, the median of the slopes between every two
   interval ends (Theil and Sen's estimator), which the few moments a count lags do not
   move (the least rate from a settled moment to the end, used before, read ADSL1's
-  upstream 23 % low when the end was short; a least-squares line, tried next, leant on
-  a lag near either end: a 50/10 upload's one late second put it 1.2 % low). The
-  estimate's interval holds that slope's 95 % interval and reaches to the median of
-  the rates from each settled moment to the end. It is scaled by the wire size of a
-  full packet over its payload (1500 / 1448: IPv4, TCP with timestamps, MTU 1500) and
-  the rate of the probes the line carried (those answered) is added. A dropped packet
-  never used the link and its retransmission is counted once, so drops do not bias it. A load that leaves the line
-  idle now and then (four CUBIC flows under CAKE on a 1.5 Mbit/s line filled about
-  96 % of it) shows as a lower capacity: nothing in the counts tells the two apart.
+  upstream 23 % low when the end was short; a least-squares line, tried next, leant on a
+  lag near either end: a 50/10 upload's one late second put it 1.2 % low). The
+  estimate's interval holds that slope's 95 % interval and reaches to the median of the
+  rates from each settled moment to the end. It is scaled by the wire size of a full
+  packet over its payload (1500 / 1448: IPv4, TCP with timestamps, MTU 1500) and the
+  rate of the probes the line carried (those answered) is added. A dropped packet never
+  used the link and its retransmission is counted once, so drops do not bias it. A load
+  that leaves the line idle now and then (four CUBIC flows under CAKE on a 1.5 Mbit/s
+  line filled about 96 % of it) shows as a lower capacity: nothing in the counts tells
+  the two apart.
 - **FIFO or AQM.** Under a long-lived load a drop-tail queue stays near full: CUBIC
   backs off to 0.7 of its window, so the probes' queueing delay sits between about
   0.7 and 1 of its ceiling (median over 99th percentile ≥ 0.65), and it never passes
