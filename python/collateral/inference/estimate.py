@@ -327,10 +327,12 @@ def queued_ip_bytes(obs: Observations, direction: str, delay: float, line: float
     159 bytes of cells; a 60 kB FIFO on ADSL1's upstream holds about a hundred of them,
     and counting their line time as full packets' put the buffer 12 % high)."""
     line_bytes = delay * line / 8
-    probes = delay / load_gap(obs, direction) if obs.probe_bytes else 0.0
-    probes = min(probes, line_bytes / framing.wire(obs.probe_bytes)) if probes else 0.0
-    full = line_bytes - probes * framing.wire(obs.probe_bytes) if probes else line_bytes
-    return full * framing.ip_share() + probes * obs.probe_bytes
+    gap = load_gap(obs, direction)
+    if not obs.probe_bytes or gap <= 0:
+        return line_bytes * framing.ip_share()
+    probe = framing.wire(obs.probe_bytes)
+    probes = min(delay / gap, line_bytes / probe)
+    return (line_bytes - probes * probe) * framing.ip_share() + probes * obs.probe_bytes
 
 
 def discipline(

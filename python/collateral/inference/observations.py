@@ -33,6 +33,11 @@ class Flow:
     length_s: np.ndarray
     bytes: np.ndarray
 
+    @property
+    def start_s(self) -> float:
+        """When its first interval began, whether or not that one moved bytes."""
+        return float(self.end_s[0] - self.length_s[0])
+
     def span(self) -> tuple[float, float] | None:
         """From the start of its first interval that moved bytes to the end of its last
         (a sender's count may show empty intervals mid-flow); None if it moved none."""

@@ -70,8 +70,8 @@ def scenario(inf: Inference, obs: Observations, queues: dict[str, Any] | None = 
         {
             "direction": f.direction,
             "cc": cc,
-            "start": f"{(f.end_s[0] - f.length_s[0] if length else s[0]):.6f}s",
-            "stop": f"{(f.end_s[0] - f.length_s[0] + length if length else s[1]):.6f}s",
+            "start": f"{(f.start_s if length else s[0]):.6f}s",
+            "stop": f"{(f.start_s + length if length else s[1]):.6f}s",
             "start_spread": 0,
         }
         for f in obs.flows

@@ -70,10 +70,9 @@ class Scenario(Model):
     CLI's.
     """
 
-    # A message does not repeat the input: a million flows are refused, not printed.
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, hide_input_in_errors=True, defer_build=True
-    )
+    # A message does not repeat the input: a million flows are refused, not printed (the
+    # rest of the config is Model's, which pydantic merges in).
+    model_config = ConfigDict(hide_input_in_errors=True)
 
     seed: int = Field(default=1, ge=0, lt=2**64)
     link: LinkPreset | None = None
