@@ -15,185 +15,16 @@ use collateral_queue::{AnyQueue, Discipline, DropTail, Ecn, Framing, Nanos, Pack
 use rand_pcg::Pcg64Mcg;
 
 use crate::clock::{RateClock, TraceClock};
+use crate::delay_line::DelayLine;
 use crate::docsis::DocsisClock;
 use crate::leo::LeoConfig;
 use crate::loss::WireLoss;
 use crate::metrics::Meter;
 use crate::path_delay::PathDelay;
+use crate::rate::Rate;
 use crate::rng;
 use crate::scenario::Scenario;
 use crate::units::{Direction, NEVER};
-
-/// Serialisation time of `len` bytes at `rate_bps`, rounded up to a whole nanosecond so
-/// the link never exceeds its rate.
-#[inline]
-pub fn ser_ns(len: u32, rate_bps: u64) -> Nanos {
-    if rate_bps == 0 {
-        return 0;
-    }
-    (len as u64 * 8_000_000_000).div_ceil(rate_bps)
-}
-
-/// A line rate with its nanoseconds-per-byte precomputed as a 64.64 fixed-point number,
-/// rounded up, so the per-packet serialisation time is one multiplication instead of a
-/// division, and exactly [`ser_ns`]'s value:
-///
-/// with `C = ⌈8·10⁹·2⁶⁴ / bps⌉ = 8·10⁹·2⁶⁴/bps + ε` (0 ≤ ε < 1) and `x = len·8·10⁹/bps`,
-/// `len·C = x·2⁶⁴ + len·ε`. If `x` is whole, the fraction of `len·C` is `len·ε < 2¹⁷`;
-/// if not, `x`'s own fraction is at least `1/bps`, i.e. at least `2⁶⁴/10¹³ > 2²⁰` in
-/// 2⁻⁶⁴ units, and `len·ε` cannot carry it past a whole number. So `⌈x⌉` is the integer
-/// part plus one exactly when the fraction is at least 2¹⁹ (`len` < 2¹⁷ and
-/// `bps` ≤ `limits::MAX_RATE_BPS`; other lengths take the division).
-#[derive(Debug, Clone, Copy)]
-pub struct Rate {
-    pub bps: u64,
-    ns_per_byte: u128,
-}
-
-impl Rate {
-    pub fn new(bps: u64) -> Self {
-        debug_assert!(bps <= crate::limits::MAX_RATE_BPS);
-        let ns_per_byte = if bps == 0 {
-            0
-        } else {
-            ((8_000_000_000u128) << 64).div_ceil(bps as u128)
-        };
-        Rate { bps, ns_per_byte }
-    }
-
-    #[inline]
-    pub fn ser(&self, len: u32) -> Nanos {
-        if len >= 1 << 17 {
-            return ser_ns(len, self.bps);
-        }
-        let x = len as u128 * self.ns_per_byte;
-        (x >> 64) as u64 + ((x as u64) >= 1 << 19) as u64
-    }
-}
-
-/// A packet in the delay line with its release time; the packet first, so that it is
-/// read whole from the start of its slot.
-#[derive(Debug, Clone, Copy)]
-#[repr(C)]
-struct Held {
-    pkt: Packet,
-    release: Nanos,
-}
-
-/// Propagation: a constant delay after serialisation, then, in the simulator, the
-/// access link of the host on the far side (a FIFO serialiser per host). The testbed's
-/// far side is a real veth, so its delay line has no egress serialiser.
-#[derive(Debug, Clone)]
-pub struct DelayLine {
-    pub prop_ns: Nanos,
-    /// The far-side hosts' access links (a zero rate: none).
-    egress: Rate,
-    /// One lane per far-side host (`Packet::dst`); each a FIFO of packets with their
-    /// release times.
-    lanes: [VecDeque<Held>; 2],
-    /// When each host's egress link finishes its current packet.
-    egress_busy: [Nanos; 2],
-    /// Extra delay that changes over time (`crate::path_delay`), if any.
-    path: Option<PathDelay>,
-}
-
-impl DelayLine {
-    pub fn new(prop_ns: Nanos, egress: Option<Rate>) -> Self {
-        DelayLine {
-            prop_ns,
-            egress: egress.unwrap_or(Rate::new(0)),
-            lanes: [VecDeque::with_capacity(16), VecDeque::with_capacity(16)],
-            egress_busy: [0; 2],
-            path: None,
-        }
-    }
-
-    /// With an extra delay that changes over time.
-    pub fn with_path(mut self, path: Option<PathDelay>) -> Self {
-        self.path = path;
-        self
-    }
-
-    /// When a packet whose serialisation ends at `done` is released to its host.
-    #[inline]
-    pub fn release_time(&self, pkt: &Packet, done: Nanos) -> Nanos {
-        // Without an egress link `egress_busy` is the lane's previous release, never
-        // later than this one (serialisation ends in order, and a path delay's arrivals
-        // never decrease with it): the max changes nothing.
-        let at = match &self.path {
-            Some(p) => p.arrival(done),
-            None => done,
-        };
-        (at + self.prop_ns).max(self.egress_busy[Self::lane(pkt)]) + self.egress.ser(pkt.bytes())
-    }
-
-    #[inline]
-    fn lane(pkt: &Packet) -> usize {
-        (pkt.dst & 1) as usize
-    }
-
-    #[inline]
-    pub fn push(&mut self, done: Nanos, pkt: Packet) {
-        self.push_at(self.release_time(&pkt, done), pkt);
-    }
-
-    /// [`push`](Self::push) with the release time already computed by `release_time`.
-    #[inline]
-    fn push_at(&mut self, t: Nanos, pkt: Packet) {
-        let l = Self::lane(&pkt);
-        self.egress_busy[l] = t;
-        self.lanes[l].push_back(Held { pkt, release: t });
-    }
-
-    /// The earliest release among the packets in the line.
-    #[inline]
-    pub fn next_release(&self) -> Nanos {
-        self.lane_release(0).min(self.lane_release(1))
-    }
-
-    /// The lane of a packet released by `t`, if any (lane 0 first).
-    #[inline]
-    pub fn released(&self, t: Nanos) -> Option<usize> {
-        (0..2).find(|&l| self.lanes[l].front().is_some_and(|h| h.release <= t))
-    }
-
-    /// When the packet at the head of lane `l` is released ([`NEVER`]: the lane is empty).
-    #[inline]
-    pub fn lane_release(&self, l: usize) -> Nanos {
-        self.lanes[l].front().map_or(NEVER, |h| h.release)
-    }
-
-    /// One packet released by `t`, if any (lane 0 first), with its release time.
-    #[inline]
-    pub fn pop_released(&mut self, t: Nanos) -> Option<(Nanos, Packet)> {
-        let l = self.released(t)?;
-        let release = self.lanes[l][0].release;
-        Some((release, self.take(l)))
-    }
-
-    /// The packet at the head of lane `l` (which [`released`](Self::released) named),
-    /// copied out by index and then dropped from the lane. Not as an `Option<Packet>`:
-    /// that is copied around its niche byte in pieces, which the next 16-byte read of
-    /// the packet cannot forward from (a stall on every delivery).
-    #[inline]
-    pub fn take(&mut self, l: usize) -> Packet {
-        let pkt = self.lanes[l][0].pkt;
-        self.lanes[l].pop_front();
-        pkt
-    }
-
-    pub fn len(&self) -> usize {
-        self.lanes.iter().map(VecDeque::len).sum()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = &Packet> {
-        self.lanes.iter().flatten().map(|h| &h.pkt)
-    }
-}
 
 /// Drop-tail's transmissions fixed when each packet arrives.
 ///
@@ -703,62 +534,6 @@ impl Bottleneck {
 mod tests {
     use super::*;
 
-    #[test]
-    fn fixed_point_rate_matches_exact_division() {
-        for bps in [
-            1,
-            56_000,
-            256_000,
-            1_000_000,
-            1_500_000,
-            24_000_000,
-            1_000_000_000,
-            3_333_333,
-        ] {
-            let r = Rate::new(bps);
-            for len in [1u32, 40, 52, 186, 200, 1500, 9000, 65535] {
-                let exact = ser_ns(len, bps);
-                let fast = r.ser(len);
-                assert_eq!(fast, exact, "{bps} bit/s, {len} B");
-            }
-        }
-        // Every length at rates spread over the whole range (an LCG picks them).
-        let mut v: u64 = 12345;
-        for _ in 0..200_000 {
-            v = v
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let bps = 1 + (v >> 20) % crate::limits::MAX_RATE_BPS;
-            let bps = if v & 1 == 0 {
-                bps
-            } else {
-                1 + bps % 10_000_000
-            };
-            let len = ((v >> 3) % (1 << 18)) as u32;
-            assert_eq!(
-                Rate::new(bps).ser(len),
-                ser_ns(len, bps),
-                "{bps} bit/s, {len} B"
-            );
-        }
-        for bps in [
-            1,
-            3,
-            crate::limits::MAX_RATE_BPS,
-            crate::limits::MAX_RATE_BPS - 1,
-        ] {
-            for len in [0, 1, (1 << 17) - 1, 1 << 17, 65_535] {
-                assert_eq!(
-                    Rate::new(bps).ser(len),
-                    ser_ns(len, bps),
-                    "{bps} bit/s, {len} B"
-                );
-            }
-        }
-        // 1500 B at 1.5 Mbit/s is exactly 8 ms.
-        assert_eq!(Rate::new(1_500_000).ser(1500), 8_000_000);
-    }
-
     /// A saturated link on the trace `1` (one opportunity per millisecond) delivers
     /// one 1504-byte packet per millisecond, 12.032 Mbit/s; 188-byte packets fit eight
     /// to an opportunity (8 · 188 = 1504); 1505-byte ones carry over what each leaves,
@@ -925,27 +700,5 @@ mod tests {
             }
         }
         assert_eq!(fixed_runs, 20);
-    }
-
-    #[test]
-    fn delay_line_adds_propagation_then_the_hosts_access_link() {
-        use collateral_queue::PacketKind;
-        let mut d = DelayLine::new(50_000_000, Some(Rate::new(1_000_000_000)));
-        let mut a = Packet::new(PacketKind::Data, 0, 1500, 0, 0);
-        let mut b = a;
-        a.dst = 0;
-        b.dst = 0;
-        // 1500 B at 1 Gbit/s = 12 µs: released 50 ms + 12 µs after serialisation.
-        d.push(8_000_000, a);
-        // The second leaves serialisation 1 µs later but waits for the host's link.
-        d.push(8_001_000, b);
-        assert_eq!(d.next_release(), 58_012_000);
-        assert_eq!(d.pop_released(58_011_999), None);
-        assert_eq!(d.pop_released(58_012_000).unwrap().0, 58_012_000);
-        assert_eq!(d.pop_released(NEVER).unwrap().0, 58_024_000);
-        // Without an egress link (the testbed), only propagation.
-        let mut d = DelayLine::new(50_000_000, None);
-        d.push(8_000_000, a);
-        assert_eq!(d.next_release(), 58_000_000);
     }
 }

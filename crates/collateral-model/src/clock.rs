@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::bottleneck::Rate;
+use crate::rate::Rate;
 use crate::units::{Nanos, NEVER};
 
 /// Bytes one delivery opportunity carries: Mahimahi's `PACKET_SIZE`, the largest TUN

@@ -14,6 +14,7 @@
 
 pub mod bottleneck;
 pub mod clock;
+pub mod delay_line;
 pub mod dist;
 pub mod docsis;
 pub mod error;
@@ -27,6 +28,7 @@ pub mod metrics;
 pub mod path_delay;
 pub mod quality;
 pub mod ramp;
+pub mod rate;
 pub mod resp_probe;
 pub mod rng;
 pub mod rrul;

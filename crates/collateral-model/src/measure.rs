@@ -5,13 +5,14 @@
 use collateral_queue::{Nanos, TrafficClass};
 use serde::Deserialize;
 
-use crate::bottleneck::{ser_ns, Bottleneck};
+use crate::bottleneck::Bottleneck;
 pub use crate::media::summary::media_summary;
 use crate::metrics::{
     quantile, quantile_by, CbrSummary, CbrTrace, ClassTrace, Meter, PhaseSummary, QueueSummary,
     Summary, TcpSummary, Timing, Traces, TrialResult,
 };
 use crate::quality;
+use crate::rate::ser_ns;
 use crate::scenario::Scenario;
 pub use crate::traffic::{RealtimeRecords, DROPPED, IN_FLIGHT, LOST_ON_WIRE};
 use crate::units::Direction;

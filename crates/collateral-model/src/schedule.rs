@@ -173,7 +173,7 @@ impl RateSchedule {
     /// A lower bound on the end of `len` bytes starting at `at`: never faster than the
     /// highest rate.
     pub fn earliest_end(&self, at: Nanos, len: u32) -> Nanos {
-        at + crate::bottleneck::ser_ns(len, self.max_bps)
+        at + crate::rate::ser_ns(len, self.max_bps)
     }
 
     /// The highest rate of the schedule.

@@ -19,8 +19,8 @@ pub mod sim;
 pub mod tcp;
 
 pub use collateral_model::{
-    bottleneck, clock, dist, error, limits, measure, measured, media, metrics, quality, ramp,
-    resp_probe, rng, rrul, scenario, schema, scores, traffic, units, web, web_records,
+    bottleneck, clock, delay_line, dist, error, limits, measure, measured, media, metrics, quality,
+    ramp, rate, resp_probe, rng, rrul, scenario, schema, scores, traffic, units, web, web_records,
 };
 pub use collateral_queue as queue;
 pub use metrics::TrialResult;

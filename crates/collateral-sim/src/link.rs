@@ -19,8 +19,9 @@ use std::collections::VecDeque;
 
 use collateral_queue::{Nanos, Packet};
 
-use crate::bottleneck::{Bottleneck, Rate};
+use crate::bottleneck::Bottleneck;
 use crate::engine::NEVER;
+use crate::rate::Rate;
 use crate::scenario::{Direction, Scenario};
 
 /// One direction of the bottleneck, as the simulator drives it.

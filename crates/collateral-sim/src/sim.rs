@@ -19,12 +19,12 @@ use std::time::Instant;
 use collateral_queue::{Nanos, Packet, PacketKind};
 use rand_pcg::Pcg64Mcg;
 
-use crate::bottleneck::Rate;
 use crate::engine::{Alarm, Events, Wake, NEVER};
 use crate::limits;
 use crate::link::Link;
 use crate::measure::{self, TcpRecords};
 use crate::metrics::*;
+use crate::rate::Rate;
 use crate::rng::{stream, TCP_STREAMS};
 use crate::scenario::{Direction, Scenario};
 use crate::tcp::{Receiver, Sender};

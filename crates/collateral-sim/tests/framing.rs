@@ -2,7 +2,7 @@
 
 mod support;
 
-use collateral_sim::bottleneck::ser_ns;
+use collateral_sim::rate::ser_ns;
 use collateral_sim::{simulate, Scenario};
 use serde_json::json;
 

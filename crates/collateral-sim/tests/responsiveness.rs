@@ -3,7 +3,7 @@
 
 mod support;
 
-use collateral_sim::bottleneck::ser_ns;
+use collateral_sim::rate::ser_ns;
 use collateral_sim::rrul::{Workload, WorkloadKind};
 use collateral_sim::tcp::TcpConfig;
 use collateral_sim::{simulate, Direction, Scenario};
