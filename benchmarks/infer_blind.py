@@ -86,6 +86,11 @@ def measure(name: str, out: Path) -> None:
     p = subprocess.run([*cmd, "--", "sh", "-c", script], capture_output=True, text=True)
     if p.returncode != 0:
         raise SystemExit(f"{name}: the shell failed: {p.stderr.strip()}")
+    # The shell's last line: what the link carried and whether the router kept real time
+    # (a late router's delays are partly its own), kept beside the clients' files.
+    router = p.stderr.strip().splitlines()[-1]
+    print(f"{name}: {router}", flush=True)
+    (out / "router.txt").write_text(router + "\n")
     (out / "truth.json").write_text(json.dumps({"link": link, "queue": queue}, indent=1))
 
 

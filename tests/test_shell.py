@@ -87,6 +87,37 @@ def test_ping_irtt_and_curl_cross_the_link_and_nothing_is_left(tmp_path: Path):
     assert _leftovers("198.18.0.1") == []
 
 
+def test_the_line_after_the_command_counts_what_ping_counts_and_the_routers_timing():
+    """Ten pings at once into a 3-packet queue on the 500 kbit/s upstream (84 B take
+    1.34 ms each; ping sends the burst within microseconds): one is on the wire, three
+    wait, six are dropped; the four replies come back one by one. The router's report,
+    measured by the core, must say what ping saw."""
+    p = _shell(
+        *LINK,
+        "--queue",
+        "3p",
+        "--",
+        "ping",
+        "-n",
+        "-q",
+        "-c",
+        "10",
+        "-l",
+        "10",
+        "-W",
+        "1",
+        "198.18.0.1",
+    )
+    assert p.returncode == 0, p.stderr  # ping fails only when no reply comes back
+    assert "10 packets transmitted, 4 received" in p.stdout
+    line = p.stderr.strip().splitlines()[-1]
+    assert line.startswith(
+        "collateral: the link carried down 4 packets, 0 dropped by the queue;"
+        " up 4 packets, 6 dropped by the queue. testbed "
+    ), line
+    assert "release error p99" in line, line
+
+
 def test_the_commands_exit_status_is_the_shells():
     p = _shell(*LINK, "--", "sh", "-c", "exit 3")
     assert p.returncode == 3, p.stderr

@@ -2,7 +2,11 @@
 command runs in the home namespace (``right``), its packets cross the router, which runs
 the scenario's link and queue (the simulator's code, in real time), to the Internet side
 (``left``), where ``servers`` run. Everything is torn down when the command ends, on an
-error, and on SIGTERM/SIGHUP; after a SIGKILL, by the run's reaper."""
+error, and on SIGTERM/SIGHUP; after a SIGKILL, by the run's reaper.
+
+When the command ends, one line on stderr says what the link carried and whether the
+router kept real time (its release error, as an emulated trial reports it): a
+measurement taken through a router that ran late holds the router's lateness too."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,13 +25,19 @@ from .endpoints import START_MARGIN_S, find_emulator
 from .errors import EmulationError
 from .namespaces import LEFT_A, RIGHT_C
 from .registry import cleanup_leftovers, new_tmpdir
-from .testbed import Testbed, signals_raise
+from .testbed import Proc, Testbed, signals_raise
+from .timing import trial_line
 
 if TYPE_CHECKING:
     from ..spec import Scenario
 
-#: How long the router keeps forwarding: a shell has no duration of its own.
+#: How long the router keeps forwarding: a shell has no duration of its own, so the
+#: router's scenario lasts this long (one bin, no warm-up) and the link's clocks (a
+#: satellite's handovers, outages) run for the whole session.
 SHELL_UNTIL_NS = 7 * 24 * 3600 * 10**9
+
+#: Seconds the router gets to write its report once the command has ended.
+REPORT_WAIT_S = 5.0
 
 #: Seconds the servers get to start listening before the command runs (beside the
 #: router's own start margin, which they share).
@@ -76,11 +87,15 @@ def _run(
     command: Sequence[str],
     servers: Sequence[str],
 ) -> int:
+    session = scenario.model_copy(
+        update={"duration": SHELL_UNTIL_NS, "bin": SHELL_UNTIL_NS, "warmup": 0}
+    )
     sc_json = wd / "scenario.json"
-    sc_json.write_text(scenario.to_native_json())
+    sc_json.write_text(session.to_native_json())
     tb.build(wd)
     t0 = time.clock_gettime_ns(time.CLOCK_REALTIME) + int(START_MARGIN_S * 1e9)
-    router = tb.start_router(emu, sc_json, t0, SHELL_UNTIL_NS)
+    report = wd / "router.json"
+    router = tb.start_router(emu, sc_json, t0, SHELL_UNTIL_NS + 10**9, report=report)
     procs = [tb.start("left", f"server{i}", "sh", "-c", s) for i, s in enumerate(servers)]
     wait = (t0 - time.clock_gettime_ns(time.CLOCK_REALTIME)) / 1e9
     time.sleep(max(SERVER_START_S, wait))
@@ -99,13 +114,42 @@ def _run(
     try:
         child = subprocess.Popen(argv, env=env)
         try:
-            return child.wait()
+            rc = child.wait()
         finally:
             if child.poll() is None:
                 child.kill()
                 child.wait()
     finally:
         signal.signal(signal.SIGINT, old_int)
+    line = session_line(session, router, report)
+    print(f"collateral: {line}", file=sys.stderr, flush=True)
+    return rc
+
+
+def session_line(session: Scenario, router: Proc, report: Path) -> str:
+    """Stops the router, which then writes its report, and says in one line what the
+    link carried each way and whether the router kept real time (the core measures the
+    report as it does an emulated trial's: the same ``late`` flag and release error)."""
+    from .. import _native
+
+    router.popen.terminate()
+    try:
+        router.popen.wait(timeout=REPORT_WAIT_S)
+    except subprocess.TimeoutExpired:
+        return f"the router wrote no report in {REPORT_WAIT_S:.0f} s: its timing is unknown"
+    if not report.exists():
+        err = router.stderr.read_text(errors="replace").strip().splitlines()
+        return f"the router wrote no report ({err[-1] if err else 'no error given'})"
+    summary = _native.measure_testbed(session.to_native_json(), "[]", [], report.read_text())[
+        "summary"
+    ]
+    q = summary["queues"]
+    carried = "; ".join(
+        f"{d} {q[d]['delivered']} packets, {q[d]['drops']} dropped by the queue"
+        + (f", {q[d]['ce_marks']} CE-marked" if q[d]["ce_marks"] else "")
+        for d in ("down", "up")
+    )
+    return f"the link carried {carried}. " + (trial_line(summary) or "no timing reported")
 
 
 def _describe(name: str, servers: Sequence[str]) -> str:
