@@ -91,8 +91,9 @@ def vocabulary() -> dict[str, Any]:
     "cc", "profile", "app", "direction", "trace": list[str], "link_presets": {name:
     {"down_bps": int, "up_bps": int}}, "aqm_info": {kind: {"display": str, "limit_field":
     str | None, "limit_unit": "packets" | "bytes" | None}}, "cc_info": {cc: {"kernel":
-    str | None}}}``, lists in the core's order; each discipline and controller declares
-    its own display name, limit and kernel module beside its code."""
+    str | None}}, "bufferbloat_grades": list[str]}``, lists in the core's order (the grades
+    best first); each discipline and controller declares its own display name, limit and
+    kernel module beside its code."""
 
 def validate_queue(queue_json: str, rate_bps: int) -> None:
     """Checks an AQM/scheduler queue (``{"kind": "red", ...}``) for a link of ``rate_bps``;

@@ -548,10 +548,11 @@ fn congestion_controls() -> Vec<&'static str> {
 /// "cubic_variant": [...], "htcp_flavor": [...], "cc": [...], "profile": [...], "app":
 /// [...], "direction": [...], "trace": [...], "link_presets": {name: {"down_bps": int,
 /// "up_bps": int}}, "aqm_info": {kind: {"display": str, "limit_field": str | None,
-/// "limit_unit": "packets" | "bytes" | None}}, "cc_info": {cc: {"kernel": str | None}}}`.
+/// "limit_unit": "packets" | "bytes" | None}}, "cc_info": {cc: {"kernel": str | None}}, "bufferbloat_grades": [...]}`.
 /// Lists are in the core's order; `trace` names the trace tables; `aqm_info` and
 /// `cc_info` are what each discipline and congestion control declares (display name,
-/// the hard limit `--queue` sets, the Linux module).
+/// the hard limit `--queue` sets, the Linux module); `bufferbloat_grades` the grades
+/// DSLReports gives, best first (`scores::grade`).
 #[pyfunction]
 fn vocabulary<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     use collateral_sim::scenario::{LINK_PRESETS, VOCABULARY};
@@ -589,6 +590,8 @@ fn vocabulary<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         cc.set_item(k.name(), d)?;
     }
     out.set_item("cc_info", cc)?;
+    let grades: Vec<&str> = collateral_sim::scores::grade::grades_best_first().collect();
+    out.set_item("bufferbloat_grades", grades)?;
     Ok(out)
 }
 

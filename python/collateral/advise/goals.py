@@ -11,8 +11,11 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Any
 
-#: DSLReports' grades, worst first, so that a better grade compares greater.
-GRADES = ("F", "D", "C", "B", "A", "A+")
+from ..spec.vocabulary import VOCABULARY
+
+#: DSLReports' grades as the core declares them (``scores::grade``), worst first, so
+#: that a better grade compares greater.
+GRADES: tuple[str, ...] = tuple(reversed(VOCABULARY["bufferbloat_grades"]))
 #: The scores a goal may name and the summary field each is.
 SCORES: dict[str, str] = {
     "rpm": "rpm",

@@ -12,6 +12,11 @@ pub const BOUNDS_MS: [(f64, &str); 5] = [
     (400.0, "D"),
 ];
 
+/// The grades, best first: those [`BOUNDS_MS`] names, then F.
+pub fn grades_best_first() -> impl Iterator<Item = &'static str> {
+    BOUNDS_MS.iter().map(|g| g.1).chain(["F"])
+}
+
 /// The grade of a latency increase of `increase_ms` ("" when unknown). A negative
 /// increase (loaded below idle, possible with few samples) grades as none: A+.
 pub fn bufferbloat_grade(increase_ms: f64) -> &'static str {
@@ -56,5 +61,21 @@ mod tests {
         assert_eq!(bufferbloat_grade(f64::NAN), "");
         // Down +50 ms, up +150 ms: average 100 → C.
         assert_eq!(bufferbloat_grade(graded_increase_ms(50.0, 150.0)), "C");
+    }
+
+    #[test]
+    fn the_grades_best_first_are_every_grade_the_rule_gives() {
+        let order: Vec<&str> = grades_best_first().collect();
+        assert_eq!(order, ["A+", "A", "B", "C", "D", "F"]);
+        // Rising increases never grade better (the order the advisor's goals compare by).
+        let mut last = 0;
+        for ms in 0..1000 {
+            let k = order
+                .iter()
+                .position(|&g| g == bufferbloat_grade(ms as f64));
+            let k = k.expect("a grade in the order");
+            assert!(k >= last, "{ms} ms");
+            last = k;
+        }
     }
 }
