@@ -9,14 +9,21 @@ trials/s, the Parquet size and a check that the store holds exactly one row per 
     python benchmarks/mmsys_fig6.py                    # threads on all cores
     python benchmarks/mmsys_fig6.py --executor processes
     python benchmarks/mmsys_fig6.py --compare 6000     # threads vs processes on a subset
+    python benchmarks/mmsys_fig6.py --scaling          # 1, 2, 4 ... all cores: the table
 
-Until the core has CUBIC, the sweep runs NewReno only with 60 trials per point: the
-same 60 120 trials of work.
+``--scaling`` runs the sweep with 10 trials per point (20 040 trials) on 1, 2, 4, ...
+workers up to the machine's cores (threads), then on all cores as processes, each into a
+fresh directory, and prints one row per run: trials/s, speed-up over one worker, the
+core's time per trial, how busy the workers were and the coordinator's share (the
+Python outside the core, as a share of the core's time). Every run's summary table must
+be identical to the first's (an MD5 over its rows in key order); the exit status says
+whether it was.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import shutil
 import sys
@@ -26,22 +33,21 @@ from pathlib import Path
 
 from collateral.experiment import load_experiment
 from collateral.runner import run_experiment
-from collateral.spec import CC_ALGORITHMS
 from collateral.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENT = ROOT / "examples" / "mmsys-fig6.toml"
 
 
-def overrides() -> list[tuple[str, object]]:
-    if "cubic" in CC_ALGORITHMS:
-        return []
-    print("note: the core has no cubic yet; running newreno with 60 trials per point")
-    return [("sweep.tcp.cc", ["newreno"]), ("experiment.trials", 60)]
-
-
-def run_once(executor: str, workers: int, out: Path, limit: int | None = None) -> dict:
-    ov = overrides()
+def run_once(
+    executor: str,
+    workers: int,
+    out: Path,
+    limit: int | None = None,
+    trials: int | None = None,
+    progress: bool | None = None,
+) -> dict:
+    ov: list[tuple[str, object]] = [] if trials is None else [("experiment.trials", trials)]
     if limit is not None:  # a subset: the first limits of the sweep, all CCs and rules
         exp = load_experiment(EXPERIMENT, ov)
         per_limit = len(exp) // 501
@@ -55,7 +61,7 @@ def run_once(executor: str, workers: int, out: Path, limit: int | None = None) -
     t0 = time.perf_counter()
     exp = load_experiment(EXPERIMENT, ov)
     t_load = time.perf_counter() - t0
-    report = run_experiment(exp, out, workers=workers, executor=executor)
+    report = run_experiment(exp, out, workers=workers, executor=executor, progress=progress)
     wall = time.perf_counter() - t0
     st = open_store(out)
     keys = st.keys()
@@ -88,6 +94,47 @@ def show(name: str, r: dict) -> None:
     )
 
 
+#: Trials per point of the scaling runs: 2 004 points x 10 = 20 040 trials.
+SCALING_TRIALS = 10
+
+
+def digest(out: Path) -> str:
+    """An MD5 over a store's summary rows in key order (every column: results only)."""
+    from collateral import query
+
+    t = query(
+        out, "select md5(string_agg(to_json(s)::varchar, chr(10) order by key)) d from summary s"
+    )
+    return str(t["d"][0])
+
+
+def scaling(base: Path, cores: int) -> int:
+    """The scaling table (module docstring); 0 when every run stored the same results."""
+    runs = [("threads", n) for n in (1, 2, 4, 8, 16, 32, 64) if n < cores]
+    runs += [("threads", cores), ("processes", cores)]
+    print(f"{SCALING_TRIALS * 2004:,} trials per run; {cores} cores")
+    print("| workers | trials/s | speed-up | core ms/trial | workers busy | coordinator |")
+    print("|---|---|---|---|---|---|")
+    first_rate, first_digest, same = 0.0, "", True
+    for ex, n in runs:
+        out = base / f"{ex}-{n}"
+        shutil.rmtree(out, ignore_errors=True)
+        r = run_once(ex, n, out, trials=SCALING_TRIALS, progress=False)
+        d = digest(out)
+        first_rate, first_digest = first_rate or r["rate"], first_digest or d
+        same &= d == first_digest and r["rows"] == r["unique"] == r["trials"]
+        label = f"{n}" + (" (processes)" if ex == "processes" else "")
+        print(
+            f"| {label} | {r['rate']:,.0f} | {r['rate'] / first_rate:.1f} | {r['core_ms']:.2f}"
+            f" | {r['busy']:.0%} | {r['py_ms'] / r['core_ms']:.1%} |"
+            + ("" if d == first_digest else f" results differ: {d}"),
+            flush=True,
+        )
+        shutil.rmtree(out, ignore_errors=True)
+    print(f"results identical on every run: {'yes' if same else 'NO'} ({first_digest})")
+    return 0 if same else 1
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--executor", choices=("threads", "processes"), default="threads")
@@ -96,8 +143,15 @@ def main() -> int:
     ap.add_argument(
         "--compare", type=int, metavar="N", help="only compare threads and processes on ~N trials"
     )
+    ap.add_argument(
+        "--scaling",
+        action="store_true",
+        help="the table of trials/s on 1, 2, 4 ... workers up to all cores (module docstring)",
+    )
     args = ap.parse_args()
     base = Path(args.output) if args.output else Path(tempfile.mkdtemp(prefix="fig6-"))
+    if args.scaling:
+        return scaling(base, args.workers or os.cpu_count() or 1)
     if args.compare:
         for ex in ("threads", "processes"):
             out = base / ex
