@@ -36,7 +36,7 @@ def one(users: int, discipline: str) -> dict[str, float]:
     s = res["summary"]
     w = s["web"][0]
     return {
-        "wall_s": s["wall_s"],
+        "wall_s": res["wall_s"],
         "events": s["events"],
         "packets": s["packets_delivered"],
         "connections": w["connections"],

@@ -57,6 +57,12 @@ def test_a_fifo_gives_capacity_base_rtt_and_its_buffer():
     assert inf.get("buffer_down").value == pytest.approx(ceiling * 15e6 / 8, rel=1e-9)
     up = (0.140 + 0.99 * 0.060) * 2e6 / 8
     assert inf.get("buffer_up").value == pytest.approx(up, abs=0.0012 * 2e6 / 8)
+    # In bytes, its interval the ceiling's (p95 to the top) at the same rate.
+    delay, size = inf.get("buffer_down_delay"), inf.get("buffer_down")
+    assert size.unit == "B" and size.how.startswith("ceiling delay x capacity_down")
+    assert size.low == pytest.approx(delay.low * 15e6 / 8, rel=1e-9)
+    assert size.high == pytest.approx(delay.high * 15e6 / 8, rel=1e-9)
+    assert size.low <= size.value <= size.high
 
 
 def test_an_aqm_settles_at_its_target_and_has_no_buffer_to_infer():

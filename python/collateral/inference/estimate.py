@@ -374,7 +374,10 @@ def discipline(
         size = (
             Estimate(
                 buf_b,
-                *(queued_ip_bytes(obs, direction, x, line, framing) for x in (p99, p95, top)),
+                queued_ip_bytes(obs, direction, p99, line, framing),
+                "B",
+                queued_ip_bytes(obs, direction, p95, line, framing),
+                queued_ip_bytes(obs, direction, top, line, framing),
                 f"ceiling delay x capacity_{direction}, in IP bytes"
                 + (" (the probes in it as probes)" if obs.probe_bytes else ""),
             )
