@@ -56,12 +56,16 @@ def measure_testbed(
     tcp_json: str,
     cbr: list[tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64], npt.NDArray[np.uint32]]],
     router_json: str | None = None,
+    media: dict[str, Any] | None = None,
+    web_json: str | None = None,
 ) -> dict[str, Any]:
     """The testbed's trial result in the simulator's schema, computed by the same code from
     the endpoints' and router's records: ``tcp_json`` a JSON list per bulk flow
     (bytes_delivered, congestion_times, retransmits), ``cbr`` per CBR flow (sent, arrived,
     lens) in trial-time ns (arrived ``2**64-1`` in flight, ``2**64-2`` dropped by the
-    router's queue, ``2**64-3`` lost elsewhere), ``router_json`` the router's report."""
+    router's queue, ``2**64-3`` lost elsewhere), ``router_json`` the router's report,
+    ``media`` the video calls' records (``emulate.logs.media_records``), ``web_json`` the
+    web users' objects and pages (``{"objects": [...], "pages": [...]}``)."""
 
 def measure_measured(records_json: str, scenario_json: str | None = None) -> dict[str, Any]:
     """An imported measurement (``collateral.measured.records.Measurement.to_native_json``)
