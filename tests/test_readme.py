@@ -1,8 +1,8 @@
 """The README's commands still say what the CLI takes: every ``collateral`` command in its
 shell blocks parses, a scenario it describes is built (every value checked as a run
-would check it, nothing simulated), and an experiment file it runs loads. A renamed
-option, a value the spec no longer takes or a moved example fails here, before a reader
-meets it."""
+would check it, nothing simulated), and an experiment file it runs loads; its Python
+blocks run as written (a second or two each). A renamed option or function, a value
+the spec no longer takes or a moved example fails here, before a reader meets it."""
 
 from __future__ import annotations
 
@@ -94,3 +94,31 @@ def test_a_readme_command_parses_and_its_scenario_builds(argv: list[str], capsys
         from collateral.experiment import load_experiment
 
         assert len(load_experiment(ROOT / args.experiment)) > 0
+
+
+def python_blocks() -> list[tuple[int, str]]:
+    """The ```python blocks, with the line each starts on; those that need a cluster
+    (dask_jobqueue's SLURM) are left out."""
+    blocks, lines, start = [], None, 0
+    for n, line in enumerate(README.read_text().splitlines(), 1):
+        if lines is None and line.strip() == "```python":
+            lines, start = [], n + 1
+        elif lines is not None and line.startswith("```"):
+            blocks.append((start, "\n".join(lines)))
+            lines = None
+        elif lines is not None:
+            lines.append(line)
+    return [(n, code) for n, code in blocks if "dask_jobqueue" not in code]
+
+
+BLOCKS = python_blocks()
+
+
+@pytest.mark.parametrize("code", [c for _, c in BLOCKS], ids=[f"README:{n}" for n, _ in BLOCKS])
+def test_a_readme_python_block_runs(code: str, tmp_path: Path, monkeypatch):
+    """Run where a reader would run it: a directory with the examples, where each block
+    writes what it makes (a figure, a results directory)."""
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
+    assert [p.name for p in tmp_path.iterdir() if p.name != "examples"]
