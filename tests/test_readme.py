@@ -122,3 +122,20 @@ def test_a_readme_python_block_runs(code: str, tmp_path: Path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
     assert [p.name for p in tmp_path.iterdir() if p.name != "examples"]
+
+
+@pytest.mark.parametrize("script", sorted((ROOT / "examples").glob("*.py")), ids=lambda p: p.name)
+def test_an_example_script_runs(script: Path, tmp_path: Path):
+    """The example scripts run as their docstrings say, each in a second or three."""
+    import subprocess
+    import sys
+
+    p = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip()
