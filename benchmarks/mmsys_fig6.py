@@ -99,11 +99,14 @@ SCALING_TRIALS = 10
 
 
 def digest(out: Path) -> str:
-    """An MD5 over a store's summary rows in key order (every column: results only)."""
+    """An MD5 over a store's summary rows in key order: every column but the code's
+    version (the commit that ran them: provenance, not a result)."""
     from collateral import query
 
     t = query(
-        out, "select md5(string_agg(to_json(s)::varchar, chr(10) order by key)) d from summary s"
+        out,
+        "select md5(string_agg(to_json(s)::varchar, chr(10) order by key)) d"
+        " from (select * exclude (code_version) from summary) s",
     )
     return str(t["d"][0])
 
