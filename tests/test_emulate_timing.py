@@ -207,3 +207,33 @@ def test_rerun_late_without_an_experiment_is_refused_in_one_line():
         "collateral: error: --rerun-late: reruns an experiment's stored trials; give"
         " EXPERIMENT.toml"
     )
+
+
+def test_the_shells_closing_line_says_what_the_router_reported(tmp_path):
+    """``collateral shell``'s last line, from the router's report as the core measures it:
+    what each direction carried and the timing line; a report that cannot be read or is
+    missing is said so, not raised (the user's command already ran)."""
+    from collateral.emulate.shell import session_line
+    from collateral.emulate.testbed import Proc
+    from collateral.spec import build_scenario
+
+    session = build_scenario(link="adsl1", tcp_flows=0, cbr="none")
+    done = Proc("router", subprocess.Popen(["true"]), tmp_path / "err")
+    done.popen.wait()
+    (tmp_path / "err").write_text("router: something broke\n")
+    report = tmp_path / "router.json"
+    late = json.loads(_router(2_000_000))
+    late["down"] = _QUEUE | {"delivered": 40, "drops": 3, "ce_marks": 2}
+    report.write_text(json.dumps(late))
+    line = session_line(session, done, report)
+    assert line.startswith(
+        "the link carried down 40 packets, 3 dropped by the queue, 2 CE-marked;"
+        " up 0 packets, 0 dropped by the queue. testbed LATE: the router released frames"
+        " 2 ms late at p99"
+    ), line
+    report.write_text('{"down": ')
+    assert session_line(session, done, report).startswith("the router's report could not be read")
+    report.unlink()
+    assert session_line(session, done, report) == (
+        "the router wrote no report (router: something broke)"
+    )

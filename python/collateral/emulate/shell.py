@@ -140,9 +140,11 @@ def session_line(session: Scenario, router: Proc, report: Path) -> str:
     if not report.exists():
         err = router.stderr.read_text(errors="replace").strip().splitlines()
         return f"the router wrote no report ({err[-1] if err else 'no error given'})"
-    summary = _native.measure_testbed(session.to_native_json(), "[]", [], report.read_text())[
-        "summary"
-    ]
+    try:
+        raw = _native.measure_testbed(session.to_native_json(), "[]", [], report.read_text())
+    except (OSError, ValueError) as e:  # a report cut short (a full disk): say so, go on
+        return f"the router's report could not be read ({e}): its timing is unknown"
+    summary = raw["summary"]
     q = summary["queues"]
     carried = "; ".join(
         f"{d} {q[d]['delivered']} packets, {q[d]['drops']} dropped by the queue"
