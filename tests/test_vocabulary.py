@@ -90,6 +90,7 @@ def test_the_core_lists_every_enumeration_once():
     keys = {"rule", "aqm", "recovery", "cubic_variant", "htcp_flavor", "cc", "profile"}
     keys |= {"app", "direction", "trace", "link_presets", "tcp_ecn", "cbr_ecn"}
     keys |= {"aqm_info", "cc_info", "media_controller", "workload", "send_buffer"}
+    keys |= {"bufferbloat_grades"}
     assert set(VOCAB) == keys
     assert set(VOCAB["aqm_info"]) == set(VOCAB["aqm"])
     assert set(VOCAB["cc_info"]) == set(VOCAB["cc"])
