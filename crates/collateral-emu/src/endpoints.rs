@@ -509,7 +509,7 @@ mod tests {
     fn the_sender_departs_as_the_models_source() {
         // 10 000 packets of a jittered VoIP flow (one every 20 ms on average, 1 ms
         // jitter) and a Quake 3 stream (50 ms): 200 s. The simulator's CBR flows send
-        // on this same source's schedule (collateral-sim's `tests/cbr_schedule.rs`), so
+        // on this same source's schedule (collateral-sim's `tests/sim/cbr_schedule.rs`), so
         // the testbed's packets leave when the simulator's do.
         let sc = Scenario::from_json(
             r#"{"seed": 42, "duration_ns": 200000000000, "rtt_ns": 20000000,

@@ -1,7 +1,7 @@
 //! Whole trials with SACK: a slow-start overshoot repaired in a few round trips instead of
 //! one lost segment per round trip.
 
-mod support;
+use crate::support;
 
 use collateral_sim::tcp::{Profile, TcpConfig};
 use collateral_sim::{simulate, TrialResult};

@@ -1,6 +1,6 @@
 //! Whole trials with active queue management and scheduling on the bottleneck.
 
-mod support;
+use crate::support;
 
 use collateral_sim::queue::DisciplineConfig;
 use collateral_sim::scenario::Queue;

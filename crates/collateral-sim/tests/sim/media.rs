@@ -1,7 +1,7 @@
 //! Whole trials of the video call (GCC, NADA or SCReAM over RFC 8888 feedback, RFC
 //! 8593's encoder).
 
-mod support;
+use crate::support;
 
 use collateral_sim::clock::DeliveryTrace;
 use collateral_sim::media::{Controller, MediaConfig};

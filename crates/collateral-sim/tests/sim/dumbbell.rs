@@ -1,6 +1,6 @@
 //! End-to-end properties of whole trials on the dumbbell.
 
-mod support;
+use crate::support;
 
 use collateral_sim::queue::FullRule;
 use collateral_sim::scenario::QueueConfig;

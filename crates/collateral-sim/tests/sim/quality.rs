@@ -1,6 +1,6 @@
 //! The real-time quality columns of a CBR summary agree with its per-packet trace.
 
-mod support;
+use crate::support;
 
 use collateral_sim::quality::voip_quality;
 use collateral_sim::{simulate, Scenario};

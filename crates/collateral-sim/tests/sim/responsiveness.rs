@@ -1,7 +1,7 @@
 //! The responsiveness test (draft-ietf-ippm-responsiveness) in whole trials: its
 //! foreign probes' times on an empty path and its ramp's hold, worked out by hand.
 
-mod support;
+use crate::support;
 
 use collateral_sim::rate::ser_ns;
 use collateral_sim::rrul::{Workload, WorkloadKind};

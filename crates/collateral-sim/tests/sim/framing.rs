@@ -1,6 +1,6 @@
 //! ATM framing on an ADSL bottleneck, against the cell arithmetic done by hand.
 
-mod support;
+use crate::support;
 
 use collateral_sim::rate::ser_ns;
 use collateral_sim::{simulate, Scenario};

@@ -1,7 +1,7 @@
 //! Web users, phases and the per-class measurements, checked against values worked out
 //! by hand from the model's formulas.
 
-mod support;
+use crate::support;
 
 use collateral_sim::rate::ser_ns;
 use collateral_sim::{simulate, Scenario};

@@ -1,7 +1,7 @@
 //! Whole trials with BBR: link use and queue compared with NewReno, PROBE_RTT under a
 //! standing queue, seeding, and robustness under random loss and random dumbbells.
 
-mod support;
+use crate::support;
 
 use collateral_sim::scenario::TraceConfig;
 use collateral_sim::tcp::{CcKind, Profile, TcpConfig};
