@@ -94,7 +94,7 @@ def show(name: str, r: dict) -> None:
     )
 
 
-#: Trials per point of the scaling runs: 2 004 points x 10 = 20 040 trials.
+#: Trials per point of the scaling runs (2 004 points: 20 040 trials).
 SCALING_TRIALS = 10
 
 
@@ -115,7 +115,8 @@ def scaling(base: Path, cores: int) -> int:
     """The scaling table (module docstring); 0 when every run stored the same results."""
     runs = [("threads", n) for n in (1, 2, 4, 8, 16, 32, 64) if n < cores]
     runs += [("threads", cores), ("processes", cores)]
-    print(f"{SCALING_TRIALS * 2004:,} trials per run; {cores} cores")
+    trials = len(load_experiment(EXPERIMENT, [("experiment.trials", SCALING_TRIALS)]))
+    print(f"{trials:,} trials per run; {cores} cores")
     print("| workers | trials/s | speed-up | core ms/trial | workers busy | coordinator |")
     print("|---|---|---|---|---|---|")
     first_rate, first_digest, same = 0.0, "", True
