@@ -14,10 +14,11 @@ trials/s, the Parquet size and a check that the store holds exactly one row per 
 ``--scaling`` runs the sweep with 10 trials per point (20 040 trials) on 1, 2, 4, ...
 workers up to the machine's cores (threads), then on all cores as processes, each into a
 fresh directory, and prints one row per run: trials/s, speed-up over one worker, the
-core's time per trial, how busy the workers were and the coordinator's share (the
-Python outside the core, as a share of the core's time). Every run's summary table must
-be identical to the first's (an MD5 over its rows in key order); the exit status says
-whether it was.
+core's time per trial (without the GIL), the hand-back per trial (the core's results
+made Python objects, and the wait for the GIL, which grows with the threads that want
+it), how busy the workers were and the coordinator's share (the Python outside the core,
+as a share of the core's time). Every run's summary table must be identical to the
+first's (an MD5 over its rows in key order); the exit status says whether it was.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ def run_once(
         "unique": len(set(keys)),
         "busy": report.busy_s / (report.wall_s * report.workers) if report.wall_s else 0,
         "core_ms": 1000 * report.busy_s / max(report.ran, 1),
+        "handoff_ms": 1000 * report.handoff_s / max(report.ran, 1),
         "py_ms": 1000 * report.cpu_s / max(report.ran, 1),
         "workers": report.workers,
         "executor": report.executor,
@@ -88,8 +90,9 @@ def show(name: str, r: dict) -> None:
         f"{name}: {r['trials']:,} trials in {r['wall_s']:.1f} s wall"
         f" (expansion {r['load_s']:.1f} s, running {r['run_s']:.1f} s)"
         f" = {r['rate']:,.0f} trials/s on {r['workers']} {r['executor']};"
-        f" workers busy {r['busy']:.0%}; per trial {r['core_ms']:.2f} ms in the core and"
-        f" {r['py_ms']:.2f} ms of Python; {r['rows']:,} rows ({r['unique']:,} distinct keys)"
+        f" workers busy {r['busy']:.0%}; per trial {r['core_ms']:.2f} ms in the core,"
+        f" {r['handoff_ms']:.3f} ms handing results back and {r['py_ms']:.2f} ms of Python;"
+        f" {r['rows']:,} rows ({r['unique']:,} distinct keys)"
         f" in {r['parts']} parts, Parquet {r['parquet_mb']:.1f} MB"
     )
 
@@ -117,8 +120,11 @@ def scaling(base: Path, cores: int) -> int:
     runs += [("threads", cores), ("processes", cores)]
     trials = len(load_experiment(EXPERIMENT, [("experiment.trials", SCALING_TRIALS)]))
     print(f"{trials:,} trials per run; {cores} cores")
-    print("| workers | trials/s | speed-up | core ms/trial | workers busy | coordinator |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "| workers | trials/s | speed-up | core ms/trial | hand-back ms/trial | workers busy"
+        " | coordinator |"
+    )
+    print("|---|---|---|---|---|---|---|")
     first_rate, first_digest, same = 0.0, "", True
     for ex, n in runs:
         out = base / f"{ex}-{n}"
@@ -130,7 +136,7 @@ def scaling(base: Path, cores: int) -> int:
         label = f"{n}" + (" (processes)" if ex == "processes" else "")
         print(
             f"| {label} | {r['rate']:,.0f} | {r['rate'] / first_rate:.1f} | {r['core_ms']:.2f}"
-            f" | {r['busy']:.0%} | {r['py_ms'] / r['core_ms']:.1%} |"
+            f" | {r['handoff_ms']:.3f} | {r['busy']:.0%} | {r['py_ms'] / r['core_ms']:.1%} |"
             + ("" if d == first_digest else f" results differ: {d}"),
             flush=True,
         )

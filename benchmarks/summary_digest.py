@@ -57,7 +57,7 @@ import os
 import collateral
 from collateral.spec import TraceSpec
 
-TRACES_OFF = TraceSpec(cwnd=False, queue=False, cbr=False, drops=False, classes=False)
+TRACES_OFF = TraceSpec.off()
 
 
 def scenarios() -> list[tuple[str, collateral.Scenario]]:

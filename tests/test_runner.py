@@ -332,6 +332,11 @@ def test_experiment_from_dict_runs_through_the_python_api(tmp_path):
     )
     report = run_experiment(exp, tmp_path / "api", progress=False)
     assert report.ran == 4 and report.missing == 0
+    # The workers' time, split into the core's (no GIL) and the hand-back of its results
+    # (which here may wait for the GIL while another worker's first batch imports pyarrow),
+    # fits in the run's wall time on its workers.
+    assert report.busy_s > 0 and report.handoff_s > 0
+    assert report.busy_s + report.handoff_s <= report.wall_s * report.workers
     df = collateral.query(
         tmp_path / "api", "SELECT rtt_s, avg(tcp0_goodput_bps) g FROM summary GROUP BY 1 ORDER BY 1"
     )

@@ -31,7 +31,7 @@ STACKS = [
     ("htcp", "linux-2.6.25"),
     ("bbr", "linux-6"),
 ]
-OFF = TraceSpec(cwnd=False, queue=False, cbr=False, drops=False, classes=False)
+OFF = TraceSpec.off()
 
 
 def hot_path() -> list[str]:

@@ -93,7 +93,7 @@ def ours_scenario(case: Case, seed: int, args: argparse.Namespace) -> str:
             CbrSpec(direction=d, size="186B", interval="20ms", jitter=f"{args.jitter}ms")
             for d in ("down", "up")
         ],
-        trace=TraceSpec(cwnd=False, queue=False, cbr=False, drops=False, classes=False),
+        trace=TraceSpec.off(),
     )
     return sc.to_native_json()
 

@@ -43,7 +43,9 @@ def simulate_batch(scenario_jsons: list[str]) -> dict[str, Any]:
     that ran]}, "traces": [Traces per trial that ran]}``. The summaries come back as the
     store's flat columns (see :func:`flatten_summary`), in first-seen order, None where a
     trial lacks a column. A scenario that does not parse or run is an error in its slot;
-    the others run."""
+    the others run. ``"core_s"``: the seconds spent without the GIL (parsing, running,
+    flattening); the rest of the call is the hand-back (building the Python objects,
+    waiting for the GIL)."""
 
 def flatten_summary(summary: dict[str, Any]) -> dict[str, Any]:
     """A summary as the store's flat columns, named by the declared schema

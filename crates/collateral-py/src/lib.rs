@@ -226,21 +226,33 @@ fn flatten_summary<'py>(
 /// back already flat (as [`flatten_summary`] makes them), column by column in
 /// first-seen order, None where a trial lacks a column: no per-trial dict for Python to
 /// walk. A scenario that does not parse or run is an error in its slot; the others run.
+/// `"core_s"`: the seconds spent without the GIL (parsing, running, flattening), so that
+/// the caller can tell them from the hand-back: building the Python objects and, when
+/// other threads hold the GIL, waiting for it. A trial that asked for no trace gets `{}`
+/// (as in [`simulate`]): a sweep of summaries builds no empty arrays.
 #[pyfunction]
 fn simulate_batch<'py>(
     py: Python<'py>,
     scenario_jsons: Vec<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
     type Flat = Vec<(String, serde_json::Value)>;
-    let done: Vec<Result<(Flat, collateral_sim::metrics::Traces), String>> = py.detach(|| {
-        scenario_jsons
+    type Done = Result<(Flat, Option<collateral_sim::metrics::Traces>), String>;
+    let (done, core_s): (Vec<Done>, f64) = py.detach(|| {
+        let t0 = std::time::Instant::now();
+        let done = scenario_jsons
             .iter()
             .map(|js| {
-                let r = collateral_sim::simulate(Scenario::from_json(js)?)?;
+                let sc = Scenario::from_json(js)?;
+                let traced = sc.trace.any();
+                let r = collateral_sim::simulate(sc)?;
                 let v = serde_json::to_value(&r.summary).map_err(|e| e.to_string())?;
-                Ok((collateral_sim::schema::flatten(&v)?, r.traces))
+                Ok((
+                    collateral_sim::schema::flatten(&v)?,
+                    traced.then_some(r.traces),
+                ))
             })
-            .collect()
+            .collect();
+        (done, t0.elapsed().as_secs_f64())
     });
     let mut names: Vec<String> = Vec::new();
     let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
@@ -273,7 +285,10 @@ fn simulate_batch<'py>(
         for c in columns.iter_mut().filter(|c| c.len() < rows) {
             c.push(py.None().into_bound(py));
         }
-        traces.push(traces_to_py(py, tr)?);
+        traces.push(match tr {
+            Some(tr) => traces_to_py(py, tr)?,
+            None => PyDict::new(py),
+        });
     }
     let cols = PyDict::new(py);
     for (name, values) in names.iter().zip(columns) {
@@ -283,6 +298,7 @@ fn simulate_batch<'py>(
     out.set_item("errors", errors)?;
     out.set_item("columns", cols)?;
     out.set_item("traces", traces)?;
+    out.set_item("core_s", core_s)?;
     Ok(out)
 }
 

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .. import _native
-from ..spec import CC_ALGORITHMS, PROFILES, Scenario, SpecError
+from ..spec import CC_ALGORITHMS, PROFILES, Scenario, SpecError, TraceSpec
 from ..spec.vocabulary import MAX_WEB_SLOTS
 from ..units import fmt_duration, parse_duration
 from .apps import APP_ALIASES, APPS, BUDGET_SOURCES
@@ -149,7 +149,7 @@ def advise(
     for ci, c in enumerate(cands):
         for t in range(trials):
             sc = _scenario(_trial(base, c, flows, web_users, profile, seed + t))
-            sc = sc.model_copy(update={"trace": sc.trace.model_copy(update=_NO_TRACES)})
+            sc = sc.model_copy(update={"trace": TraceSpec.off()})
             jobs.append(sc.to_native_json())
             owners.append(ci)
     results = _native.simulate_many(jobs, threads)
@@ -307,8 +307,6 @@ def _outcome(
         median(e["call_bps"] for e in ev) if "call_bps" in ev[0] else math.nan,
     )
 
-
-_NO_TRACES = {"cwnd": False, "queue": False, "cbr": False, "drops": False, "classes": False}
 
 # Where a scenario's field comes from among advise()'s parameters.
 _PARAMS = {

@@ -133,7 +133,7 @@ def run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) ->
 
         # The tables and JSON need summaries only: the first trial keeps its traces when
         # --plot draws them (the core records nothing it was not asked for).
-        quiet = TraceSpec(cwnd=False, queue=False, cbr=False, drops=False, classes=False)
+        quiet = TraceSpec.off()
         scenarios = [
             base.model_copy(update={"seed": scenario.seed + k, "trace": quiet})
             if (v, k) != (0, 0) or args.plot is None

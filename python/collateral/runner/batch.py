@@ -34,9 +34,10 @@ class BatchResult:
     summary: pa.Table | None  # None when every trial failed
     traces: dict[str, pa.Table]
     failures: list[tuple[str, str]]  # (trial key, error)
-    wall_s: float  # in the core
+    wall_s: float  # in the core, without the GIL
     native_version: str
     cpu_s: float = 0.0  # CPU time of the Python side of the batch (the core runs on its own)
+    handoff_s: float = 0.0  # the core's results made Python objects, the GIL waited for
 
 
 def summary_columns(summary: dict[str, Any]) -> dict[str, Any]:
@@ -78,11 +79,12 @@ def run_batch(task: BatchTask) -> BatchResult:
     c0 = time.thread_time()
     t0 = time.perf_counter()
     out = _native.simulate_batch(task.jsons)
-    wall = time.perf_counter() - t0
+    wall = out["core_s"]
+    handoff = max(0.0, time.perf_counter() - t0 - wall)
     ok = [h for h, e in zip(task.heads, out["errors"], strict=True) if e is None]
     failures = [(h[0], e) for h, e in zip(task.heads, out["errors"], strict=True) if e is not None]
     if not ok:
-        return BatchResult(None, {}, failures, wall, _native.version(), _py_cpu(c0, wall))
+        return BatchResult(None, {}, failures, wall, _native.version(), _py_cpu(c0, wall), handoff)
     keys = [h[0] for h in ok]
     cols: dict[str, list[Any]] = {
         "key": keys,
@@ -104,12 +106,15 @@ def run_batch(task: BatchTask) -> BatchResult:
     cols["code_version"] = [task.code_version] * len(ok)
     summary = columns_to_table(cols)
     traces = {t: _trace_table(t, keys, out["traces"]) for t in task.traces}
-    return BatchResult(summary, traces, failures, wall, _native.version(), _py_cpu(c0, wall))
+    return BatchResult(
+        summary, traces, failures, wall, _native.version(), _py_cpu(c0, wall), handoff
+    )
 
 
 def _py_cpu(c0: float, core_wall: float) -> float:
     """This thread's CPU time since ``c0`` less the core's run on it (which holds no
-    lock and waits for nothing, so its wall time is its CPU time): the Python side."""
+    lock and waits for nothing, so its wall time is its CPU time): the Python side,
+    the building of the core's results as Python objects included."""
     return max(0.0, time.thread_time() - c0 - core_wall)
 
 

@@ -30,7 +30,8 @@ class RunReport:
     meanwhile: int = 0  # run, but stored meanwhile by another writer (kept once)
     failed: list[tuple[str, str]] = field(default_factory=list)
     wall_s: float = 0.0
-    busy_s: float = 0.0  # core time summed over batches
+    busy_s: float = 0.0  # core time summed over batches (without the GIL)
+    handoff_s: float = 0.0  # the core's results made Python objects, the GIL waited for
     cpu_s: float = 0.0  # Python CPU time: batch tables on the workers, this process's driver
     batches: int = 0
     interrupted: bool = False
@@ -162,6 +163,7 @@ def report_lines(report: RunReport, st: Store | None = None) -> Sequence[tuple[s
                 (
                     "per trial",
                     f"{1000 * report.busy_s / report.ran:.2f} ms in the core,"
+                    f" {1000 * report.handoff_s / report.ran:.2f} ms handing results back,"
                     f" {1000 * report.cpu_s / report.ran:.2f} ms of Python"
                     + (
                         f" ({report.cpu_s / report.busy_s:.1%} of the core's time)"

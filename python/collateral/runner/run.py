@@ -243,9 +243,10 @@ def _run(
                     report.meanwhile += dropped
                     report.failed += res.failures
                     report.busy_s += res.wall_s
+                    report.handoff_s += res.handoff_s
                     report.cpu_s += res.cpu_s
                     report.batches += 1
-                    m = res.wall_s / len(batch)
+                    m = (res.wall_s + res.handoff_s) / len(batch)
                     per_trial = m if per_trial is None else 0.7 * per_trial + 0.3 * m
                     bar.advance(len(batch) - len(res.failures), len(res.failures))
             report.interrupted = stop.requested is not None and bool(pending)

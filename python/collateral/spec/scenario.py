@@ -48,6 +48,11 @@ class TraceSpec(Model):
     #: Per-class arrivals, drops, bytes and latency at each bottleneck per time bin.
     classes: bool = True
 
+    @classmethod
+    def off(cls) -> TraceSpec:
+        """No time series: summaries only (the core records nothing it was not asked for)."""
+        return cls(cwnd=False, queue=False, cbr=False, drops=False, classes=False)
+
 
 #: The link of a scenario that names neither a preset nor rates: the CLI's, the flat
 #: builder's and an experiment file's alike.
