@@ -16,6 +16,7 @@ import collateral
 from collateral import _native, schema
 from collateral.runner import summary_columns
 from collateral.spec import Scenario, TraceSpec
+from collateral.store.tables import columns_to_table, rows_to_table
 
 ROOT = Path(__file__).parents[1]
 PKG = ROOT / "python" / "collateral"
@@ -127,11 +128,24 @@ def test_a_batch_gives_each_trials_flat_summary_column_by_column():
     cols = out["columns"]
     assert set(cols) == set(rows[0]) | set(rows[1])
     assert "web0_pages_completed" in cols and "web0_pages_completed" not in rows[1]
+    assert "web0_pages_completed" in out["nulls"] and "events" not in out["nulls"]
     for name, values in cols.items():
         want = [r.get(name) for r in rows]
+        dtype = schema.column(name)["dtype"]
+        if isinstance(values, np.ndarray):  # a numeric column: its declared type, masked
+            assert values.dtype == np.dtype(dtype), name
+            missing = out["nulls"].get(name, np.zeros(len(values), bool))
+            values = [None if m else v for v, m in zip(values.tolist(), missing, strict=True)]
+        else:
+            assert dtype in ("string", "json") and name not in out["nulls"], name
         if name == "phases":  # records here, JSON text once stored
             want = [None if w is None else json.loads(w) for w in want]
         assert values == want, name
+    # Stored, the batch is the table of its trials' rows flattened one by one (where
+    # `phases` is JSON text already): the same values, nulls and declared types.
+    texts = [schema.phases_as_text(v) for v in cols["phases"]]
+    batch = columns_to_table({**cols, "phases": texts}, out["nulls"])
+    assert batch.equals(rows_to_table(rows))
     # Traces where the trial asked for them; none built for the one that did not.
     assert len(out["traces"]) == 2 and sorted(out["traces"][0]) == sorted(schema.trace_tables())
     assert out["traces"][1] == {}

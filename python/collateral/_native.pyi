@@ -39,13 +39,16 @@ def simulate_many(scenario_jsons: list[str], threads: int = 0) -> list[dict[str,
 
 def simulate_batch(scenario_jsons: list[str]) -> dict[str, Any]:
     """The sweep runner's call: runs the trials in order on one OS thread without the GIL
-    and returns ``{"errors": [str | None per trial], "columns": {name: [value per trial
-    that ran]}, "traces": [Traces per trial that ran]}``. The summaries come back as the
-    store's flat columns (see :func:`flatten_summary`), in first-seen order, None where a
-    trial lacks a column. A scenario that does not parse or run is an error in its slot;
-    the others run. ``"core_s"``: the seconds spent without the GIL (parsing, running,
-    flattening); the rest of the call is the hand-back (building the Python objects,
-    waiting for the GIL)."""
+    and returns ``{"errors": [str | None per trial], "columns": {name: values per trial
+    that ran}, "nulls": {name: mask}, "traces": [Traces per trial that ran], "core_s":
+    float}``. The summaries come back as the store's flat columns (see
+    :func:`flatten_summary`), in first-seen order and of their declared types: a numeric
+    column is a numpy array, with a bool mask in ``nulls`` (True: missing) where a trial
+    lacks the value; text and records are lists (None where missing). A scenario that
+    does not parse or run is an error in its slot; the others run. ``core_s``: the
+    seconds spent without the GIL (parsing, running, building the columns); the rest of
+    the call is the hand-back (making the Python objects, waiting for the GIL). A trial
+    that asked for no trace gets ``{}``."""
 
 def flatten_summary(summary: dict[str, Any]) -> dict[str, Any]:
     """A summary as the store's flat columns, named by the declared schema

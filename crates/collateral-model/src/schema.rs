@@ -491,6 +491,17 @@ pub const FLOW_LABELS: &[&str] = &["flow", "direction", "cc", "users"];
 /// already null in a serialised summary (JSON has neither). Fails naming a field the
 /// schema does not declare: a summary and its schema never disagree silently.
 pub fn flatten(summary: &serde_json::Value) -> Result<Vec<(String, serde_json::Value)>, String> {
+    Ok(flatten_typed(summary)?
+        .into_iter()
+        .map(|(name, _, v)| (name, v))
+        .collect())
+}
+
+/// [`flatten`] with each column's declared type (`phases`: [`Dtype::Json`]), for a
+/// caller that builds typed columns.
+pub fn flatten_typed(
+    summary: &serde_json::Value,
+) -> Result<Vec<(String, Dtype, serde_json::Value)>, String> {
     use serde_json::Value;
     let obj = summary
         .as_object()
@@ -503,7 +514,7 @@ pub fn flatten(summary: &serde_json::Value) -> Result<Vec<(String, serde_json::V
                 if let Some(v) = obj.get(c.name) {
                     known += 1;
                     if !PARAMETER_FIELDS.contains(&c.name) {
-                        out.push((c.name.to_string(), v.clone()));
+                        out.push((c.name.to_string(), c.dtype, v.clone()));
                     }
                 }
             }
@@ -515,7 +526,7 @@ pub fn flatten(summary: &serde_json::Value) -> Result<Vec<(String, serde_json::V
             continue;
         }
         if g.key == "phases" {
-            out.push(("phases".to_string(), v.clone()));
+            out.push(("phases".to_string(), Dtype::Json, v.clone()));
             continue;
         }
         let items: Vec<(String, &Value)> = match v {
@@ -544,7 +555,7 @@ pub fn flatten(summary: &serde_json::Value) -> Result<Vec<(String, serde_json::V
             for c in g.columns {
                 if let Some(x) = fields.get(c.name) {
                     if !FLOW_LABELS.contains(&c.name) {
-                        out.push((format!("{prefix}{}", c.name), x.clone()));
+                        out.push((format!("{prefix}{}", c.name), c.dtype, x.clone()));
                     }
                 }
             }

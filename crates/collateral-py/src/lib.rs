@@ -2,8 +2,11 @@
 //! the boundary once as JSON; the trial runs without the GIL; traces come back as numpy
 //! arrays (moved, not copied element by element).
 
+mod batch_columns;
 mod measured_py;
 mod media_records;
+
+use batch_columns::Columns;
 use collateral_sim::error::{ConfigError as CoreConfigError, PathPart};
 use collateral_sim::measure;
 use collateral_sim::metrics::Traces;
@@ -221,24 +224,26 @@ fn flatten_summary<'py>(
 }
 
 /// The sweep runner's call: runs the trials on one OS thread without the GIL and
-/// returns `{"errors": [str | None per trial], "columns": {name: [value per trial that
-/// ran]}, "traces": [per trial that ran, as simulate gives them]}`. The summaries come
-/// back already flat (as [`flatten_summary`] makes them), column by column in
-/// first-seen order, None where a trial lacks a column: no per-trial dict for Python to
-/// walk. A scenario that does not parse or run is an error in its slot; the others run.
-/// `"core_s"`: the seconds spent without the GIL (parsing, running, flattening), so that
-/// the caller can tell them from the hand-back: building the Python objects and, when
-/// other threads hold the GIL, waiting for it. A trial that asked for no trace gets `{}`
-/// (as in [`simulate`]): a sweep of summaries builds no empty arrays.
+/// returns `{"errors": [str | None per trial], "columns": {name: values per trial that
+/// ran}, "nulls": {name: mask}, "traces": [per trial that ran, as simulate gives them],
+/// "core_s": float}`. The summaries come back already flat (as [`flatten_summary`]
+/// makes them), column by column in first-seen order and typed as declared: a numeric
+/// column is a numpy array, with a bool mask in `nulls` (True: missing) where a trial
+/// lacks the value; text and records are lists (None where missing). A scenario that
+/// does not parse or run is an error in its slot; the others run. `core_s`: the
+/// seconds spent without the GIL (parsing, running, building the columns), so that the
+/// caller can tell them from the hand-back: making the Python objects and, when other
+/// threads hold the GIL, waiting for it. A trial that asked for no trace gets `{}` (as
+/// in [`simulate`]): a sweep of summaries builds no empty arrays.
 #[pyfunction]
 fn simulate_batch<'py>(
     py: Python<'py>,
     scenario_jsons: Vec<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    type Flat = Vec<(String, serde_json::Value)>;
-    type Done = Result<(Flat, Option<collateral_sim::metrics::Traces>), String>;
-    let (done, core_s): (Vec<Done>, f64) = py.detach(|| {
+    type Done = Result<Option<collateral_sim::metrics::Traces>, String>;
+    let (done, columns, core_s): (Vec<Done>, Columns, f64) = py.detach(|| {
         let t0 = std::time::Instant::now();
+        let mut columns = Columns::default();
         let done = scenario_jsons
             .iter()
             .map(|js| {
@@ -246,57 +251,31 @@ fn simulate_batch<'py>(
                 let traced = sc.trace.any();
                 let r = collateral_sim::simulate(sc)?;
                 let v = serde_json::to_value(&r.summary).map_err(|e| e.to_string())?;
-                Ok((
-                    collateral_sim::schema::flatten(&v)?,
-                    traced.then_some(r.traces),
-                ))
+                columns.push_row(collateral_sim::schema::flatten_typed(&v)?)?;
+                Ok(traced.then_some(r.traces))
             })
             .collect();
-        (done, t0.elapsed().as_secs_f64())
+        (done, columns, t0.elapsed().as_secs_f64())
     });
-    let mut names: Vec<String> = Vec::new();
-    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    let mut columns: Vec<Vec<Bound<'py, PyAny>>> = Vec::new();
     let mut errors = Vec::with_capacity(done.len());
     let mut traces = Vec::new();
-    let mut rows = 0;
     for r in done {
-        let (flat, tr) = match r {
-            Ok(x) => x,
-            Err(e) => {
-                errors.push(Some(e));
-                continue;
+        match r {
+            Ok(tr) => {
+                errors.push(None);
+                traces.push(match tr {
+                    Some(tr) => traces_to_py(py, tr)?,
+                    None => PyDict::new(py),
+                });
             }
-        };
-        errors.push(None);
-        for (name, v) in &flat {
-            let k = match index.get(name) {
-                Some(&k) => k,
-                None => {
-                    index.insert(name.clone(), columns.len());
-                    names.push(name.clone());
-                    columns.push((0..rows).map(|_| py.None().into_bound(py)).collect());
-                    columns.len() - 1
-                }
-            };
-            columns[k].push(flat_to_py(py, v)?);
+            Err(e) => errors.push(Some(e)),
         }
-        rows += 1;
-        for c in columns.iter_mut().filter(|c| c.len() < rows) {
-            c.push(py.None().into_bound(py));
-        }
-        traces.push(match tr {
-            Some(tr) => traces_to_py(py, tr)?,
-            None => PyDict::new(py),
-        });
     }
-    let cols = PyDict::new(py);
-    for (name, values) in names.iter().zip(columns) {
-        cols.set_item(name, values)?;
-    }
+    let (cols, nulls) = columns.into_py(py)?;
     let out = PyDict::new(py);
     out.set_item("errors", errors)?;
     out.set_item("columns", cols)?;
+    out.set_item("nulls", nulls)?;
     out.set_item("traces", traces)?;
     out.set_item("core_s", core_s)?;
     Ok(out)

@@ -55,24 +55,27 @@ def _trace_table(name: str, keys: list[str], traces: list[dict[str, Any]]) -> pa
 
     from ..schema import arrow_type, trace_columns
 
-    per = [t.get(name, {}) for t in traces]
-    cols = list(per[0]) if per else []
-    lengths = np.array([len(next(iter(p.values()))) if p else 0 for p in per], dtype=np.int64)
-    idx = np.repeat(np.arange(len(keys), dtype=np.int32), lengths)
-    out = {"key": pa.DictionaryArray.from_arrays(pa.array(idx), pa.array(keys, pa.string()))}
+    # A trial that asked for no trace has none ({}): it adds no rows.
+    per = [p for t in traces if (p := t.get(name))]
     declared = {c["name"]: c for c in trace_columns(name)}
+    cols = list(per[0]) if per else list(declared)
+    lengths = np.array([len(next(iter(t[name].values()))) if t.get(name) else 0 for t in traces])
+    idx = np.repeat(np.arange(len(keys), dtype=np.int32), lengths.astype(np.int64))
+    out = {"key": pa.DictionaryArray.from_arrays(pa.array(idx), pa.array(keys, pa.string()))}
     for c in cols:
         if c not in declared:
             raise ValueError(f"trace {name}: column {c!r} is not in the declared schema")
         typ = arrow_type(declared[c]["dtype"])
-        out[c] = pa.array(np.concatenate([p[c] for p in per]), type=typ)
+        out[c] = (
+            pa.array(np.concatenate([p[c] for p in per]), type=typ) if per else pa.array([], typ)
+        )
     return pa.table(out)
 
 
 def run_batch(task: BatchTask) -> BatchResult:
     """Runs a batch in the core (one OS thread, no GIL) and builds its tables. The core
-    returns the summaries as flat columns: Python only adds the trial's identity and
-    parameters, column by column."""
+    returns the summaries as flat typed columns (numpy arrays and their null masks):
+    Python only adds the trial's identity and parameters, column by column."""
     from .. import _native
     from ..schema import phases_as_text
 
@@ -104,7 +107,7 @@ def run_batch(task: BatchTask) -> BatchResult:
     cols["scenario"] = [task.point_scenarios[h[1]] for h in ok]
     cols["model_version"] = [_native.version()] * len(ok)
     cols["code_version"] = [task.code_version] * len(ok)
-    summary = columns_to_table(cols)
+    summary = columns_to_table(cols, out["nulls"])
     traces = {t: _trace_table(t, keys, out["traces"]) for t in task.traces}
     return BatchResult(
         summary, traces, failures, wall, _native.version(), _py_cpu(c0, wall), handoff

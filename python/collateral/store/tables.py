@@ -48,20 +48,24 @@ def rows_to_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
     return columns_to_table({name: [r.get(name) for r in rows] for name in names})
 
 
-def columns_to_table(columns: Mapping[str, Sequence[Any]]) -> pa.Table:
-    """Columns (name -> values, all as long) as an Arrow table. Identity columns and
-    metrics get their declared types whatever the batch holds; parameter columns are
-    typed from their values (a column with no value at all: double, or string for the
-    few text ones)."""
+def columns_to_table(
+    columns: Mapping[str, Sequence[Any]], nulls: Mapping[str, Any] | None = None
+) -> pa.Table:
+    """Columns (name -> values, all as long: lists, or numpy arrays as the core hands
+    a batch's metrics over) as an Arrow table. Identity columns and metrics get their
+    declared types whatever the batch holds; parameter columns are typed from their
+    values (a column with no value at all: double, or string for the few text ones).
+    ``nulls``: a bool mask per array column that has missing values (True: missing)."""
     import pyarrow as pa
 
     from ..schema import arrow_type, column
 
+    nulls = nulls or {}
     cols = {}
     for name, values in columns.items():
         declared = IDENTITY_COLUMNS.get(name) or (c["dtype"] if (c := column(name)) else None)
         if declared is not None:
-            cols[name] = pa.array(values, type=arrow_type(declared))
+            cols[name] = pa.array(values, type=arrow_type(declared), mask=nulls.get(name))
             continue
         if all(v is None for v in values):
             typ = pa.string() if name in _STRING_WHEN_EMPTY else pa.float64()
