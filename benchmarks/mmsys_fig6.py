@@ -102,14 +102,15 @@ SCALING_TRIALS = 10
 
 
 def digest(out: Path) -> str:
-    """An MD5 over a store's summary rows in key order: every column but the code's
-    version (the commit that ran them: provenance, not a result)."""
+    """An MD5 over a store's summary rows, sorted: every column but the versions of the
+    code and the core that ran them and the trial and point keys, which hash the core's
+    version (provenance, not results), so that two builds' stores can be compared."""
     from collateral import query
 
     t = query(
         out,
-        "select md5(string_agg(to_json(s)::varchar, chr(10) order by key)) d"
-        " from (select * exclude (code_version) from summary) s",
+        "select md5(string_agg(j, chr(10) order by j)) d from (select to_json(s)::varchar j"
+        " from (select * exclude (key, point, code_version, model_version) from summary) s)",
     )
     return str(t["d"][0])
 
@@ -174,7 +175,7 @@ def main() -> int:
     r = run_once(args.executor, args.workers, base)
     show("fig6", r)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak RSS {rss:.0f} MB; results in {base}")
+    print(f"peak RSS {rss:.0f} MB; results in {base}; summary digest {digest(base)}")
     ok = r["rows"] == r["unique"] == r["trials"]
     print("one row per trial: " + ("yes" if ok else "NO"))
     return 0 if ok else 1
