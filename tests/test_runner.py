@@ -15,9 +15,11 @@ import pytest
 
 import collateral
 from collateral.experiment import Experiment, load_experiment
-from collateral.runner import run_experiment
+from collateral.runner import run_experiment, summary_columns
+from collateral.runner.batch import BatchTask, run_batch
 from collateral.spec import CC_ALGORITHMS
 from collateral.store import Store, open_store
+from collateral.store.tables import rows_to_table
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -364,3 +366,59 @@ def test_cli_runs_on_a_dask_scheduler_by_address(tmp_path):
     p = cli("run", str(exp), "-o", str(tmp_path / "x"), "--scheduler", "tcp://127.0.0.1:9")
     assert p.returncode == 2 and p.stderr.startswith("collateral: error: --scheduler: "), p.stderr
     assert not (tmp_path / "x").exists(), "an unreachable cluster writes nothing"
+
+
+def test_a_batch_stores_what_its_trials_flattened_one_by_one_give():
+    """A batch's summary table (the core's typed columns, the parameters typed once per
+    point) is the table of its trials' rows built one by one: the same columns, types,
+    values and nulls, across grids whose points lack each other's parameters; the
+    parameters before the metrics, the scenario and versions last."""
+    exp = Experiment.from_dict(
+        {
+            "experiment": {"name": "rows", "trials": 2},
+            "scenario": {
+                "link": "adsl1",
+                "duration": "3s",
+                "warmup": "1s",
+                "tcp": [{}],
+                "cbr": [{}],
+            },
+            "sweep": [
+                {"queue.limit": ["20kB", "40kB"]},
+                {"rtt": ["20ms"], "tags.kind": ["short"], "tags.n": [1.5]},
+            ],
+        }
+    )
+    trials = exp.trials()
+    points = {t.point.key: t.point for t in trials}
+    task = BatchTask(
+        jsons=[t.native_json() for t in trials],
+        heads=[(t.key, t.point.key, t.rep, t.seed) for t in trials],
+        point_columns={k: p.columns() for k, p in points.items()},
+        point_scenarios={k: p.stored_scenario for k, p in points.items()},
+        traces=(),
+        code_version="test",
+    )
+    got = run_batch(task).summary
+    rows = [
+        {
+            "key": t.key,
+            "point": t.point.key,
+            "rep": t.rep,
+            "seed": t.seed,
+            **t.point.columns(),
+            **summary_columns(collateral.simulate(t.scenario()).summary),
+            "scenario": t.point.stored_scenario,
+            "model_version": collateral.native_version,
+            "code_version": "test",
+        }
+        for t in trials
+    ]
+    want = rows_to_table(rows)  # columns in first-seen order: the tags last
+    assert got.num_rows == 6 and sorted(got.column_names) == sorted(want.column_names)
+    assert got.select(want.column_names).equals(want)
+    names = got.column_names
+    assert names[:4] == ["key", "point", "rep", "seed"] and names.index("tag_n") < names.index(
+        "events"
+    )
+    assert names[-3:] == ["scenario", "model_version", "code_version"]

@@ -36,7 +36,7 @@ class BatchResult:
     failures: list[tuple[str, str]]  # (trial key, error)
     wall_s: float  # in the core, without the GIL
     native_version: str
-    cpu_s: float = 0.0  # CPU time of the Python side of the batch (the core runs on its own)
+    cpu_s: float = 0.0  # CPU time of the Python side of the batch, after the core's call
     handoff_s: float = 0.0  # the core's results made Python objects, the GIL waited for
 
 
@@ -79,46 +79,44 @@ def run_batch(task: BatchTask) -> BatchResult:
     from .. import _native
     from ..schema import phases_as_text
 
-    c0 = time.thread_time()
     t0 = time.perf_counter()
     out = _native.simulate_batch(task.jsons)
     wall = out["core_s"]
     handoff = max(0.0, time.perf_counter() - t0 - wall)
+    c0 = time.thread_time()  # the Python side: this thread's CPU time from here
     ok = [h for h, e in zip(task.heads, out["errors"], strict=True) if e is None]
     failures = [(h[0], e) for h, e in zip(task.heads, out["errors"], strict=True) if e is not None]
     if not ok:
-        return BatchResult(None, {}, failures, wall, _native.version(), _py_cpu(c0, wall), handoff)
+        return BatchResult(
+            None, {}, failures, wall, _native.version(), time.thread_time() - c0, handoff
+        )
+    import pyarrow as pa
+
     keys = [h[0] for h in ok]
-    cols: dict[str, list[Any]] = {
-        "key": keys,
-        "point": [h[1] for h in ok],
-        "rep": [h[2] for h in ok],
-        "seed": [h[3] for h in ok],
-    }
-    # Parameter columns in first-seen order (points of other sweeps may lack some).
-    per_trial = [task.point_columns[h[1]] for h in ok]
-    points = dict.fromkeys(h[1] for h in ok)
+    head = {"key": keys, "point": [h[1] for h in ok], "rep": [h[2] for h in ok]}
+    head["seed"] = [h[3] for h in ok]
+    # Parameter columns in first-seen order (points of other sweeps may lack some) and
+    # the scenario: typed once per point, then taken for each of its trials.
+    points = list(dict.fromkeys(h[1] for h in ok))
     names = dict.fromkeys(n for k in points for n in task.point_columns[k])
-    cols.update({n: [p.get(n) for p in per_trial] for n in names})
+    per_point = {n: [task.point_columns[k].get(n) for k in points] for n in names}
+    per_point["scenario"] = [task.point_scenarios[k] for k in points]
+    at = {k: i for i, k in enumerate(points)}
+    params = columns_to_table(per_point).take(pa.array([at[h[1]] for h in ok], pa.int32()))
     metrics = out["columns"]
     if "phases" in metrics:
         metrics["phases"] = [phases_as_text(v) for v in metrics["phases"]]
-    cols.update(metrics)
-    cols["scenario"] = [task.point_scenarios[h[1]] for h in ok]
-    cols["model_version"] = [_native.version()] * len(ok)
-    cols["code_version"] = [task.code_version] * len(ok)
-    summary = columns_to_table(cols, out["nulls"])
+    metrics["model_version"] = [_native.version()] * len(ok)
+    metrics["code_version"] = [task.code_version] * len(ok)
+    tables = (columns_to_table(head), params, columns_to_table(metrics, out["nulls"]))
+    columns = {n: t[n] for t in tables for n in t.column_names}
+    columns["scenario"] = columns.pop("scenario")  # after the metrics, before the versions
+    columns.update({v: columns.pop(v) for v in ("model_version", "code_version")})
+    summary = pa.table(columns)
     traces = {t: _trace_table(t, keys, out["traces"]) for t in task.traces}
     return BatchResult(
-        summary, traces, failures, wall, _native.version(), _py_cpu(c0, wall), handoff
+        summary, traces, failures, wall, _native.version(), time.thread_time() - c0, handoff
     )
-
-
-def _py_cpu(c0: float, core_wall: float) -> float:
-    """This thread's CPU time since ``c0`` less the core's run on it (which holds no
-    lock and waits for nothing, so its wall time is its CPU time): the Python side,
-    the building of the core's results as Python objects included."""
-    return max(0.0, time.thread_time() - c0 - core_wall)
 
 
 _CODE_VERSION: str | None = None
