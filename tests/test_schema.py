@@ -138,14 +138,10 @@ def test_a_batch_gives_each_trials_flat_summary_column_by_column():
             values = [None if m else v for v, m in zip(values.tolist(), missing, strict=True)]
         else:
             assert dtype in ("string", "json") and name not in out["nulls"], name
-        if name == "phases":  # records here, JSON text once stored
-            want = [None if w is None else json.loads(w) for w in want]
         assert values == want, name
-    # Stored, the batch is the table of its trials' rows flattened one by one (where
-    # `phases` is JSON text already): the same values, nulls and declared types.
-    texts = [schema.phases_as_text(v) for v in cols["phases"]]
-    batch = columns_to_table({**cols, "phases": texts}, out["nulls"])
-    assert batch.equals(rows_to_table(rows))
+    # Stored, the batch is the table of its trials' rows flattened one by one: the same
+    # values, nulls and declared types.
+    assert columns_to_table(cols, out["nulls"]).equals(rows_to_table(rows))
     # Traces where the trial asked for them; none built for the one that did not.
     assert len(out["traces"]) == 2 and sorted(out["traces"][0]) == sorted(schema.trace_tables())
     assert out["traces"][1] == {}
@@ -174,6 +170,28 @@ def _parameter_columns() -> set[str]:
         web=[{"users": 5}],
     )
     return {_index(n) for n in param_columns(sc)}
+
+
+def test_the_phases_text_is_what_json_dumps_writes_of_its_records():
+    """The core writes the ``phases`` column's text itself; it must be the text stores
+    have always held: Python's ``json.dumps`` of the records (``repr`` floats such as
+    ``4.16e-05``, ``\\uxxxx`` escapes), a phase name with quotes and non-ASCII included."""
+    name = 'naïve "a" \\ 😀\t'
+    sc = Scenario(
+        link="adsl2",
+        duration="3s",
+        warmup="1s",
+        tcp=[{}],
+        cbr=[{}],
+        phases=[{"name": "idle", "start": "0s"}, {"name": name, "start": "2s"}],
+        trace=TraceSpec.off(),
+    )
+    text = summary_columns(collateral.simulate(sc).summary)["phases"]
+    records = json.loads(text)
+    assert {r["phase"] for r in records} == {"idle", name}
+    assert text == json.dumps(records) and "\\u00ef" in text
+    batch = _native.simulate_batch([sc.to_native_json()])["columns"]["phases"]
+    assert batch == [text]
 
 
 def test_code_refers_only_to_declared_columns():

@@ -53,7 +53,8 @@ def simulate_batch(scenario_jsons: list[str]) -> dict[str, Any]:
 def flatten_summary(summary: dict[str, Any]) -> dict[str, Any]:
     """A summary as the store's flat columns, named by the declared schema
     (``tcp0_goodput_bps``, ``queue_down_drops``...): NaN as None, the trial's parameters
-    (``duration_s``, ``warmup_s``) and flow labels left out, ``phases`` as its records.
+    (``duration_s``, ``warmup_s``) and flow labels left out, ``phases`` as the JSON text
+    the store keeps (as Python's ``json.dumps`` writes its records).
     Raises ValueError naming an undeclared field."""
 
 def measure_testbed(

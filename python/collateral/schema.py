@@ -165,17 +165,7 @@ def flatten_summary(summary: dict[str, Any]) -> dict[str, Any]:
     """A trial's summary as flat store columns, every one declared (NaN is None), as the
     core flattens it (``collateral_sim::schema::flatten``), ``phases`` as JSON text.
     Raises ValueError for a field the schema does not declare."""
-    flat = _native.flatten_summary(summary)
-    if "phases" in flat:
-        flat["phases"] = phases_as_text(flat["phases"])
-    return flat
-
-
-def phases_as_text(phases: Any) -> str | None:
-    """The ``phases`` column as stored: the core's records as JSON text."""
-    import json
-
-    return None if phases is None else json.dumps(phases)
+    return _native.flatten_summary(summary)
 
 
 def render() -> str:

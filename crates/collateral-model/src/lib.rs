@@ -36,6 +36,7 @@ pub mod scenario;
 pub mod schedule;
 pub mod schema;
 pub mod scores;
+pub mod stored_json;
 pub mod tcp;
 pub mod traffic;
 pub mod units;

@@ -487,7 +487,7 @@ pub const FLOW_LABELS: &[&str] = &["flow", "direction", "cc", "users"];
 
 /// A trial's summary (as serialised) as the store's flat columns, in declared order:
 /// `events`, `tcp0_goodput_bps`, `cbr1_delay_p95_s`, `queue_down_drops`, and `phases`
-/// whole (its records; the caller stores them as JSON text). NaN and infinities are
+/// whole, as the JSON text the store keeps ([`crate::stored_json`]). NaN and infinities are
 /// already null in a serialised summary (JSON has neither). Fails naming a field the
 /// schema does not declare: a summary and its schema never disagree silently.
 pub fn flatten(summary: &serde_json::Value) -> Result<Vec<(String, serde_json::Value)>, String> {
@@ -526,7 +526,11 @@ pub fn flatten_typed(
             continue;
         }
         if g.key == "phases" {
-            out.push(("phases".to_string(), Dtype::Json, v.clone()));
+            out.push((
+                "phases".to_string(),
+                Dtype::Json,
+                Value::String(crate::stored_json::to_text(v)),
+            ));
             continue;
         }
         let items: Vec<(String, &Value)> = match v {
@@ -783,6 +787,7 @@ mod tests {
             ]
         );
         assert_eq!(flat[2].1, serde_json::json!(5.0));
+        assert_eq!(flat[5].1, serde_json::json!(r#"[{"phase": "all"}]"#));
         let mut bad = v.clone();
         bad["tcp"][0]["jitter"] = serde_json::json!(1);
         assert_eq!(

@@ -4,8 +4,8 @@
 //! value by value made a Python object per cell under the GIL (about 25 µs a trial of
 //! 108 columns), which every worker thread of a many-core sweep queues for. Here each
 //! numeric column is one `Vec` of its declared type ([`Dtype`]), handed over as one
-//! numpy array, with a null mask beside it only where some trial lacked the value; text
-//! and records (`phases`) stay Python objects, being few.
+//! numpy array, with a null mask beside it only where some trial lacked the value; the
+//! few text columns (`phases` is its stored JSON text) stay lists of `str`.
 
 use std::collections::HashMap;
 
@@ -20,7 +20,7 @@ enum Data {
     U64(Vec<u64>),
     U32(Vec<u32>),
     U8(Vec<u8>),
-    /// Text and records: converted one by one (pythonize), as before.
+    /// Text: converted one by one.
     Obj(Vec<Value>),
 }
 

@@ -199,15 +199,15 @@ fn int_arg<T: TryFrom<i128>>(name: &str, v: &Bound<'_, PyAny>, lo: i128, hi: i12
         .ok_or_else(|| PyValueError::new_err(format!("{name}: {v} is not in {lo} … {hi}")))
 }
 
-/// A flat summary value as a Python object: None, int, float, str, or (`phases`) the
-/// records as lists and dicts.
+/// A flat summary value as a Python object: None, int, float or str (`phases`: its
+/// stored JSON text).
 fn flat_to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
     pythonize::pythonize(py, v).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// A trial's summary as the store's flat columns (the core's declared schema, see
 /// `collateral_model::schema::flatten`): `{"events": ..., "tcp0_goodput_bps": ...}`, NaN
-/// as None, `phases` as its records. ValueError names an undeclared field.
+/// as None, `phases` as its stored JSON text. ValueError names an undeclared field.
 #[pyfunction]
 fn flatten_summary<'py>(
     py: Python<'py>,

@@ -77,7 +77,6 @@ def run_batch(task: BatchTask) -> BatchResult:
     returns the summaries as flat typed columns (numpy arrays and their null masks):
     Python only adds the trial's identity and parameters, column by column."""
     from .. import _native
-    from ..schema import phases_as_text
 
     t0 = time.perf_counter()
     out = _native.simulate_batch(task.jsons)
@@ -104,8 +103,6 @@ def run_batch(task: BatchTask) -> BatchResult:
     at = {k: i for i, k in enumerate(points)}
     params = columns_to_table(per_point).take(pa.array([at[h[1]] for h in ok], pa.int32()))
     metrics = out["columns"]
-    if "phases" in metrics:
-        metrics["phases"] = [phases_as_text(v) for v in metrics["phases"]]
     metrics["model_version"] = [_native.version()] * len(ok)
     metrics["code_version"] = [task.code_version] * len(ok)
     tables = (columns_to_table(head), params, columns_to_table(metrics, out["nulls"]))
