@@ -61,6 +61,11 @@ def test_help_lists_subcommands_and_units():
     sim = run("simulate", "--help")
     for text in ("--queue", "27p", "fb-strict", "1.5Mbit", "--count-in-service", "--json"):
         assert text in sim.stdout
+    # `run --help` names the runner's default batch length without importing the runner.
+    from collateral.runner import DEFAULT_BATCH_SECONDS
+
+    help_text = " ".join(run("run", "--help").stdout.split())
+    assert f"one batch (default: {DEFAULT_BATCH_SECONDS:g})" in help_text
 
 
 def test_simulate_json_is_parsable_and_plot_written(tmp_path):

@@ -3,8 +3,8 @@
 :func:`run_experiment` expands the experiment, drops the trials already in the store
 (sem's ``run_missing_simulations``), keeps only this shard's trials (``shard=(i, N)``:
 those whose key hashes to ``i`` mod ``N``), and runs the rest in *batches*: each batch is
-one call of the core's ``simulate_many`` on one worker, without the GIL, sized from the
-measured cost per trial so that it lasts about ``batch_seconds`` (1 s). Each finished
+one call of the core's ``simulate_batch`` on one worker, without the GIL, sized from the
+measured cost per trial so that it lasts about ``batch_seconds`` (2 s). Each finished
 batch is written to the store as one atomic part before its trials count as done, so a
 crash or SIGKILL loses only the batches in flight, and a rerun runs exactly those.
 
@@ -36,11 +36,12 @@ from __future__ import annotations
 from .batch import BatchResult, BatchTask, code_version, run_batch, summary_columns
 from .distributed import DASK_SCHEMES, max_local_workers, parse_scheduler
 from .progress import RunReport, report_lines
-from .run import EXECUTORS, check_batch_seconds, run_experiment
+from .run import DEFAULT_BATCH_SECONDS, EXECUTORS, check_batch_seconds, run_experiment
 from .shard import in_shard, parse_shard
 
 __all__ = [
     "DASK_SCHEMES",
+    "DEFAULT_BATCH_SECONDS",
     "EXECUTORS",
     "BatchResult",
     "BatchTask",
