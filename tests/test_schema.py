@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import re
+import struct
 import time
 from pathlib import Path
 
@@ -114,7 +116,7 @@ def test_a_batch_gives_each_trials_flat_summary_column_by_column():
         phases=[{"name": "a", "start": "0s"}, {"name": "b", "start": "2s"}],
     )
     small = Scenario(
-        link="adsl1", duration="2s", warmup="1s", cbr=[{}], seed=7, trace=TraceSpec.off()
+        link="adsl1", duration="2s", warmup="1s", tcp=[{}], cbr=[{}], seed=7, trace=TraceSpec.off()
     )
     jsons = [full.to_native_json(), "{not json", small.to_native_json()]
     t0 = time.perf_counter()
@@ -142,9 +144,15 @@ def test_a_batch_gives_each_trials_flat_summary_column_by_column():
     # Stored, the batch is the table of its trials' rows flattened one by one: the same
     # values, nulls and declared types.
     assert columns_to_table(cols, out["nulls"]).equals(rows_to_table(rows))
-    # Traces where the trial asked for them; none built for the one that did not.
     assert len(out["traces"]) == 2 and sorted(out["traces"][0]) == sorted(schema.trace_tables())
-    assert out["traces"][1] == {}
+    # The tables the batch names, and only those, for every trial: the congestion trace is
+    # recorded whatever the scenario's switches (the untraced trial has it too); none when
+    # the batch names none.
+    good = [jsons[0], jsons[2]]
+    named = _native.simulate_batch(good, ["congestion", "cwnd"])["traces"]
+    assert [sorted(t) for t in named] == [["congestion", "cwnd"]] * 2
+    assert len(named[1]["congestion"]["time_s"]) > 0 and len(named[1]["cwnd"]["time_s"]) == 0
+    assert _native.simulate_batch(good, [])["traces"] == [{}, {}]
 
 
 def _literals(path: Path) -> set[str]:
@@ -192,6 +200,17 @@ def test_the_phases_text_is_what_json_dumps_writes_of_its_records():
     assert text == json.dumps(records) and "\\u00ef" in text
     batch = _native.simulate_batch([sc.to_native_json()])["columns"]["phases"]
     assert batch == [text]
+    # Any double: random bit patterns and the ties between two shortest forms that Python
+    # breaks to the even digit (1e15 + 0.25 is ...0.2), in a record of the core's fields.
+    rng = random.Random(7)
+    bits = (struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0] for _ in range(4000))
+    xs = [x for x in bits if math.isfinite(x)]
+    xs += [1e15 + 0.25, 2.0**46 + 0.125, 5e-324, 1e-4, 1e16, -0.0]
+    xs += [rng.getrandbits(53) * 2.0 ** rng.randrange(-60, 10) for _ in range(2000)]
+    summary = dict(collateral.simulate(sc).summary)
+    summary["phases"] = [{**records[0], "throughput_bps": x, "start_s": -x} for x in xs]
+    want = json.dumps(summary["phases"])
+    assert _native.flatten_summary(summary)["phases"] == want
 
 
 def test_code_refers_only_to_declared_columns():

@@ -37,7 +37,7 @@ def simulate_many(scenario_jsons: list[str], threads: int = 0) -> list[dict[str,
     refuses raises ValueError naming its index before anything runs; a trial that fails
     while running raises ValueError for the whole batch."""
 
-def simulate_batch(scenario_jsons: list[str]) -> dict[str, Any]:
+def simulate_batch(scenario_jsons: list[str], traces: list[str] | None = None) -> dict[str, Any]:
     """The sweep runner's call: runs the trials in order on one OS thread without the GIL
     and returns ``{"errors": [str | None per trial], "columns": {name: values per trial
     that ran}, "nulls": {name: mask}, "traces": [Traces per trial that ran], "core_s":
@@ -47,8 +47,9 @@ def simulate_batch(scenario_jsons: list[str]) -> dict[str, Any]:
     lacks the value; text and records are lists (None where missing). A scenario that
     does not parse or run is an error in its slot; the others run. ``core_s``: the
     seconds spent without the GIL (parsing, running, building the columns); the rest of
-    the call is the hand-back (making the Python objects, waiting for the GIL). A trial
-    that asked for no trace gets ``{}``."""
+    the call is the hand-back (making the Python objects, waiting for the GIL).
+    ``traces``: the trace tables to hand back for each trial (``[]``: none, ``{}`` per
+    trial); every table when not given."""
 
 def flatten_summary(summary: dict[str, Any]) -> dict[str, Any]:
     """A summary as the store's flat columns, named by the declared schema

@@ -58,21 +58,53 @@ fn write_value(out: &mut String, v: &Value) {
     }
 }
 
-/// Python's `repr(x)` of a finite float. Rust's `{:?}` has the same digits (shortest
-/// round-trip) and switches to an exponent at the same bounds (below 1e-4, from 1e16);
-/// only the exponent is written differently: `1e-5` and `1e16` against `1e-05` and
-/// `1e+16`.
+/// Python's `repr(x)` of a finite float: the fewest significant digits that read back
+/// as `x` (as Rust's shortest form has them), and of those the digits nearest `x`, a tie
+/// to the even digit (Rust's shortest form breaks a tie upwards: `1e15 + 0.25` is
+/// `1000000000000000.2` in Python, `….3` in Rust); fixed-point from 1e-4 to below 1e16,
+/// else `d.ddde±XX`.
 fn write_float(out: &mut String, x: f64) {
-    let s = format!("{x:?}");
-    match s.split_once('e') {
-        None => out.push_str(&s),
-        Some((mantissa, exp)) => {
-            let (sign, digits) = match exp.strip_prefix('-') {
-                Some(d) => ('-', d),
-                None => ('+', exp),
-            };
-            let _ = write!(out, "{mantissa}e{sign}{digits:0>2}");
+    let shortest = format!("{x:e}");
+    let digits = shortest
+        .split('e')
+        .next()
+        .map_or(1, |m| m.bytes().filter(u8::is_ascii_digit).count());
+    // Correctly rounded to that many digits (exact, ties to even); kept only if it reads
+    // back as `x` (it may not where the gap below `x` is half the gap above).
+    let nearest = format!("{:.*e}", digits.saturating_sub(1), x);
+    let sci = if nearest.parse::<f64>() == Ok(x) {
+        nearest
+    } else {
+        shortest
+    };
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    let d: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    out.push_str(sign);
+    if (-4..16).contains(&exp) {
+        if exp >= 0 {
+            let point = exp as usize + 1;
+            if d.len() > point {
+                let _ = write!(out, "{}.{}", &d[..point], &d[point..]);
+            } else {
+                let _ = write!(out, "{d}{}.0", "0".repeat(point - d.len()));
+            }
+        } else {
+            let _ = write!(out, "0.{}{d}", "0".repeat((-exp - 1) as usize));
         }
+    } else {
+        let (first, rest) = d.split_at(1);
+        let frac = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(".{rest}")
+        };
+        let esign = if exp < 0 { '-' } else { '+' };
+        let _ = write!(out, "{first}{frac}e{esign}{:02}", exp.abs());
     }
 }
 
@@ -127,6 +159,14 @@ mod tests {
             (json!(1e16), "1e+16"),
             (json!(1.2345e20), "1.2345e+20"),
             (json!(0.04518664047151277), "0.04518664047151277"),
+            // Ties between two shortest forms go to the even digit, as in Python.
+            (json!(1e15 + 0.25), "1000000000000000.2"),
+            (json!(-(1e15 + 0.25)), "-1000000000000000.2"),
+            (json!((1u64 << 46) as f64 + 0.125), "70368744177664.12"),
+            (json!(234524095827.57812), "234524095827.57812"),
+            (json!(5e-324), "5e-324"),
+            (json!(1.7976931348623157e308), "1.7976931348623157e+308"),
+            (json!(123.456), "123.456"),
             (json!("a \"b\" \\ /"), r#""a \"b\" \\ /""#),
             (
                 json!("\n\r\t\u{8}\u{c}\u{1}\u{1f}\u{7f}"),

@@ -233,14 +233,20 @@ fn flatten_summary<'py>(
 /// does not parse or run is an error in its slot; the others run. `core_s`: the
 /// seconds spent without the GIL (parsing, running, building the columns), so that the
 /// caller can tell them from the hand-back: making the Python objects and, when other
-/// threads hold the GIL, waiting for it. A trial that asked for no trace gets `{}` (as
-/// in [`simulate`]): a sweep of summaries builds no empty arrays.
+/// threads hold the GIL, waiting for it. `traces`: the trace tables the batch stores
+/// (each trial's dict holds only those; none: `{}`, so a sweep of summaries builds no
+/// arrays); all of them when not given. The core records some tables (`congestion`,
+/// `media`) whatever the scenario's trace switches say, so the caller names them.
 #[pyfunction]
+#[pyo3(signature = (scenario_jsons, traces=None))]
 fn simulate_batch<'py>(
     py: Python<'py>,
     scenario_jsons: Vec<String>,
+    traces: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     type Done = Result<Option<collateral_sim::metrics::Traces>, String>;
+    let wanted = traces;
+    let traced = wanted.as_ref().is_none_or(|w| !w.is_empty());
     let (done, columns, core_s): (Vec<Done>, Columns, f64) = py.detach(|| {
         let t0 = std::time::Instant::now();
         let mut columns = Columns::default();
@@ -248,7 +254,6 @@ fn simulate_batch<'py>(
             .iter()
             .map(|js| {
                 let sc = Scenario::from_json(js)?;
-                let traced = sc.trace.any();
                 let r = collateral_sim::simulate(sc)?;
                 let v = serde_json::to_value(&r.summary).map_err(|e| e.to_string())?;
                 columns.push_row(collateral_sim::schema::flatten_typed(&v)?)?;
@@ -263,10 +268,18 @@ fn simulate_batch<'py>(
         match r {
             Ok(tr) => {
                 errors.push(None);
-                traces.push(match tr {
+                let d = match tr {
                     Some(tr) => traces_to_py(py, tr)?,
                     None => PyDict::new(py),
-                });
+                };
+                if let Some(w) = &wanted {
+                    for k in d.keys() {
+                        if !w.iter().any(|n| k.eq(n.as_str()).unwrap_or(false)) {
+                            d.del_item(k)?;
+                        }
+                    }
+                }
+                traces.push(d);
             }
             Err(e) => errors.push(Some(e)),
         }

@@ -79,7 +79,7 @@ def run_batch(task: BatchTask) -> BatchResult:
     from .. import _native
 
     t0 = time.perf_counter()
-    out = _native.simulate_batch(task.jsons)
+    out = _native.simulate_batch(task.jsons, list(task.traces))
     wall = out["core_s"]
     handoff = max(0.0, time.perf_counter() - t0 - wall)
     c0 = time.thread_time()  # the Python side: this thread's CPU time from here
