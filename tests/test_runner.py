@@ -390,16 +390,7 @@ def test_a_batch_stores_what_its_trials_flattened_one_by_one_give():
         }
     )
     trials = exp.trials()
-    points = {t.point.key: t.point for t in trials}
-    task = BatchTask(
-        jsons=[t.native_json() for t in trials],
-        heads=[(t.key, t.point.key, t.rep, t.seed) for t in trials],
-        point_columns={k: p.columns() for k, p in points.items()},
-        point_scenarios={k: p.stored_scenario for k, p in points.items()},
-        traces=(),
-        code_version="test",
-    )
-    got = run_batch(task).summary
+    got = run_batch(BatchTask.of(trials, (), "test")).summary
     rows = [
         {
             "key": t.key,

@@ -14,7 +14,11 @@ from typing import TYPE_CHECKING, Any
 from ..store import columns_to_table
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import pyarrow as pa
+
+    from ..experiment.points import Trial
 
 
 @dataclass(frozen=True)
@@ -27,6 +31,19 @@ class BatchTask:
     point_scenarios: dict[str, str]  # point key -> the scenario (human units, no seed)
     traces: tuple[str, ...]
     code_version: str
+
+    @classmethod
+    def of(cls, trials: Sequence[Trial], traces: tuple[str, ...], code_version: str) -> BatchTask:
+        """The task of running ``trials``, storing the trace tables ``traces``."""
+        points = {t.point.key: t.point for t in trials}
+        return cls(
+            jsons=[t.native_json() for t in trials],
+            heads=[(t.key, t.point.key, t.rep, t.seed) for t in trials],
+            point_columns={k: p.columns() for k, p in points.items()},
+            point_scenarios={k: p.stored_scenario for k, p in points.items()},
+            traces=traces,
+            code_version=code_version,
+        )
 
 
 @dataclass

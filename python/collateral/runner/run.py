@@ -207,16 +207,7 @@ def _run(
     def submit() -> None:
         n = batch_size()
         batch = [pending.popleft() for _ in range(min(n, len(pending)))]
-        points = {t.point.key: t.point for t in batch}
-        task = BatchTask(
-            jsons=[t.native_json() for t in batch],
-            heads=[(t.key, t.point.key, t.rep, t.seed) for t in batch],
-            point_columns={k: p.columns() for k, p in points.items()},
-            point_scenarios={k: p.stored_scenario for k, p in points.items()},
-            traces=experiment.traces,
-            code_version=cv,
-        )
-        inflight[ex.submit(task)] = batch
+        inflight[ex.submit(BatchTask.of(batch, experiment.traces, cv))] = batch
 
     try:
         with _Stop(on_stop) as stop, bar:
