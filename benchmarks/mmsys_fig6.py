@@ -12,13 +12,16 @@ trials/s, the Parquet size and a check that the store holds exactly one row per 
     python benchmarks/mmsys_fig6.py --scaling          # 1, 2, 4 ... all cores: the table
 
 ``--scaling`` runs the sweep with 10 trials per point (20 040 trials) on 1, 2, 4, ...
-workers up to the machine's cores (threads), then on all cores as processes, each into a
-fresh directory, and prints one row per run: trials/s, speed-up over one worker, the
-core's time per trial (without the GIL), the hand-back per trial (the core's results
+workers up to the machine's cores (threads), then on all cores as processes (or the
+runs ``--runs`` names), each into a fresh directory, and prints one row per run:
+trials/s and speed-up over the first run, both for the whole call (the experiment's
+expansion included) and for the running alone (what ``collateral run`` reports); the
+core's time per trial (without the GIL); the hand-back per trial (the core's results
 made Python objects, and the wait for the GIL, which grows with the threads that want
-it), how busy the workers were and the coordinator's share (the Python outside the core,
-as a share of the core's time). Every run's summary table must be identical to the
-first's (an MD5 over its rows in key order); the exit status says whether it was.
+it); how busy the workers were; the workers' time idle before their first batch and
+after their last; the batches; the coordinator's share (the Python outside the core, as
+a share of the core's time). Every run's summary table must be identical to the first's
+(an MD5 over its sorted rows); the exit status says whether it was.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ def run_once(
     limit: int | None = None,
     trials: int | None = None,
     progress: bool | None = None,
+    batch_seconds: float | None = None,
 ) -> dict:
     ov: list[tuple[str, object]] = [] if trials is None else [("experiment.trials", trials)]
     if limit is not None:  # a subset: the first limits of the sweep, all CCs and rules
@@ -62,7 +66,8 @@ def run_once(
     t0 = time.perf_counter()
     exp = load_experiment(EXPERIMENT, ov)
     t_load = time.perf_counter() - t0
-    report = run_experiment(exp, out, workers=workers, executor=executor, progress=progress)
+    more = {} if batch_seconds is None else {"batch_seconds": batch_seconds}
+    report = run_experiment(exp, out, workers=workers, executor=executor, progress=progress, **more)
     wall = time.perf_counter() - t0
     st = open_store(out)
     keys = st.keys()
@@ -72,11 +77,15 @@ def run_once(
         "wall_s": wall,
         "run_s": report.wall_s,
         "rate": len(exp) / wall,
+        "run_rate": report.rate,
         "parquet_mb": st.size_bytes() / 1e6,
         "parts": len(st.part_dirs()),
         "rows": len(keys),
         "unique": len(set(keys)),
         "busy": report.busy_s / (report.wall_s * report.workers) if report.wall_s else 0,
+        "idle_start": report.idle_start_s / (report.wall_s * report.workers or 1),
+        "idle_tail": report.idle_tail_s / (report.wall_s * report.workers or 1),
+        "batches": report.batches,
         "core_ms": 1000 * report.busy_s / max(report.ran, 1),
         "handoff_ms": 1000 * report.handoff_s / max(report.ran, 1),
         "py_ms": 1000 * report.cpu_s / max(report.ran, 1),
@@ -115,35 +124,52 @@ def digest(out: Path) -> str:
     return str(t["d"][0])
 
 
-def scaling(base: Path, cores: int) -> int:
+def scaling(base: Path, runs: list[tuple[str, int]], batch_seconds: float | None) -> int:
     """The scaling table (module docstring); 0 when every run stored the same results."""
-    runs = [("threads", n) for n in (1, 2, 4, 8, 16, 32, 64) if n < cores]
-    runs += [("threads", cores), ("processes", cores)]
     trials = len(load_experiment(EXPERIMENT, [("experiment.trials", SCALING_TRIALS)]))
-    print(f"{trials:,} trials per run; {cores} cores")
+    print(f"{trials:,} trials per run; {os.cpu_count()} cores")
     print(
-        "| workers | trials/s | speed-up | core ms/trial | hand-back ms/trial | workers busy"
+        "| workers | trials/s | speed-up | running: trials/s | speed-up | core ms/trial"
+        " | hand-back ms/trial | workers busy | idle at start | idle at end | batches"
         " | coordinator |"
     )
-    print("|---|---|---|---|---|---|---|")
-    first_rate, first_digest, same = 0.0, "", True
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    first_rate, first_run, first_digest, same = 0.0, 0.0, "", True
     for ex, n in runs:
         out = base / f"{ex}-{n}"
         shutil.rmtree(out, ignore_errors=True)
-        r = run_once(ex, n, out, trials=SCALING_TRIALS, progress=False)
+        r = run_once(ex, n, out, trials=SCALING_TRIALS, progress=False, batch_seconds=batch_seconds)
         d = digest(out)
         first_rate, first_digest = first_rate or r["rate"], first_digest or d
+        first_run = first_run or r["run_rate"]
         same &= d == first_digest and r["rows"] == r["unique"] == r["trials"]
         label = f"{n}" + (" (processes)" if ex == "processes" else "")
         print(
-            f"| {label} | {r['rate']:,.0f} | {r['rate'] / first_rate:.1f} | {r['core_ms']:.2f}"
-            f" | {r['handoff_ms']:.3f} | {r['busy']:.0%} | {r['py_ms'] / r['core_ms']:.1%} |"
+            f"| {label} | {r['rate']:,.0f} | {r['rate'] / first_rate:.1f}"
+            f" | {r['run_rate']:,.0f} | {r['run_rate'] / first_run:.1f} | {r['core_ms']:.2f}"
+            f" | {r['handoff_ms']:.3f} | {r['busy']:.0%} | {r['idle_start']:.1%}"
+            f" | {r['idle_tail']:.1%} | {r['batches']} | {r['py_ms'] / r['core_ms']:.1%} |"
             + ("" if d == first_digest else f" results differ: {d}"),
             flush=True,
         )
         shutil.rmtree(out, ignore_errors=True)
     print(f"results identical on every run: {'yes' if same else 'NO'} ({first_digest})")
     return 0 if same else 1
+
+
+def scaling_runs(text: str | None, cores: int) -> list[tuple[str, int]]:
+    """``threads:1,threads:16,processes:16``; by default 1, 2, 4 ... threads up to every
+    core, then every core as processes."""
+    if not text:
+        runs = [("threads", n) for n in (1, 2, 4, 8, 16, 32, 64) if n < cores]
+        return [*runs, ("threads", cores), ("processes", cores)]
+    out = []
+    for item in text.split(","):
+        ex, _, n = item.partition(":")
+        if ex not in ("threads", "processes") or not n.isdigit() or int(n) < 1:
+            raise SystemExit(f"--runs: {item!r}: expected threads:N or processes:N")
+        out.append((ex, int(n)))
+    return out
 
 
 def main() -> int:
@@ -159,10 +185,13 @@ def main() -> int:
         action="store_true",
         help="the table of trials/s on 1, 2, 4 ... workers up to all cores (module docstring)",
     )
+    ap.add_argument("--runs", help="with --scaling: the runs, e.g. threads:1,processes:16")
+    ap.add_argument("--batch-seconds", type=float, help="core seconds per batch (the runner's)")
     args = ap.parse_args()
     base = Path(args.output) if args.output else Path(tempfile.mkdtemp(prefix="fig6-"))
     if args.scaling:
-        return scaling(base, args.workers or os.cpu_count() or 1)
+        runs = scaling_runs(args.runs, args.workers or os.cpu_count() or 1)
+        return scaling(base, runs, args.batch_seconds)
     if args.compare:
         for ex in ("threads", "processes"):
             out = base / ex

@@ -413,3 +413,50 @@ def test_a_batch_stores_what_its_trials_flattened_one_by_one_give():
         "events"
     )
     assert names[-3:] == ["scenario", "model_version", "code_version"]
+
+
+def test_batches_finished_together_are_stored_as_one_part(tmp_path):
+    """The batches that finish together go into one Parquet part (at most ``max_batch``
+    rows a part) holding every row and trace row of each, the parameters one batch
+    lacks null; batches whose columns are typed differently get a part each."""
+    from collateral.runner.run import _commit
+
+    exp = Experiment.from_dict(
+        {
+            "experiment": {"name": "merge", "trials": 2, "traces": ["cwnd"]},
+            "scenario": {"link": "adsl1", "duration": "3s", "warmup": "1s", "tcp": [{}]},
+            "sweep": [
+                {"queue.limit": ["20kB", "40kB"], "tags.n": [1.5]},
+                {"rtt": ["20ms"], "tags.kind": ["short"]},
+                {"rtt": ["30ms"], "tags.kind": [7]},
+            ],
+        }
+    )
+    trials = exp.trials()
+    by_grid = [trials[:4], trials[4:6], trials[6:]]
+    res = [run_batch(BatchTask.of(ts, exp.traces, "test")) for ts in by_grid]
+    assert "tag_kind" not in res[0].summary.column_names
+    assert "tag_n" not in res[1].summary.column_names
+    assert (
+        res[1].summary.schema.field("tag_kind").type != res[2].summary.schema.field("tag_kind").type
+    )
+
+    def parts(st):
+        return sorted(st.part_dirs(), key=lambda p: p.stat().st_mtime_ns)
+
+    st = Store.create(tmp_path / "a", "merge", None)
+    assert _commit(st, res[:2], 1000) == [0]
+    (part,) = parts(st)
+    got = pd.read_parquet(part / "summary.parquet")
+    assert list(got["key"]) == [t.key for t in trials[:6]]
+    assert got["tag_kind"].isna().sum() == 4 and list(got["tag_kind"][4:]) == ["short"] * 2
+    assert list(got["tag_n"][:4]) == [1.5] * 4 and got["tag_n"][4:].isna().all()
+    cwnd = pd.read_parquet(part / "cwnd.parquet")
+    want = sum(r.traces["cwnd"].num_rows for r in res[:2])
+    assert len(cwnd) == want > 0 and set(cwnd["key"].astype(str)) == set(got["key"])
+
+    st = Store.create(tmp_path / "b", "merge", None)
+    assert _commit(st, res, 1000) == [0, 0, 0], "a string and a number column: no merge"
+    st = Store.create(tmp_path / "c", "merge", None)
+    assert _commit(st, res[:2], 5) == [0, 0], "at most max_batch rows a part"
+    assert len(parts(st)) == 2 and sorted(st.keys()) == sorted(t.key for t in trials[:6])

@@ -5,7 +5,9 @@ code version each summary row carries."""
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +57,12 @@ class BatchResult:
     native_version: str
     cpu_s: float = 0.0  # CPU time of the Python side of the batch, after the core's call
     handoff_s: float = 0.0  # the core's results made Python objects, the GIL waited for
+    # When the worker began and ended the batch (time.perf_counter: CLOCK_MONOTONIC, the
+    # same clock in every process of one machine) and which worker it was: the run's
+    # idle time split into its start, the gaps between batches and its tail.
+    began: float = 0.0
+    ended: float = 0.0
+    worker: str = ""
 
 
 def summary_columns(summary: dict[str, Any]) -> dict[str, Any]:
@@ -96,6 +104,7 @@ def run_batch(task: BatchTask) -> BatchResult:
     from .. import _native
 
     t0 = time.perf_counter()
+    worker = f"{os.getpid()}/{threading.get_ident()}"
     out = _native.simulate_batch(task.jsons, list(task.traces))
     wall = out["core_s"]
     handoff = max(0.0, time.perf_counter() - t0 - wall)
@@ -103,8 +112,18 @@ def run_batch(task: BatchTask) -> BatchResult:
     ok = [h for h, e in zip(task.heads, out["errors"], strict=True) if e is None]
     failures = [(h[0], e) for h, e in zip(task.heads, out["errors"], strict=True) if e is not None]
     if not ok:
+        cpu = time.thread_time() - c0
         return BatchResult(
-            None, {}, failures, wall, _native.version(), time.thread_time() - c0, handoff
+            None,
+            {},
+            failures,
+            wall,
+            _native.version(),
+            cpu,
+            handoff,
+            t0,
+            time.perf_counter(),
+            worker,
         )
     import pyarrow as pa
 
@@ -128,8 +147,18 @@ def run_batch(task: BatchTask) -> BatchResult:
     columns.update({v: columns.pop(v) for v in ("model_version", "code_version")})
     summary = pa.table(columns)
     traces = {t: _trace_table(t, keys, out["traces"]) for t in task.traces}
+    cpu = time.thread_time() - c0
     return BatchResult(
-        summary, traces, failures, wall, _native.version(), time.thread_time() - c0, handoff
+        summary,
+        traces,
+        failures,
+        wall,
+        _native.version(),
+        cpu,
+        handoff,
+        t0,
+        time.perf_counter(),
+        worker,
     )
 
 

@@ -35,6 +35,11 @@ class RunReport:
     cpu_s: float = 0.0  # Python CPU time: batch tables on the workers, this process's driver
     batches: int = 0
     interrupted: bool = False
+    # Worker time with no batch (local pools only: a remote worker's clock is its own),
+    # summed over the workers: before each one's first batch began, and after its last
+    # ended. The rest of the idle time lies between batches (waiting for the next one).
+    idle_start_s: float = 0.0
+    idle_tail_s: float = 0.0
 
     @property
     def missing(self) -> int:
@@ -173,6 +178,15 @@ def report_lines(report: RunReport, st: Store | None = None) -> Sequence[tuple[s
                     + f"; workers busy {report.busy_s / (report.wall_s * report.workers):.0%}",
                 )
             )
+            if report.idle_start_s or report.idle_tail_s:
+                whole = report.wall_s * report.workers
+                rows.append(
+                    (
+                        "workers idle",
+                        f"{report.idle_start_s / whole:.1%} before their first batch,"
+                        f" {report.idle_tail_s / whole:.1%} after their last",
+                    )
+                )
     if st is not None:
         rows.append(("parquet", f"{st.size_bytes() / 1e6:,.1f} MB"))
     return rows

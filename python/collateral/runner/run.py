@@ -32,6 +32,8 @@ EXECUTORS = ("threads", "processes")
 #: of the core's time on the Fig. 6 sweep here, at 2 s 1.6-1.7 %; a kill loses at most
 #: one batch in flight per worker.
 DEFAULT_BATCH_SECONDS = 2.0
+#: The shortest batch (core seconds) that the end of a run is cut into.
+TAIL_SECONDS = 0.1
 
 
 def check_batch_seconds(value: float) -> float:
@@ -164,6 +166,43 @@ def run_experiment(
             ex.close(wait=not abandon)
 
 
+def _commit(st: Store, results: list[BatchResult], max_rows: int) -> list[int]:
+    """Stores the batches that finished together in as few Parquet parts as hold them
+    (``max_rows`` trials at most a part): a part costs this thread a fixed ~10-20 ms
+    whatever its rows, and many cores finish many batches at once. Batches whose tables
+    do not concatenate (a column typed differently) go in parts of their own. Returns
+    the rows each part left out (stored meanwhile by another writer)."""
+    import pyarrow as pa
+
+    groups: list[list[BatchResult]] = []
+    for r in results:
+        if r.summary is None:
+            continue
+        if groups and sum(g.summary.num_rows for g in groups[-1]) + r.summary.num_rows <= max_rows:
+            groups[-1].append(r)
+        else:
+            groups.append([r])
+    out = []
+    for g in groups:
+        if len(g) > 1:
+            try:
+                summary = pa.concat_tables([r.summary for r in g], promote_options="default")
+                names = dict.fromkeys(n for r in g for n in r.traces)
+                traces = {
+                    n: pa.concat_tables(
+                        [r.traces[n] for r in g if n in r.traces], promote_options="default"
+                    )
+                    for n in names
+                }
+            except (pa.ArrowInvalid, pa.ArrowTypeError):
+                out += [st.commit_part(r.summary, r.traces)[1] for r in g]
+                continue
+            out.append(st.commit_part(summary, traces)[1])
+        else:
+            out.append(st.commit_part(g[0].summary, g[0].traces)[1])
+    return out
+
+
 def _run(
     experiment: Experiment,
     st: Store,
@@ -188,6 +227,7 @@ def _run(
 
         err = Console(stderr=True, force_terminal=True)
     bar = Progress(err, len(todo), report.already, show)
+    spans: dict[str, list[float]] = {}  # worker -> [first batch began, last ended]
     t0 = time.perf_counter()
     c0 = time.thread_time()
 
@@ -200,8 +240,12 @@ def _run(
     def batch_size() -> int:
         if per_trial is None:
             return 1
-        n = max(1, math.ceil(batch_seconds / max(per_trial, 1e-6)))
-        tail = math.ceil(len(pending) / ex.workers)  # so that the workers end together
+        each = max(per_trial, 1e-6)
+        n = math.ceil(batch_seconds / each)
+        # Near the end, smaller batches so that the workers end together: at most half a
+        # worker's share of what is left (each worker has two batches queued), but no
+        # shorter than TAIL_SECONDS (a batch is one Parquet part to write).
+        tail = max(math.ceil(len(pending) / (2 * ex.workers)), math.ceil(TAIL_SECONDS / each))
         return max(1, min(n, tail, max_batch))
 
     def submit() -> None:
@@ -211,15 +255,22 @@ def _run(
 
     try:
         with _Stop(on_stop) as stop, bar:
-            while pending or inflight:
+
+            def fill() -> None:
+                # Two batches a worker once their length is known, so that none waits
+                # while this thread stores a finished batch.
                 limit = ex.workers * (2 if per_trial is not None else 1)
                 while stop.requested is None and pending and len(inflight) < limit:
                     submit()
+
+            while pending or inflight:
+                fill()
                 if stop.requested is not None:
                     for fut in [f for f in inflight if ex.cancel(f)]:
                         pending.extendleft(inflight.pop(fut))
                     if not inflight:
                         break
+                finished: list[tuple[list[Trial], BatchResult]] = []
                 for fut in ex.wait(inflight, timeout=0.2):
                     batch = inflight.pop(fut)
                     try:
@@ -234,23 +285,35 @@ def _run(
                             f" {experiment.model_version}: install the same collateral"
                             " everywhere"
                         )
-                    dropped = 0
-                    if res.summary is not None:
-                        _, dropped = st.commit_part(res.summary, res.traces)
-                    report.ran += len(batch) - len(res.failures) - dropped
+                    m = (res.wall_s + res.handoff_s) / len(batch)
+                    per_trial = m if per_trial is None else 0.7 * per_trial + 0.3 * m
+                    finished.append((batch, res))
+                if not finished:
+                    continue
+                fill()  # before the write below: the workers go on meanwhile
+                for dropped in _commit(st, [r for _, r in finished], max_batch):
                     report.meanwhile += dropped
+                    report.ran -= dropped
+                for batch, res in finished:
+                    report.ran += len(batch) - len(res.failures)
                     report.failed += res.failures
                     report.busy_s += res.wall_s
                     report.handoff_s += res.handoff_s
                     report.cpu_s += res.cpu_s
                     report.batches += 1
-                    m = (res.wall_s + res.handoff_s) / len(batch)
-                    per_trial = m if per_trial is None else 0.7 * per_trial + 0.3 * m
+                    span = spans.setdefault(res.worker, [res.began, res.ended])
+                    span[0], span[1] = min(span[0], res.began), max(span[1], res.ended)
                     bar.advance(len(batch) - len(res.failures), len(res.failures))
             report.interrupted = stop.requested is not None and bool(pending)
     except KeyboardInterrupt:
         report.interrupted = True
         raise
     finally:
-        report.wall_s = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        report.wall_s = t1 - t0
         report.cpu_s += time.thread_time() - c0
+        if isinstance(ex, PoolExecutor):
+            # A worker that never ran a batch was idle from the start.
+            idle = max(0, ex.workers - len(spans)) * report.wall_s
+            report.idle_start_s = idle + sum(max(0.0, b - t0) for b, _ in spans.values())
+            report.idle_tail_s = sum(max(0.0, t1 - e) for _, e in spans.values())
