@@ -164,3 +164,41 @@ def test_size_round_trip(n):
     else:
         with pytest.raises(ValueError, match="above the limit of 1GB"):
             parse_queue_limit(str(QueueLimit(n, "bytes")))
+
+
+@pytest.mark.parametrize("parse", [parse_rate, parse_duration, parse_size, parse_queue_limit])
+def test_parsers_remember_text_but_not_errors_or_other_inputs(parse):
+    """The parsers remember their answers for text (a sweep parses the same strings for
+    every point): the same answer again; an error raised again, each time; a list, which
+    cannot be remembered, still refused with the parser's own error."""
+    good = {parse_rate: "1.5Mbit", parse_duration: "1.5s", parse_size: "3kB"}.get(parse, "27p")
+    assert parse(good) == parse(good) == parse(good)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="cannot parse"):
+            parse("1.5 furlongs!")
+        with pytest.raises(ValueError, match="expected"):
+            parse(["1s"])
+    assert parse(1500) == parse(1500)  # numbers: parsed each time, the same answer
+
+
+def test_copy_tree_copies_what_a_point_may_change():
+    """A sweep point's copy of the scenario shares nothing that can be changed: dicts and
+    lists are new at every depth; anything but TOML's types goes through deepcopy."""
+    from collateral.experiment.paths import copy_tree
+
+    shared = {"limit": "20kB"}
+    base = {"down": shared, "up": shared, "tcp": [{"cc": "cubic"}, [1, 2.5, None, True]]}
+    base["odd"] = {"s": {1, 2}}
+    got = copy_tree(base)
+    assert got == base
+    got["down"]["limit"] = "40kB"
+    got["tcp"][0]["cc"] = "reno"
+    got["tcp"][1].append(3)
+    got["odd"]["s"].add(3)
+    assert base == {
+        "down": {"limit": "20kB"},
+        "up": {"limit": "20kB"},
+        "tcp": [{"cc": "cubic"}, [1, 2.5, None, True]],
+        "odd": {"s": {1, 2}},
+    }
+    assert got["up"]["limit"] == "20kB", "the two links no longer share a table"

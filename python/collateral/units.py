@@ -26,10 +26,12 @@ as too large, not computed).
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, DecimalException, Inexact
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from .display import short
 
@@ -180,6 +182,24 @@ def _whole(
     return int(scaled)
 
 
+_T = TypeVar("_T")
+
+
+def _memo(parse: Callable[[Any], _T]) -> Callable[[Any], _T]:
+    """``parse`` remembering its answers for text (a sweep parses the same ``"180s"``
+    for each of its thousands of points; the answers are immutable, errors are raised
+    anew); other inputs are parsed each time (a list is unhashable, and must get the
+    parser's own error)."""
+    cached = functools.lru_cache(maxsize=4096)(parse)
+
+    @functools.wraps(parse)
+    def parse_text(text: Any) -> _T:
+        return cached(text) if type(text) is str else parse(text)
+
+    return parse_text
+
+
+@_memo
 def parse_rate(text: str | float) -> int:
     """Parses a link rate into bit/s (``"1.5Mbit"`` -> 1_500_000); must be positive."""
     value, unit = split_number(text, _RATE_FORMS)
@@ -198,6 +218,7 @@ def parse_rate(text: str | float) -> int:
     return bps
 
 
+@_memo
 def parse_duration(text: str | float) -> int:
     """Parses a duration into nanoseconds (``"100ms"`` -> 100_000_000); must be >= 0."""
     value, unit = split_number(text, _DURATION_FORMS)
@@ -220,6 +241,7 @@ def _ambiguous(unit: str) -> str:
     return " (bits or bytes? write kB for kilobytes)" if unit.lower() in ("kb", "mb", "gb") else ""
 
 
+@_memo
 def parse_size(text: str | float) -> int:
     """Parses a size into bytes (``"40kB"`` -> 40_000, ``"64KiB"`` -> 65_536); must be > 0."""
     value, unit = split_number(text, _SIZE_FORMS)
@@ -252,6 +274,7 @@ class QueueLimit:
         return f"{self.amount}p" if self.in_packets else fmt_size(self.amount)
 
 
+@_memo
 def parse_queue_limit(text: str | float | QueueLimit) -> QueueLimit:
     """Parses ``"27p"`` (packets) or a size such as ``"20kB"`` (bytes); must be > 0."""
     if isinstance(text, QueueLimit):

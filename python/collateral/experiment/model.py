@@ -16,7 +16,7 @@ from ..spec.errors import UNION_TAGS
 from .errors import MAX_POINTS, MAX_TRIALS, ExperimentError, check_depth, fmt_path, show
 from .grammar import Axis, Grid, parse_grid
 from .identity import canonical_json, digest, hasher, model_version, seed_basis
-from .paths import WILDCARD, allowed_keys, packet_limit, set_path
+from .paths import WILDCARD, allowed_keys, copy_tree, packet_limit, set_path
 from .points import Point, Trial
 from .settings import SWITCHED_TRACES, ExperimentSettings
 
@@ -198,7 +198,7 @@ def build(data: Mapping[str, Any], source: str, text: str | None) -> Experiment:
     seen: dict[str, Point] = {}
     for grid in grids:
         for combo in grid.combos():
-            d = copy.deepcopy(base)
+            d = copy_tree(base)
             tags: dict[str, Any] = {}
             values = {axis.key: axis.values[i] for axis, i in combo}
             # Whole values first (a swept `tcp` list), then keys inside them.
