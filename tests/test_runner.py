@@ -460,3 +460,23 @@ def test_batches_finished_together_are_stored_as_one_part(tmp_path):
     st = Store.create(tmp_path / "c", "merge", None)
     assert _commit(st, res[:2], 5) == [0, 0], "at most max_batch rows a part"
     assert len(parts(st)) == 2 and sorted(st.keys()) == sorted(t.key for t in trials[:6])
+
+
+def test_report_splits_the_workers_idle_time(tmp_path):
+    """The run's report says how long the workers sat idle before their first batch and
+    after their last: a worker that never got a batch idled the whole run; busy and idle
+    together fit in the workers' time; the summary prints both shares."""
+    from collateral.runner.progress import report_lines
+
+    exp = load_experiment(write_experiment(tmp_path, limits=1, trials=1))  # 2 trials
+    r = run_experiment(exp, tmp_path / "out", workers=4, progress=False)
+    assert r.ran == 2 and r.batches == 2
+    whole = r.wall_s * r.workers
+    assert r.idle_start_s >= 2 * r.wall_s, "two of the four workers never ran a batch"
+    assert r.idle_tail_s > 0
+    assert r.busy_s + r.idle_start_s + r.idle_tail_s <= whole
+    rows = dict(report_lines(r))
+    start, tail = r.idle_start_s / whole, r.idle_tail_s / whole
+    assert rows["workers idle"] == (
+        f"{start:.1%} before their first batch, {tail:.1%} after their last"
+    )
