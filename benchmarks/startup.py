@@ -1,0 +1,91 @@
+"""Benchmark (not a test): the whole ``collateral simulate`` command against a bare Python.
+
+Times, as processes started from here (exec to exit, output discarded), a warm-up pair
+then ``--pairs`` alternated pairs of
+
+- ``collateral simulate --link adsl1 --duration 180s`` (the ADSL1 trial of issue 33:
+  import, the scenario's validation, a 180 s trial, the table printed), and
+- ``python -c pass`` from the same interpreter,
+
+and prints each one's median and range and the ratio per pair (median, range): how
+many bare Python start-ups the command costs. ``--importtime`` adds the modules that the
+command imports (``python -X importtime``), largest first, each with what it imports.
+
+    python benchmarks/startup.py
+    python benchmarks/startup.py --pairs 20 --importtime
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+COMMAND = [sys.executable, "-m", "collateral", "simulate", "--link", "adsl1", "--duration", "180s"]
+BARE = [sys.executable, "-c", "pass"]
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> float:
+    t = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=env)
+    return time.perf_counter() - t
+
+
+def importtime(env: dict[str, str]) -> None:
+    p = subprocess.run(
+        [sys.executable, "-X", "importtime", *COMMAND[1:]],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    rows = []
+    for line in p.stderr.splitlines():
+        if not line.startswith("import time:") or "cumulative" in line:
+            continue
+        _, cum, name = line.removeprefix("import time:").split("|")
+        if len(name) - len(name.lstrip()) == 1:  # imported by the command itself
+            rows.append((int(cum), name.strip()))
+    print("the command's largest imports, each with what it imports (ms):")
+    for cum, name in sorted(rows, reverse=True)[:12]:
+        print(f"  {cum / 1000:7.1f}  {name}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--pairs", type=int, default=10, help="alternated pairs (default: 10)")
+    ap.add_argument("--importtime", action="store_true", help="also list the largest imports")
+    args = ap.parse_args()
+    if args.pairs < 1:
+        print(f"--pairs: {args.pairs}: must be >= 1", file=sys.stderr)
+        return 2
+    # Byte-compiled modules are used as a user's installed package would have them.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    timed(COMMAND, env), timed(BARE, env)  # warm-up: page cache, .pyc files
+    cmd, bare = [], []
+    for _ in range(args.pairs):
+        cmd.append(timed(COMMAND, env))
+        bare.append(timed(BARE, env))
+    ratios = [c / b for c, b in zip(cmd, bare, strict=True)]
+
+    def show(v: list[float]) -> str:
+        return (
+            f"median {1000 * statistics.median(v):.1f} ms ({1000 * min(v):.1f}-{1000 * max(v):.1f})"
+        )
+
+    print(f"collateral simulate (ADSL1, 180 s): {show(cmd)}")
+    print(f"python -c pass:                     {show(bare)}")
+    print(
+        f"ratio per pair: median {statistics.median(ratios):.1f}x"
+        f" ({min(ratios):.1f}-{max(ratios):.1f}), {args.pairs} pairs"
+    )
+    if args.importtime:
+        importtime(env)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
