@@ -166,9 +166,13 @@ def scaling_runs(text: str | None, cores: int) -> list[tuple[str, int]]:
     out = []
     for item in text.split(","):
         ex, _, n = item.partition(":")
-        if ex not in ("threads", "processes") or not n.isdigit() or int(n) < 1:
+        try:
+            workers = int(n)
+        except ValueError:
+            workers = 0
+        if ex not in ("threads", "processes") or workers < 1:
             raise SystemExit(f"--runs: {item!r}: expected threads:N or processes:N")
-        out.append((ex, int(n)))
+        out.append((ex, workers))
     return out
 
 

@@ -451,6 +451,7 @@ def test_batches_finished_together_are_stored_as_one_part(tmp_path):
     assert list(got["key"]) == [t.key for t in trials[:6]]
     assert got["tag_kind"].isna().sum() == 4 and list(got["tag_kind"][4:]) == ["short"] * 2
     assert list(got["tag_n"][:4]) == [1.5] * 4 and got["tag_n"][4:].isna().all()
+    assert list(got.columns[-4:]) == ["tag_kind", "scenario", "model_version", "code_version"]
     cwnd = pd.read_parquet(part / "cwnd.parquet")
     want = sum(r.traces["cwnd"].num_rows for r in res[:2])
     assert len(cwnd) == want > 0 and set(cwnd["key"].astype(str)) == set(got["key"])
@@ -480,3 +481,30 @@ def test_report_splits_the_workers_idle_time(tmp_path):
     assert rows["workers idle"] == (
         f"{start:.1%} before their first batch, {tail:.1%} after their last"
     )
+
+
+def test_a_failing_submit_loses_no_finished_batch(tmp_path, monkeypatch):
+    """Finished batches are stored even when handing out the next ones fails (a broken
+    process pool, a lost Dask scheduler): every batch done by then is in the store."""
+    from collateral.runner import run as runner
+
+    futures = []  # (future, its trials' keys)
+    done_then: list[str] = []
+
+    class Breaks(runner.PoolExecutor):
+        def submit(self, task):
+            if len(futures) == 6:
+                time.sleep(0.3)  # let the batches in flight finish
+                done_then.extend(k for f, keys in futures if f.done() for k in keys)
+                raise RuntimeError("the pool broke")
+            fut = super().submit(task)
+            futures.append((fut, [h[0] for h in task.heads]))
+            return fut
+
+    monkeypatch.setattr(runner, "PoolExecutor", Breaks)
+    exp = load_experiment(write_experiment(tmp_path, duration="5s", limits=4, trials=4))
+    with pytest.raises(RuntimeError, match="the pool broke"):
+        run_experiment(exp, tmp_path / "out", workers=2, batch_seconds=0.05, max_batch=2)
+    stored = set(open_store(tmp_path / "out").keys())
+    assert len(done_then) >= 8 and set(done_then) <= stored
+    assert stored <= {k for _, keys in futures for k in keys}

@@ -9,7 +9,7 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -166,6 +166,30 @@ def run_experiment(
             ex.close(wait=not abandon)
 
 
+def _store(
+    st: Store,
+    finished: list[tuple[list[Trial], BatchResult]],
+    max_batch: int,
+    report: RunReport,
+    spans: dict[str, list[float]],
+    bar: Progress,
+) -> None:
+    """Stores finished batches and counts them in the report and the progress bar."""
+    for dropped in _commit(st, [r for _, r in finished], max_batch):
+        report.meanwhile += dropped
+        report.ran -= dropped
+    for batch, res in finished:
+        report.ran += len(batch) - len(res.failures)
+        report.failed += res.failures
+        report.busy_s += res.wall_s
+        report.handoff_s += res.handoff_s
+        report.cpu_s += res.cpu_s
+        report.batches += 1
+        span = spans.setdefault(res.worker, [res.began, res.ended])
+        span[0], span[1] = min(span[0], res.began), max(span[1], res.ended)
+        bar.advance(len(batch) - len(res.failures), len(res.failures))
+
+
 def _commit(st: Store, results: list[BatchResult], max_rows: int) -> list[int]:
     """Stores the batches that finished together in as few Parquet parts as hold them
     (``max_rows`` trials at most a part): a part costs this thread a fixed ~10-20 ms
@@ -187,6 +211,11 @@ def _commit(st: Store, results: list[BatchResult], max_rows: int) -> list[int]:
         if len(g) > 1:
             try:
                 summary = pa.concat_tables([r.summary for r in g], promote_options="default")
+                # A column only later batches have comes after the versions: put the
+                # scenario and the versions last again, as in every batch's table.
+                last = ["scenario", "model_version", "code_version"]
+                order = [n for n in summary.column_names if n not in last]
+                summary = summary.select(order + [n for n in last if n in summary.column_names])
                 names = dict.fromkeys(n for r in g for n in r.traces)
                 traces = {
                     n: pa.concat_tables(
@@ -253,6 +282,26 @@ def _run(
         batch = [pending.popleft() for _ in range(min(n, len(pending)))]
         inflight[ex.submit(BatchTask.of(batch, experiment.traces, cv))] = batch
 
+    def collect(done: Iterable[Any]) -> tuple[list[tuple[list[Trial], BatchResult]], Any]:
+        """The results of ``done`` futures, in order, up to the first from a worker that
+        runs another core (returned second; None when none)."""
+        nonlocal per_trial
+        finished = []
+        for fut in done:
+            batch = inflight.pop(fut)
+            try:
+                res: BatchResult = fut.result()
+            except Exception as e:  # a worker died: the batch is not stored
+                report.failed += [(t.key, f"{type(e).__name__}: {e}") for t in batch]
+                bar.advance(0, len(batch))
+                continue
+            if res.native_version != experiment.model_version:
+                return finished, res
+            m = (res.wall_s + res.handoff_s) / len(batch)
+            per_trial = m if per_trial is None else 0.7 * per_trial + 0.3 * m
+            finished.append((batch, res))
+        return finished, None
+
     try:
         with _Stop(on_stop) as stop, bar:
 
@@ -260,8 +309,20 @@ def _run(
                 # Two batches a worker once their length is known, so that none waits
                 # while this thread stores a finished batch.
                 limit = ex.workers * (2 if per_trial is not None else 1)
-                while stop.requested is None and pending and len(inflight) < limit:
-                    submit()
+                try:
+                    while stop.requested is None and pending and len(inflight) < limit:
+                        submit()
+                except BaseException:
+                    # A broken pool, a lost scheduler: store what has finished first.
+                    _store(
+                        st,
+                        collect([f for f in inflight if f.done()])[0],
+                        max_batch,
+                        report,
+                        spans,
+                        bar,
+                    )
+                    raise
 
             while pending or inflight:
                 fill()
@@ -270,40 +331,17 @@ def _run(
                         pending.extendleft(inflight.pop(fut))
                     if not inflight:
                         break
-                finished: list[tuple[list[Trial], BatchResult]] = []
-                for fut in ex.wait(inflight, timeout=0.2):
-                    batch = inflight.pop(fut)
-                    try:
-                        res: BatchResult = fut.result()
-                    except Exception as e:  # a worker died: the batch is not stored
-                        report.failed += [(t.key, f"{type(e).__name__}: {e}") for t in batch]
-                        bar.advance(0, len(batch))
-                        continue
-                    if res.native_version != experiment.model_version:
-                        raise RuntimeError(
-                            f"a worker runs core {res.native_version}, this process"
-                            f" {experiment.model_version}: install the same collateral"
-                            " everywhere"
-                        )
-                    m = (res.wall_s + res.handoff_s) / len(batch)
-                    per_trial = m if per_trial is None else 0.7 * per_trial + 0.3 * m
-                    finished.append((batch, res))
-                if not finished:
-                    continue
-                fill()  # before the write below: the workers go on meanwhile
-                for dropped in _commit(st, [r for _, r in finished], max_batch):
-                    report.meanwhile += dropped
-                    report.ran -= dropped
-                for batch, res in finished:
-                    report.ran += len(batch) - len(res.failures)
-                    report.failed += res.failures
-                    report.busy_s += res.wall_s
-                    report.handoff_s += res.handoff_s
-                    report.cpu_s += res.cpu_s
-                    report.batches += 1
-                    span = spans.setdefault(res.worker, [res.began, res.ended])
-                    span[0], span[1] = min(span[0], res.began), max(span[1], res.ended)
-                    bar.advance(len(batch) - len(res.failures), len(res.failures))
+                finished, foreign = collect(ex.wait(inflight, timeout=0.2))
+                try:
+                    if finished and foreign is None:
+                        fill()  # before the write below: the workers go on meanwhile
+                finally:  # finished batches are stored whatever a submit raised
+                    _store(st, finished, max_batch, report, spans, bar)
+                if foreign is not None:
+                    raise RuntimeError(
+                        f"a worker runs core {foreign.native_version}, this process"
+                        f" {experiment.model_version}: install the same collateral everywhere"
+                    )
             report.interrupted = stop.requested is not None and bool(pending)
     except KeyboardInterrupt:
         report.interrupted = True
