@@ -10,7 +10,8 @@ This runs 1, 2, 4, ... copies at once (each a process of its own) of:
 - ``collateral-bench``: 600 ADSL1 NewReno trials of the core, no Python;
 
 and prints, per program and number of copies, each copy's wall time over one copy's
-alone (mean, and the slowest and fastest copy). The clock dropping with the load slows
+alone, run just before (the median over three such pairs of the copies' mean, and of
+the slowest and the fastest copy). The clock dropping with the load slows
 all three; the virtual CPUs sharing execution units (hyper-threads, or the host's other
 tenants) slows ``throughput`` and the core but not ``latency``; the core alone slower
 points at its memory traffic.
@@ -33,6 +34,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+#: Pairs (one copy alone, then N at once) per cell.
+ROUNDS = 3
 
 
 def at_once(cmd: list[str], n: int) -> list[float]:
@@ -90,22 +93,32 @@ def main() -> int:
         copies = sorted({*(n for n in (1, 2, 4, 8, 16, 32, 64) if n < cores), cores})
     with tempfile.TemporaryDirectory() as tmp:
         progs = programs(Path(tmp))
-        print(f"{cores} cores; each copy's wall time over one copy's alone: mean (slowest-fastest)")
+        print(
+            f"{cores} cores; each copy's wall time over one copy's alone, run just before"
+            f" ({ROUNDS} rounds): median of the copies' mean (the slowest, the fastest copy)"
+        )
         print("| copies | " + " | ".join(progs) + " |")
         print("|---|" + "---|" * len(progs))
-        # One copy alone: the median of three (the first also pages the program in).
-        alone = {
-            name: statistics.median(at_once(cmd, 1)[0] for _ in range(3))
-            for name, cmd in progs.items()
-        }
+        at_once(progs["collateral-bench"], 1)  # pages the programs in
+        alone: dict[str, list[float]] = {name: [] for name in progs}
         for n in copies:
             cells = []
             for name, cmd in progs.items():
-                t = at_once(cmd, n)
-                a = alone[name]
-                cells.append(f"{statistics.mean(t) / a:.2f} ({max(t) / a:.2f}-{min(t) / a:.2f})")
+                # Alternated with one copy alone, so that the machine's drift (a shared
+                # host's speed moves by tens of per cent in minutes) cancels out.
+                rounds = []
+                for _ in range(ROUNDS):
+                    a = at_once(cmd, 1)[0]
+                    t = at_once(cmd, n)
+                    alone[name].append(a)
+                    rounds.append((statistics.mean(t) / a, max(t) / a, min(t) / a))
+                mean, slow, fast = (statistics.median(r[i] for r in rounds) for i in range(3))
+                cells.append(f"{mean:.2f} ({slow:.2f}, {fast:.2f})")
             print(f"| {n} | " + " | ".join(cells) + " |", flush=True)
-        print("one copy alone: " + ", ".join(f"{k} {v:.2f} s" for k, v in alone.items()))
+        print(
+            "one copy alone: "
+            + ", ".join(f"{k} {statistics.median(v):.2f} s" for k, v in alone.items())
+        )
     return 0
 
 
