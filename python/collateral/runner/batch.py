@@ -111,20 +111,16 @@ def run_batch(task: BatchTask) -> BatchResult:
     c0 = time.thread_time()  # the Python side: this thread's CPU time from here
     ok = [h for h, e in zip(task.heads, out["errors"], strict=True) if e is None]
     failures = [(h[0], e) for h, e in zip(task.heads, out["errors"], strict=True) if e is not None]
-    if not ok:
+
+    def result(summary: pa.Table | None, traces: dict[str, pa.Table]) -> BatchResult:
         cpu = time.thread_time() - c0
+        ended = time.perf_counter()
         return BatchResult(
-            None,
-            {},
-            failures,
-            wall,
-            _native.version(),
-            cpu,
-            handoff,
-            t0,
-            time.perf_counter(),
-            worker,
+            summary, traces, failures, wall, _native.version(), cpu, handoff, t0, ended, worker
         )
+
+    if not ok:
+        return result(None, {})
     import pyarrow as pa
 
     keys = [h[0] for h in ok]
@@ -147,19 +143,7 @@ def run_batch(task: BatchTask) -> BatchResult:
     columns.update({v: columns.pop(v) for v in ("model_version", "code_version")})
     summary = pa.table(columns)
     traces = {t: _trace_table(t, keys, out["traces"]) for t in task.traces}
-    cpu = time.thread_time() - c0
-    return BatchResult(
-        summary,
-        traces,
-        failures,
-        wall,
-        _native.version(),
-        cpu,
-        handoff,
-        t0,
-        time.perf_counter(),
-        worker,
-    )
+    return result(summary, traces)
 
 
 _CODE_VERSION: str | None = None
