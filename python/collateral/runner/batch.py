@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..store import columns_to_table
+from ..store.arrays import array
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -86,14 +87,12 @@ def _trace_table(name: str, keys: list[str], traces: list[dict[str, Any]]) -> pa
     cols = list(per[0]) if per else list(declared)
     lengths = np.array([len(next(iter(t[name].values()))) if t.get(name) else 0 for t in traces])
     idx = np.repeat(np.arange(len(keys), dtype=np.int32), lengths.astype(np.int64))
-    out = {"key": pa.DictionaryArray.from_arrays(pa.array(idx), pa.array(keys, pa.string()))}
+    out = {"key": pa.DictionaryArray.from_arrays(array(idx), array(keys, pa.string()))}
     for c in cols:
         if c not in declared:
             raise ValueError(f"trace {name}: column {c!r} is not in the declared schema")
         typ = arrow_type(declared[c]["dtype"])
-        out[c] = (
-            pa.array(np.concatenate([p[c] for p in per]), type=typ) if per else pa.array([], typ)
-        )
+        out[c] = array(np.concatenate([p[c] for p in per]), typ) if per else array([], typ)
     return pa.table(out)
 
 
@@ -133,7 +132,7 @@ def run_batch(task: BatchTask) -> BatchResult:
     per_point = {n: [task.point_columns[k].get(n) for k in points] for n in names}
     per_point["scenario"] = [task.point_scenarios[k] for k in points]
     at = {k: i for i, k in enumerate(points)}
-    params = columns_to_table(per_point).take(pa.array([at[h[1]] for h in ok], pa.int32()))
+    params = columns_to_table(per_point).take(array([at[h[1]] for h in ok], pa.int32()))
     metrics = out["columns"]
     metrics["model_version"] = [_native.version()] * len(ok)
     metrics["code_version"] = [task.code_version] * len(ok)

@@ -59,13 +59,14 @@ def columns_to_table(
     import pyarrow as pa
 
     from ..schema import arrow_type, column
+    from .arrays import array
 
     nulls = nulls or {}
     cols = {}
     for name, values in columns.items():
         declared = IDENTITY_COLUMNS.get(name) or (c["dtype"] if (c := column(name)) else None)
         if declared is not None:
-            cols[name] = pa.array(values, type=arrow_type(declared), mask=nulls.get(name))
+            cols[name] = array(values, arrow_type(declared), nulls.get(name))
             continue
         if all(v is None for v in values):
             typ = pa.string() if name in _STRING_WHEN_EMPTY else pa.float64()
@@ -76,7 +77,7 @@ def columns_to_table(
         ):
             values = [None if v is None else float(v) for v in values]
         try:
-            cols[name] = pa.array(values)
+            cols[name] = array(values)
         except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed types: keep them as text
-            cols[name] = pa.array([None if v is None else str(v) for v in values])
+            cols[name] = array([None if v is None else str(v) for v in values])
     return pa.table(cols)
