@@ -107,8 +107,14 @@ def test_what_it_does_not_build_goes_to_pa_array():
         ([np.float64(1.5), 2.0], None),
         (np.array([1, 2], np.int64), pa.float64()),
         (np.array(["a"]), None),
+        (np.array([1.5, 2.5], ">f8"), None),  # big-endian: pa.array refuses it
+        (np.array([1.0, 2.0, 3.0])[::2], None),  # strided
     ):
-        same(array(values, typ), pa.array(values, type=typ))
+        ours, our_error = outcome(lambda v=values, t=typ: array(v, t))
+        theirs, their_error = outcome(lambda v=values, t=typ: pa.array(v, type=t))
+        assert our_error == their_error
+        if theirs is not None:
+            same(ours, theirs)
 
 
 def test_a_run_imports_no_pandas(tmp_path):

@@ -48,7 +48,7 @@ def _build(np: Any, pa: Any, values: Any, typ: Any, mask: Any) -> pa.Array | Non
         if mask.dtype != np.bool_ or mask.shape != (n,):
             return None
     if isinstance(values, np.ndarray):
-        if values.ndim != 1 or values.dtype.kind not in "iufb":
+        if values.ndim != 1 or values.dtype.kind not in "iufb" or not values.dtype.isnative:
             return None
         natural = pa.from_numpy_dtype(values.dtype)
         if typ is not None and typ != natural:
