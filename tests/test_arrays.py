@@ -48,7 +48,14 @@ def same(ours, theirs) -> None:
 def outcome(f):
     try:
         return f(), None
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError) as e:
+    except (
+        pa.ArrowInvalid,
+        pa.ArrowTypeError,
+        pa.ArrowNotImplementedError,
+        OverflowError,
+        TypeError,
+        ValueError,
+    ) as e:
         return None, type(e)
 
 
@@ -101,18 +108,25 @@ def test_numpy_columns_with_their_null_masks(values, masked):
 
 def test_what_it_does_not_build_goes_to_pa_array():
     """Nested values, numpy scalars in a list, another numpy dtype than the type asked
-    for: pa.array's own result."""
-    for values, typ in (
-        ([[1, 2], None], None),
-        ([np.float64(1.5), 2.0], None),
-        (np.array([1, 2], np.int64), pa.float64()),
-        (np.array(["a"]), None),
-        (np.array([1.5, 2.5], ">f8"), None),  # big-endian: pa.array refuses it
-        (np.array([1.0, 2.0, 3.0])[::2], None),  # strided
+    for, a type named by a string, a float32 asked of ints, a masked array, a mask that
+    is a list: pa.array's own result, or its error."""
+    for values, typ, mask in (
+        ([[1, 2], None], None, None),
+        ([np.float64(1.5), 2.0], None, None),
+        (np.array([1, 2], np.int64), pa.float64(), None),
+        (np.array(["a"]), None, None),
+        (np.array([1.5, 2.5], ">f8"), None, None),  # big-endian: pa.array refuses it
+        (np.array([1.0, 2.0, 3.0])[::2], None, None),  # strided
+        ([1, 2], "int32", None),
+        ([2**24 + 1, 0.5], pa.float32(), None),  # a float32 cannot hold it: refused
+        (np.ma.masked_array([1, 2, 3], mask=[0, 1, 0]), None, None),  # its own mask
+        (np.ma.masked_array([1, 2], mask=[0, 1]), None, np.array([True, False])),
+        (np.array([1, 2]), None, [True, False]),  # a list mask: refused for numpy values
+        ((1, 2), None, None),
     ):
-        ours, our_error = outcome(lambda v=values, t=typ: array(v, t))
-        theirs, their_error = outcome(lambda v=values, t=typ: pa.array(v, type=t))
-        assert our_error == their_error
+        ours, our_error = outcome(lambda v=values, t=typ, m=mask: array(v, t, m))
+        theirs, their_error = outcome(lambda v=values, t=typ, m=mask: pa.array(v, type=t, mask=m))
+        assert our_error == their_error, (values, typ, mask)
         if theirs is not None:
             same(ours, theirs)
 

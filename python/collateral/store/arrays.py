@@ -42,12 +42,18 @@ def array(
 
 
 def _build(np: Any, pa: Any, values: Any, typ: Any, mask: Any) -> pa.Array | None:
+    # Left to pa.array: a type named by a string, a mask that is not a numpy bool array
+    # of the values' length, a masked array (its own mask), other containers.
+    if typ is not None and not isinstance(typ, pa.DataType):
+        return None
+    if type(values) not in (list, np.ndarray):
+        return None
     n = len(values)
-    if mask is not None:
-        mask = np.asarray(mask)
-        if mask.dtype != np.bool_ or mask.shape != (n,):
-            return None
-    if isinstance(values, np.ndarray):
+    if mask is not None and (
+        type(mask) is not np.ndarray or mask.dtype != np.bool_ or mask.shape != (n,)
+    ):
+        return None
+    if type(values) is np.ndarray:
         if values.ndim != 1 or values.dtype.kind not in "iufb" or not values.dtype.isnative:
             return None
         natural = pa.from_numpy_dtype(values.dtype)
@@ -94,7 +100,7 @@ def _build(np: Any, pa: Any, values: Any, typ: Any, mask: Any) -> pa.Array | Non
             return None
         data = np.fromiter((0 if v is None else v for v in values), dtype=dtype, count=n)
         return _fixed(np, pa, typ, data, missing)
-    if pa.types.is_floating(typ):
+    if pa.types.is_float64(typ):
         ints = [v for v in present if type(v) is int]
         if not kinds <= {int, float} or any(abs(v) > _EXACT for v in ints):
             return None  # an int a double cannot hold exactly: pa.array refuses it
