@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from ..experiment.points import Trial
 
 
+#: The last columns of every summary table, in this order: the scenario, then the versions.
+TRAILING_COLUMNS = ("scenario", "model_version", "code_version")
+
+
 @dataclass(frozen=True)
 class BatchTask:
     """Trials to run in one call of the core, and what each summary row carries."""
@@ -138,8 +142,8 @@ def run_batch(task: BatchTask) -> BatchResult:
     metrics["code_version"] = [task.code_version] * len(ok)
     tables = (columns_to_table(head), params, columns_to_table(metrics, out["nulls"]))
     columns = {n: t[n] for t in tables for n in t.column_names}
-    columns["scenario"] = columns.pop("scenario")  # after the metrics, before the versions
-    columns.update({v: columns.pop(v) for v in ("model_version", "code_version")})
+    for name in TRAILING_COLUMNS:  # after the metrics
+        columns[name] = columns.pop(name)
     summary = pa.table(columns)
     traces = {t: _trace_table(t, keys, out["traces"]) for t in task.traces}
     return result(summary, traces)

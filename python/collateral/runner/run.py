@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..experiment import Experiment, Trial
 from ..store import Store
-from .batch import BatchResult, BatchTask, code_version
+from .batch import TRAILING_COLUMNS, BatchResult, BatchTask, code_version
 from .distributed import DaskExecutor, parse_scheduler
 from .local import Executor, PoolExecutor, cpu_count
 from .progress import Progress, RunReport
 from .shard import in_shard
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from rich.console import Console
 
 EXECUTORS = ("threads", "processes")
@@ -196,40 +197,49 @@ def _commit(st: Store, results: list[BatchResult], max_rows: int) -> list[int]:
     whatever its rows, and many cores finish many batches at once. Batches whose tables
     do not concatenate (a column typed differently) go in parts of their own. Returns
     the rows each part left out (stored meanwhile by another writer)."""
-    import pyarrow as pa
-
     groups: list[list[BatchResult]] = []
+    rows = 0  # in the last group
     for r in results:
         if r.summary is None:
             continue
-        if groups and sum(g.summary.num_rows for g in groups[-1]) + r.summary.num_rows <= max_rows:
+        n = r.summary.num_rows
+        if groups and rows + n <= max_rows:
             groups[-1].append(r)
+            rows += n
         else:
             groups.append([r])
+            rows = n
     out = []
     for g in groups:
-        if len(g) > 1:
-            try:
-                summary = pa.concat_tables([r.summary for r in g], promote_options="default")
-                # A column only later batches have comes after the versions: put the
-                # scenario and the versions last again, as in every batch's table.
-                last = ["scenario", "model_version", "code_version"]
-                order = [n for n in summary.column_names if n not in last]
-                summary = summary.select(order + [n for n in last if n in summary.column_names])
-                names = dict.fromkeys(n for r in g for n in r.traces)
-                traces = {
-                    n: pa.concat_tables(
-                        [r.traces[n] for r in g if n in r.traces], promote_options="default"
-                    )
-                    for n in names
-                }
-            except (pa.ArrowInvalid, pa.ArrowTypeError):
-                out += [st.commit_part(r.summary, r.traces)[1] for r in g]
-                continue
-            out.append(st.commit_part(summary, traces)[1])
+        merged = _merged(g) if len(g) > 1 else (g[0].summary, g[0].traces)
+        if merged is None:
+            out += [st.commit_part(r.summary, r.traces)[1] for r in g]
         else:
-            out.append(st.commit_part(g[0].summary, g[0].traces)[1])
+            out.append(st.commit_part(*merged)[1])
     return out
+
+
+def _merged(results: list[BatchResult]) -> tuple[pa.Table, dict[str, pa.Table]] | None:
+    """The batches' summary and trace tables as one of each (None when a column is typed
+    differently in two of them)."""
+    import pyarrow as pa
+
+    try:
+        summary = pa.concat_tables([r.summary for r in results], promote_options="default")
+        names = dict.fromkeys(n for r in results for n in r.traces)
+        traces = {
+            n: pa.concat_tables(
+                [r.traces[n] for r in results if n in r.traces], promote_options="default"
+            )
+            for n in names
+        }
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    # A column only later batches have comes after the trailing ones: put those last again.
+    order = [n for n in summary.column_names if n not in TRAILING_COLUMNS]
+    return summary.select(
+        order + [n for n in TRAILING_COLUMNS if n in summary.column_names]
+    ), traces
 
 
 def _run(

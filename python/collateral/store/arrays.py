@@ -18,8 +18,6 @@ if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
 
-#: Python ints that int64 holds; beyond them ``pa.array`` decides (uint64 or an error).
-_INT64 = (-(2**63), 2**63 - 1)
 #: The largest int every smaller one of which a double holds exactly.
 _EXACT = 2**53
 
@@ -70,9 +68,7 @@ def _build(np: Any, pa: Any, values: Any, typ: Any, mask: Any) -> pa.Array | Non
         if kinds == {bool}:
             typ = pa.bool_()
         elif kinds == {int}:
-            if not _INT64[0] <= min(present) <= max(present) <= _INT64[1]:
-                return None
-            typ = pa.int64()
+            typ = pa.int64()  # beyond its range pa.array decides (below): uint64 or an error
         elif kinds in ({float}, {int, float}):
             typ = pa.float64()
         elif kinds == {str}:
