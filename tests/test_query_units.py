@@ -4,6 +4,8 @@ of the ``flows`` view in Mbit/s; an expression that changes the unit shows none.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -79,3 +81,32 @@ def test_aggregates_keep_their_columns_units(store: Path, capsys: pytest.Capture
         cli.main(["query", str(store), "SELECT avg(cbr0_delay_p95_s) FROM summary", "--raw"]) == 0
     )
     assert capsys.readouterr().out.splitlines()[-1].split() == ["0.015"]
+
+
+def test_the_table_reads_arrow_types(store: Path, capsys: pytest.CaptureFixture) -> None:
+    """The table is built from Arrow's columns, not pandas': an integer column with a
+    NULL keeps whole numbers (pandas would make it 1.0 and NaN), a DECIMAL (``sum`` of
+    an integer column) is a number on the right, a list and a date show as themselves."""
+    sql = (
+        "SELECT CASE WHEN rep = 0 THEN NULL ELSE 7 END AS n, sum(rep) OVER () AS s,"
+        " 2.5::DECIMAL(4, 2) AS d, [1, 2] AS l, DATE '2026-11-27' AS day"
+        " FROM summary ORDER BY rep"
+    )
+    assert cli.main(["query", str(store), sql]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["n", "s", "d", "l", "day"]
+    assert lines[-2].split() == ["NULL", "1", "2.5", "[1,", "2]", "2026-11-27"]
+    assert lines[-1].split() == ["7", "1", "2.5", "[1,", "2]", "2026-11-27"]
+
+
+def test_a_query_table_imports_no_pandas(store: Path) -> None:
+    """``collateral query``'s table needs no pandas (its import is a third of the
+    command's time); CSV and JSON still go through it."""
+    code = (
+        "import sys; from collateral.cli import main;"
+        " rc = main(['query', sys.argv[1], 'SELECT count(*) FROM summary']);"
+        " print('pandas' in sys.modules); sys.exit(rc)"
+    )
+    p = subprocess.run([sys.executable, "-c", code, str(store)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip().splitlines()[-1] == "False", "pandas was imported"
