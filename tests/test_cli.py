@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from importlib.metadata import version
 
 import pytest
 
@@ -287,6 +288,26 @@ def test_simulate_starts_without_what_it_does_not_use():
     others = {"report", "advise", "run", "query", "reproduce", "infer", "import_", "plot"}
     assert not {f"collateral.cli.{m}" for m in others} & loaded
     assert "collateral.cli.simulate" in loaded
+
+
+def test_version_imports_no_command():
+    """`collateral --version` prints both versions without importing a command's module
+    (and so no pydantic): 0.1 s instead of the 0.4 s of building every command's parser."""
+    code = (
+        "import sys\n"
+        "from collateral.cli import main\n"
+        "rc = main(['--version'])\n"
+        "print(rc, ' '.join(sorted(sys.modules)))\n"
+    )
+    out = _fresh_python(code)
+    assert out[:2] == ["collateral", version("collateral")]
+    assert out[2] == "(core"
+    rc, loaded = out[4], set(out[5:])
+    assert rc == "0"
+    assert "pydantic" not in loaded
+    assert not {
+        m for m in loaded if m.startswith("collateral.cli.") and m != "collateral.cli.errors"
+    }
 
 
 def test_importing_the_spec_builds_no_validator():

@@ -58,7 +58,8 @@ def _module(name: str) -> Any:
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The whole parser, or (``command``) only what that command needs."""
+    """The whole parser, or (``command``) only what that command needs; ``""``: none of
+    the commands (``--version`` alone)."""
     p = Parser(
         prog=PROG,
         description="Simulate how bulk TCP transfers and gateway queues "
@@ -66,7 +67,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="store_true", help="print the version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for mod in [_MODULE_OF[command]] if command in _MODULE_OF else _COMMANDS:
+    mods = [] if command == "" else [_MODULE_OF[command]] if command in _MODULE_OF else _COMMANDS
+    for mod in mods:
         _module(mod).add_parser(sub)
     return p
 
@@ -109,8 +111,9 @@ _WARNED: set[str] = set()
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # Only the command's own parser when the first word names one; the whole parser
-    # for --help, --version and a misspelt command (whose error lists them all).
-    first = argv[0] if argv and argv[0] in _MODULE_OF else None
+    # for --help and a misspelt command (whose error lists them all); none for
+    # --version alone (every command's module would be imported for nothing).
+    first = argv[0] if argv and argv[0] in _MODULE_OF else "" if argv == ["--version"] else None
     args = build_parser(first).parse_args(argv)
     if args.version:
         from .. import __version__, native_version
