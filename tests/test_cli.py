@@ -310,6 +310,24 @@ def test_version_imports_no_command():
     }
 
 
+def test_the_overview_is_the_whole_parsers_help_without_its_imports():
+    """`collateral --help` (and no command, or a misspelt one) is drawn from the table of
+    each command's line, importing no command's module; it reads as the whole parser's."""
+    from collateral.cli import build_parser, overview_parser
+
+    assert overview_parser().format_help() == build_parser().format_help()
+    code = (
+        "import sys, io, contextlib\n"
+        "from collateral.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    rc = main([])\n"
+        "print(rc, ' '.join(sorted(sys.modules)))\n"
+    )
+    out = _fresh_python(code)
+    assert out[0] == "2"
+    assert {m for m in out[1:] if m.startswith("collateral.cli.")} == {"collateral.cli.errors"}
+
+
 def test_importing_the_spec_builds_no_validator():
     """Issue 33: the spec models build their validators when first used, not at import
     (a model instance as a field's default, or one built to show it in a signature,

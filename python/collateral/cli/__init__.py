@@ -49,6 +49,27 @@ _COMMANDS: dict[str, dict[str, str]] = {
     "advise": {"advise": "run"},
     "trace": {"trace": "run"},
 }
+#: Each command's line in ``collateral --help``, in its order. The overview (``--help``,
+#: no command, a misspelt one) is built from these alone, without the commands' modules
+#: (0.3 s of imports); each module's parser takes its line from here.
+HELP: dict[str, str] = {
+    "simulate": "run one trial",
+    "demo": "the MMSys 2011 Fig. 1 set-up on ADSL1, with a plot",
+    "emulate": "run one trial on the namespace testbed (real Linux TCP; needs root)",
+    "shell": "run your own command through the emulated link (needs root)",
+    "run": "run an experiment file's missing trials into a results directory",
+    "query": "SQL over a results directory (DuckDB)",
+    "schema": "every result column: name, type, unit, meaning",
+    "merge": "merge results directories of the same experiment (e.g. shards)",
+    "import": "measurement files of real clients as a results directory (mode measured)",
+    "infer": "the bottleneck of a measured run: base RTT, capacity, FIFO or AQM, buffer",
+    "reproduce": "run a published experiment and draw its figure (--list shows them)",
+    "compare": "simulation vs emulation of the same experiment, side by side",
+    "report": "write a self-contained HTML report of results directories",
+    "plot": "plot a measure against a swept parameter of a results directory",
+    "advise": "which queue and congestion control keep an application within its budget",
+    "trace": "write a synthetic delivery trace (Mahimahi's format)",
+}
 #: The module of each command, by the name the user types.
 _MODULE_OF = {cmd: mod for mod, handlers in _COMMANDS.items() for cmd in handlers}
 
@@ -58,8 +79,23 @@ def _module(name: str) -> Any:
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The whole parser, or (``command``) only what that command needs; ``""``: none of
-    the commands (``--version`` alone)."""
+    """The whole parser, or (``command``) only what that command needs."""
+    p, sub = _top()
+    for mod in [_MODULE_OF[command]] if command in _MODULE_OF else _COMMANDS:
+        _module(mod).add_parser(sub)
+    return p
+
+
+def overview_parser() -> argparse.ArgumentParser:
+    """:func:`build_parser`'s ``--help`` and its choice of commands, from :data:`HELP`
+    alone: each command an empty stub."""
+    p, sub = _top()
+    for command, line in HELP.items():
+        sub.add_parser(command, help=line, add_help=False)
+    return p
+
+
+def _top() -> tuple[argparse.ArgumentParser, Any]:
     p = Parser(
         prog=PROG,
         description="Simulate how bulk TCP transfers and gateway queues "
@@ -67,10 +103,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     p.add_argument("--version", action="store_true", help="print the version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    mods = [] if command == "" else [_MODULE_OF[command]] if command in _MODULE_OF else _COMMANDS
-    for mod in mods:
-        _module(mod).add_parser(sub)
-    return p
+    return p, sub
 
 
 def _handler(command: str) -> Callable[[argparse.Namespace], int]:
@@ -110,17 +143,23 @@ _WARNED: set[str] = set()
 
 def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    # Only the command's own parser when the first word names one; the whole parser
-    # for --help and a misspelt command (whose error lists them all); none for
-    # --version alone (every command's module would be imported for nothing).
-    first = argv[0] if argv and argv[0] in _MODULE_OF else "" if argv == ["--version"] else None
-    args = build_parser(first).parse_args(argv)
+    # Only the command's own parser when the first word names one; the overview for
+    # --help and a misspelt command (whose error lists them all), and --version.
+    if argv and argv[0] in _MODULE_OF:
+        args = build_parser(argv[0]).parse_args(argv)
+    else:
+        overview = overview_parser()
+        args, extra = overview.parse_known_args(argv)
+        if args.command in _MODULE_OF:  # a command after --version: its parser's say
+            args = build_parser(args.command).parse_args(argv)
+        elif extra:
+            overview.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.version:
         from .. import __version__, native_version
 
         print(f"collateral {__version__} (core {native_version})")
         return 0
     if args.command not in _MODULE_OF:
-        build_parser().print_help()
+        overview_parser().print_help()
         return 2
     return _handler(args.command)(args)

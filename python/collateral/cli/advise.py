@@ -8,6 +8,7 @@ from typing import Any
 
 from ..spec import SpecError
 from ..spec.fields import BY_NAME
+from . import HELP
 from .errors import fail
 from .paths import console, output_file
 from .scenario import add_scenario_options
@@ -19,7 +20,7 @@ def add_parser(sub: Any) -> None:
 
     a = sub.add_parser(
         "advise",
-        help="which queue and congestion control keep an application within its budget",
+        help=HELP["advise"],
         description="Simulate the link with bulk downloads and uploads beside a real-time"
         " application for drop-tail queues of 1/4 to 4 BDP (each direction its own), your"
         " current queue, CoDel, FQ-CoDel (with and without ECN), PIE, CAKE (besteffort;"

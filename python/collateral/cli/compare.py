@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from . import HELP
 from .errors import fail
 from .paths import console, input_store, output_file
 
@@ -13,7 +14,7 @@ from .paths import console, input_store, output_file
 def add_parser(sub: Any) -> None:
     c = sub.add_parser(
         "compare",
-        help="simulation vs emulation of the same experiment, side by side",
+        help=HELP["compare"],
         description="Match the trials of a simulated and an emulated results directory of "
         "the same experiment (same trial keys) and print goodput, CBR loss and delay side "
         "by side with the differences; draw delay CDFs and windows when traces were kept. "

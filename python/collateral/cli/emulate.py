@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..display import short
 from ..spec import flat_param
+from . import HELP
 from .errors import fail
 from .paths import output_dir
 from .scenario import add_scenario_options, option, scenario_from_args
@@ -52,7 +53,7 @@ TESTBED_HELP: dict[str, dict[str, str]] = {
 def add_parser(sub: Any) -> None:
     e = sub.add_parser(
         "emulate",
-        help="run one trial on the namespace testbed (real Linux TCP; needs root)",
+        help=HELP["emulate"],
         description="Run the same scenario as 'simulate' in real time: network namespaces, "
         "real kernel TCP, and a userspace bottleneck running the simulator's queue code. "
         "Needs root, iproute2 and ethtool; takes the scenario's duration in wall time. "

@@ -7,6 +7,7 @@ import argparse
 from typing import Any
 
 from ..display import short
+from . import HELP
 from .errors import fail
 from .paths import output_dir
 
@@ -14,7 +15,7 @@ from .paths import output_dir
 def add_parser(sub: Any) -> None:
     c = sub.add_parser(
         "import",
-        help="measurement files of real clients as a results directory (mode measured)",
+        help=HELP["import"],
         description="Read measurement files of one run (irtt's JSON, iperf3 -J, Flent's "
         ".flent.gz, networkQuality -c, crusader export; the tool is told by the file) and "
         "store them as one trial of mode 'measured' in the simulator's schema, so query, "

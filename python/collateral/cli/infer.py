@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from ..display import fmt_cell, short
+from . import HELP
 from .errors import fail
 from .paths import console, input_store, output_file
 
@@ -16,7 +17,7 @@ from .paths import console, input_store, output_file
 def add_parser(sub: Any) -> None:
     c = sub.add_parser(
         "infer",
-        help="the bottleneck of a measured run: base RTT, capacity, FIFO or AQM, buffer",
+        help=HELP["infer"],
         description="Infer the bottleneck of a run imported with 'collateral import' (probes "
         "and load in one measurement, e.g. irtt beside iperf3 downloading, then uploading, "
         "with idle time around them): base RTT from the idle probes, capacity per direction "

@@ -7,6 +7,7 @@ import argparse
 from typing import Any
 
 from ..display import short
+from . import HELP
 from .errors import fail
 from .paths import input_store, output_dir
 
@@ -14,7 +15,7 @@ from .paths import input_store, output_dir
 def add_parser(sub: Any) -> None:
     m = sub.add_parser(
         "merge",
-        help="merge results directories of the same experiment (e.g. shards)",
+        help=HELP["merge"],
         description="Copy into DEST the trials of each SRC that DEST lacks; a trial "
         "already in DEST is never copied twice.",
     )

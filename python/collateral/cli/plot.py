@@ -9,6 +9,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import HELP
 from .errors import fail
 from .paths import input_store, output_file
 
@@ -20,7 +21,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """``collateral plot``: adds the subcommand to ``subparsers``."""
     p = subparsers.add_parser(
         "plot",
-        help="plot a measure against a swept parameter of a results directory",
+        help=HELP["plot"],
         description="Plot a measure of a results directory against a swept parameter: the "
         "median over each point's trials with a 95 % bootstrap interval (or min-max), a "
         "line per --hue value, a panel per --facet value. Keys are dotted sweep keys "

@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from ..display import fmt_cell, stored_unit
+from . import HELP
 from .errors import fail
 from .paths import console, input_store
 from .values import count
@@ -18,7 +19,7 @@ from .values import count
 def add_parser(sub: Any) -> None:
     q = sub.add_parser(
         "query",
-        help="SQL over a results directory (DuckDB)",
+        help=HELP["query"],
         description="Run SQL over a results directory. Views: summary (one row per trial: "
         "key, point, rep, seed, parameters such as down_queue_limit_bytes, tcp0_cc, rtt_s, and "
         "metrics such as tcp0_goodput_bps, cbr0_loss_rate, cbr0_delay_p95_s), flows (one row "

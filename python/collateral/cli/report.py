@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from ..display import short
+from . import HELP
 from .errors import fail
 from .paths import input_store, output_file
 
@@ -13,7 +14,7 @@ from .paths import input_store, output_file
 def add_parser(sub: Any) -> None:
     r = sub.add_parser(
         "report",
-        help="write a self-contained HTML report of results directories",
+        help=HELP["report"],
         description="Write one HTML file with a section per experiment: parameters, trial "
         "counts, figures (embedded), key numbers, and each published claim beside our "
         "value; a simulation-vs-emulation section where emulation results exist.",

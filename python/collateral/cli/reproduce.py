@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from ..display import short
+from . import HELP
 from .errors import fail
 from .paths import console, output_dir
 from .values import count, max_workers
@@ -16,7 +17,7 @@ from .values import count, max_workers
 def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "reproduce",
-        help="run a published experiment and draw its figure (--list shows them)",
+        help=HELP["reproduce"],
         description="Run (or resume) the experiment behind a figure of a published study, "
         "draw the figure (PNG and SVG) and check the paper's claims against our numbers. "
         "--quick runs a reduced version (fewer trials, shorter runs, coarser sweeps) into "

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..display import short
+from . import HELP
 from .errors import fail
 from .paths import output_dir
 from .values import count, max_workers, positive_seconds
@@ -18,7 +19,7 @@ from .values import count, max_workers, positive_seconds
 def add_parser(sub: Any) -> None:
     r = sub.add_parser(
         "run",
-        help="run an experiment file's missing trials into a results directory",
+        help=HELP["run"],
         description="Run the trials of an experiment file (TOML: a base scenario, sweep "
         "axes, trials per point, root seed) that its results directory does not hold yet, "
         "on all cores, and store them as Parquet. Rerunning resumes; Ctrl-C stops after "

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from . import HELP
+
 
 def add_parser(sub: Any) -> None:
     sub.add_parser(
         "schema",
-        help="every result column: name, type, unit, meaning",
+        help=HELP["schema"],
         description="Print the result schema the core declares: the summary's columns "
         "(one row per trial) and each trace table's.",
     )

@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from ..spec.fields import FIELDS
+from . import HELP
 from .errors import fail
 from .scenario import add_scenario_options, scenario_from_args
 
@@ -19,7 +20,7 @@ _LINK_QUEUE = [f.name for f in FIELDS if f.group in ("link", "queue")]
 def add_parser(sub: Any) -> None:
     s = sub.add_parser(
         "shell",
-        help="run your own command through the emulated link (needs root)",
+        help=HELP["shell"],
         description="Run a command (default: your $SHELL) in the home namespace of the"
         " testbed, behind the link and queue given here (the simulator's code in a"
         " userspace router, in real time), with servers of your choosing on the Internet"

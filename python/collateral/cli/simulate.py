@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..display import short
 from ..spec import demo_scenario
+from . import HELP
 from .errors import fail
 from .paths import console, output_file
 from .scenario import add_scenario_options, fail_param, scenario_from_args, versus_scenarios
@@ -45,7 +46,7 @@ def add_output_options(p: argparse.ArgumentParser, plot_default: str | None) -> 
 def add_parser(sub: Any) -> None:
     s = sub.add_parser(
         "simulate",
-        help="run one trial",
+        help=HELP["simulate"],
         description="Run one trial and "
         "print goodput, CBR loss and additional delay. Rates are bit/s, sizes "
         "bytes (kB = 1000 B), times take a unit (ms, s, min; a bare number is seconds).",
@@ -70,7 +71,7 @@ def add_parser(sub: Any) -> None:
     add_output_options(s, None)
     d = sub.add_parser(
         "demo",
-        help="the MMSys 2011 Fig. 1 set-up on ADSL1, with a plot",
+        help=HELP["demo"],
         description="ADSL1 (1.5Mbit/256kbit), 100 ms RTT, 20 kB FB-strict "
         "queue, one NewReno flow down (Linux 2.6.25 stack), CBR both ways (186 B / 20 ms, 1 ms "
         "jitter), 60 s with 10 s warm-up, seed 1.",

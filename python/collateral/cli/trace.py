@@ -9,6 +9,7 @@ import csv
 from typing import Any
 
 from ..display import short
+from . import HELP
 from .errors import fail
 from .paths import output_file
 from .values import count
@@ -19,7 +20,7 @@ KINDS = ("constant", "square", "walk", "series")
 def add_parser(sub: Any) -> None:
     t = sub.add_parser(
         "trace",
-        help="write a synthetic delivery trace (Mahimahi's format)",
+        help=HELP["trace"],
         description="Write a packet-delivery trace: one line per delivery opportunity of"
         " 1504 bytes, its millisecond; the trace repeats after its last line. KIND:"
         " constant (--rate), square (--rate for half a --period, then --low), walk (from"
