@@ -410,3 +410,34 @@ def test_the_collateral_command(store, tmp_path):
     assert (
         r.returncode == 2 and r.stderr.count("\n") == 1 and "did you mean voip_p95_ms" in r.stderr
     )
+
+
+@pytest.mark.parametrize("stat", ["median", "mean"])
+@pytest.mark.parametrize(
+    "ys",
+    [
+        [0.010, 0.020],
+        [3.0, 1.0, 2.0, 2.0, 7.5],
+        list(np.random.default_rng(1).lognormal(size=30)),
+        list(np.random.default_rng(2).integers(0, 5, 41).astype(float)),  # many ties
+    ],
+)
+def test_the_interval_is_scipys_percentile_bootstrap(ys, stat, monkeypatch):
+    """The figures' interval is scipy.stats.bootstrap's percentile interval from the same
+    seeded generator, computed without scipy; drawn in chunks (a point of many trials)
+    it is the same again."""
+    y = np.array(ys)
+    fn = np.median if stat == "median" else np.mean
+    want = bootstrap(
+        (y,),
+        fn,
+        n_resamples=999,
+        confidence_level=0.95,
+        method="percentile",
+        vectorized=True,
+        rng=np.random.default_rng(storeplot.aggregate.SEED),
+    ).confidence_interval
+    got = storeplot.aggregate._interval(y, stat, "bootstrap", 999)
+    assert got == pytest.approx((want.low, want.high), rel=1e-12)
+    monkeypatch.setattr(storeplot.aggregate, "_CHUNK_VALUES", 7 * len(y))  # 143 chunks
+    assert storeplot.aggregate._interval(y, stat, "bootstrap", 999) == got

@@ -4,10 +4,10 @@
     collateral plot results/buffer-sweep --list          # swept keys, measures, units
 
 Each point of the figure is one combination of ``x``, ``hue`` and ``facet``: the median
-(or mean, ``stat``) over its trials with a 95 % bootstrap interval (``scipy.stats.bootstrap``,
-percentile method — BCa's acceleration is unstable for the median of a few trials —,
-9 999 resamples, fewer (at least 999) when a figure has more than 200 points, from a
-fixed seed: the same figure every time) or the trials' minimum and maximum
+(or mean, ``stat``) over its trials with a 95 % bootstrap interval (percentile method, as
+``scipy.stats.bootstrap`` computes it — BCa's acceleration is unstable for the median of a
+few trials —, 9 999 resamples, fewer (at least 999) when a figure has more than 200
+points, from a fixed seed: the same figure every time) or the trials' minimum and maximum
 (``interval="minmax"``). A point whose trials all agree has no interval to draw. Markers
 sit at the sampled x only; a line joins neighbouring sampled values and breaks where a
 series lacks a value the others have (categorical x: markers only). Numeric x is sorted;

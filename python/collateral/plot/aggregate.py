@@ -36,38 +36,37 @@ def n_resamples(points: int) -> int:
     )
 
 
+#: Resampled values drawn at once: the resamples are taken in chunks of about this many
+#: values, so a point of many trials does not hold them all (9 999 x n).
+_CHUNK_VALUES = 1 << 22
+
+
 def _interval(
     y: np.ndarray, stat: Stat, interval: Interval, resamples: int = N_RESAMPLES
 ) -> tuple[float, float]:
+    """The 95 % percentile-bootstrap interval of the median or mean of ``y`` (Efron and
+    Tibshirani 1993, ch. 13): ``resamples`` resamples of ``len(y)`` with replacement,
+    the 2.5th and 97.5th percentiles (linear between ranks) of their statistic. Computed
+    as ``scipy.stats.bootstrap(method="percentile", vectorized=True)`` does, from the same
+    generator's draws (tested equal), without importing scipy.stats: about 1 s of a
+    ``collateral plot``, and a call's overhead per point."""
     if len(y) == 0:
         return (math.nan, math.nan)
     if interval == "minmax" or len(y) == 1 or np.all(y == y[0]):
         return float(np.min(y)), float(np.max(y))
-    from scipy.stats import bootstrap
-
+    y = np.asarray(y)
     fn = np.median if stat == "median" else np.mean
     rng = np.random.default_rng(SEED)
-    res = bootstrap(
-        (y,),
-        fn,
-        n_resamples=resamples,
-        confidence_level=0.95,
-        method="percentile",
-        vectorized=True,
-        **({"rng": rng} if _HAS_RNG else {"random_state": rng}),
+    n = len(y)
+    rows = max(1, _CHUNK_VALUES // n)
+    theta = np.concatenate(
+        [
+            fn(y[rng.integers(0, n, (min(rows, resamples - k), n))], axis=-1)
+            for k in range(0, resamples, rows)
+        ]
     )
-    return float(res.confidence_interval.low), float(res.confidence_interval.high)
-
-
-def _has_rng() -> bool:
-    import inspect
-
-    from scipy.stats import bootstrap
-
-    return "rng" in inspect.signature(bootstrap).parameters
-
-
-_HAS_RNG: bool = False  # set on first use (scipy is imported lazily)
+    lo, hi = np.quantile(theta, [0.025, 0.975])
+    return float(lo), float(hi)
 
 
 def _parse_where(data: PlotData, where: Sequence[str] | Mapping[str, Any] | None) -> pd.Series:
@@ -131,7 +130,6 @@ def build_table(
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     import pandas as pd
 
-    global _HAS_RNG
     if stat not in ("median", "mean"):
         raise StorePlotError("--stat", f"{stat!r}: median or mean")
     if interval not in ("bootstrap", "minmax"):
@@ -181,7 +179,6 @@ def build_table(
     else:
         present = list(pd.unique(frame["x"]))
         xs = [v for v in px.order if v in present] + [v for v in present if v not in px.order]
-    _HAS_RNG = _HAS_RNG or _has_rng()
     groups = frame.groupby(["facet", "hue", "x"], sort=False, dropna=False)
     resamples = n_resamples(groups.ngroups)
     rows = []
