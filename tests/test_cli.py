@@ -328,6 +328,19 @@ def test_the_overview_is_the_whole_parsers_help_without_its_imports():
     assert {m for m in out[1:] if m.startswith("collateral.cli.")} == {"collateral.cli.errors"}
 
 
+def test_listing_the_reproductions_imports_no_matplotlib():
+    """`collateral reproduce --list` imports every figure's module (the registry) but
+    draws nothing: matplotlib is imported when a figure is drawn, not with the modules."""
+    code = (
+        "import sys, io, contextlib\n"
+        "from collateral.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        "    rc = main(['reproduce', '--list'])\n"
+        "print(rc, 'mmsys-fig6a' in out.getvalue(), 'matplotlib' in sys.modules)\n"
+    )
+    assert _fresh_python(code) == ["0", "True", "False"]
+
+
 def test_importing_the_spec_builds_no_validator():
     """Issue 33: the spec models build their validators when first used, not at import
     (a model instance as a field's default, or one built to show it in a signature,

@@ -47,9 +47,7 @@ def figure(
 def draw_mpl(
     tab: pd.DataFrame, meta: Mapping[str, Any], title: str | None
 ) -> matplotlib.figure.Figure:
-    import matplotlib.pyplot as plt
-
-    from .style import STYLE
+    from .style import STYLE, plt
 
     px, ph, pf, m = meta["x"], meta["hue"], meta["facet"], meta["measure"]
     facets = meta["facets"] if pf is not None else [None]
