@@ -339,6 +339,23 @@ def test_user_store_gets_a_figure(stores: list[Path]):
     assert points > 1 and sec.numbers is not None and len(sec.numbers.rows) == points
 
 
+def test_a_user_stores_figure_reads_the_store_once(stores: list[Path], monkeypatch):
+    """The figure drawn for a user's store suggests its axes and draws from one reading
+    of the store (its summary and its expanded experiment file), not one each."""
+    from collateral.plot import sweep
+    from collateral.report.figures import own_figure
+    from collateral.store import Store
+
+    mine = next(d for d in stores if d.name == "my-sweep")
+    reads = []
+    real = sweep._experiment
+    monkeypatch.setattr(sweep, "_experiment", lambda p: reads.append(p) or real(p))
+    st = Store(mine)
+    view = own_figure(st, st.summary(), "")
+    assert view is not None and view.images
+    assert reads == [mine]
+
+
 def test_figures_stay_small(report: Path):
     """Each embedded figure is at most ~120 kB (the budget: all reproductions < ~1 MB)."""
     html = report.read_text(encoding="utf-8")

@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         missing = [o for o in ("x", "y") if not getattr(args, o)]
         if missing:
-            s = suggest(args.directory)
+            s = suggest(data)
             eg = f" e.g. --x {s['x']} --y {s['y']}" + "".join(
                 f" --{o} {s[o]}" for o in ("hue", "facet") if s[o]
             )

@@ -14,7 +14,7 @@ from ..display import fmt_tick
 from .aggregate import Interval, Stat, build_table, eq, from_zero
 from .draw import floor_at_zero, mark_cut
 from .labels import caption, caption_text, title_head, where_text
-from .sweep import load_data
+from .sweep import PlotData, load_data
 
 if TYPE_CHECKING:
     import matplotlib.figure
@@ -25,7 +25,7 @@ DENSE = 40
 
 
 def figure(
-    store_dir: str | Path,
+    store_dir: str | Path | PlotData,
     x: str,
     y: str,
     hue: str | None = None,

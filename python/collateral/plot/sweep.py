@@ -68,9 +68,13 @@ class PlotData:
     swept: list[str]  # swept params, sweep-file order first
 
 
-def load_data(store_dir: str | Path) -> PlotData:
+def load_data(store_dir: str | Path | PlotData) -> PlotData:
+    """The store as the figures see it; a :class:`PlotData` already loaded is taken as it
+    is (a caller that suggests, then draws, reads and expands the store once)."""
     from ..store import StoreError, open_store
 
+    if isinstance(store_dir, PlotData):
+        return store_dir
     p = Path(store_dir)
     if not p.is_dir():
         why = "no such directory" if not p.exists() else "is a file, not a results directory"
@@ -187,7 +191,7 @@ def resolve_measure(data: PlotData, name: str) -> Measure:
     )
 
 
-def suggest(store_dir: str | Path) -> dict[str, str | None]:
+def suggest(store_dir: str | Path | PlotData) -> dict[str, str | None]:
     """Sensible defaults for a store: the first numeric swept key on x (else the first
     swept key), the next swept key that varies at a given x as hue, a third that still
     varies within those points as facet, and VoIP p95 delay on y (else TCP goodput)."""

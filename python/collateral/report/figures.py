@@ -128,12 +128,14 @@ def own_figure(store: Any, df: Any, description: str) -> FigureView | None:
     import matplotlib.pyplot as plt
 
     from ..plot import figure, suggest
+    from ..plot.sweep import load_data
 
     fig, notes = None, []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            fig = figure(store.path, **suggest(store.path))
+            data = load_data(store.path)  # read and expanded once, for both
+            fig = figure(data, **suggest(data))
         except Exception as e:  # its own error is for `collateral plot`; draw ours instead
             notes.append(f"`collateral plot` cannot draw this store ({e}); a simpler figure.")
     if fig is None:
