@@ -4,10 +4,12 @@ so plots work on headless machines."""
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 
+@cache
 def pyplot() -> Any:
     """``matplotlib.pyplot`` with the Agg backend (never a window), imported on first use."""
     import matplotlib
