@@ -8,11 +8,14 @@ then ``--pairs`` alternated pairs of
 - ``python -c pass`` from the same interpreter,
 
 and prints each one's median and range and the ratio per pair (median, range): how
-many bare Python start-ups the command costs. ``--importtime`` adds the modules that the
-command imports (``python -X importtime``), largest first, each with what it imports.
+many bare Python start-ups the command costs. ``--floor`` times, in the same rounds, what
+the command cannot do without: importing pydantic's ``BaseModel`` (the scenario's
+validation) and rich's console and table (its output), each as a ratio to the bare
+start. ``--importtime`` adds the modules that the command imports (``python -X
+importtime``), largest first, each with what it imports.
 
     python benchmarks/startup.py
-    python benchmarks/startup.py --pairs 20 --importtime
+    python benchmarks/startup.py --pairs 20 --floor --importtime
 """
 
 from __future__ import annotations
@@ -26,6 +29,14 @@ import time
 
 COMMAND = [sys.executable, "-m", "collateral", "simulate", "--link", "adsl1", "--duration", "180s"]
 BARE = [sys.executable, "-c", "pass"]
+FLOOR = {
+    "from pydantic import BaseModel": [sys.executable, "-c", "from pydantic import BaseModel"],
+    "... and rich's console, table": [
+        sys.executable,
+        "-c",
+        "from pydantic import BaseModel; import rich.console, rich.table",
+    ],
+}
 
 
 def timed(cmd: list[str], env: dict[str, str]) -> float:
@@ -58,17 +69,25 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pairs", type=int, default=10, help="alternated pairs (default: 10)")
     ap.add_argument("--importtime", action="store_true", help="also list the largest imports")
+    ap.add_argument(
+        "--floor", action="store_true", help="also time importing pydantic and rich alone"
+    )
     args = ap.parse_args()
     if args.pairs < 1:
         print(f"--pairs: {args.pairs}: must be >= 1", file=sys.stderr)
         return 2
     # Byte-compiled modules are used as a user's installed package would have them.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    timed(COMMAND, env), timed(BARE, env)  # warm-up: page cache, .pyc files
+    floors = FLOOR if args.floor else {}
+    for c in (COMMAND, BARE, *floors.values()):
+        timed(c, env)  # warm-up: page cache, .pyc files
     cmd, bare = [], []
+    floor: dict[str, list[float]] = {name: [] for name in floors}
     for _ in range(args.pairs):
         cmd.append(timed(COMMAND, env))
         bare.append(timed(BARE, env))
+        for name, c in floors.items():
+            floor[name].append(timed(c, env))
     ratios = [c / b for c, b in zip(cmd, bare, strict=True)]
 
     def show(v: list[float]) -> str:
@@ -82,6 +101,12 @@ def main() -> int:
         f"ratio per pair: median {statistics.median(ratios):.1f}x"
         f" ({min(ratios):.1f}-{max(ratios):.1f}), {args.pairs} pairs"
     )
+    for name, v in floor.items():
+        r = [f / b for f, b in zip(v, bare, strict=True)]
+        print(
+            f"{name}: {show(v)}, to bare per round: median {statistics.median(r):.1f}x"
+            f" ({min(r):.1f}-{max(r):.1f})"
+        )
     if args.importtime:
         importtime(env)
     return 0
