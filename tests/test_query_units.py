@@ -86,17 +86,42 @@ def test_aggregates_keep_their_columns_units(store: Path, capsys: pytest.Capture
 def test_the_table_reads_arrow_types(store: Path, capsys: pytest.CaptureFixture) -> None:
     """The table is built from Arrow's columns, not pandas': an integer column with a
     NULL keeps whole numbers (pandas would make it 1.0 and NaN), a DECIMAL (``sum`` of
-    an integer column) is a number on the right, a list and a date show as themselves."""
+    an integer column) is a number on the right, a list shows as a list, and text in
+    brackets as it is (not as rich's markup)."""
     sql = (
         "SELECT CASE WHEN rep = 0 THEN NULL ELSE 7 END AS n, sum(rep) OVER () AS s,"
-        " 2.5::DECIMAL(4, 2) AS d, [1, 2] AS l, DATE '2026-11-27' AS day"
-        " FROM summary ORDER BY rep"
+        " 2.5::DECIMAL(4, 2) AS d, [1, 2] AS l, '[bold]x' AS \"[t]\" FROM summary ORDER BY rep"
     )
     assert cli.main(["query", str(store), sql]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["n", "s", "d", "l", "day"]
-    assert lines[-2].split() == ["NULL", "1", "2.5", "[1,", "2]", "2026-11-27"]
-    assert lines[-1].split() == ["7", "1", "2.5", "[1,", "2]", "2026-11-27"]
+    assert lines[0].split() == ["n", "s", "d", "l", "[t]"]
+    assert lines[-2].split() == ["NULL", "1", "2.5", "[1,", "2]", "[bold]x"]
+    assert lines[-1].split() == ["7", "1", "2.5", "[1,", "2]", "[bold]x"]
+
+
+def test_dates_intervals_and_maps_are_shown_as_pandas_shows_them(
+    store: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """Types other than numbers, text, booleans and lists of those go through pandas:
+    a date beyond Python's year 9999 (which Arrow's Python values cannot hold), an
+    interval and a map read as they always did, not as a traceback or a repr."""
+    sql = (
+        "SELECT DATE '20000-01-01' AS d, INTERVAL '1 month 2 days 3 hours' AS i,"
+        " map([1, 2], ['a', 'b']) AS m"
+    )
+    assert cli.main(["query", str(store), sql]) == 0
+    row = capsys.readouterr().out.splitlines()[-1]
+    assert row.split() == [
+        "20000-01-01",
+        "00:00:00",
+        "32",
+        "days",
+        "03:00:00",
+        "{1:",
+        "'a',",
+        "2:",
+        "'b'}",
+    ]
 
 
 def test_a_query_table_imports_no_pandas(store: Path) -> None:

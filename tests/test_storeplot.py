@@ -441,3 +441,23 @@ def test_the_interval_is_scipys_percentile_bootstrap(ys, stat, monkeypatch):
     assert got == pytest.approx((want.low, want.high), rel=1e-12)
     monkeypatch.setattr(storeplot.aggregate, "_CHUNK_VALUES", 7 * len(y))  # 143 chunks
     assert storeplot.aggregate._interval(y, stat, "bootstrap", 999) == got
+
+
+@pytest.mark.parametrize(("chosen", "after"), [(None, "agg"), ("pdf", "pdf")])
+def test_a_backend_the_user_chose_is_kept(store, chosen, after):
+    """A figure is drawn with Agg (never a window) unless the user chose a backend, even
+    after importing collateral: that one is kept."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, matplotlib\n"
+        "import collateral.plot as cp\n"
+        f"if {chosen!r}: matplotlib.use({chosen!r})\n"
+        "cp.figure(sys.argv[1], 'queue.limit', 'voip_p95_ms')\n"
+        "print(matplotlib.get_backend().lower())\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code, str(store)], capture_output=True, text=True, check=True
+    )
+    assert p.stdout.split()[-1] == after

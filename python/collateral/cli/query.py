@@ -63,10 +63,15 @@ def run(args: argparse.Namespace) -> int:
         fail(f"DIR: {e}")
     import duckdb
 
-    # The table needs no pandas (a third of the command's start): Arrow's own columns.
-    output = "arrow" if args.format == "table" else "pandas"
+    # The table needs no pandas (a third of the command's start): Arrow's own columns,
+    # when they are numbers, text, booleans or lists of those (what the views hold).
+    arrow = args.format == "table"
     try:
-        res = store.query(args.sql, output)
+        res = store.query(args.sql, "arrow" if arrow else "pandas")
+        if arrow and res is not None and not all(map(_plain, res.schema.types)):
+            # Dates, times, intervals, maps, structs...: as pandas shows them (Arrow's
+            # Python values fail on dates outside Python's range, or print as reprs).
+            arrow, res = False, store.query(args.sql, "pandas")
     except QueryRefused as e:
         fail(f"SQL: {e}")
     except duckdb.Error as e:
@@ -83,33 +88,78 @@ def run(args: argparse.Namespace) -> int:
     elif args.format == "json":
         print(res.to_json(orient="records", double_precision=15))
     else:
-        _print_table(res, args.max_rows, args.raw)
+        columns = (_arrow_columns if arrow else _frame_columns)(res, args.max_rows)
+        _print_table(columns, len(res), args.raw)
     return 0
 
 
-def _print_table(table: Any, max_rows: int, raw: bool) -> None:
-    """An Arrow table as a rich table, each number in a human unit of its column's."""
+def _plain(t: Any) -> bool:
+    """An Arrow type the table shows from Arrow itself: a number, text, a boolean, or a
+    list of numbers, text or booleans."""
     import pyarrow as pa
-    from rich import box
-    from rich.table import Table
+
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        t = t.value_type
+        if pa.types.is_decimal(t):
+            return False
+    return any(
+        f(t)
+        for f in (
+            pa.types.is_integer,
+            pa.types.is_floating,
+            pa.types.is_decimal,
+            pa.types.is_string,
+            pa.types.is_large_string,
+            pa.types.is_boolean,
+            pa.types.is_null,
+        )
+    )
+
+
+#: A table's columns as the table shows them: (header, numeric, the shown rows' values).
+Columns = list[tuple[str, bool, list[Any]]]
+
+
+def _arrow_columns(table: Any, max_rows: int) -> Columns:
+    import pyarrow as pa
 
     shown = table if not max_rows else table.slice(0, max_rows)
-    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    units = [None if raw else (result_unit(name) or None) for name in table.column_names]
-    columns = []
+    out = []
     for name, col in zip(table.column_names, shown.columns, strict=True):
         numeric = pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
         if pa.types.is_decimal(col.type):  # sum() and avg() of integers: a number
             col, numeric = col.cast(pa.float64()), True
-        t.add_column(name, justify="right" if numeric else "left")
-        columns.append(col.to_pylist())
-    for row in zip(*columns, strict=True):
-        t.add_row(*(fmt_cell(v, u) for v, u in zip(row, units, strict=True)))
+        out.append((name, numeric, col.to_pylist()))
+    return out
+
+
+def _frame_columns(df: Any, max_rows: int) -> Columns:
+    shown = df if not max_rows else df.head(max_rows)
+    return [
+        (str(c), df[c].dtype.kind in "iuf", list(shown.iloc[:, i]))
+        for i, c in enumerate(df.columns)
+    ]
+
+
+def _print_table(columns: Columns, rows: int, raw: bool) -> None:
+    """A rich table, each number in a human unit of its column's; the cells' text as it
+    is (brackets are not rich's markup)."""
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    units = [None if raw else (result_unit(name) or None) for name, _, _ in columns]
+    for name, numeric, _ in columns:
+        t.add_column(escape(name), justify="right" if numeric else "left")
+    shown = len(columns[0][2]) if columns else 0
+    for row in zip(*(values for _, _, values in columns), strict=True):
+        t.add_row(*(escape(fmt_cell(v, u)) for v, u in zip(row, units, strict=True)))
     # In a pipe or a log, do not squeeze the columns into 80 characters.
     con = console()
     con.print(t)
-    if shown.num_rows < table.num_rows:
-        con.print(f"({table.num_rows - shown.num_rows} more rows; --max-rows 0 shows all)")
+    if shown < rows:
+        con.print(f"({rows - shown} more rows; --max-rows 0 shows all)")
 
 
 #: Functions whose result is in the unit of their first argument: aggregates such as

@@ -11,10 +11,14 @@ from typing import Any
 
 @cache
 def pyplot() -> Any:
-    """``matplotlib.pyplot`` with the Agg backend (never a window), imported on first use."""
+    """``matplotlib.pyplot``, imported on first use, with the Agg backend (never a
+    window) unless a backend was chosen (``matplotlib.use``, ``MPLBACKEND``, a notebook's
+    ``%matplotlib``): that one is kept."""
     import matplotlib
 
-    matplotlib.use("Agg")  # before pyplot: never try to open a window
+    chosen = getattr(matplotlib.rcParams, "_get_backend_or_none", lambda: None)()
+    if chosen is None:
+        matplotlib.use("Agg")  # before pyplot: never try to open a window
     import matplotlib.pyplot
 
     return matplotlib.pyplot
