@@ -8,11 +8,9 @@ from typing import Any
 
 
 def draw(rows: list[dict[str, Any]], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
+
+    from ..plot.style import plt
 
     names = [r["queue"] for r in rows]
     x = np.arange(len(rows))

@@ -122,12 +122,8 @@ def own_figure(store: Any, df: Any, description: str) -> FigureView | None:
     a warning on the console."""
     import warnings
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from ..plot import figure, suggest
+    from ..plot.style import plt
     from ..plot.sweep import load_data
 
     fig, notes = None, []
@@ -185,12 +181,11 @@ def own_figure(store: Any, df: Any, description: str) -> FigureView | None:
 def _fallback_figure(df: Any, notes: list[str]) -> Any:
     """Our own small figure, for when :mod:`collateral.plot` cannot draw the store;
     adds to ``notes`` what it leaves out or pools."""
-    import matplotlib.pyplot as plt
     import pandas as pd
 
     from ..plot.measure import column_name
     from ..plot.param import kind_name
-    from ..plot.style import STYLE
+    from ..plot.style import STYLE, plt
 
     y = next(
         (
