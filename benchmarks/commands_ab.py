@@ -115,7 +115,10 @@ def main() -> int:
         names = args.commands.split(",") if args.commands else list(table)
         unknown = [n for n in names if n not in table]
         if unknown:
-            print(f"--commands: {', '.join(unknown)}: not one of {', '.join(table)}")
+            print(
+                f"--commands: {', '.join(unknown)}: not one of {', '.join(table)}",
+                file=sys.stderr,
+            )
             return 2
         git("worktree", "add", "--detach", str(tree), old)
         try:
