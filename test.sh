@@ -21,11 +21,10 @@ else
     . .venv/bin/activate
 fi
 
+# The Rust tests, the scenario fuzz property among them (~40 s), with the core's overflow
+# checks and debug assertions on (Cargo.toml's test-release profile).
 echo "==> cargo test --workspace --profile test-release (set up in ${SECONDS} s)"
-cargo test --workspace --profile test-release -q --exclude collateral-fuzz
-# The scenario fuzz property, with overflow checks and debug assertions on (~1 min).
-echo "==> cargo test --profile fuzz -p collateral-fuzz (at ${SECONDS} s)"
-cargo test --profile fuzz -q -p collateral-fuzz
+cargo test --workspace --profile test-release -q
 # Two workers (pytest-xdist) for everything but the testbed's real-time tests, which
 # then run alone: a router sharing its CPUs with other tests would miss real time.
 echo "==> pytest (in parallel), then the testbed's real-time tests alone (at ${SECONDS} s)"

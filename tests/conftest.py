@@ -25,6 +25,12 @@ def capture_saves(mp: pytest.MonkeyPatch, into: Drawn) -> None:
     mp.setattr(drawing, "save", rec)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``quiet`` (a real-time accuracy target) run after every other test,
+    when the machine is quietest."""
+    items.sort(key=lambda item: item.get_closest_marker("quiet") is not None)
+
+
 @dataclass
 class QuickRuns:
     """Every simulated reproduction in --quick mode, run once per session from an empty

@@ -500,11 +500,16 @@ def test_a_run_whose_router_shares_its_cpu_with_a_busy_loop_is_flagged_late(tmp_
 
 
 @needs_root
-@pytest.mark.skipif(
-    os.getloadavg()[0] > 1.0,
-    reason="the machine is busy (load above 1): the accuracy target needs a quiet one",
-)
+@pytest.mark.quiet
 def test_a_run_on_a_quiet_machine_is_not_flagged(tmp_path):
+    # Ordered last (conftest.py), after the other real-time tests, which leave the
+    # machine nearly idle; the parallel tests before them leave a load of about 2, whose
+    # one-minute average takes a minute to fall.
+    deadline = time.monotonic() + 90
+    while os.getloadavg()[0] > 1.0 and time.monotonic() < deadline:
+        time.sleep(2)
+    if os.getloadavg()[0] > 1.0:
+        pytest.skip("the machine is busy (load above 1): the accuracy target needs a quiet one")
     p = _cli("emulate", "--link", "adsl1", "--duration", "4s", "--warmup", "1s")
     out, err = p.communicate(timeout=60)
     assert p.returncode == 0, err
@@ -526,6 +531,10 @@ def test_the_router_replays_a_trace_as_the_simulator_does():
         cbr=[{"direction": "down", "size": 1500, "interval": "0.9ms", "jitter": 0}],
     )  # fmt: skip
     e, s = emulate(sc), collateral.simulate(sc)
+    if e.summary.get("late"):
+        # The router says it missed real time (its release error beyond the target): the
+        # delays below would hold its lateness. Run again, as `--rerun-late` does.
+        e = emulate(sc)
     qe, qs = e.summary["queues"]["down"], s.summary["queues"]["down"]
     assert abs(qe["delivered"] - qs["delivered"]) <= 1, (qe, qs)
     assert qs["delivered"] * 1500 * 8 / 4 == pytest.approx(12_032_000, rel=3e-3)

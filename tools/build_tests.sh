@@ -3,8 +3,8 @@
 # (with the test extras) and collateral-emu, both with Cargo's test-release profile, the
 # profile `cargo test --profile test-release` uses, so the workspace compiles once for
 # the module, the testbed and the Rust tests. Results are identical to the release
-# build's; a trial is slower (no fat LTO, no profile-guided layout), so benchmarks want
-# tools/build_native.sh.
+# build's; a trial is slower (no fat LTO, no profile-guided layout, the core's overflow
+# checks and debug assertions on), so benchmarks want tools/build_native.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 printf '\033[1m==> %s\033[0m\n' "building collateral for the tests (cargo profile test-release)"
