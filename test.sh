@@ -28,8 +28,8 @@ cargo test --workspace --profile test-release -q
 # Two workers (pytest-xdist) for everything but the testbed's real-time tests, which
 # then run alone: a router sharing its CPUs with other tests would miss real time.
 echo "==> pytest (in parallel), then the testbed's real-time tests alone (at ${SECONDS} s)"
-pytest -q -n "${COLLATERAL_TEST_WORKERS:-2}" --dist loadgroup -m "not realtime"
+pytest -q -n "${COLLATERAL_TEST_WORKERS:-2}" --dist loadgroup -m "not realtime" --durations=5
 echo "==> the real-time tests (at ${SECONDS} s)"
-pytest -q -m realtime
+pytest -q -m realtime --durations=5
 echo "test.sh: all green in ${SECONDS} s. The venv now holds the tests' build (cargo profile test-release);"
 echo "         tools/build_native.sh puts the faster profile-guided module back."
