@@ -60,7 +60,6 @@ class Parts:
         """:meth:`write_part`, returning (the part or None, rows left out because their
         trials were already stored, e.g. by another writer meanwhile)."""
         import pyarrow as pa
-        import pyarrow.compute as pc
 
         traces = dict(traces or {})
         keys = summary.column("key").to_pylist()
@@ -73,6 +72,8 @@ class Parts:
                     shutil.rmtree(tmp, ignore_errors=True)
                     if len(dup) == len(keys):
                         return None, len(dup)
+                    import pyarrow.compute as pc  # only here: ~60 ms to import
+
                     dups = pa.array(sorted(set(dup)), pa.string())
                     summary = summary.filter(pc.invert(pc.is_in(summary.column("key"), dups)))
                     traces = {
