@@ -3,11 +3,13 @@ store with DuckDB and scipy directly; byte sizes for packet limits (packets_of);
 one-line errors."""
 
 import re
+import shutil
 import textwrap
 import warnings
 
 import duckdb
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 from matplotlib.container import ErrorbarContainer
 from scipy.stats import bootstrap
@@ -385,6 +387,56 @@ def test_bad_stores_and_mixed_limit_units(mixed, tmp_path, capsys):
         warnings.simplefilter("always")
         fig = storeplot.figure(mixed, "queue.kind", "voip_p95_ms", hue="cc", where=["limit=10000"])
     assert not [x for x in w if "pools" in str(x.message)]
+
+
+def _same_data(a, b) -> None:
+    assert a.df.equals(b.df) and a.swept == b.swept and list(a.measures) == list(b.measures)
+    assert {k: (q.order, q.numeric) for k, q in a.params.items()} == {
+        k: (q.order, q.numeric) for k, q in b.params.items()
+    }
+
+
+def test_a_plot_reads_the_points_its_run_expanded(store, tmp_path, monkeypatch):
+    """The run keeps its points (``points.parquet``): a plot orders the trials by them
+    without expanding the experiment file again, into the same data as the expansion;
+    a store without them (an older one) is expanded as before."""
+    from collateral.plot import sweep
+
+    expanded = []
+    real = sweep._experiment
+    monkeypatch.setattr(sweep, "_experiment", lambda p: expanded.append(p) or real(p))
+    kept = sweep.load_data(store)
+    assert expanded == [] and (store / "points.parquet").is_file()
+    older = tmp_path / "older"
+    shutil.copytree(store, older)
+    (older / "points.parquet").unlink()
+    _same_data(sweep.load_data(older), kept)
+    assert expanded == [older]
+    # Points that do not cover every stored trial (results merged in): expanded too.
+    table = pq.read_table(store / "points.parquet")
+    pq.write_table(table.slice(1), older / "points.parquet")
+    _same_data(sweep.load_data(older), kept)
+    assert expanded == [older, older]
+
+
+def test_a_plot_orders_the_trials_as_the_run_with_set_made_them(tmp_path):
+    """``--set`` changes what the run expands, not the experiment file the store keeps:
+    the trials are in the order of the points the run made."""
+    from collateral.plot import sweep
+
+    (tmp_path / "cc.toml").write_text(textwrap.dedent(MIXED).split("[[sweep]]")[0] + SWEEP_CC)
+    exp = load_experiment(tmp_path / "cc.toml", [("sweep.tcp.cc", ["newreno", "cubic"])])
+    run_experiment(exp, tmp_path / "store", workers=1, progress=False)
+    got = sweep.load_data(tmp_path / "store").df
+    assert list(got["tcp0_cc"]) == ["newreno", "cubic"]
+    (tmp_path / "store" / "points.parquet").unlink()  # the file's order, cubic first
+    assert list(sweep.load_data(tmp_path / "store").df["tcp0_cc"]) == ["cubic", "newreno"]
+
+
+SWEEP_CC = """
+[sweep]
+"tcp.cc" = ["cubic", "newreno"]
+"""
 
 
 def test_the_collateral_command(store, tmp_path):

@@ -57,6 +57,12 @@ class Experiment:
     def __len__(self) -> int:
         return len(self.points) * self.settings.trials
 
+    def point_rows(self) -> list[dict[str, Any]]:
+        """Each point as a row: its key (``point``), its index in the sweep's order
+        (``point_index``) and its parameter columns (what a store keeps in
+        ``points.parquet`` for plots to order its trials by)."""
+        return [{"point": p.key, "point_index": p.index, **p.columns()} for p in self.points]
+
     def trials(self) -> list[Trial]:
         """Every trial: points in sweep order, repetitions within a point."""
         return list(self.iter_trials())

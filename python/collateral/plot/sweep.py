@@ -35,18 +35,17 @@ def _experiment(store_dir: Path) -> Any:
         return None
 
 
-def _in_sweep_order(exp: Any, df: pd.DataFrame) -> pd.DataFrame:
-    """The trials in the order of the experiment file's points, then by repetition; as
-    stored for trials the file does not (or no longer) describe."""
-    if exp is None:
-        return df
-    # By point key; by the scenario itself when the core's version (part of the key) changed.
-    index = {pt.key: pt.index for pt in exp.points}
+def _in_sweep_order(
+    index: dict[str, int], df: pd.DataFrame, by_scenario: dict[str, int] | None = None
+) -> pd.DataFrame:
+    """The trials in the order of the sweep's points (``index``: point key -> its place),
+    then by repetition; a trial of a point not in it by its stored scenario
+    (``by_scenario``: when the core's version, part of the key, changed); the rest as
+    stored, last."""
     if "point" not in df.columns:
         return df
     order = df["point"].map(index)
-    if order.isna().any() and "scenario" in df.columns:
-        by_scenario = {pt.stored_scenario: pt.index for pt in exp.points}
+    if by_scenario and order.isna().any() and "scenario" in df.columns:
         order = order.fillna(df["scenario"].map(by_scenario))
     order = order.fillna(len(index))
     rep = df["rep"] if "rep" in df.columns else 0
@@ -56,6 +55,18 @@ def _in_sweep_order(exp: Any, df: pd.DataFrame) -> pd.DataFrame:
         .drop(columns=["_o", "_r"])
         .reset_index(drop=True)
     )
+
+
+def _points(st: Any, df: pd.DataFrame) -> pd.DataFrame | None:
+    """The points the store's last run expanded (``points.parquet``), when every stored
+    trial's point is among them; None otherwise (the experiment file is expanded)."""
+    table = st.read_points()
+    if table is None or "point" not in df.columns or "point_index" not in table.column_names:
+        return None
+    pts = table.to_pandas()
+    if not df["point"].isin(pts["point"]).all():
+        return None
+    return pts.sort_values("point_index", kind="stable")
 
 
 @dataclass
@@ -89,13 +100,25 @@ def load_data(store_dir: str | Path | PlotData) -> PlotData:
         raise StorePlotError("DIR", str(e)) from None
     if df.empty:
         raise StorePlotError("DIR", f"{str(store_dir)!r}: no trials stored yet")
-    exp = _experiment(p)
-    df = _in_sweep_order(exp, df)
-    ps = params(df)
-    if exp is not None and exp.points:  # categories in the order the sweep makes them
-        import pandas as pd
+    points = _points(st, df)
+    if points is not None:
+        df = _in_sweep_order(dict(zip(points["point"], points["point_index"], strict=True)), df)
+        columns = points.drop(columns=["point", "point_index"])
+    else:  # a store without the points of its run (older, imported): expand the file
+        exp = _experiment(p)
+        columns = None
+        if exp is not None:
+            import pandas as pd
 
-        pts = params(pd.DataFrame([pt.columns() for pt in exp.points]))
+            index = {pt.key: pt.index for pt in exp.points}
+            by_scenario = None
+            if "point" in df.columns and not df["point"].isin(list(index)).all():
+                by_scenario = {pt.stored_scenario: pt.index for pt in exp.points}
+            df = _in_sweep_order(index, df, by_scenario)
+            columns = pd.DataFrame([pt.columns() for pt in exp.points]) if exp.points else None
+    ps = params(df)
+    if columns is not None:  # categories in the order the sweep makes them
+        pts = params(columns)
         for k, q in ps.items():
             if not q.numeric and k in pts:
                 rank = {v: i for i, v in enumerate(pts[k].order)}
