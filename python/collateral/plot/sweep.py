@@ -79,9 +79,10 @@ class PlotData:
     swept: list[str]  # swept params, sweep-file order first
 
 
-def load_data(store_dir: str | Path | PlotData) -> PlotData:
+def load_data(store_dir: str | Path | PlotData, summary: pd.DataFrame | None = None) -> PlotData:
     """The store as the figures see it; a :class:`PlotData` already loaded is taken as it
-    is (a caller that suggests, then draws, reads and expands the store once)."""
+    is (a caller that suggests, then draws, reads and expands the store once).
+    ``summary``: the store's summary, when the caller has read it already (the report)."""
     from ..store import StoreError, open_store
 
     if isinstance(store_dir, PlotData):
@@ -94,7 +95,7 @@ def load_data(store_dir: str | Path | PlotData) -> PlotData:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # an older schema: the columns say what they hold
             st = open_store(p)
-        df = st.summary()
+        df = st.summary() if summary is None else summary.copy()
         name = str(st.meta().get("experiment", p.name))
     except StoreError as e:
         raise StorePlotError("DIR", str(e)) from None

@@ -130,7 +130,7 @@ def own_figure(store: Any, df: Any, description: str) -> FigureView | None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            data = load_data(store.path)  # read and expanded once, for both
+            data = load_data(store.path, df)  # read once, for both
             fig = figure(data, **suggest(data))
         except Exception as e:  # its own error is for `collateral plot`; draw ours instead
             notes.append(f"`collateral plot` cannot draw this store ({e}); a simpler figure.")
