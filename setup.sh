@@ -79,11 +79,11 @@ fi
 . .venv/bin/activate
 python -m pip install -q --upgrade pip maturin
 if [[ $build == tests ]]; then
-    # Cargo's test-release profile (release without fat LTO, parallel codegen), which
-    # `cargo test --profile test-release` then reuses: one compile of the workspace
-    # instead of the three a profile-guided build and the tests' own profile take.
-    # Every result is the same; only the speed differs (tools/build_native.sh restores
-    # the profile-guided module).
+    # Cargo's test-release profile (release without fat LTO, parallel codegen, the
+    # core's overflow checks and debug assertions on), which `cargo test --profile
+    # test-release` then reuses: one compile of the workspace instead of the three a
+    # profile-guided build and the tests' own profile take. Every result is the same;
+    # only the speed differs (tools/build_native.sh restores the profile-guided module).
     tools/build_tests.sh
 else
     say "building collateral (release, profile-guided: tools/build_native.sh)"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: the Rust workspace (optimised as the simulator is used; the test-release
-# profile of Cargo.toml, release without fat LTO so the test binaries link quickly) and the
+# profile of Cargo.toml: release without fat LTO so the test binaries link quickly, the
+# core's overflow checks and debug assertions on, the fuzz property among them) and the
 # Python tests against a native module and collateral-emu built with that same profile
 # (tools/build_tests.sh; one compile serves all three). Sets the venv up first if needed;
 # afterwards tools/build_native.sh puts the faster, profile-guided module back.
@@ -30,6 +31,6 @@ cargo test --workspace --profile test-release -q
 echo "==> pytest (in parallel), then the testbed's real-time tests alone (at ${SECONDS} s)"
 pytest -q -n "${COLLATERAL_TEST_WORKERS:-2}" --dist loadgroup -m "not realtime" --durations=5
 echo "==> the real-time tests (at ${SECONDS} s)"
-pytest -q -m realtime --durations=5
+pytest -q -m realtime --durations=5 -rs
 echo "test.sh: all green in ${SECONDS} s. The venv now holds the tests' build (cargo profile test-release);"
 echo "         tools/build_native.sh puts the faster profile-guided module back."

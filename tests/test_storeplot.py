@@ -419,6 +419,20 @@ def test_a_plot_reads_the_points_its_run_expanded(store, tmp_path, monkeypatch):
     assert expanded == [older, older]
 
 
+def test_points_that_cannot_be_written_stop_nothing(tmp_path):
+    """The points are a shortcut: a row Parquet cannot hold is said in one line, the
+    run's earlier points (now stale) go, and nothing half-written is left."""
+    from collateral.store import Store
+
+    said = []
+    st = Store.create(tmp_path / "s", "x", None, notify=said.append)
+    st.write_points([{"point": "a", "point_index": 0, "x": 1}])
+    assert st.read_points().to_pylist() == [{"point": "a", "point_index": 0, "x": 1}]
+    st.write_points([{"point": "a", "point_index": 0, "x": 2**70}])
+    assert st.read_points() is None and not list((tmp_path / "s").glob(".*"))
+    assert len(said) == 1 and "points.parquet not written" in said[0]
+
+
 def test_a_plot_orders_the_trials_as_the_run_with_set_made_them(tmp_path):
     """``--set`` changes what the run expands, not the experiment file the store keeps:
     the trials are in the order of the points the run made."""

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..experiment import Experiment, Trial
-from ..store import Store, rows_to_table
+from ..store import Store
 from .batch import TRAILING_COLUMNS, BatchResult, BatchTask, code_version
 from .distributed import DaskExecutor, parse_scheduler
 from .local import Executor, PoolExecutor, cpu_count
@@ -140,7 +140,7 @@ def run_experiment(
             st.clean_tmp()
             st.repair()
             trials = experiment.trials()
-            st.write_points(rows_to_table(experiment.point_rows()))
+            st.write_points(experiment.point_rows())
             mine = [t for t in trials if in_shard(t.key, shard)]
             done = st.done_keys(refresh=True)
             todo = [t for t in mine if t.key not in done]

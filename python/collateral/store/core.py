@@ -5,6 +5,7 @@ for reading, with its ``store.json``. Its other methods come by concept from the
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
@@ -98,19 +99,28 @@ class Store(Locks, Checks, Repairs, Parts, Views, Merging):
         """The store format (:data:`FORMAT`; 1: parts without manifests)."""
         return int(self.meta().get("format", 1))
 
-    def write_points(self, points: pa.Table) -> None:
+    def write_points(self, rows: list[dict[str, Any]]) -> None:
         """``points.parquet``: the points of the sweep as the last run expanded them, its
-        ``--set`` applied (key, index in the file's order, parameter columns), so that a
-        plot or report orders the trials without expanding the experiment again (about a
-        second for 2 000 points). Replaced whole, atomically."""
+        ``--set`` applied (key, index in the file's order, parameter columns: rows of
+        :meth:`Experiment.point_rows`), so that a plot or report orders the trials without
+        expanding the experiment again (about a second for 2 000 points). Replaced whole,
+        atomically. Only a shortcut: when it cannot be written, the run goes on without
+        it (in one line) and readers expand the experiment file."""
+        import pyarrow as pa
         import pyarrow.parquet as pq
+
+        from .tables import rows_to_table
 
         path = self.path / POINTS
         tmp = tmp_name(path)
         try:
-            pq.write_table(points, tmp, compression="zstd")
+            pq.write_table(rows_to_table(rows), tmp, compression="zstd")
             fsync(tmp)
             os.replace(tmp, path)
+        except (OSError, pa.ArrowException, OverflowError, TypeError, ValueError) as e:
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)  # an earlier run's points would be stale
+            self.notify(f"collateral: store {self.path}: {POINTS} not written ({e})")
         finally:
             tmp.unlink(missing_ok=True)
 
