@@ -16,6 +16,8 @@ from .measure import Measure, measures
 from .param import Param, codes, params, sweep_keys, written_to_param
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import pandas as pd
 
 #: At most this many hue levels and facets (more is unreadable: use --where).
@@ -36,17 +38,19 @@ def _experiment(store_dir: Path) -> Any:
 
 
 def _in_sweep_order(
-    index: dict[str, int], df: pd.DataFrame, by_scenario: dict[str, int] | None = None
+    index: dict[str, int],
+    df: pd.DataFrame,
+    by_scenario: Callable[[], dict[str, int]] | None = None,
 ) -> pd.DataFrame:
     """The trials in the order of the sweep's points (``index``: point key -> its place),
     then by repetition; a trial of a point not in it by its stored scenario
-    (``by_scenario``: when the core's version, part of the key, changed); the rest as
-    stored, last."""
+    (``by_scenario()``, asked only then: when the core's version, part of the key,
+    changed); the rest as stored, last."""
     if "point" not in df.columns:
         return df
     order = df["point"].map(index)
     if by_scenario and order.isna().any() and "scenario" in df.columns:
-        order = order.fillna(df["scenario"].map(by_scenario))
+        order = order.fillna(df["scenario"].map(by_scenario()))
     order = order.fillna(len(index))
     rep = df["rep"] if "rep" in df.columns else 0
     return (
@@ -111,11 +115,12 @@ def load_data(store_dir: str | Path | PlotData, summary: pd.DataFrame | None = N
         if exp is not None:
             import pandas as pd
 
-            index = {pt.key: pt.index for pt in exp.points}
-            by_scenario = None
-            if "point" in df.columns and not df["point"].isin(list(index)).all():
-                by_scenario = {pt.stored_scenario: pt.index for pt in exp.points}
-            df = _in_sweep_order(index, df, by_scenario)
+            expanded = exp.points
+            df = _in_sweep_order(
+                {pt.key: pt.index for pt in expanded},
+                df,
+                lambda: {pt.stored_scenario: pt.index for pt in expanded},
+            )
             columns = pd.DataFrame([pt.columns() for pt in exp.points]) if exp.points else None
     ps = params(df)
     if columns is not None:  # categories in the order the sweep makes them
