@@ -441,10 +441,14 @@ def test_a_plot_orders_the_trials_as_the_run_with_set_made_them(tmp_path):
     (tmp_path / "cc.toml").write_text(textwrap.dedent(MIXED).split("[[sweep]]")[0] + SWEEP_CC)
     exp = load_experiment(tmp_path / "cc.toml", [("sweep.tcp.cc", ["newreno", "cubic"])])
     run_experiment(exp, tmp_path / "store", workers=1, progress=False)
-    got = sweep.load_data(tmp_path / "store").df
-    assert list(got["tcp0_cc"]) == ["newreno", "cubic"]
+    got = sweep.load_data(tmp_path / "store")
+    assert list(got.df["tcp0_cc"]) == ["newreno", "cubic"]
+    # ... and so are the categories (legend, x axis), under every name of the key
+    assert got.swept == ["tcp.cc"]
+    assert got.params["tcp.cc"].order == got.params["tcp[0].cc"].order == ["newreno", "cubic"]
     (tmp_path / "store" / "points.parquet").unlink()  # the file's order, cubic first
-    assert list(sweep.load_data(tmp_path / "store").df["tcp0_cc"]) == ["cubic", "newreno"]
+    old = sweep.load_data(tmp_path / "store")
+    assert list(old.df["tcp0_cc"]) == old.params["tcp.cc"].order == ["cubic", "newreno"]
 
 
 SWEEP_CC = """

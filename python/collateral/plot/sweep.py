@@ -137,8 +137,10 @@ def load_data(store_dir: str | Path | PlotData, summary: pd.DataFrame | None = N
             continue
         order.append(k)
         q = ps[k]
+        # The file's order of values, unless the run's points gave it: the file has no
+        # --set, which may have reordered or replaced them.
         rank = {t: i for i, t in enumerate(texts)}
-        if not q.numeric and all(str(v) in rank for v in q.order):  # the file's order
+        if points is None and not q.numeric and all(str(v) in rank for v in q.order):
             q.order = sorted(q.order, key=lambda v: rank[str(v)])
     rest = [k for k, q in ps.items() if q.swept and not k.startswith("queue.")]
     consumed = {q.consumes for q in ps.values() if q.consumes}
