@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -167,6 +168,31 @@ def test_a_sweep_reruns_its_late_trials_and_sets_the_late_ones_aside(tmp_path, f
     assert "late" in (q / "reason.txt").read_text()
     assert emulate_run.emulate_experiment(exp, out, rerun_late=True) == (0, 1)
     assert fake_testbed == []
+
+
+def test_a_sweep_removes_what_a_killed_writer_left_half_written(tmp_path, fake_testbed):
+    """As `collateral run` does: a dead writer's part directory and hidden atomic-write
+    files go when the testbed's sweep starts again; a live writer's stay."""
+    from collateral.experiment import load_experiment
+
+    exp = load_experiment(EXAMPLE, SHORT)
+    out = tmp_path / "emu"
+    fake_testbed += [40_000]
+    assert emulate_run.emulate_experiment(exp, out) == (1, 1)
+    host, dead_pid = os.uname().nodename, 999_999_999
+    part = out / "tmp" / f"{host}-{dead_pid}-x"
+    part.mkdir()
+    (part / "summary.parquet").write_bytes(b"half")
+    left = [out / f".points.parquet.{host}-{dead_pid}.ab12cd34.tmp"]
+    left += [
+        d / f".manifest.json.{host}-{dead_pid}.ef56ab78.tmp" for d in (out / "parts").iterdir()
+    ]
+    live = out / f".points.parquet.{host}-{os.getpid()}.0badc0de.tmp"
+    for f in [*left, live]:
+        f.write_bytes(b"half")
+    assert emulate_run.emulate_experiment(exp, out) == (0, 1)
+    assert not part.exists() and not any(f.exists() for f in left)
+    assert live.exists()
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:

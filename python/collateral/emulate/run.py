@@ -101,6 +101,7 @@ def emulate_experiment(
     st = Store.create(store_path, experiment.name, experiment.text)
     st.lock()
     try:
+        st.clean_tmp()  # what a killed run (ours or `run`'s) left half-written
         st.repair()  # damaged parts to quarantine/, their trials run again (as `run` does)
         done = st.done_keys(refresh=True)
         late = set(late_keys(st.summary())) if rerun_late and done else set()
