@@ -4,6 +4,7 @@ of the ``flows`` view in Mbit/s; an expression that changes the unit shows none.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -122,6 +123,30 @@ def test_dates_intervals_and_maps_are_shown_as_pandas_shows_them(
         "2:",
         "'b'}",
     ]
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "json"])
+def test_a_uhugeint_is_a_positive_number_in_every_format(
+    store: Path, fmt: str, capsys: pytest.CaptureFixture
+) -> None:
+    """128-bit unsigned integers (``sum()`` of UHUGEINT): DuckDB's Arrow export wraps 2^127
+    and more to negative numbers and its pandas export refuses the type; shown as
+    numbers, 2^128 - 1 as about 3.4e38, in each format (and through Store.query)."""
+    sql = 'SELECT 340282366920938463463374607431768211455::UHUGEINT AS "u""x", 5::UHUGEINT AS v'
+    assert cli.main(["query", str(store), sql, "--format", fmt]) == 0
+    out = capsys.readouterr().out
+    last = out.strip().splitlines()[-1]
+    if fmt == "json":
+        assert json.loads(out) == [{'u"x': pytest.approx(2.0**128), "v": 5}]
+    else:
+        assert last.replace(",", " ").split() in (
+            ["3.40282e+38", "5"],
+            ["3.402823669209385e+38", "5.0"],
+        )
+    for output in ("pandas", "arrow"):
+        got = Store(store).query(sql, output)
+        rows = got.to_dict("records") if output == "pandas" else got.to_pylist()
+        assert rows == [{'u"x': pytest.approx(2.0**128), "v": 5}]
 
 
 def test_a_query_table_imports_no_pandas(store: Path) -> None:

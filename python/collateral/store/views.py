@@ -121,6 +121,7 @@ class Views:
                 raise QueryRefused(permission_text(e, parts)) from None
             if rel is None:  # a statement without a result
                 return None
+            rel = _uhugeint_as_double(rel)
             if output == "pandas":
                 return rel.df()
             if output == "polars":
@@ -186,3 +187,17 @@ def _labelled(table: str, src: str, names: list[str]) -> str:
         return src
     star = f"* REPLACE ({', '.join(replace)})" if replace else "*"
     return f"SELECT {', '.join([star, *extra])} FROM ({src})"
+
+
+def _uhugeint_as_double(rel: Any) -> Any:
+    """The relation with its UHUGEINT columns (128-bit unsigned, e.g. ``sum()`` of one) as
+    DOUBLE, as DuckDB itself hands HUGEINT to pandas: its pandas conversion refuses the
+    type, and its Arrow one wraps values from 2^127 up to negative numbers."""
+    types = [str(t) for t in rel.types]
+    if "UHUGEINT" not in types:
+        return rel
+    cols = [
+        f'#{i}::DOUBLE AS "{c.replace(chr(34), chr(34) * 2)}"' if t == "UHUGEINT" else f"#{i}"
+        for i, (c, t) in enumerate(zip(rel.columns, types, strict=True), 1)
+    ]
+    return rel.project(", ".join(cols))
