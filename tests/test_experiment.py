@@ -356,6 +356,23 @@ def test_trial_json_is_the_scenario_with_its_seed():
     assert json.loads(t.native_json()) == t.scenario().to_native()
 
 
+def test_a_points_columns_are_its_scenarios_and_its_tags():
+    """The expansion writes each point's columns from the JSON it already made: what
+    param_columns makes of the validated scenario, and the sweep's tags."""
+    from collateral.experiment import param_columns
+
+    exp = Experiment.from_dict(
+        {
+            "scenario": {"link": "adsl1", "tcp": [{}], "cbr": [{"direction": "up"}]},
+            "sweep": {"queue": [{"limit": "20p"}, {"kind": "codel"}], "tags.site": ["a"]},
+        }
+    )
+    assert len(exp.points) == 2
+    for p in exp.points:
+        want = {**param_columns(p.scenario), "tag_site": "a"}
+        assert p.columns() == want and p.columns() is not p.columns()
+
+
 def test_overrides_replace_keys_and_axes(tmp_path):
     path = write(tmp_path, BASE)
     exp = load_experiment(

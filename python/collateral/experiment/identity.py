@@ -31,15 +31,18 @@ SEED_NEUTRAL: dict[str, dict[str, Any]] = {"dualpi2": {"scheduler": "ts_fifo"}}
 
 def seed_basis(native: Mapping[str, Any]) -> str:
     """What a point's trial seeds are derived from: its canonical JSON without the
-    :data:`SEED_NEUTRAL` pins."""
+    :data:`SEED_NEUTRAL` pins; "" when no pin applies (the canonical JSON itself, which
+    the point has: not written a second time)."""
     body = {k: v for k, v in native.items() if k not in ("seed", "trace")}
+    pinned = False
     for d in ("down", "up"):
         queue = body.get(d, {}).get("queue", {})
         neutral = SEED_NEUTRAL.get(queue.get("kind"), {})
         if any(queue.get(k) == v for k, v in neutral.items()):
             kept = {k: v for k, v in queue.items() if neutral.get(k, object()) != v}
             body[d] = {**body[d], "queue": kept}
-    return json.dumps(body, sort_keys=True, separators=(",", ":"))
+            pinned = True
+    return json.dumps(body, sort_keys=True, separators=(",", ":")) if pinned else ""
 
 
 def hasher(*parts: object) -> Any:

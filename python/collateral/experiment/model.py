@@ -17,7 +17,7 @@ from .errors import MAX_POINTS, MAX_TRIALS, ExperimentError, check_depth, fmt_pa
 from .grammar import Axis, Grid, parse_grid
 from .identity import canonical_json, digest, hasher, model_version, seed_basis
 from .paths import WILDCARD, allowed_keys, copy_tree, packet_limit, set_path
-from .points import Point, Trial
+from .points import Point, Trial, param_columns
 from .settings import SWITCHED_TRACES, ExperimentSettings
 
 
@@ -248,7 +248,10 @@ def build(data: Mapping[str, Any], source: str, text: str | None) -> Experiment:
                     f" {show(values)}; remove one",
                 )
             tail = json.dumps({k: v for k, v in native.items() if k != "seed"})[1:]
-            pt = Point(len(points), pkey, sc, values, tags, canonical, tail, seed_basis(native))
+            cols = param_columns(sc, native)  # every run stores them (points.parquet)
+            cols.update({f"tag_{k}": v for k, v in tags.items()})
+            basis = seed_basis(native)
+            pt = Point(len(points), pkey, sc, values, tags, canonical, tail, basis, cols)
             seen[pkey] = pt
             points.append(pt)
     return Experiment(settings, points, source, text)

@@ -25,6 +25,9 @@ class Point:
     native_tail: str = field(repr=False)  # native JSON after the seed, for fast trial JSON
     #: What the trials' seeds derive from (identity.seed_basis); the canonical JSON if "".
     seed_basis: str = field(default="", repr=False)
+    #: The parameters as flat result columns, tags included (:meth:`columns`); made from
+    #: the scenario when not given.
+    param_columns: dict[str, Any] | None = field(default=None, repr=False)
 
     def columns(self) -> dict[str, Any]:
         """The parameters as flat result columns (see :func:`param_columns`)."""
@@ -33,6 +36,8 @@ class Point:
     @cached_property
     def _columns(self) -> dict[str, Any]:
         # Once per point: a sweep stores the point's 30 trials in up to 30 batches.
+        if self.param_columns is not None:
+            return self.param_columns
         cols = param_columns(self.scenario)
         cols.update({f"tag_{k}": v for k, v in self.tags.items()})
         return cols
@@ -66,11 +71,12 @@ _DURATION_SUFFIX = "_ns"
 _BYTE_RULES = ("fb-strict", "fb-loose")
 
 
-def param_columns(scenario: Scenario) -> dict[str, Any]:
+def param_columns(scenario: Scenario, native: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """A scenario as flat columns in SI base units, named by the file's key paths:
     ``rtt_s``, ``down_rate_bps``, ``down_queue_limit_bytes`` (FB rules) or
     ``down_queue_limit_packets`` (ps and AQMs),
-    ``down_queue_rule``, ``tcp0_cc``, ``cbr1_interval_s``... (durations in seconds)."""
+    ``down_queue_rule``, ``tcp0_cc``, ``cbr1_interval_s``... (durations in seconds).
+    ``native``: the scenario's ``to_native()`` when the caller has it."""
     out: dict[str, Any] = {"link": scenario.link}
 
     def put(prefix: str, d: Mapping[str, Any]) -> None:
@@ -98,5 +104,5 @@ def param_columns(scenario: Scenario) -> dict[str, Any]:
             else:
                 out[name] = v
 
-    put("", scenario.to_native())
+    put("", scenario.to_native() if native is None else native)
     return out
