@@ -389,6 +389,68 @@ def test_overrides_replace_keys_and_axes(tmp_path):
         load_experiment(path, [("scenario.rtt", "soon")])
 
 
+def test_a_store_keeps_the_file_under_the_overrides_its_run_applied(tmp_path):
+    """The store's experiment.toml says how the run differed from the file (a report
+    of a 1-trial run must not show a file of 2): comment lines naming each --set, as
+    TOML, above the file's own text, which reads as the same TOML."""
+    import tomllib
+
+    from collateral.store import Store
+
+    path = write(tmp_path, BASE)
+    sets = [("experiment.trials", 1), ("sweep.queue.limit", ["30kB"]), ("a\nb", {"k v": "x"})]
+    with pytest.raises(ExperimentError):  # the odd key is the run's error, not the text's
+        load_experiment(path, sets)
+    sets.pop()
+    exp = load_experiment(path, sets)
+    out = tmp_path / "store"
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "collateral",
+            "run",
+            str(path),
+            "-o",
+            str(out),
+            "--no-progress",
+            "--set",
+            "experiment.trials=1",
+            "--set",
+            'sweep.queue.limit=["30kB"]',
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert p.returncode == 0, p.stderr
+    kept = (out / "experiment.toml").read_text()
+    assert kept == exp.text
+    head, body = kept.split("\n\n", 1)
+    assert head.splitlines() == [
+        "# Run with these --set overrides of the file below:",
+        "#   experiment.trials = 1",
+        '#   sweep.queue.limit = ["30kB"]',
+    ]
+    assert body == path.read_text() and tomllib.loads(kept) == tomllib.loads(body)
+    assert load_experiment(path).text == path.read_text()  # no --set: the file itself
+    assert Store(out).meta()["experiment"] == "exp"
+
+
+def test_an_override_shows_as_toml_on_one_comment_line():
+    import tomllib
+
+    from collateral.experiment.load import _with_overrides
+
+    values = [1, 2.5, True, "5s", 'a"b\\c\n', [1, "x", [2]], {"limit": "60kB", "a b": 1}, []]
+    text = _with_overrides("", [("k", v) for v in values] + [("x\ny", "\x7f")])
+    lines = text.splitlines()[1:-1]
+    assert len(lines) == len(values) + 1 and tomllib.loads(text) == {}
+    for line, v in zip(lines, values, strict=False):
+        assert tomllib.loads(line.removeprefix("#   "))["k"] == v
+    assert lines[-1] == '#   x\\u000ay = "\\u007f"'
+
+
 RED = {"kind": "red", "min_th": 5, "max_th": 15, "max_p": 0.1, "w_q": 0.002, "limit": 60}
 
 

@@ -4,6 +4,7 @@ format is described in :mod:`collateral.experiment`."""
 
 from __future__ import annotations
 
+import json
 import stat
 import tomllib
 from collections.abc import Sequence
@@ -48,7 +49,51 @@ def load_experiment(path: str | Path, overrides: Sequence[tuple[str, Any]] = ())
                 p.stem,
             )
         data = {**data, "experiment": {**section, "name": p.stem}}
-    return build(data, source, text)
+    return build(data, source, _with_overrides(text, overrides))
+
+
+def _with_overrides(text: str, overrides: Sequence[tuple[str, Any]]) -> str:
+    """The text a store keeps: the file's, under comment lines that name the overrides
+    the run applied to it (a store's file otherwise tells a run of 2 trials from one of
+    30 by nothing); still the same TOML."""
+    if not overrides:
+        return text
+    lines = ["# Run with these --set overrides of the file below:"]
+    lines += [_one_line(f"#   {key} = {_inline(value)}") for key, value in overrides]
+    return "\n".join(lines) + "\n\n" + text
+
+
+def _inline(v: Any) -> str:
+    """A value as TOML writes it inline (``2``, ``"5s"``, ``["cubic", "reno"]``,
+    ``{ limit = "60kB" }``), on one line."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and v != v:
+        return "nan"
+    if isinstance(v, float) and v in (float("inf"), float("-inf")):
+        return "inf" if v > 0 else "-inf"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)  # a basic string: quotes, \\, controls escaped
+    if isinstance(v, dict):
+        body = ", ".join(f"{_key(k)} = {_inline(x)}" for k, x in v.items())
+        return f"{{ {body} }}" if body else "{}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_inline(x) for x in v) + "]"
+    return json.dumps(str(v))  # dates and times: as text (never from --set's TOML)
+
+
+def _one_line(line: str) -> str:
+    """A comment line TOML accepts: control characters (a key's newline) escaped."""
+    return "".join(
+        f"\\u{ord(c):04x}" if (ord(c) < 0x20 and c != "\t") or ord(c) == 0x7F else c for c in line
+    )
+
+
+def _key(k: Any) -> str:
+    k = str(k)
+    return k if k and all(c.isascii() and (c.isalnum() or c in "_-") for c in k) else json.dumps(k)
 
 
 def _read_file(p: Path, source: str) -> str:

@@ -4,7 +4,7 @@ Layout::
 
     results/mmsys-fig6/
       store.json              format, experiment name, creation time
-      experiment.toml         the experiment file as last run
+      experiment.toml         the experiment file as last run (its --set named above it)
       points.parquet          its points as that run expanded them (--set applied)
       parts/<id>/summary.parquet     one row per trial (key, parameters, metrics)
       parts/<id>/cwnd.parquet ...    trace tables, when the experiment keeps them
