@@ -342,14 +342,13 @@ def test_user_store_gets_a_figure(stores: list[Path]):
 def test_a_user_stores_figure_reads_the_store_once(stores: list[Path], monkeypatch):
     """The figure drawn for a user's store suggests its axes and draws from one reading
     of the store (its summary and the points its run expanded), not one each."""
-    from collateral.plot import sweep
     from collateral.report.figures import own_figure
     from collateral.store import Store
 
     mine = next(d for d in stores if d.name == "my-sweep")
     reads = []
-    real = sweep._points
-    monkeypatch.setattr(sweep, "_points", lambda st, df: reads.append(st.path) or real(st, df))
+    real = Store.read_points
+    monkeypatch.setattr(Store, "read_points", lambda s: reads.append(s.path) or real(s))
     st = Store(mine)
     df = st.summary()
     again = []

@@ -446,9 +446,27 @@ def test_a_plot_orders_the_trials_as_the_run_with_set_made_them(tmp_path):
     # ... and so are the categories (legend, x axis), under every name of the key
     assert got.swept == ["tcp.cc"]
     assert got.params["tcp.cc"].order == got.params["tcp[0].cc"].order == ["newreno", "cubic"]
-    (tmp_path / "store" / "points.parquet").unlink()  # the file's order, cubic first
+    # Points of an earlier collateral, without the sweep's keys: their order still.
+    pts = tmp_path / "store" / "points.parquet"
+    pq.write_table(pq.read_table(pts).replace_schema_metadata(None), pts)
+    assert sweep.load_data(tmp_path / "store").params["tcp.cc"].order == ["newreno", "cubic"]
+    pts.unlink()  # the file's order, cubic first
     old = sweep.load_data(tmp_path / "store")
     assert list(old.df["tcp0_cc"]) == old.params["tcp.cc"].order == ["cubic", "newreno"]
+
+
+def test_a_plot_names_an_axis_that_set_added_as_set_wrote_it(tmp_path):
+    """A key swept only by ``--set`` is named as written there (``queue.limit``, not
+    the ``down.queue.limit`` the stored file cannot tell), after the file's keys."""
+    from collateral.plot import sweep
+
+    (tmp_path / "cc.toml").write_text(textwrap.dedent(MIXED).split("[[sweep]]")[0] + SWEEP_CC)
+    exp = load_experiment(tmp_path / "cc.toml", [("sweep.queue.limit", ["40kB", "20kB"])])
+    assert exp.sweep_axes() == [("tcp.cc", ["cubic", "newreno"]), ("queue.limit", ["40kB", "20kB"])]
+    run_experiment(exp, tmp_path / "store", workers=1, progress=False)
+    got = sweep.load_data(tmp_path / "store")
+    assert got.swept == ["tcp.cc", "queue.limit"]
+    assert list(got.df["down_queue_limit_bytes"]) == [40_000, 20_000, 40_000, 20_000]
 
 
 SWEEP_CC = """

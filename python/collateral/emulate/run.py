@@ -106,7 +106,7 @@ def emulate_experiment(
         done = st.done_keys(refresh=True)
         late = set(late_keys(st.summary())) if rerun_late and done else set()
         trials = experiment.trials()
-        st.write_points(experiment.point_rows())
+        st.write_points(experiment.point_rows(), experiment.sweep_axes())
         todo = [t for t in trials if t.key not in done or t.key in late]
         cv = code_version()
         for n, t in enumerate(todo, 1):

@@ -63,6 +63,16 @@ class Experiment:
         ``points.parquet`` for plots to order its trials by)."""
         return [{"point": p.key, "point_index": p.index, **p.columns()} for p in self.points]
 
+    def sweep_axes(self) -> list[tuple[str, list[Any]]]:
+        """Each sweep key as written (``tcp.cc``, ``queue.limit``, ``tags.aqm``) with its
+        values in the order the points take them, ``--set`` applied: what a plot names
+        the swept parameters by and orders their categories by."""
+        axes: dict[str, dict[str, Any]] = {}
+        for p in self.points:
+            for k, v in p.values.items():
+                axes.setdefault(k, {}).setdefault(json.dumps(v, sort_keys=True, default=str), v)
+        return [(k, list(vals.values())) for k, vals in axes.items()]
+
     def trials(self) -> list[Trial]:
         """Every trial: points in sweep order, repetitions within a point."""
         return list(self.iter_trials())

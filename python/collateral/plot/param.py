@@ -236,26 +236,27 @@ def params(df: pd.DataFrame) -> dict[str, Param]:
     return out
 
 
-def sweep_keys(store_dir: Path) -> dict[str, list[str]]:
-    """The sweep keys of the store's experiment file, in file order, each with its values
-    as text in file order (a whole queue's as its kind); {} if unreadable."""
+def sweep_keys(
+    store_dir: Path, sweep: list[tuple[str, list[Any]]] | None = None
+) -> dict[str, list[str]]:
+    """The sweep keys as the run wrote them, each with its values as text in their order
+    (a whole queue's as its kind): ``sweep``, the run's own (``--set`` applied; see
+    ``Store.read_sweep``), else the store's experiment file's; {} if unreadable."""
+    keys: dict[str, list[str]] = {}
+    if sweep is not None:
+        for k, vals in sweep:
+            keys.setdefault(k, []).extend(_as_text(x) for x in vals)
+        return {k: list(dict.fromkeys(v)) for k, v in keys.items()}
     try:
         data = tomllib.loads((store_dir / "experiment.toml").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, ValueError, RecursionError):
         return {}
     from ..experiment import is_axis_table
 
-    keys: dict[str, list[str]] = {}
-
     def note(key: str, v: Any) -> None:
         vals = v.get("values", []) if isinstance(v, dict) else v
         got = keys.setdefault(key, [])
-        for x in vals if isinstance(vals, list) else []:
-            if isinstance(x, dict):  # a whole queue: its discipline
-                k = x.get("kind")
-                got.append(kind_name(k))
-            else:
-                got.append(str(x))
+        got.extend(_as_text(x) for x in (vals if isinstance(vals, list) else []))
 
     def walk(t: Any, prefix: str = "") -> None:
         if not isinstance(t, dict):
@@ -273,6 +274,11 @@ def sweep_keys(store_dir: Path) -> dict[str, list[str]]:
     for t in sweep if isinstance(sweep, list) else [sweep]:
         walk(t)
     return {k: list(dict.fromkeys(v)) for k, v in keys.items()}
+
+
+def _as_text(x: Any) -> str:
+    """A swept value as :func:`sweep_keys` lists it: a whole queue as its discipline."""
+    return kind_name(x.get("kind")) if isinstance(x, dict) else str(x)
 
 
 def written_to_param(key: str, ps: Mapping[str, Param]) -> str | None:

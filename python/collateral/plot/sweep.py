@@ -61,10 +61,9 @@ def _in_sweep_order(
     )
 
 
-def _points(st: Any, df: pd.DataFrame) -> pd.DataFrame | None:
+def _points(table: Any, df: pd.DataFrame) -> pd.DataFrame | None:
     """The points the store's last run expanded (``points.parquet``), when every stored
     trial's point is among them; None otherwise (the experiment file is expanded)."""
-    table = st.read_points()
     if table is None or "point" not in df.columns or "point_index" not in table.column_names:
         return None
     pts = table.to_pandas()
@@ -105,7 +104,8 @@ def load_data(store_dir: str | Path | PlotData, summary: pd.DataFrame | None = N
         raise StorePlotError("DIR", str(e)) from None
     if df.empty:
         raise StorePlotError("DIR", f"{str(store_dir)!r}: no trials stored yet")
-    points = _points(st, df)
+    table = st.read_points()
+    points = _points(table, df)
     if points is not None:
         df = _in_sweep_order(dict(zip(points["point"], points["point_index"], strict=True)), df)
         columns = points.drop(columns=["point", "point_index"])
@@ -129,7 +129,9 @@ def load_data(store_dir: str | Path | PlotData, summary: pd.DataFrame | None = N
             if not q.numeric and k in pts:
                 rank = {v: i for i, v in enumerate(pts[k].order)}
                 q.order = sorted(q.order, key=lambda v, r=rank: r.get(v, len(r)))  # type: ignore[misc]
-    written = sweep_keys(p)
+    # The sweep keys and values as the run wrote them (--set applied) when its points
+    # cover the store; else as its file does.
+    written = sweep_keys(p, st.read_sweep(table) if points is not None else None)
     order = []
     for w, texts in written.items():
         k = written_to_param(w, ps)
@@ -137,8 +139,8 @@ def load_data(store_dir: str | Path | PlotData, summary: pd.DataFrame | None = N
             continue
         order.append(k)
         q = ps[k]
-        # The file's order of values, unless the run's points gave it: the file has no
-        # --set, which may have reordered or replaced them.
+        # The file's order of values, unless the run's points gave it (the file has no
+        # --set, which may have reordered or replaced them).
         rank = {t: i for i, t in enumerate(texts)}
         if points is None and not q.numeric and all(str(v) in rank for v in q.order):
             q.order = sorted(q.order, key=lambda v: rank[str(v)])

@@ -140,7 +140,7 @@ def run_experiment(
             st.clean_tmp()
             st.repair()
             trials = experiment.trials()
-            st.write_points(experiment.point_rows())
+            st.write_points(experiment.point_rows(), experiment.sweep_axes())
             mine = [t for t in trials if in_shard(t.key, shard)]
             done = st.done_keys(refresh=True)
             todo = [t for t in mine if t.key not in done]

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 #: The sweep's points as the last run expanded them (:meth:`Store.write_points`).
 POINTS = "points.parquet"
+#: The metadata key of ``points.parquet`` that holds the sweep's keys as written.
+SWEEP_META = "collateral:sweep"
 
 
 def schema_version() -> int:
@@ -99,13 +101,17 @@ class Store(Locks, Checks, Repairs, Parts, Views, Merging):
         """The store format (:data:`FORMAT`; 1: parts without manifests)."""
         return int(self.meta().get("format", 1))
 
-    def write_points(self, rows: list[dict[str, Any]]) -> None:
+    def write_points(
+        self, rows: list[dict[str, Any]], sweep: list[tuple[str, list[Any]]] | None = None
+    ) -> None:
         """``points.parquet``: the points of the sweep as the last run expanded them, its
         ``--set`` applied (key, index in the file's order, parameter columns: rows of
         :meth:`Experiment.point_rows`), so that a plot or report orders the trials without
-        expanding the experiment again (about a second for 2 000 points). Replaced whole,
-        atomically. Only a shortcut: when it cannot be written, the run goes on without
-        it (in one line) and readers expand the experiment file."""
+        expanding the experiment again (about a second for 2 000 points); ``sweep``, the
+        sweep keys as written with their values (:meth:`Experiment.sweep_axes`), in its
+        metadata (:meth:`read_sweep`). Replaced whole, atomically. Only a shortcut: when
+        it cannot be written, the run goes on without it (in one line) and readers
+        expand the experiment file."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -114,7 +120,11 @@ class Store(Locks, Checks, Repairs, Parts, Views, Merging):
         path = self.path / POINTS
         tmp = tmp_name(path)
         try:
-            pq.write_table(rows_to_table(rows), tmp, compression="zstd")
+            table = rows_to_table(rows)
+            if sweep is not None:
+                text = json.dumps([[k, v] for k, v in sweep], default=str)
+                table = table.replace_schema_metadata({SWEEP_META: text})
+            pq.write_table(table, tmp, compression="zstd")
             fsync(tmp)
             os.replace(tmp, path)
         except (OSError, pa.ArrowException, OverflowError, TypeError, ValueError) as e:
@@ -123,6 +133,17 @@ class Store(Locks, Checks, Repairs, Parts, Views, Merging):
             self.notify(f"collateral: store {self.path}: {POINTS} not written ({e})")
         finally:
             tmp.unlink(missing_ok=True)
+
+    @staticmethod
+    def read_sweep(points: pa.Table | None) -> list[tuple[str, list[Any]]] | None:
+        """The sweep keys and values :meth:`write_points` kept with ``points``; None
+        when it kept none (an older store)."""
+        meta = (points.schema.metadata or {}) if points is not None else {}
+        try:
+            got = json.loads(meta[SWEEP_META.encode()])
+            return [(str(k), list(v)) for k, v in got]
+        except (KeyError, ValueError, TypeError):
+            return None
 
     def read_points(self) -> pa.Table | None:
         """The table :meth:`write_points` wrote; None when there is none (a store of an
