@@ -64,6 +64,7 @@ def commands(store: Path, tmp: Path) -> dict[str, list[str]]:
         ],
         "report": ["report", str(store), "-o", str(tmp / "r.html")],
         "reproduce-list": ["reproduce", "--list"],
+        "schema": ["schema"],
     }
 
 

@@ -328,6 +328,44 @@ def test_the_overview_is_the_whole_parsers_help_without_its_imports():
     assert {m for m in out[1:] if m.startswith("collateral.cli.")} == {"collateral.cli.errors"}
 
 
+def test_schema_and_a_plot_of_a_run_import_no_scenario_model(tmp_path):
+    """The core's names (the vocabulary) are read without the spec package: `collateral
+    schema`, and `collateral plot` of a store whose run kept its points and sweep keys,
+    import neither pydantic nor the spec nor the experiment file's models."""
+    from collateral.experiment import load_experiment
+    from collateral.runner import run_experiment
+
+    (tmp_path / "e.toml").write_text(
+        '[experiment]\nname = "e"\n[scenario]\nlink = "adsl1"\nduration = "4s"\n'
+        'warmup = "1s"\ntcp = [{}]\n[sweep]\n"tcp.cc" = ["cubic", "newreno"]\n'
+    )
+    run_experiment(load_experiment(tmp_path / "e.toml"), tmp_path / "s", progress=False)
+    spec = {"pydantic", "collateral.spec", "collateral.experiment"}
+    for argv in (
+        ["schema"],
+        [
+            "plot",
+            str(tmp_path / "s"),
+            "--x",
+            "cc",
+            "--y",
+            "tcp0_goodput_bps",
+            "-o",
+            str(tmp_path / "p.png"),
+        ],
+    ):
+        code = (
+            "import sys, io, contextlib\n"
+            "from collateral.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    rc = main({argv!r})\n"
+            "print(rc, ' '.join(sorted(sys.modules)))\n"
+        )
+        out = _fresh_python(code)
+        assert out[0] == "0" and not spec & set(out[1:]), (argv[0], spec & set(out[1:]))
+    assert (tmp_path / "p.png").stat().st_size > 0
+
+
 def test_listing_the_reproductions_imports_no_matplotlib():
     """`collateral reproduce --list` imports every figure's module (the registry) but
     draws nothing: matplotlib is imported when a figure is drawn, not with the modules."""

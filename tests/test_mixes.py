@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from collateral.spec import SpecError, build_scenario
-from collateral.spec.vocabulary import DSCP
+from collateral.vocabulary import DSCP
 
 
 def _cli(*args):

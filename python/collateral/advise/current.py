@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..spec import SpecError, aqm_queue
-from ..spec.vocabulary import AQM_KINDS
 from ..units import parse_queue_limit
+from ..vocabulary import AQM_KINDS
 
 
 def current_queue(text: str) -> tuple[str, dict[str, Any]]:

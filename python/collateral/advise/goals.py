@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Any
 
-from ..spec.vocabulary import VOCABULARY
+from ..vocabulary import VOCABULARY
 
 #: DSLReports' grades as the core declares them (``scores::grade``), worst first, so
 #: that a better grade compares greater.

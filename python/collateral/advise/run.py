@@ -11,8 +11,8 @@ from pydantic import ValidationError
 
 from .. import _native
 from ..spec import CC_ALGORITHMS, PROFILES, Scenario, SpecError, TraceSpec
-from ..spec.vocabulary import MAX_WEB_SLOTS
 from ..units import fmt_duration, parse_duration
+from ..vocabulary import MAX_WEB_SLOTS
 from .apps import APP_ALIASES, APPS, BUDGET_SOURCES
 from .candidates import Candidate, candidates
 from .current import current_queue
@@ -212,7 +212,7 @@ def _workload_goals(
     workload: str | None, goals: tuple[str, ...] | list[str]
 ) -> tuple[str | None, list[Goal]]:
     """The workload's kind (checked) and the goals parsed; goals need a workload."""
-    from ..spec.vocabulary import WORKLOADS
+    from ..vocabulary import WORKLOADS
 
     if workload is not None and workload not in WORKLOADS:
         raise SpecError("workload", f"{workload!r} is not one of {', '.join(WORKLOADS)}")

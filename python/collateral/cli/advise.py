@@ -50,7 +50,7 @@ def add_parser(sub: Any) -> None:
         tcp_flows={"type": count(0, MAX_TCP_FLOWS), "help": "bulk downloads (default: 1)"},
         uploads={"type": count(0, MAX_TCP_FLOWS)},
     )
-    from ..spec.vocabulary import WORKLOADS
+    from ..vocabulary import WORKLOADS
 
     a.add_argument(
         "--workload",

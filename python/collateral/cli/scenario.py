@@ -19,7 +19,7 @@ from ..display import short
 from ..spec import SpecError, aqm_queue, build_scenario
 from ..spec.fields import BY_NAME, FIELDS, GROUPS, SAME, Field
 from ..spec.flat import unusual_rtt
-from ..spec.vocabulary import AQM_INFO
+from ..vocabulary import AQM_INFO
 from .errors import PROG, fail
 from .values import count
 
@@ -78,7 +78,7 @@ def aqm_with_limit(a: argparse.Namespace) -> object:
     """``--aqm`` with ``--queue`` as its hard limit, so that neither is ignored; a limit
     in the wrong unit, a discipline without one limit (cbq), or a limit given twice is
     an error naming the option. Each discipline's limit field is the core's
-    (:data:`~collateral.spec.vocabulary.AQM_INFO`)."""
+    (:data:`~collateral.vocabulary.AQM_INFO`)."""
     if a.aqm is None or a.queue is None:
         if a.aqm is not None and getattr(a, "rule", None) is not None:
             fail_param(a, "rule", "a drop-tail rule; it does not apply to --aqm")

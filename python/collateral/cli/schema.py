@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
 
 def parameter_lines() -> list[str]:
     """The scenario's parameter columns that hold a name of the core's vocabulary."""
-    from ..spec.vocabulary import AQM_INFO, CC_ALGORITHMS, PROFILES
+    from ..vocabulary import AQM_INFO, CC_ALGORITHMS, PROFILES
 
     kinds = ", ".join(f"{k} ({i['display']})" for k, i in AQM_INFO.items())
     return [

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..spec import Scenario
-from ..spec.vocabulary import CC_INFO
+from ..vocabulary import CC_INFO
 from .errors import EmulationError, TestbedLimitError
 
 #: The simulator's names for congestion controls and the kernel modules behind them, as

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..display import Unit, column_unit, fmt_tick
-from ..spec.vocabulary import AQM_INFO
+from ..vocabulary import AQM_INFO
 
 if TYPE_CHECKING:
     import pandas as pd

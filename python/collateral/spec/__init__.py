@@ -9,7 +9,8 @@ JSON the Rust core takes; the core validates it again, so its API is safe on its
 (``down=``, ``queue=``, ``cbr="both"``, ...); its parameters are declared once, in
 :mod:`collateral.spec.fields`, and its errors name the parameter at fault.
 
-The rooms: ``vocabulary`` (the core's names and limits), ``types`` (fields with units),
+The rooms (the core's names and limits are :mod:`collateral.vocabulary`, which plots
+and the CLI read without this package's pydantic): ``types`` (fields with units),
 ``link`` (rate, queue, AQM, framing), ``tcp`` (bulk flows), ``traffic`` (CBR,
 applications, web users), ``scenario`` (one trial), ``fields`` (the flat parameters),
 ``flat`` (:func:`build_scenario`), ``errors`` (:class:`SpecError`, key paths).
@@ -17,17 +18,7 @@ applications, web users), ``scenario`` (one trial), ``fields`` (the flat paramet
 
 from __future__ import annotations
 
-from . import types as _types
-from .errors import PathError, SpecError, error_at, flat_param, fmt_key_path, from_core
-from .fields import FIELDS, Field
-from .flat import aqm_queue, bind, build_scenario, demo_scenario, parse_aqm_shorthand
-from .link import AQM_HUMAN_UNITS, AqmSpec, FramingSpec, LinkSpec, QueueSpec
-from .media import MediaSpec
-from .scenario import PhaseSpec, Scenario, TraceSpec
-from .signatures import readable_signatures
-from .tcp import CubicSpec, HtcpSpec, TcpSpec
-from .traffic import HTTP_MODEL, CbrSpec, WebSpec
-from .vocabulary import (
+from ..vocabulary import (
     APP_PROFILES,
     AQM_KINDS,
     AQM_SHORTHANDS,
@@ -54,6 +45,16 @@ from .vocabulary import (
     VOCABULARY,
     WORKLOADS,
 )
+from . import types as _types
+from .errors import PathError, SpecError, error_at, flat_param, fmt_key_path, from_core
+from .fields import FIELDS, Field
+from .flat import aqm_queue, bind, build_scenario, demo_scenario, parse_aqm_shorthand
+from .link import AQM_HUMAN_UNITS, AqmSpec, FramingSpec, LinkSpec, QueueSpec
+from .media import MediaSpec
+from .scenario import PhaseSpec, Scenario, TraceSpec
+from .signatures import readable_signatures
+from .tcp import CubicSpec, HtcpSpec, TcpSpec
+from .traffic import HTTP_MODEL, CbrSpec, WebSpec
 from .workload import WorkloadSpec
 
 __all__ = [

@@ -18,9 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..units import QueueLimit
-from .leo import LEO_PRESETS
-from .link import AqmSpec
-from .vocabulary import (
+from ..vocabulary import (
     APP_PROFILES,
     AQM_SHORTHANDS,
     CBR_CHOICES,
@@ -37,6 +35,8 @@ from .vocabulary import (
     TCP_ECN_MODES,
     WORKLOADS,
 )
+from .leo import LEO_PRESETS
+from .link import AqmSpec
 
 #: A unit value: text such as "100ms", or a number in the base unit.
 _NUMBER = (str, int, float)

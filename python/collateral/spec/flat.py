@@ -11,15 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..display import short
-from .docsis import parse_docsis
-from .errors import SpecError, first_error, flat_param
-from .fields import BY_NAME, FIELDS, docs, signature
-from .leo import LEO_PRESETS
-from .link import AqmSpec
-from .scenario import Scenario
-from .tcp import TcpSpec
-from .traffic import CbrSpec
-from .vocabulary import (
+from ..vocabulary import (
     APP_PROFILES,
     AQM_KINDS,
     AQM_SHORTHANDS,
@@ -33,6 +25,14 @@ from .vocabulary import (
     MEDIA_CONTROLLERS,
     WORKLOADS,
 )
+from .docsis import parse_docsis
+from .errors import SpecError, first_error, flat_param
+from .fields import BY_NAME, FIELDS, docs, signature
+from .leo import LEO_PRESETS
+from .link import AqmSpec
+from .scenario import Scenario
+from .tcp import TcpSpec
+from .traffic import CbrSpec
 from .workload import WorkloadSpec
 
 #: A round trip at least this long is valid but rarely meant (a bare ``100`` is seconds).

@@ -19,13 +19,13 @@ from pydantic import (
 
 from ..display import short
 from ..units import QueueLimit, fmt_size, parse_duration, parse_rate, parse_size
+from ..vocabulary import RULES
 from .docsis import DocsisSpec
 from .keypath import PathError
 from .leo import LeoSpec
 from .path import DelayStepsSpec, OutagesSpec
 from .trace import DeliveryTraceSpec
 from .types import AqmKind, Limit, Model, OptionalRate, PacketSize, Rule
-from .vocabulary import RULES
 from .wire import BurstLossSpec
 
 

@@ -11,8 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
+from ..vocabulary import MEDIA_CONTROLLERS
 from .types import CbrEcn, Direction, Duration, Model, Rate
-from .vocabulary import MEDIA_CONTROLLERS
 
 
 class MediaSpec(Model):

@@ -12,13 +12,7 @@ from pydantic import ConfigDict, Field, ValidationInfo, field_validator, model_v
 from .. import _native
 from ..display import short
 from ..units import fmt_duration, fmt_rate
-from .errors import from_core
-from .link import AqmSpec, LinkSpec
-from .media import MediaSpec, OneOrMoreCalls, calls_native, calls_of
-from .tcp import TcpSpec
-from .traffic import CbrSpec, WebSpec
-from .types import Duration, LinkPreset, Model, Rate
-from .vocabulary import (
+from ..vocabulary import (
     LINK_PRESETS,
     LINK_RATES,
     MAX_CBR_FLOWS,
@@ -26,6 +20,12 @@ from .vocabulary import (
     MAX_TCP_FLOWS,
     MAX_WEB_SLOTS,
 )
+from .errors import from_core
+from .link import AqmSpec, LinkSpec
+from .media import MediaSpec, OneOrMoreCalls, calls_native, calls_of
+from .tcp import TcpSpec
+from .traffic import CbrSpec, WebSpec
+from .types import Duration, LinkPreset, Model, Rate
 from .workload import WorkloadSpec, complete_flows
 
 _validate_native = getattr(_native, "validate_scenario", None)

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from ..units import fmt_duration
+from ..vocabulary import MAX_INITIAL_CWND, MAX_PACKET_BYTES, PROFILE_SETTINGS
 from .types import (
     CongestionControl,
     CubicVariant,
@@ -20,7 +21,6 @@ from .types import (
     Recovery,
     TcpEcn,
 )
-from .vocabulary import MAX_INITIAL_CWND, MAX_PACKET_BYTES, PROFILE_SETTINGS
 
 
 class _Overrides(Model):

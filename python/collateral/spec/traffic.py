@@ -10,9 +10,9 @@ from pydantic import Field, field_validator, model_validator
 
 from .. import _native
 from ..units import fmt_duration
+from ..vocabulary import MAX_WEB_SLOTS
 from .tcp import TcpSpec
 from .types import AppProfile, CbrEcn, Direction, Duration, Model, OptionalDuration, PacketSize
-from .vocabulary import MAX_WEB_SLOTS
 
 
 class CbrSpec(Model):

@@ -17,7 +17,7 @@ from ..units import (
     parse_rate,
     parse_size,
 )
-from .vocabulary import (
+from ..vocabulary import (
     APP_PROFILES,
     AQM_KINDS,
     CBR_ECN_CODEPOINTS,

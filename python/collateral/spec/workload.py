@@ -13,10 +13,10 @@ from typing import Any, Literal
 from pydantic import ValidationError, field_validator
 
 from .. import _native
+from ..vocabulary import SEND_BUFFERS, WORKLOADS
 from .tcp import TcpSpec
 from .traffic import CbrSpec
 from .types import Duration, Model
-from .vocabulary import SEND_BUFFERS, WORKLOADS
 
 
 class WorkloadSpec(Model):
@@ -89,7 +89,7 @@ class WorkloadSpec(Model):
         the workload's probes (its first CBR flows); None otherwise."""
         if j >= len(self.flows({})[1]):
             return None
-        from .vocabulary import DSCP
+        from ..vocabulary import DSCP
 
         tag = cbr[j].tag
         names = [n for n, code in DSCP.items() if code == tag and n != "DF"]

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .. import _native
-from ..units import fmt_rate
+from . import _native
+from .units import fmt_rate
 
 #: Every name a scenario accepts, as the core spells it (``_native.vocabulary()``): the
 #: one vocabulary of the CLI, TOML files, this API and stored results. Nothing below
