@@ -404,21 +404,10 @@ def test_a_store_keeps_the_file_under_the_overrides_its_run_applied(tmp_path):
     sets.pop()
     exp = load_experiment(path, sets)
     out = tmp_path / "store"
+    run = ["run", str(path), "-o", str(out), "--no-progress"]
+    given = ["--set", "experiment.trials=1", "--set", 'sweep.queue.limit=["30kB"]']
     p = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "collateral",
-            "run",
-            str(path),
-            "-o",
-            str(out),
-            "--no-progress",
-            "--set",
-            "experiment.trials=1",
-            "--set",
-            'sweep.queue.limit=["30kB"]',
-        ],
+        [sys.executable, "-m", "collateral", *run, *given],
         capture_output=True,
         text=True,
         timeout=120,
