@@ -1,5 +1,6 @@
 """Experiment files: validation messages, sweep expansion, trial keys and seeds."""
 
+import datetime as dt
 import subprocess
 import sys
 import textwrap
@@ -370,7 +371,7 @@ def test_a_points_columns_are_its_scenarios_and_its_tags():
     assert len(exp.points) == 2
     for p in exp.points:
         want = {**param_columns(p.scenario), "tag_site": "a"}
-        assert p.columns() == want and p.columns() is not p.columns()
+        assert p.columns() == want
 
 
 def test_overrides_replace_keys_and_axes(tmp_path):
@@ -417,7 +418,7 @@ def test_a_store_keeps_the_file_under_the_overrides_its_run_applied(tmp_path):
     assert kept == exp.text
     head, body = kept.split("\n\n", 1)
     assert head.splitlines() == [
-        "# Run with these --set overrides of the file below:",
+        "# Run with these overrides of the file below (--set):",
         "#   experiment.trials = 1",
         '#   sweep.queue.limit = ["30kB"]',
     ]
@@ -438,6 +439,37 @@ def test_an_override_shows_as_toml_on_one_comment_line():
     for line, v in zip(lines, values, strict=False):
         assert tomllib.loads(line.removeprefix("#   "))["k"] == v
     assert lines[-1] == '#   x\\u000ay = "\\u007f"'
+    # Dates as TOML writes them; a lone surrogate (argv that was not UTF-8) escaped, so
+    # that the store can write the text; NaN and infinities.
+    odd = [dt.date(1979, 5, 27), dt.datetime(1979, 5, 27, 7, 32), float("nan"), float("-inf")]
+    text = _with_overrides("", [("k", v) for v in odd] + [("d", "x\udcff")])
+    for line, v in zip(text.splitlines()[1:], odd, strict=False):
+        got = tomllib.loads(line.removeprefix("#   "))["k"]
+        assert got == v or (v != v and got != got)
+    assert text.splitlines()[-2] == '#   d = "x\\udcff"'
+    text.encode("utf-8")
+    # A store's own copy run again: its old header goes, the new run's comes.
+    again = _with_overrides(_with_overrides("[a]\n", [("k", 1)]), [("j", 2)])
+    assert again == _with_overrides("[a]\n", [("j", 2)])
+    assert _with_overrides(_with_overrides("[a]\n", [("k", 1)]), []) == "[a]\n"
+
+
+def test_a_damaged_store_json_is_repaired_whatever_the_overrides(tmp_path):
+    """A store whose store.json is damaged is its experiment's, and so repaired, when its
+    kept file reads as the one being run (a run with other overrides, or none, has
+    another header of comments) or names the same experiment."""
+    from collateral.store import Store
+
+    path = write(tmp_path, BASE)  # no name: the file's stands for it
+    out = tmp_path / "store"
+    first = load_experiment(path, [("experiment.trials", 1)])
+    Store.create(out, first.name, first.text)
+    (out / "store.json").write_text("{not json")
+    again = load_experiment(path)  # no --set: another text, the same TOML
+    assert again.text != first.text
+    Store.create(out, "exp", again.text, notify=lambda line: None)
+    assert Store(out).meta()["experiment"] == "exp"
+    assert len(list((out / "quarantine").iterdir())) == 1
 
 
 RED = {"kind": "red", "min_th": 5, "max_th": 15, "max_p": 0.1, "w_q": 0.002, "limit": 60}

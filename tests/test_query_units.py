@@ -147,6 +147,10 @@ def test_a_uhugeint_is_a_positive_number_in_every_format(
         got = Store(store).query(sql, output)
         rows = got.to_dict("records") if output == "pandas" else got.to_pylist()
         assert rows == [{'u"x': pytest.approx(2.0**128), "v": 5}]
+    # The other columns as they were, names a query repeats included.
+    got = Store(store).query("SELECT 1 AS a, 2::UHUGEINT AS b, 'x' AS a", "arrow")
+    assert got.column_names == ["a", "b", "a"]
+    assert [str(t) for t in got.schema.types] == ["int32", "double", "string"]
 
 
 def test_a_query_table_imports_no_pandas(store: Path) -> None:

@@ -549,3 +549,22 @@ def test_a_backend_the_user_chose_is_kept(store, chosen, after):
         [sys.executable, "-c", code, str(store)], capture_output=True, text=True, check=True
     )
     assert p.stdout.split()[-1] == after
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [b"{not json", b'{"ab": 1}', b'["ab"]', b'[["k", "xyz"]]', b"[" * 5000 + b"]" * 5000],
+)
+def test_sweep_keys_in_points_of_another_shape_are_not_read(meta):
+    """The plot falls back to the file when the points' sweep metadata is not a list of
+    [key, [values]] (damaged, or written by something else), never a crash."""
+    import pyarrow as pa
+
+    from collateral.store import Store
+    from collateral.store.core import SWEEP_META
+
+    table = pa.table({"point": ["p"]}).replace_schema_metadata({SWEEP_META: meta})
+    assert Store.read_sweep(table) is None
+    good = table.replace_schema_metadata({SWEEP_META: b'[["tcp.cc", ["cubic", 2]]]'})
+    assert Store.read_sweep(good) == [("tcp.cc", ["cubic", 2])]
+    assert Store.read_sweep(None) is None

@@ -52,13 +52,19 @@ def load_experiment(path: str | Path, overrides: Sequence[tuple[str, Any]] = ())
     return build(data, source, _with_overrides(text, overrides))
 
 
+#: The first line of the comments that name a run's overrides (:func:`_with_overrides`).
+HEADER = "# Run with these overrides of the file below (--set):"
+
+
 def _with_overrides(text: str, overrides: Sequence[tuple[str, Any]]) -> str:
     """The text a store keeps: the file's, under comment lines that name the overrides
-    the run applied to it (a store's file otherwise tells a run of 2 trials from one of
-    30 by nothing); still the same TOML."""
+    the run applied (else a store of a 2-trial run would show a file of 30); the same
+    TOML. A store's own copy run again loses the header of the run it came from."""
+    if text.startswith(HEADER + "\n") and "\n\n" in text:
+        text = text.split("\n\n", 1)[1]
     if not overrides:
         return text
-    lines = ["# Run with these --set overrides of the file below:"]
+    lines = [HEADER]
     lines += [_one_line(f"#   {key} = {_inline(value)}") for key, value in overrides]
     return "\n".join(lines) + "\n\n" + text
 
@@ -81,14 +87,19 @@ def _inline(v: Any) -> str:
         return f"{{ {body} }}" if body else "{}"
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_inline(x) for x in v) + "]"
-    return json.dumps(str(v))  # dates and times: as text (never from --set's TOML)
+    if hasattr(v, "isoformat"):  # TOML's dates and times (--set k=1979-05-27)
+        return str(v.isoformat())
+    return json.dumps(str(v), ensure_ascii=False)
+
+
+#: What a comment line cannot hold: controls but tab, DEL, and surrogates.
+_ESCAPED = frozenset({*range(0x20), 0x7F, *range(0xD800, 0xE000)} - {ord("\t")})
 
 
 def _one_line(line: str) -> str:
-    """A comment line TOML accepts: control characters (a key's newline) escaped."""
-    return "".join(
-        f"\\u{ord(c):04x}" if (ord(c) < 0x20 and c != "\t") or ord(c) == 0x7F else c for c in line
-    )
+    """A comment line TOML accepts, and UTF-8 can write: control characters (a key's
+    newline) and lone surrogates (argv that was not UTF-8) escaped."""
+    return "".join(f"\\u{ord(c):04x}" if ord(c) in _ESCAPED else c for c in line)
 
 
 def _key(k: Any) -> str:

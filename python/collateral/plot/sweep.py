@@ -62,8 +62,8 @@ def _in_sweep_order(
 
 
 def _points(table: Any, df: pd.DataFrame) -> pd.DataFrame | None:
-    """The points the store's last run expanded (``points.parquet``), when every stored
-    trial's point is among them; None otherwise (the experiment file is expanded)."""
+    """The points the store's last run expanded (``table``: ``Store.read_points``), when
+    every stored trial's point is among them; None otherwise (the file is expanded)."""
     if table is None or "point" not in df.columns or "point_index" not in table.column_names:
         return None
     pts = table.to_pandas()

@@ -123,7 +123,9 @@ class Store(Locks, Checks, Repairs, Parts, Views, Merging):
             table = rows_to_table(rows)
             if sweep is not None:
                 text = json.dumps([[k, v] for k, v in sweep], default=str)
-                table = table.replace_schema_metadata({SWEEP_META: text})
+                table = table.replace_schema_metadata(
+                    {**(table.schema.metadata or {}), SWEEP_META.encode(): text.encode()}
+                )
             pq.write_table(table, tmp, compression="zstd")
             fsync(tmp)
             os.replace(tmp, path)
@@ -141,9 +143,13 @@ class Store(Locks, Checks, Repairs, Parts, Views, Merging):
         meta = (points.schema.metadata or {}) if points is not None else {}
         try:
             got = json.loads(meta[SWEEP_META.encode()])
-            return [(str(k), list(v)) for k, v in got]
-        except (KeyError, ValueError, TypeError):
+        except (KeyError, ValueError, RecursionError):
             return None
+        ok = isinstance(got, list) and all(
+            isinstance(a, list) and len(a) == 2 and isinstance(a[0], str) and isinstance(a[1], list)
+            for a in got
+        )
+        return [(k, v) for k, v in got] if ok else None
 
     def read_points(self) -> pa.Table | None:
         """The table :meth:`write_points` wrote; None when there is none (a store of an

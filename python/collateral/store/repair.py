@@ -142,9 +142,10 @@ class Repairs:
     def _set_aside_broken_meta(self, experiment: str, experiment_text: str | None) -> None:
         """A damaged ``store.json`` in this experiment's own directory is moved to
         ``quarantine/`` (so :meth:`create` writes it anew), in one line. The directory is
-        this experiment's when its ``experiment.toml`` (written by every run) is the text
-        being run or names the same experiment; otherwise the error stands: a directory
-        that may be someone else's is never rewritten."""
+        this experiment's when its ``experiment.toml`` (written by every run) reads as the
+        text being run (comments aside: a run's header of overrides) or names the same
+        experiment; otherwise the error stands: a directory that may be someone else's is
+        never rewritten."""
         try:
             self.meta()
             return
@@ -154,11 +155,11 @@ class Repairs:
         try:
             import tomllib
 
-            text = toml.read_text(encoding="utf-8")
-            ours = text == experiment_text or (
-                tomllib.loads(text).get("experiment", {}).get("name") == experiment
+            stored = tomllib.loads(toml.read_text(encoding="utf-8"))
+            ours = stored.get("experiment", {}).get("name") == experiment or (
+                experiment_text is not None and stored == tomllib.loads(experiment_text)
             )
-        except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        except (OSError, UnicodeDecodeError, ValueError, AttributeError, RecursionError):
             ours = False
         if not ours:
             raise broken

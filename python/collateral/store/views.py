@@ -196,8 +196,9 @@ def _uhugeint_as_double(rel: Any) -> Any:
     types = [str(t) for t in rel.types]
     if "UHUGEINT" not in types:
         return rel
+    # Every column by position and named again: names a query repeats stay as they were.
     cols = [
-        f'#{i}::DOUBLE AS "{c.replace(chr(34), chr(34) * 2)}"' if t == "UHUGEINT" else f"#{i}"
+        f'#{i}{"::DOUBLE" if t == "UHUGEINT" else ""} AS "{c.replace(chr(34), chr(34) * 2)}"'
         for i, (c, t) in enumerate(zip(rel.columns, types, strict=True), 1)
     ]
     return rel.project(", ".join(cols))
