@@ -3,6 +3,7 @@ Starlink-like satellite link, through the Python front into the core."""
 
 import json
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -164,12 +165,20 @@ def test_the_router_runs_the_docsis_upstream_as_the_simulator_does():
         down="50Mbit", up="20Mbit", up_docsis="on", rtt="10ms", tcp_flows=0, cbr="up",
         cbr_size=200, cbr_interval="20ms", jitter="1ms", duration="9s", warmup="1s",
     )  # fmt: skip
-    for r in (emulate(sc), collateral.simulate(sc)):
+    e = emulate(sc)
+    if e.summary.get("late"):
+        # The router says it missed real time (its release error beyond the target): a
+        # packet that missed its grant waits a MAP interval more. Run again, as
+        # `--rerun-late` does.
+        warnings.warn("the testbed's run was late; run again", stacklevel=1)
+        e = emulate(sc)
+    for r in (e, collateral.simulate(sc)):
         p = r.cbr_packets("up")
         owd = p["owd_s"][~np.isnan(p["owd_s"])]
         access = (owd - 0.005) * 1e3
         assert owd.size > 380, owd.size
-        assert access.mean() == pytest.approx(5.54, abs=0.3), access.mean()
+        timing = r.summary.get("release_error_p99_s")  # the router's lateness, or None
+        assert access.mean() == pytest.approx(5.54, abs=0.3), (access.mean(), timing)
         assert np.percentile(access, 99) <= 8.5, np.percentile(access, 99)
 
 
