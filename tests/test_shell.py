@@ -44,7 +44,8 @@ def _shell(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
 
 
 def _leftovers(marker: str) -> list[str]:
-    """Our namespaces, registry records and processes whose command line has ``marker``."""
+    """Our namespaces, registry records and processes whose command line matches
+    ``marker`` (pgrep's extended regular expression)."""
     left = [ns for ns in emu.testbed_namespaces() if emu.NS_RE.match(ns)]
     if emu.REGISTRY.exists():
         left += [str(p) for p in emu.REGISTRY.glob("*.json")]
@@ -152,7 +153,7 @@ def test_sigterm_mid_command_removes_everything():
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=20)
     assert p.returncode == 130, err
-    assert _leftovers("sleep 30") == []
+    assert _leftovers("^sleep 30$") == []  # not any "sleep 300" of the machine
 
 
 def _sleeping() -> bool:
