@@ -25,22 +25,13 @@ class Point:
     native_tail: str = field(repr=False)  # native JSON after the seed, for fast trial JSON
     #: What the trials' seeds derive from (identity.seed_basis); the canonical JSON if "".
     seed_basis: str = field(default="", repr=False)
-    #: The parameters as flat result columns, tags included (:meth:`columns`); made from
-    #: the scenario when not given.
-    param_columns: dict[str, Any] | None = field(default=None, repr=False)
+    #: The parameters as flat result columns (:func:`param_columns`) and the tags as
+    #: ``tag_*``, made once by the expansion from the JSON it built.
+    param_columns: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def columns(self) -> dict[str, Any]:
-        """The parameters as flat result columns (see :func:`param_columns`)."""
-        return dict(self._columns)
-
-    @cached_property
-    def _columns(self) -> dict[str, Any]:
-        # Once per point: a sweep stores the point's 30 trials in up to 30 batches.
-        if self.param_columns is not None:
-            return self.param_columns
-        cols = param_columns(self.scenario)
-        cols.update({f"tag_{k}": v for k, v in self.tags.items()})
-        return cols
+        """The parameters as flat result columns, a copy of :attr:`param_columns`."""
+        return dict(self.param_columns)
 
     @cached_property
     def stored_scenario(self) -> str:
