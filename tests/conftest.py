@@ -81,6 +81,35 @@ def measured_cable(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
+def emulate_on_time() -> Any:
+    """``emulate(scenario)`` run again, as ``--rerun-late`` does, while the router says
+    it missed real time (its release error beyond the target), at most ``tries`` runs: a
+    late run's delays and counts hold its lateness, not the model's. Late every time, the
+    test is skipped with the router's figure: this machine cannot keep real time now, and
+    test_a_run_on_a_quiet_machine_is_not_flagged is the test of the router's timing."""
+    import warnings
+
+    from collateral.emulate import emulate
+
+    def run(scenario: Any, tries: int = 3) -> Any:
+        p99s = []
+        for _ in range(tries):
+            e = emulate(scenario)
+            if not e.summary.get("late"):
+                return e
+            p99s.append(f"{(e.summary.get('release_error_p99_s') or 0.0) * 1e3:.2f}")
+            warnings.warn(
+                f"the testbed's run was late (release error p99 {p99s[-1]} ms)", stacklevel=2
+            )
+        pytest.skip(
+            f"the testbed was late {tries} runs in a row (release error p99 {', '.join(p99s)} ms): "
+            "this machine cannot keep real time now"
+        )
+
+    return run
+
+
+@pytest.fixture
 def cli_main(capsys: pytest.CaptureFixture[str]) -> Any:
     """``collateral ARGS...`` in this process: (exit status, stdout, stderr stripped)."""
     from collateral import cli
