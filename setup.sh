@@ -77,7 +77,7 @@ if [[ ! -x .venv/bin/python ]]; then
 fi
 # shellcheck disable=SC1091
 . .venv/bin/activate
-python -m pip install -q --upgrade pip maturin
+python -m pip install -q --upgrade pip maturin uv
 if [[ $build == tests ]]; then
     # Cargo's test-release profile (release without fat LTO, parallel codegen, the
     # core's overflow checks and debug assertions on), which `cargo test --profile

@@ -10,12 +10,10 @@ import sys
 
 import pandas as pd
 import pytest
+from conftest import QuickRuns
 
 from collateral.reproduce import STUDIES, format_claims_summary, reproduce
 from collateral.reproduce.mmsys2011.fig4b import _QUICK_SWEEP, peaks
-
-#: The testbed in real time: run alone, never beside other tests (test.sh).
-pytestmark = pytest.mark.realtime
 
 
 def _frame(rows):
@@ -37,8 +35,9 @@ def test_peaks_counts_multiples_above_both_neighbours():
     assert p["median_ratio"] == pytest.approx(1 / 1.25)  # ratios 2, 0.8, 0.2
 
 
-def test_simulated_fig4b_draws_and_gives_a_verdict_with_its_tolerance(tmp_path):
-    rep = reproduce("mmsys-fig4b", out=tmp_path, quick=True, progress=False)
+@pytest.mark.xdist_group("quick_runs")
+def test_simulated_fig4b_draws_and_gives_a_verdict_with_its_tolerance(quick_runs: QuickRuns):
+    rep = quick_runs.reps["mmsys-fig4b"]  # the session's quick run (conftest.py)
     names = sorted(p.name for p in rep.files)
     assert names == ["mmsys-fig4b.caption.txt", "mmsys-fig4b.png", "mmsys-fig4b.svg"]
     (claim,) = rep.claims
@@ -56,7 +55,7 @@ def test_simulated_fig4b_draws_and_gives_a_verdict_with_its_tolerance(tmp_path):
             "mmsys-fig4b",
             "--quick",
             "-o",
-            str(tmp_path),
+            str(quick_runs.out),
         ],
         capture_output=True,
         text=True,
@@ -78,6 +77,7 @@ def test_reproduce_all_leaves_the_testbed_out_and_lists_it():
     assert STUDIES["mmsys-fig4b-testbed"].testbed and not STUDIES["mmsys-fig4b"].testbed
 
 
+@pytest.mark.realtime  # the testbed in real time: run alone, never beside other tests (test.sh)
 @pytest.mark.skipif(
     os.geteuid() != 0 or not os.path.exists("/proc/sys/net/ipv4/tcp_available_congestion_control"),
     reason="the testbed needs root and Linux",

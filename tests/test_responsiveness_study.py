@@ -5,9 +5,10 @@ computations, and the quick variant runs, draws and gives every claim a verdict.
 from __future__ import annotations
 
 import pytest
+from conftest import QuickRuns
 
 from collateral.experiment import load_experiment
-from collateral.reproduce import STUDIES, experiment_path, reproduce
+from collateral.reproduce import STUDIES, experiment_path
 from collateral.reproduce.today.resp_physics import (
     BDPS,
     LINKS,
@@ -107,8 +108,9 @@ def test_grades_and_rpm_bounds():
     assert rpm_at_least_foreign(0.020) == pytest.approx(1500)
 
 
-def test_quick_run_draws_and_every_claim_has_a_verdict(tmp_path):
-    rep = reproduce("responsiveness", tmp_path, quick=True, progress=False)
+@pytest.mark.xdist_group("quick_runs")
+def test_quick_run_draws_and_every_claim_has_a_verdict(quick_runs: QuickRuns):
+    rep = quick_runs.reps["responsiveness"]  # the session's quick run (conftest.py)
     assert rep.trials_run == rep.trials_total == 30
     names = {f.name for f in rep.files}
     assert {"responsiveness.png", "responsiveness.svg", "responsiveness.md"} <= names

@@ -8,9 +8,10 @@ import math
 
 import numpy as np
 import pytest
+from conftest import QuickRuns
 
 from collateral.experiment import load_experiment
-from collateral.reproduce import STUDIES, experiment_path, reproduce
+from collateral.reproduce import STUDIES, experiment_path
 from collateral.reproduce.today.links import cdf_points
 from collateral.reproduce.today.links_physics import LINKS, docsis_grant_wait_s
 from collateral.reproduce.today.links_table import QUEUES
@@ -129,8 +130,9 @@ def test_cdf_levels_off_at_one_minus_loss():
     assert np.all(np.diff(x) >= 0) and np.all(np.diff(y) > 0)
 
 
-def test_quick_run_draws_and_every_claim_has_a_verdict(tmp_path):
-    rep = reproduce("today-links", tmp_path, quick=True, progress=False)
+@pytest.mark.xdist_group("quick_runs")
+def test_quick_run_draws_and_every_claim_has_a_verdict(quick_runs: QuickRuns):
+    rep = quick_runs.reps["today-links"]  # the session's quick run (conftest.py)
     assert rep.trials_run == rep.trials_total == 12
     names = {f.name for f in rep.files}
     assert {"today-links-cdf.png", "today-links-cdf.svg", "today-links.md"} <= names

@@ -1,12 +1,16 @@
 """The "today's access queues" study (today-queues) and the DualPI2 coupling study
 (today-l4s): the experiment files load and validate, have the points the design says,
-and the figure and claims code works on a tiny run of each."""
+and the figure and claims code works on the session's quick run of the first and a tiny
+run of the second."""
 
 from __future__ import annotations
 
 import math
 import tomllib
 from pathlib import Path
+
+import pytest
+from conftest import QuickRuns
 
 from collateral.experiment import load_experiment
 from collateral.reproduce import STUDIES, Claim, experiment_path
@@ -121,16 +125,13 @@ def _check_outputs(files: list[Path], figures: int = 1, tables: int = 1) -> None
     assert png.stat().st_size > 20_000
 
 
-def test_today_queues_tiny_run_draws_and_claims(tmp_path: Path):
-    # A subset of grids if the sweep allows: here every variant, ADSL1 and cable, 1 trial
-    # of 15 s (a few seconds on 2 cores).
-    grids = _grids("today-queues")
-    exp = load_experiment(
-        experiment_path("today-queues"),
-        [("experiment.name", "tq-tiny"), *TINY, ("sweep", grids)],
-    )
-    run_experiment(exp, tmp_path / "tq", progress=False)
-    store = Store(tmp_path / "tq")
+@pytest.mark.xdist_group("quick_runs")
+def test_today_queues_quick_run_draws_and_claims(quick_runs: QuickRuns):
+    # The session's quick run (conftest.py): every variant, ADSL1 and cable, 1 trial of
+    # 25 s, from an empty directory.
+    rep = quick_runs.reps["today-queues"]
+    exp = load_experiment(experiment_path("today-queues"))
+    store = Store(rep.store)
     t = T.today_table(store)
     assert len(t) == len(exp.points) - 2 * len(VIDEO_QUEUES)  # the video call's apart
     assert (t.trials == 1).all()
@@ -138,12 +139,11 @@ def test_today_queues_tiny_run_draws_and_claims(tmp_path: Path):
     assert (t.acks_sent_per_s <= t.acks_offered_per_s).all()
     up = t.index.get_level_values("uploads") == 1
     assert (t.up_goodput_bps[up] > 0).all() and t.up_goodput_bps[~up].isna().all()
-    files = T.today_queues(store, tmp_path / "fig" / "today-queues", "test")
     # The call's delay, its quality, the TCP side, the video call (and its table).
-    _check_outputs(files, figures=4, tables=2)
-    md = next(f for f in files if f.suffix == ".md").read_text()
+    _check_outputs(rep.files, figures=4, tables=2)
+    md = next(f for f in rep.files if f.suffix == ".md").read_text()
     assert "drop-tail" in md and "ADSL1" in md and "cable" in md
-    claims = T.today_claims(store)
+    claims = rep.claims
     assert claims and all(isinstance(c, Claim) for c in claims)
     assert all(isinstance(c.holds, bool) and c.tolerance for c in claims)
     assert {c.text[:3] for c in claims} >= {"(a)", "(b)", "(c)", "(d)", "(v)"}

@@ -17,7 +17,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
-plain() { maturin develop --release -E test -q; }
+# uv (installed by setup.sh) puts the dependencies in the venv in seconds where pip
+# takes most of a minute; a venv without it keeps pip.
+uv=()
+[[ -x "${VIRTUAL_ENV:-}/bin/uv" ]] && uv=(--uv)
+plain() { maturin develop --release -E test -q "${uv[@]}"; }
 
 if [[ "${1:-}" == "--plain" ]]; then
     plain
