@@ -22,7 +22,7 @@ else
     . .venv/bin/activate
 fi
 
-# The Rust tests, the scenario fuzz property among them (~40 s), with the core's overflow
+# The Rust tests, the scenario fuzz property among them (~30 s), with the core's overflow
 # checks and debug assertions on (Cargo.toml's test-release profile).
 echo "==> cargo test --workspace --profile test-release (set up in ${SECONDS} s)"
 cargo test --workspace --profile test-release -q

@@ -1,5 +1,6 @@
-//! The fuzz property in CI: a fixed seed and a bounded number of cases (about 40 s in
-//! the test-release profile, the core's overflow checks and debug assertions on).
+//! The fuzz property in CI: fixed seeds and a bounded number of cases (about 30 s on 2
+//! cores in the test-release profile, the core's overflow checks and debug assertions
+//! on).
 //! Long coverage-guided runs: `fuzz/README.md`.
 
 use proptest::prelude::*;
@@ -21,21 +22,33 @@ fn seed() -> u64 {
         .unwrap_or(16)
 }
 
-proptest! {
-    #![proptest_config(Config {
-        cases: cases(),
-        rng_seed: RngSeed::Fixed(seed()),
-        failure_persistence: None,
-        ..Config::default()
-    })]
+/// The core's property in two halves of the cases, from two seeds, so that the test
+/// harness runs them on two threads at once: half the wall time on two cores.
+macro_rules! the_core_never_panics {
+    ($name:ident, $seed:expr) => {
+        proptest! {
+            #![proptest_config(Config {
+                cases: cases().div_ceil(2),
+                rng_seed: RngSeed::Fixed($seed),
+                failure_persistence: None,
+                ..Config::default()
+            })]
 
-    /// Any edit of a real scenario: an error or a finished (bounded) trial, never a
-    /// panic.
-    #[test]
-    fn the_core_never_panics(data in prop::collection::vec(any::<u8>(), 0..512)) {
-        let _ = collateral_fuzz::run(&data);
-    }
+            /// Any edit of a real scenario: an error or a finished (bounded) trial,
+            /// never a panic.
+            #[test]
+            fn $name(data in prop::collection::vec(any::<u8>(), 0..512)) {
+                let _ = collateral_fuzz::run(&data);
+            }
+        }
+    };
 }
+
+the_core_never_panics!(the_core_never_panics, seed());
+the_core_never_panics!(
+    the_core_never_panics_other_half,
+    seed().wrapping_add(1 << 32)
+);
 
 proptest! {
     #![proptest_config(Config {
