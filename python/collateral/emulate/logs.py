@@ -49,8 +49,10 @@ def read_csv(path: Path) -> np.ndarray:
         return np.stack(cols, axis=1)
 
 
-#: What the core's measurement takes for a packet that never arrived (``u64::MAX - 1``:
-#: dropped by the router's queue; ``u64::MAX - 2``: lost anywhere else).
+#: What the core's measurement takes for a packet that never arrived (``u64::MAX``: in
+#: flight when the trial ended; ``u64::MAX - 1``: dropped by the router's queue;
+#: ``u64::MAX - 2``: lost anywhere else).
+IN_FLIGHT = np.uint64(2**64 - 1)
 DROPPED_IN_QUEUE = np.uint64(2**64 - 2)
 LOST_ELSEWHERE = np.uint64(2**64 - 3)
 
@@ -63,11 +65,21 @@ def router_drops(router: np.ndarray, dport: int) -> np.ndarray:
     return router[(router[:, 1] == EV_DROP) & (router[:, 4] == 17) & (router[:, 6] == dport)]
 
 
-def arrivals(n: int, recv: np.ndarray, router: np.ndarray, dport: int) -> np.ndarray:
+def arrivals(n: int, recv: np.ndarray, router: np.ndarray, dport: int, end_ns: int) -> np.ndarray:
     """Each of ``n`` numbered UDP packets to ``dport``: its arrival (trial-time ns) from
     the receiver's log (``seq,recv_ns,...``), else dropped in the router's queue (its
-    sequence number in the router's log), else lost elsewhere."""
+    sequence number in the router's log), else in flight at the trial's end ``end_ns``
+    (the router queued it and had not let it leave by then: its arrival would be later,
+    and the receivers stop listening shortly after the end), else lost elsewhere (before
+    the router, or after it left the router in time)."""
     arrived = np.full(n, LOST_ELSEWHERE, dtype=np.uint64)
+    if len(router):
+        udp = router[(router[:, 4] == 17) & (router[:, 6] == dport)]
+        seq = udp[:, 7]
+        queued = seq[(udp[:, 1] == EV_QUEUED) & (seq >= 0) & (seq < n)]
+        arrived[queued] = IN_FLIGHT
+        left = seq[(udp[:, 1] == EV_LEFT) & (udp[:, 0] <= end_ns) & (seq >= 0) & (seq < n)]
+        arrived[left] = LOST_ELSEWHERE
     x = router_drops(router, dport)
     arrived[x[:, 7][(x[:, 7] >= 0) & (x[:, 7] < n)]] = DROPPED_IN_QUEUE
     if len(recv):
@@ -91,7 +103,7 @@ def media_records(sc: Scenario, wd: Path, router: np.ndarray) -> dict[str, Any] 
     n = len(sent)
     return {
         "sent": sent[:, 1].astype(np.uint64),
-        "arrived": arrivals(n, read_csv(wd / "media-recv.csv"), router, MEDIA_PORT),
+        "arrived": arrivals(n, read_csv(wd / "media-recv.csv"), router, MEDIA_PORT, sc.duration),
         "lens": sent[:, 2].astype(np.uint32),
         "frame": sent[:, 3].astype(np.uint32),
         "captured": frames[:, 0].astype(np.uint64),
@@ -184,7 +196,7 @@ def collect(sc: Scenario, wd: Path) -> Result:
     for j in range(len(sc.cbr)):
         sent = read_csv(wd / f"cbr{j}-send.csv")
         n = len(sent)
-        arrived = arrivals(n, read_csv(wd / f"cbr{j}-recv.csv"), router, 7001 + j)
+        arrived = arrivals(n, read_csv(wd / f"cbr{j}-recv.csv"), router, 7001 + j, sc.duration)
         cbr_records.append(
             (
                 np.maximum(sent[:, 1], 0).astype(np.uint64) if n else np.zeros(0, np.uint64),
