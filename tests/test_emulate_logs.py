@@ -36,13 +36,17 @@ def test_each_packet_has_the_fate_the_logs_give_it():
             _row(9_600, EV_QUEUED, 7, dport=PORT + 1),  # another flow's packet 7
             _row(9_700, EV_QUEUED, 8, proto=6),  # a TCP segment, not this flow's
             _row(9_800, EV_QUEUED, 9), _row(9_900, EV_LEFT, 9),  # arrived after the end
+            _row(9_900, EV_QUEUED, 10), _row(END + 5, EV_DROP, 10),  # dropped after the end
+            _row(END + 7, EV_DROP, 11),  # reached the router after the end, dropped there
+            _row(9_950, EV_QUEUED, 12), _row(END, EV_LEFT, 12),  # left at the end, not seen
         ],
         dtype=np.int64,
     )  # fmt: skip
     recv = np.array([[0, 250, 0], [9, END + 50, 0]], dtype=np.int64)
-    got = arrivals(10, recv, router, PORT, END)
-    lost, dropped = LOST_ELSEWHERE, DROPPED_IN_QUEUE
-    want = [250, dropped, dropped, lost, IN_FLIGHT, IN_FLIGHT, lost, lost, lost, END + 50]
+    got = arrivals(13, recv, router, PORT, END)
+    lost, dropped, flying = LOST_ELSEWHERE, DROPPED_IN_QUEUE, IN_FLIGHT
+    want = [250, dropped, dropped, lost, flying, flying, lost, lost, lost, END + 50]
+    want += [flying, flying, lost]
     assert got.dtype == np.uint64 and got.tolist() == [int(w) for w in want]
 
 

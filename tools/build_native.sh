@@ -17,11 +17,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
-# uv (installed by setup.sh) puts the dependencies in the venv in seconds where pip
-# takes most of a minute; a venv without it keeps pip.
-uv=()
-[[ -x "${VIRTUAL_ENV:-}/bin/uv" ]] && uv=(--uv)
-plain() { maturin develop --release -E test -q "${uv[@]}"; }
+# shellcheck source=tools/develop.sh
+. tools/develop.sh
+plain() { develop --release -E test -q; }
 
 if [[ "${1:-}" == "--plain" ]]; then
     plain

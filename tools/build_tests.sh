@@ -8,10 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 printf '\033[1m==> %s\033[0m\n' "building collateral for the tests (cargo profile test-release)"
-# uv (installed by setup.sh) puts the dependencies in the venv in seconds where pip
-# takes most of a minute; a venv without it keeps pip.
-uv=()
-[[ -x "${VIRTUAL_ENV:-}/bin/uv" ]] && uv=(--uv)
-maturin develop --profile test-release -E test -q "${uv[@]}"
+# shellcheck source=tools/develop.sh
+. tools/develop.sh
+develop --profile test-release -E test -q
 cargo build --profile test-release -q -p collateral-emu
 install -m 755 target/test-release/collateral-emu "$VIRTUAL_ENV/bin/collateral-emu"

@@ -30,8 +30,12 @@ START_MARGIN_S = 1.0
 #: Nanoseconds the receivers listen after the trial's end: for what the router let leave
 #: by then (its lateness included) to reach them. Whatever arrives later counts as in
 #: flight at the end, as in the simulator, and so does what the router still held then
-#: (``logs.arrivals``): a longer wait would change no figure.
+#: (``logs.arrivals``).
 DRAIN_NS = 500_000_000
+#: Nanoseconds a web server stays after the end: it logs a connection's counters when the
+#: browser's FIN reaches it, which crosses the request direction's queue (seconds behind
+#: an upload); a connection it has not logged counts none.
+WEB_DRAIN_NS = 2_000_000_000
 
 
 def find_emulator() -> str:
@@ -127,7 +131,8 @@ def start_endpoints(
                 ns_s,
                 f"web{g}-server",
                 *(emu, "web-server", "--bind", server, "--cc", kernel_cc[("web", g)]),
-                *("--t0", t(t0), "--until-ns", until, "--out", f"{out}-server.csv"),
+                *("--t0", t(t0), "--until-ns", t(dur + WEB_DRAIN_NS)),
+                *("--out", f"{out}-server.csv"),
             )
         )
         senders.append(

@@ -67,21 +67,19 @@ def router_drops(router: np.ndarray, dport: int) -> np.ndarray:
 
 def arrivals(n: int, recv: np.ndarray, router: np.ndarray, dport: int, end_ns: int) -> np.ndarray:
     """Each of ``n`` numbered UDP packets to ``dport``: its arrival (trial-time ns) from
-    the receiver's log (``seq,recv_ns,...``), else dropped in the router's queue (its
-    sequence number in the router's log), else in flight at the trial's end ``end_ns``
-    (the router queued it and had not let it leave by then: its arrival would be later,
-    and the receivers stop listening shortly after the end), else lost elsewhere (before
-    the router, or after it left the router in time)."""
+    the receiver's log (``seq,recv_ns,...``), else dropped by the router (its queue or
+    the emulated wire) by the trial's end ``end_ns``, else lost elsewhere if the router
+    never saw it or let it leave by the end (the receivers listen a little past it), else
+    in flight at the end, as the simulator counts what its bottleneck holds then (the
+    router still held it, or dropped or let it leave only after the end)."""
     arrived = np.full(n, LOST_ELSEWHERE, dtype=np.uint64)
     if len(router):
         udp = router[(router[:, 4] == 17) & (router[:, 6] == dport)]
-        seq = udp[:, 7]
-        queued = seq[(udp[:, 1] == EV_QUEUED) & (seq >= 0) & (seq < n)]
-        arrived[queued] = IN_FLIGHT
-        left = seq[(udp[:, 1] == EV_LEFT) & (udp[:, 0] <= end_ns) & (seq >= 0) & (seq < n)]
-        arrived[left] = LOST_ELSEWHERE
-    x = router_drops(router, dport)
-    arrived[x[:, 7][(x[:, 7] >= 0) & (x[:, 7] < n)]] = DROPPED_IN_QUEUE
+        udp = udp[(udp[:, 7] >= 0) & (udp[:, 7] < n)]
+        seq, ev, by_end = udp[:, 7], udp[:, 1], udp[:, 0] <= end_ns
+        arrived[seq] = IN_FLIGHT
+        arrived[seq[(ev == EV_LEFT) & by_end]] = LOST_ELSEWHERE
+        arrived[seq[(ev == EV_DROP) & by_end]] = DROPPED_IN_QUEUE
     if len(recv):
         ok = (recv[:, 0] >= 0) & (recv[:, 0] < n)
         arrived[recv[ok, 0]] = np.maximum(recv[ok, 1], 0).astype(np.uint64)
@@ -112,7 +110,10 @@ def media_records(sc: Scenario, wd: Path, router: np.ndarray) -> dict[str, Any] 
         "target_t": target[:, 0].astype(np.uint64),
         "target_bps": target[:, 1].astype(np.float64),
         "feedback_sent": int(np.count_nonzero(made[:, 0] < sc.duration)),
-        "feedback_lost": len(router_drops(router, FEEDBACK_PORT)),
+        # Reports the router dropped by the end (later ones were in flight then).
+        "feedback_lost": int(
+            np.count_nonzero(router_drops(router, FEEDBACK_PORT)[:, 0] <= sc.duration)
+        ),
     }
 
 

@@ -17,7 +17,7 @@ pub use resp_test::RespRecords;
 use serde::{Deserialize, Serialize};
 
 use crate::scenario::Scenario;
-use crate::traffic::{RealtimeRecords, LOST_ON_WIRE};
+use crate::traffic::{RealtimeRecords, IN_FLIGHT, LOST_ON_WIRE};
 use crate::units::{Direction, Nanos};
 
 /// One RTT sample of a bulk TCP flow under a workload: when the segment left, its round
@@ -99,8 +99,11 @@ fn probe_rtts(
         if !idle && s < loaded_from {
             continue;
         }
-        if (a > end && a < LOST_ON_WIRE) || (b > end && b < LOST_ON_WIRE) {
-            continue; // in flight at the end
+        // In flight at the end: marked so (as the simulator's records are), or arriving
+        // after it (as the testbed's may).
+        let flying = |x: Nanos| x == IN_FLIGHT || (x > end && x < LOST_ON_WIRE);
+        if flying(a) || flying(b) {
+            continue;
         }
         if a >= LOST_ON_WIRE || b >= LOST_ON_WIRE {
             if !idle {
@@ -400,6 +403,18 @@ mod tests {
         // dropped; the last of the pairs starting at 100 and 150 ms (sent 19.9 and 19.95
         // s, replies due after 20 s) are in flight at the end and not counted: 20/198.
         assert!((sc_.probe_loss_rate.unwrap() - 20.0 / 198.0).abs() < 1e-12);
+        // The same with those two marked in flight, as the simulator leaves them.
+        let mut marked = recs.clone();
+        for r in &mut marked {
+            for a in &mut r.arrived {
+                if *a > sc.duration_ns && *a < LOST_ON_WIRE {
+                    *a = IN_FLIGHT;
+                }
+            }
+        }
+        let refs_marked: Vec<&RealtimeRecords> = marked.iter().collect();
+        let loss = trial_scores(&sc, &refs_marked, &[&selfs], 20e6).probe_loss_rate;
+        assert!((loss.unwrap() - 20.0 / 198.0).abs() < 1e-12, "{loss:?}");
         // Foreign 60000/200 = 300, loaded 60000/250 = 240: RPM 270 (poor).
         assert!((sc_.rpm.unwrap() - 270.0).abs() < 1e-9);
         assert_eq!(sc_.rpm_band, Some("poor"));

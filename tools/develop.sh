@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Sourced by tools/build_tests.sh and tools/build_native.sh: `develop ARGS...` runs
+# `maturin develop ARGS...`, with `--uv` when setup.sh put uv in the venv (it installs the
+# dependencies in seconds where pip takes most of a minute). uv reads its own settings,
+# not pip's: those a machine sets for pip (a CA bundle, an index, local wheels, a timeout)
+# are carried over; should uv fail all the same, pip is tried.
+
+# Exports $2 as $1's value when $1 is set and $2 is not.
+carry() {
+    if [[ -n "${!1:-}" && -z "${!2:-}" ]]; then
+        export "$2=${!1}"
+    fi
+}
+
+develop() {
+    if [[ ! -x "${VIRTUAL_ENV:-}/bin/uv" ]]; then
+        maturin develop "$@"
+        return
+    fi
+    carry PIP_CERT SSL_CERT_FILE
+    carry PIP_INDEX_URL UV_INDEX_URL
+    carry PIP_EXTRA_INDEX_URL UV_EXTRA_INDEX_URL
+    carry PIP_FIND_LINKS UV_FIND_LINKS
+    carry PIP_DEFAULT_TIMEOUT UV_HTTP_TIMEOUT
+    if ! maturin develop --uv "$@"; then
+        echo "maturin develop --uv failed (above); trying again with pip" >&2
+        maturin develop "$@"
+    fi
+}
