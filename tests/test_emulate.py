@@ -563,3 +563,22 @@ def test_what_the_queue_holds_at_the_end_is_in_flight_not_lost(emulate_on_time):
     # The kernel's CUBIC keeps the queue a little apart from the model's: how many are in
     # flight follows the queue's delay at the end.
     assert ce["in_flight"] == pytest.approx(cs["in_flight"], rel=0.2), (ce, cs)
+
+
+@needs_root
+def test_the_wire_loses_what_the_simulators_wire_loses_and_the_queue_none(emulate_on_time):
+    # 10 % random loss on the downstream wire, a lone CBR flow that never fills the
+    # queue: the router runs the same loss model from the same seed on the same packets,
+    # so it loses the ones the simulator loses, and counts none of them in the queue.
+    import collateral
+    from collateral.spec import Scenario
+
+    sc = Scenario(
+        link="adsl1", rtt="20ms", duration="4s", warmup="1s", tcp=[], down={"loss_rate": 0.1},
+        cbr=[{"direction": "down", "size": 200, "interval": "4ms", "jitter": 0}],
+    )  # fmt: skip
+    e, s = emulate_on_time(sc), collateral.simulate(sc)
+    ce, cs = e.summary["cbr"][0], s.summary["cbr"][0]
+    assert cs["lost"] > 50 and cs["lost_in_queue"] == 0, cs
+    assert ce["lost_in_queue"] == 0, ce
+    assert abs(ce["lost"] - cs["lost"]) <= 2, (ce, cs)

@@ -9,6 +9,7 @@ from collateral.emulate.logs import (
     DROPPED_IN_QUEUE,
     EV_DROP,
     EV_LEFT,
+    EV_LOST,
     EV_QUEUED,
     IN_FLIGHT,
     LOST_ELSEWHERE,
@@ -39,14 +40,16 @@ def test_each_packet_has_the_fate_the_logs_give_it():
             _row(9_900, EV_QUEUED, 10), _row(END + 5, EV_DROP, 10),  # dropped after the end
             _row(END + 7, EV_DROP, 11),  # reached the router after the end, dropped there
             _row(9_950, EV_QUEUED, 12), _row(END, EV_LEFT, 12),  # left at the end, not seen
+            _row(9_960, EV_QUEUED, 13), _row(9_990, EV_LOST, 13),  # the wire lost it
+            _row(9_970, EV_QUEUED, 14), _row(END + 9, EV_LOST, 14),  # ... after the end
         ],
         dtype=np.int64,
     )  # fmt: skip
     recv = np.array([[0, 250, 0], [9, END + 50, 0]], dtype=np.int64)
-    got = arrivals(13, recv, router, PORT, END)
+    got = arrivals(15, recv, router, PORT, END)
     lost, dropped, flying = LOST_ELSEWHERE, DROPPED_IN_QUEUE, IN_FLIGHT
     want = [250, dropped, dropped, lost, flying, flying, lost, lost, lost, END + 50]
-    want += [flying, flying, lost]
+    want += [flying, flying, lost, lost, flying]
     assert got.dtype == np.uint64 and got.tolist() == [int(w) for w in want]
 
 

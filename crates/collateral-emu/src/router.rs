@@ -321,13 +321,15 @@ pub struct RouterConfig {
 pub mod ev {
     /// Accepted by the queue.
     pub const QUEUED: u8 = 0;
-    /// Dropped by the queue (or lost on the wire).
+    /// Dropped by the queue.
     pub const DROPPED: u8 = 1;
     /// Left the router, after the delay.
     pub const LEFT: u8 = 2;
     /// Left the router marked Congestion Experienced by the queue: the frame's ECN
     /// field was rewritten to CE (logged just before its `LEFT`).
     pub const CE: u8 = 3;
+    /// Lost on the emulated wire (the link's loss model), after its transmission.
+    pub const LOST: u8 = 4;
 }
 
 /// The log's columns. `tos` is the TOS byte as the frame arrived; `qpkts`/`qbytes` what
@@ -430,9 +432,15 @@ fn drain(
     slab: &mut Slab,
     infos: &[FrameInfo],
 ) {
-    for (t, p, _wire) in b.dropped.drain(..) {
+    for (t, p, wire) in b.dropped.drain(..) {
         let i = slot(&p);
-        log.ev(t, ev::DROPPED, d, &infos[i], q);
+        log.ev(
+            t,
+            if wire { ev::LOST } else { ev::DROPPED },
+            d,
+            &infos[i],
+            q,
+        );
         slab.free.push(i);
     }
 }

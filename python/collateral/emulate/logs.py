@@ -15,7 +15,7 @@ from ..spec import Scenario
 #: Router log events (the ``ev`` column): accepted by the queue, dropped, left the router
 #: after the delay, and marked CE by the queue (the frame's ECN field rewritten to CE;
 #: logged just before it leaves).
-EV_QUEUED, EV_DROP, EV_LEFT, EV_CE = 0, 1, 2, 3
+EV_QUEUED, EV_DROP, EV_LEFT, EV_CE, EV_LOST = 0, 1, 2, 3, 4
 #: The router log's columns (``collateral-emu router --log``): ``tos`` is the TOS byte as
 #: the frame arrived; ``qpkts``/``qbytes`` what the queue held (for a drop at an arrival,
 #: before that arrival: at its limit there, the drop was an overflow).
@@ -58,20 +58,22 @@ LOST_ELSEWHERE = np.uint64(2**64 - 3)
 
 
 def router_drops(router: np.ndarray, dport: int) -> np.ndarray:
-    """The router log's rows of UDP packets to port ``dport`` that it dropped (its queue,
-    or the emulated wire)."""
+    """The router log's rows of UDP packets to port ``dport`` that it dropped (its queue)
+    or lost (the emulated wire)."""
     if not len(router):
         return np.zeros((0, len(ROUTER_LOG_COLUMNS)), dtype=np.int64)
-    return router[(router[:, 1] == EV_DROP) & (router[:, 4] == 17) & (router[:, 6] == dport)]
+    dropped = (router[:, 1] == EV_DROP) | (router[:, 1] == EV_LOST)
+    return router[dropped & (router[:, 4] == 17) & (router[:, 6] == dport)]
 
 
 def arrivals(n: int, recv: np.ndarray, router: np.ndarray, dport: int, end_ns: int) -> np.ndarray:
     """Each of ``n`` numbered UDP packets to ``dport``: its arrival (trial-time ns) from
-    the receiver's log (``seq,recv_ns,...``), else dropped by the router (its queue or
-    the emulated wire) by the trial's end ``end_ns``, else lost elsewhere if the router
-    never saw it or let it leave by the end (the receivers listen a little past it), else
-    in flight at the end, as the simulator counts what its bottleneck holds then (the
-    router still held it, or dropped or let it leave only after the end)."""
+    the receiver's log (``seq,recv_ns,...``), else dropped by the router's queue by the
+    trial's end ``end_ns``, else lost elsewhere if the router's emulated wire lost it by
+    then, the router never saw it, or it left the router by the end (the receivers listen
+    a little past it), else in flight at the end, as the simulator counts what its
+    bottleneck holds then (the router still held it, or dropped, lost or let it leave
+    only after the end)."""
     arrived = np.full(n, LOST_ELSEWHERE, dtype=np.uint64)
     if len(router):
         udp = router[(router[:, 4] == 17) & (router[:, 6] == dport)]
@@ -80,6 +82,7 @@ def arrivals(n: int, recv: np.ndarray, router: np.ndarray, dport: int, end_ns: i
         arrived[seq] = IN_FLIGHT
         arrived[seq[(ev == EV_LEFT) & by_end]] = LOST_ELSEWHERE
         arrived[seq[(ev == EV_DROP) & by_end]] = DROPPED_IN_QUEUE
+        arrived[seq[(ev == EV_LOST) & by_end]] = LOST_ELSEWHERE
     if len(recv):
         ok = (recv[:, 0] >= 0) & (recv[:, 0] < n)
         arrived[recv[ok, 0]] = np.maximum(recv[ok, 1], 0).astype(np.uint64)
