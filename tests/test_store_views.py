@@ -202,3 +202,23 @@ def test_views_sql_has_the_labels_and_flows(store: Path) -> None:
         assert kinds == [("drop-tail",)]
     finally:
         os.chdir(here)
+
+
+def test_a_store_answers_for_the_parts_written_since_its_last_query(tmp_path: Path) -> None:
+    # A store keeps its sandboxed connection while its views' SQL is the same: a query
+    # after more trials were stored counts them, as a store opened anew does.
+    (tmp_path / "e.toml").write_text(EXPERIMENT)
+    out = tmp_path / "store"
+    first = load_experiment(tmp_path / "e.toml", [("experiment.traces", [])])
+    run_experiment(first, out, workers=1, progress=False)
+    st = open_store(out)
+    count = "SELECT count(*) AS n FROM summary"
+    assert st.query(count).n.tolist() == [2]
+    assert "cbr" not in st.tables()  # no trace yet
+    more = load_experiment(tmp_path / "e.toml", [("experiment.trials", 3)])
+    assert run_experiment(more, out, workers=1, progress=False).ran == 4
+    assert st.query(count).n.tolist() == [6]
+    assert open_store(out).query(count).equals(st.query(count))
+    # The traces of the new trials: a table the views had no file for before.
+    n = st.query("SELECT count(*) AS n FROM cbr").n.tolist()
+    assert n[0] > 0 and n == open_store(out).query("SELECT count(*) AS n FROM cbr").n.tolist()
