@@ -107,8 +107,8 @@ class Views:
         views = self._view_sql(root, full=None)
         kept = self._kept_connection
         if kept is None or kept[0] != views:
-            if kept is not None:
-                kept[1].close()
+            # The old one is not closed here: a query of another thread may still read
+            # on a cursor of it; it goes with its last cursor.
             kept = self._kept_connection = (views, self._new_connection(root, views, True))
         return kept[1].cursor()
 
