@@ -80,9 +80,8 @@ def arrivals(n: int, recv: np.ndarray, router: np.ndarray, dport: int, end_ns: i
         udp = udp[(udp[:, 7] >= 0) & (udp[:, 7] < n)]
         seq, ev, by_end = udp[:, 7], udp[:, 1], udp[:, 0] <= end_ns
         arrived[seq] = IN_FLIGHT
-        arrived[seq[(ev == EV_LEFT) & by_end]] = LOST_ELSEWHERE
+        arrived[seq[((ev == EV_LEFT) | (ev == EV_LOST)) & by_end]] = LOST_ELSEWHERE
         arrived[seq[(ev == EV_DROP) & by_end]] = DROPPED_IN_QUEUE
-        arrived[seq[(ev == EV_LOST) & by_end]] = LOST_ELSEWHERE
     if len(recv):
         ok = (recv[:, 0] >= 0) & (recv[:, 0] < n)
         arrived[recv[ok, 0]] = np.maximum(recv[ok, 1], 0).astype(np.uint64)

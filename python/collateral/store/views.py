@@ -76,12 +76,13 @@ class Views:
         outside the store's ``parts/``, loads no extension and cannot be reconfigured
         (:mod:`.sandbox`); ``sandbox=False`` gives DuckDB's full access, for code that
         means to write elsewhere (``COPY … TO``)."""
-        self.meta()
-        root = self._root()
-        return self._new_connection(root, self._view_sql(root, full=None), sandbox)
+        return self._new_connection(*self._views(), sandbox)
 
-    def _root(self) -> str:
-        return str(self.path.resolve()).replace("\\", "/") + "/"
+    def _views(self) -> tuple[str, list[str]]:
+        """The store's root (absolute, ``/``-terminated) and its views' SQL over it."""
+        self.meta()
+        root = str(self.path.resolve()).replace("\\", "/") + "/"
+        return root, self._view_sql(root, full=None)
 
     @staticmethod
     def _new_connection(root: str, views: list[str], sandbox: bool) -> duckdb.DuckDBPyConnection:
@@ -102,9 +103,7 @@ class Views:
         a few dozen parts), and a report, a plot or the claims ask many queries. The views
         find the parts when a query runs (a glob, or the parts named when some are left
         out), so a kept connection answers as a new one would; its settings are locked."""
-        self.meta()
-        root = self._root()
-        views = self._view_sql(root, full=None)
+        root, views = self._views()
         kept = self._kept_connection
         if kept is None or kept[0] != views:
             # The old one is not closed here: a query of another thread may still read
