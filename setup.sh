@@ -83,16 +83,11 @@ if [[ $build == tests ]]; then
     # core's overflow checks and debug assertions on), which `cargo test --profile
     # test-release` then reuses: one compile of the workspace instead of the three a
     # profile-guided build and the tests' own profile take. Every result is the same;
-    # only the speed differs (tools/build_native.sh restores the profile-guided module).
+    # only the speed differs (tools/build_native.sh restores the release builds).
     tools/build_tests.sh
 else
     say "building collateral (release, profile-guided: tools/build_native.sh)"
-    tools/build_native.sh
-    # The testbed's real-time bottleneck and endpoints (a plain binary, beside the venv's
-    # python so `collateral emulate` finds it on PATH).
-    say "building collateral-emu (the emulation testbed)"
-    cargo build --release -q -p collateral-emu
-    install -m 755 target/release/collateral-emu .venv/bin/collateral-emu
+    tools/build_native.sh  # and the testbed's collateral-emu, beside the venv's python
 fi
 
 # 4. The demo: a table on the terminal and out/demo.png.

@@ -4,7 +4,8 @@
 # core's overflow checks and debug assertions on, the fuzz property among them) and the
 # Python tests against a native module and collateral-emu built with that same profile
 # (tools/build_tests.sh; one compile serves all three). Sets the venv up first if needed;
-# afterwards tools/build_native.sh puts the faster, profile-guided module back.
+# afterwards tools/build_native.sh puts the faster release builds back (the benchmarks
+# refuse to time the tests' build).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -32,5 +33,5 @@ echo "==> pytest (in parallel), then the testbed's real-time tests alone (at ${S
 pytest -q -n "${COLLATERAL_TEST_WORKERS:-2}" --dist loadgroup -m "not realtime" --durations=5
 echo "==> the real-time tests (at ${SECONDS} s)"
 pytest -q -m realtime --durations=5 -rs
-echo "test.sh: all green in ${SECONDS} s. The venv now holds the tests' build (cargo profile test-release);"
-echo "         tools/build_native.sh puts the faster profile-guided module back."
+echo "test.sh: all green in ${SECONDS} s. The venv now holds the tests' builds (cargo profile test-release);"
+echo "         tools/build_native.sh puts the faster release builds back (benchmarks refuse the tests')."

@@ -109,6 +109,9 @@ def main() -> int:
     if not native.exists():
         print(f"no native module at {native}: run ./setup.sh first", file=sys.stderr)
         return 2
+    from collateral.build_info import require_release
+
+    print(require_release("commands_ab.py"))  # both trees run this module
     with tempfile.TemporaryDirectory(prefix="collateral-ab-") as d:
         tmp = Path(d)
         store, tree = tmp / "store", tmp / "old"

@@ -297,6 +297,10 @@ def main() -> None:
         help="first measure what the endpoints get through a kernel bridge (no router)",
     )
     a = ap.parse_args()
+    from collateral.build_info import require_release
+    from collateral.emulate import find_emulator
+
+    print(require_release("emulator_accuracy.py", emulator_path=find_emulator()), flush=True)
     if a.ceiling:
         tcp, udp = source_ceiling(a.seconds)
         print(

@@ -35,6 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from collateral.build_info import require_release
 from collateral.experiment import load_experiment
 from collateral.runner import run_experiment
 from collateral.store import open_store
@@ -192,6 +193,7 @@ def main() -> int:
     ap.add_argument("--runs", help="with --scaling: the runs, e.g. threads:1,processes:16")
     ap.add_argument("--batch-seconds", type=float, help="core seconds per batch (the runner's)")
     args = ap.parse_args()
+    print(require_release("mmsys_fig6.py"))
     base = Path(args.output) if args.output else Path(tempfile.mkdtemp(prefix="fig6-"))
     if args.scaling:
         runs = scaling_runs(args.runs, args.workers or os.cpu_count() or 1)

@@ -54,6 +54,9 @@ def main() -> None:
     if a.one:
         print(json.dumps(one(int(a.one[0]), a.one[1])))
         return
+    from collateral.build_info import require_release
+
+    print(require_release("parris_scale.py"))
     print(
         f"{a.users} web users + 6 multimedia + UDP blast, 10 Mbit/s, 180 s simulated,"
         " one core per trial"

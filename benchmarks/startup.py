@@ -76,6 +76,9 @@ def main() -> int:
     if args.pairs < 1:
         print(f"--pairs: {args.pairs}: must be >= 1", file=sys.stderr)
         return 2
+    from collateral.build_info import require_release
+
+    print(require_release("startup.py"))
     # Byte-compiled modules are used as a user's installed package would have them.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     floors = FLOOR if args.floor else {}

@@ -5,7 +5,8 @@
 #      representative trials;
 #   2. llvm-profdata (rustup's llvm-tools component, matched to rustc's LLVM) merges
 #      the counts into target/pgo/merged.profdata;
-#   3. the module is rebuilt with them (target/pgo-use) and installed.
+#   3. the module is rebuilt with them (target/pgo-use) and installed;
+# then the testbed's collateral-emu, release build, goes beside the venv's python.
 # The profile only steers code layout and inlining: every result is the same with or
 # without it (benchmarks/summary_digest.py prints the same digest). It makes a trial
 # about 7-12 % faster. The profile is kept while the Rust sources and the training
@@ -20,9 +21,17 @@ say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 # shellcheck source=tools/develop.sh
 . tools/develop.sh
 plain() { develop --release -E test -q; }
+# The testbed's router and endpoints, release build, beside the venv's python (where
+# `collateral emulate` finds it): ./test.sh leaves the tests' checked build there.
+emu() {
+    say "building collateral-emu (the emulation testbed, release)"
+    cargo build --release -q -p collateral-emu
+    install -m 755 target/release/collateral-emu "$VIRTUAL_ENV/bin/collateral-emu"
+}
 
 if [[ "${1:-}" == "--plain" ]]; then
     plain
+    emu
     exit 0
 fi
 [[ $# -eq 0 ]] || { echo "usage: tools/build_native.sh [--plain]" >&2; exit 2; }
@@ -36,6 +45,7 @@ if [[ ! -x "$profdata" ]]; then
     echo "build_native.sh: no llvm-profdata for this rustc (rustup component add" \
         "llvm-tools); building without profile-guided optimisation" >&2
     plain
+    emu
     exit 0
 fi
 
@@ -67,6 +77,7 @@ if [[ "$(cat "$dir/stamp" 2>/dev/null)" != "$stamp" || ! -f "$profile" ]]; then
             "without profile-guided optimisation" >&2
         rm -rf "$dir"
         plain
+        emu
         exit 0
     fi
 fi
@@ -82,6 +93,8 @@ if ! RUSTFLAGS="-Cprofile-use=$profile" CARGO_TARGET_DIR=target/pgo-use plain; t
         "profile-guided optimisation" >&2
     rm -rf target/pgo-use
     plain
+    emu
     exit 0
 fi
 echo "$stamp" >target/pgo-use/profile-stamp
+emu

@@ -243,6 +243,9 @@ def main() -> int:
         import collateral  # noqa: F401
     except ImportError:
         sys.exit("vs_ns3: collateral is not importable; run ./setup.sh and . .venv/bin/activate")
+    from collateral.build_info import require_release
+
+    print(require_release("vs_ns3"))
     os.sched_setaffinity(0, {args.core})
 
     load0 = load()

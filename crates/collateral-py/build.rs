@@ -45,4 +45,16 @@ fn main() {
         }
     }
     println!("cargo:rustc-env=COLLATERAL_MODEL_HASH={:012x}", h >> 16);
+    // How tools/build_native.sh built the module (`_native.build()`): its RUSTFLAGS carry
+    // rustc's -Cprofile-generate (the training build) or -Cprofile-use (the optimised
+    // one); a change of RUSTFLAGS builds everything again, this script included.
+    let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    let pgo = if flags.contains("profile-use=") {
+        "use"
+    } else if flags.contains("profile-generate") {
+        "generate"
+    } else {
+        ""
+    };
+    println!("cargo:rustc-env=COLLATERAL_PGO={pgo}");
 }

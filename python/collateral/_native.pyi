@@ -89,6 +89,10 @@ def schema() -> dict[str, Any]:
 def version() -> str:
     """Version of the native core."""
 
+def build() -> dict[str, Any]:
+    """How the module was built: ``checked`` (bool: the tests' build, overflow checks
+    and debug assertions on) and ``pgo`` ("use", "generate" or "")."""
+
 def profiles() -> dict[str, dict[str, Any]]:
     """Stack profiles (``rfc``, ``linux-2.6.25``, ``freebsd-7``, ``linux-6``) and the TCP
     settings each gives a flow, under the scenario JSON's field names."""

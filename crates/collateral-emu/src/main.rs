@@ -40,10 +40,18 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+/// `--version`: the crate's version and whether the model is the checked build (the
+/// tests'), whose router is slower: the accuracy benchmark refuses it.
+const VERSION: &str = if collateral_model::CHECKED {
+    concat!(env!("CARGO_PKG_VERSION"), " (checked build)")
+} else {
+    concat!(env!("CARGO_PKG_VERSION"), " (release build)")
+};
+
 #[derive(Parser)]
 #[command(
     name = "collateral-emu",
-    version,
+    version = VERSION,
     about = "The real-time half of collateral's testbed: the bottleneck router and the \
              measurement endpoints that `collateral emulate` runs in its namespaces"
 )]

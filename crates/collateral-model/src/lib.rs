@@ -48,3 +48,20 @@ pub use error::ConfigError;
 pub use metrics::TrialResult;
 pub use scenario::Scenario;
 pub use units::{Direction, Nanos};
+
+/// Whether this build checks the model's invariants as it runs (debug assertions and
+/// overflow checks: Cargo's `dev` profile and the tests' `test-release`). Its results
+/// are the same as the release build's, its trials slower: a timing taken with it says
+/// nothing about the release build, so the benchmarks refuse it and `--version` says it.
+pub const CHECKED: bool = cfg!(debug_assertions);
+
+#[cfg(test)]
+mod tests {
+    /// `CHECKED` speaks for overflow checks too: the profiles turn both on together.
+    #[test]
+    fn checked_means_overflow_checks_too() {
+        let max = std::hint::black_box(u8::MAX);
+        let overflowed = std::panic::catch_unwind(|| max + 1).is_err();
+        assert_eq!(overflowed, super::CHECKED);
+    }
+}

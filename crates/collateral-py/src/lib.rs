@@ -614,6 +614,17 @@ fn version() -> &'static str {
     )
 }
 
+/// How this module was built: `checked` (the tests' build: debug assertions and overflow
+/// checks on in the core, the same results, slower trials) and `pgo` ("use": optimised
+/// with a profile; "generate": the instrumented training build; "": neither).
+#[pyfunction]
+fn build(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("checked", collateral_sim::CHECKED)?;
+    out.set_item("pgo", env!("COLLATERAL_PGO"))?;
+    Ok(out)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
@@ -636,6 +647,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(delivery_trace, m)?)?;
     m.add_function(wrap_pyfunction!(wire_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(build, m)?)?;
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
     Ok(())
 }

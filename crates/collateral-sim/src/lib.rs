@@ -18,6 +18,7 @@ pub mod link;
 pub mod sim;
 pub mod tcp;
 
+pub use collateral_model::CHECKED;
 pub use collateral_model::{
     bottleneck, clock, delay_line, dist, error, limits, measure, measured, media, metrics, quality,
     ramp, rate, resp_probe, rng, rrul, scenario, schema, scores, traffic, units, web, web_records,

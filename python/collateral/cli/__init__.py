@@ -156,8 +156,9 @@ def _main(argv: list[str] | None) -> int:
             overview.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.version:
         from .. import __version__, native_version
+        from ..build_info import core
 
-        print(f"collateral {__version__} (core {native_version})")
+        print(f"collateral {__version__} (core {native_version}, {core()})")
         return 0
     if args.command not in _MODULE_OF:
         overview_parser().print_help()
