@@ -483,6 +483,20 @@ def test_report_splits_the_workers_idle_time(tmp_path):
     )
 
 
+def test_report_says_when_the_trials_ran_on_the_tests_checked_build(tmp_path, monkeypatch):
+    """A run's speed on the tests' build (what ./test.sh leaves installed) is not what a
+    user gets: the summary says so, and says nothing on a release build."""
+    from collateral import _native
+    from collateral.runner.progress import report_lines
+
+    exp = load_experiment(write_experiment(tmp_path, limits=1, trials=1))
+    r = run_experiment(exp, tmp_path / "out", workers=1, progress=False)
+    monkeypatch.setattr(_native, "build", lambda: {"checked": True, "pgo": ""})
+    assert dict(report_lines(r))["core build"].startswith("checked (the tests')")
+    monkeypatch.setattr(_native, "build", lambda: {"checked": False, "pgo": "use"})
+    assert "core build" not in dict(report_lines(r))
+
+
 def test_a_failing_submit_loses_no_finished_batch(tmp_path, monkeypatch):
     """Finished batches are stored even when handing out the next ones fails (a broken
     process pool, a lost Dask scheduler): every batch done by then is in the store."""

@@ -187,6 +187,16 @@ def report_lines(report: RunReport, st: Store | None = None) -> Sequence[tuple[s
                         f" {report.idle_tail_s / whole:.1%} after their last",
                     )
                 )
+        from ..build_info import core
+
+        if core() == "checked":  # ./test.sh leaves it: trials/s not what users get
+            rows.append(
+                (
+                    "core build",
+                    "checked (the tests'): same results, slower trials;"
+                    " tools/build_native.sh installs the release build",
+                )
+            )
     if st is not None:
         rows.append(("parquet", f"{st.size_bytes() / 1e6:,.1f} MB"))
     return rows
