@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -49,7 +50,7 @@ import numpy as np
 import pyarrow.csv as pacsv
 
 import collateral
-from collateral.emulate import EV_LEFT, EV_QUEUED, emulate
+from collateral.emulate import EV_DROP, EV_LEFT, EV_QUEUED, START_MARGIN_S, emulate
 
 #: (rate, packet size of the loading traffic): 1500 = a TCP flow's full-size segments.
 POINTS = [
@@ -124,6 +125,13 @@ def scenario(rate: str, seconds: int, load: str, size: int) -> collateral.Scenar
 
 #: The small-packet point's flood offers this many times the bottleneck's rate.
 FLOOD_LOAD = 1.3
+FLOOD_PORT = 9  # discard: nobody listens
+#: The flood starts once the testbed's route exists, at least START_MARGIN_S before the
+#: run's origin (``emulate`` sets the origin that far after building the testbed); it
+#: runs this long past ``seconds``: to the end of the measurement window or a little
+#: beyond, and out before the teardown (after the receivers' 0.5 s drain), which
+#: SIGKILLs whatever still runs in the namespaces. The router's log checks the rest.
+FLOOD_OVER_S = START_MARGIN_S + 0.3
 
 
 def flood_in_run(size: int, rate_bps: float, seconds: float, said: list[str]) -> None:
@@ -149,12 +157,32 @@ def flood_in_run(size: int, rate_bps: float, seconds: float, said: list[str]) ->
             raise RuntimeError(f"flood: the testbed ({ns}) had no route to {RIGHT_D} in 10 s")
         time.sleep(0.05)
     cmd = ["ip", "netns", "exec", ns, find_emulator(), "flood", "--src", f"{LEFT_B}:6999"]
-    cmd += ["--dst", f"{RIGHT_D}:9", "--size", str(size), "--rate-bps", str(int(rate_bps))]
-    cmd += ["--duration-ns", str(int(seconds * 1e9))]
+    cmd += ["--dst", f"{RIGHT_D}:{FLOOD_PORT}", "--size", str(size)]
+    cmd += ["--rate-bps", str(int(rate_bps)), "--duration-ns", str(int(seconds * 1e9))]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
-        raise RuntimeError(f"flood failed: {(p.stderr or p.stdout).strip()}")
+        how = f"exit status {p.returncode}"
+        if p.returncode < 0:
+            how = f"killed by {signal.Signals(-p.returncode).name} (the testbed's teardown?)"
+        out = (p.stderr + p.stdout).strip() or "no output"
+        raise RuntimeError(f"flood ended early: {how}: {out}")
     said.append(p.stdout.strip())
+
+
+def flood_reached(down, lo: float, hi: float, pps: float) -> None:
+    """Raises unless the flood's packets reached the router (queued or dropped there) at
+    nine tenths of its offered rate in each second of the window [lo, hi) ns: a flood
+    that started late or stopped early would leave the bottleneck underloaded, and the
+    point would measure something else."""
+    f = down[(down.dport == FLOOD_PORT) & down.ev.isin((EV_QUEUED, EV_DROP))]
+    for a in np.arange(lo, hi, 1e9):
+        b = min(a + 1e9, hi)
+        n = int(((f.t_ns >= a) & (f.t_ns < b)).sum())
+        if n < 0.9 * pps * (b - a) / 1e9:
+            raise RuntimeError(
+                f"flood: {n} packets reached the router in [{a / 1e9:.0f}, {b / 1e9:.0f}) s"
+                f" of the run, against {pps * (b - a) / 1e9:.0f} offered"
+            )
 
 
 def probe_idle(rate: str, seconds: int) -> tuple[float, float]:
@@ -171,7 +199,7 @@ def loaded(rate: str, size: int, seconds: int) -> Row:
 
         def run_flood() -> None:
             try:
-                flood_in_run(size, FLOOD_LOAD * sc.down.rate, seconds + 3, said)
+                flood_in_run(size, FLOOD_LOAD * sc.down.rate, seconds + FLOOD_OVER_S, said)
             except Exception as e:  # said by the main thread, after the run
                 failed.append(e)
 
@@ -192,6 +220,8 @@ def loaded(rate: str, size: int, seconds: int) -> Row:
         stats = json.loads(stats_path.read_text()) if stats_path.exists() else None
     lo, hi = WARMUP_S * 1e9, seconds * 1e9
     down = t[t.dir == 0]
+    if size != 1500:
+        flood_reached(down, lo, hi, FLOOD_LOAD * sc.down.rate / (size * 8))
     left = down[down.ev == EV_LEFT]
     win = left[(left.t_ns >= lo) & (left.t_ns < hi)]
     model = win.ip_len.sum() * 8 / (seconds - WARMUP_S)
