@@ -50,7 +50,7 @@ import numpy as np
 import pyarrow.csv as pacsv
 
 import collateral
-from collateral.emulate import EV_DROP, EV_LEFT, EV_QUEUED, START_MARGIN_S, emulate
+from collateral.emulate import EV_DROP, EV_LEFT, EV_QUEUED, emulate
 
 #: (rate, packet size of the loading traffic): 1500 = a TCP flow's full-size segments.
 POINTS = [
@@ -126,39 +126,54 @@ def scenario(rate: str, seconds: int, load: str, size: int) -> collateral.Scenar
 #: The small-packet point's flood offers this many times the bottleneck's rate.
 FLOOD_LOAD = 1.3
 FLOOD_PORT = 9  # discard: nobody listens
-#: The flood starts once the testbed's route exists, at least START_MARGIN_S before the
-#: run's origin (``emulate`` sets the origin that far after building the testbed); it
-#: runs this long past ``seconds``: to the end of the measurement window or a little
-#: beyond, and out before the teardown (after the receivers' 0.5 s drain), which
-#: SIGKILLs whatever still runs in the namespaces. The router's log checks the rest.
-FLOOD_OVER_S = START_MARGIN_S + 0.3
+#: The flood ends this long after the measurement window: out before the teardown
+#: (after the receivers' 0.5 s drain), which SIGKILLs whatever still runs in the
+#: namespaces. The router's log checks that it covered the window.
+FLOOD_PAST_NS = 200_000_000
 
 
-def flood_in_run(size: int, rate_bps: float, seconds: float, said: list[str]) -> None:
-    """Once this process's testbed is up (host B's address and its route to D exist in
-    the left namespace), floods the downstream from B to D's discard port with
-    ``size``-byte UDP packets at ``rate_bps`` for ``seconds`` (``collateral-emu
-    flood``): it starts before the run's origin and ends after it. Appends the flood's
-    summary line to ``said``, or raises: a flood that could not send must not pass for
-    a measurement of one (it once measured 0.074 Mbit/s on the wire, silently)."""
+def run_origin(workdir: Path, timeout_s: float = 30) -> int:
+    """The origin (CLOCK_REALTIME ns) of the run ``emulate`` makes in ``workdir``: the
+    ``--t0`` of its router, the first process it starts, about ``START_MARGIN_S`` before
+    the origin (found by its ``--report`` path, which names the workdir)."""
+    report = str(workdir / "router.json").encode()
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for proc in Path("/proc").iterdir():
+            try:
+                args = (proc / "cmdline").read_bytes().split(b"\0") if proc.name.isdigit() else []
+            except OSError:  # gone meanwhile
+                continue
+            if b"router" in args and report in args and b"--t0" in args:
+                return int(args[args.index(b"--t0") + 1])
+        time.sleep(0.02)
+    raise RuntimeError(f"flood: no router for {workdir} in {timeout_s:.0f} s")
+
+
+def flood_in_run(
+    workdir: Path, size: int, rate_bps: float, seconds: float, said: list[str]
+) -> None:
+    """Once the run in ``workdir`` has its origin (its router runs), floods the
+    downstream from host B to D's discard port with ``size``-byte UDP packets at
+    ``rate_bps`` (``collateral-emu flood``) from then, about ``START_MARGIN_S`` before
+    the origin, to ``FLOOD_PAST_NS`` after the measurement window's end (``seconds``).
+    Appends the flood's summary line to ``said``, or raises: a flood that could not send
+    must not pass for a measurement of one (it once measured 0.074 Mbit/s on the wire,
+    silently)."""
     from collateral.emulate import LEFT_B, PREFIX, RIGHT_D, find_emulator
 
+    t0 = run_origin(workdir)
     ns = f"{PREFIX}{os.getpid()}l"
-    deadline = time.monotonic() + 10
-    while True:
-        route = subprocess.run(
-            ["ip", "-n", ns, "route", "get", RIGHT_D, "from", LEFT_B],
-            capture_output=True,
-            text=True,
-        )
-        if route.returncode == 0:
-            break
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"flood: the testbed ({ns}) had no route to {RIGHT_D} in 10 s")
-        time.sleep(0.05)
+    route = subprocess.run(
+        ["ip", "-n", ns, "route", "get", RIGHT_D, "from", LEFT_B], capture_output=True, text=True
+    )
+    if route.returncode != 0:
+        raise RuntimeError(f"flood: the testbed ({ns}) has no route to {RIGHT_D}: {route.stderr}")
+    end = t0 + int(seconds * 1e9) + FLOOD_PAST_NS
     cmd = ["ip", "netns", "exec", ns, find_emulator(), "flood", "--src", f"{LEFT_B}:6999"]
     cmd += ["--dst", f"{RIGHT_D}:{FLOOD_PORT}", "--size", str(size)]
-    cmd += ["--rate-bps", str(int(rate_bps)), "--duration-ns", str(int(seconds * 1e9))]
+    cmd += ["--rate-bps", str(int(rate_bps))]
+    cmd += ["--duration-ns", str(end - time.clock_gettime_ns(time.CLOCK_REALTIME))]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         how = f"exit status {p.returncode}"
@@ -199,7 +214,7 @@ def loaded(rate: str, size: int, seconds: int) -> Row:
 
         def run_flood() -> None:
             try:
-                flood_in_run(size, FLOOD_LOAD * sc.down.rate, seconds + FLOOD_OVER_S, said)
+                flood_in_run(Path(d), size, FLOOD_LOAD * sc.down.rate, seconds, said)
             except Exception as e:  # said by the main thread, after the run
                 failed.append(e)
 

@@ -21,12 +21,24 @@ say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 # shellcheck source=tools/develop.sh
 . tools/develop.sh
 plain() { develop --release -E test -q; }
+venv=${VIRTUAL_ENV:?no virtualenv: run ./setup.sh first}
+# The module says how it was built (`says checked=False pgo=use`): a mismatch means
+# build.rs no longer tells.
+says() {
+    "$venv/bin/python" - "$@" <<'PY'
+import sys
+from collateral import _native
+b = _native.build()
+bad = [w for w in sys.argv[1:] if str(b[w.split("=")[0]]) != w.split("=", 1)[1]]
+sys.exit(f"tools/build_native.sh: the module says {b}, not {' '.join(bad)}" if bad else 0)
+PY
+}
 # The testbed's router and endpoints, release build, beside the venv's python (where
 # `collateral emulate` finds it): ./test.sh leaves the tests' checked build there.
 emu() {
     say "building collateral-emu (the emulation testbed, release)"
     cargo build --release -q -p collateral-emu
-    install -m 755 target/release/collateral-emu "$VIRTUAL_ENV/bin/collateral-emu"
+    install -m 755 target/release/collateral-emu "$venv/bin/collateral-emu"
 }
 
 if [[ "${1:-}" == "--plain" ]]; then
@@ -97,4 +109,5 @@ if ! RUSTFLAGS="-Cprofile-use=$profile" CARGO_TARGET_DIR=target/pgo-use plain; t
     exit 0
 fi
 echo "$stamp" >target/pgo-use/profile-stamp
+says checked=False pgo=use
 emu

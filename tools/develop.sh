@@ -5,6 +5,13 @@
 # not pip's: those a machine sets for pip (a CA bundle, an index, local wheels, a timeout)
 # are carried over; should uv fail all the same, pip is tried.
 
+# The project's venv, when none is active (maturin and the module go there): so that
+# test.sh's advice, `tools/build_native.sh`, works from any shell.
+if [[ -z "${VIRTUAL_ENV:-}" && -f .venv/bin/activate ]]; then
+    # shellcheck disable=SC1091
+    . .venv/bin/activate
+fi
+
 # Exports $2 as $1's value when $1 is set and $2 is not.
 carry() {
     if [[ -n "${!1:-}" && -z "${!2:-}" ]]; then

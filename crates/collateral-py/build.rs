@@ -48,6 +48,8 @@ fn main() {
     // How tools/build_native.sh built the module (`_native.build()`): its RUSTFLAGS carry
     // rustc's -Cprofile-generate (the training build) or -Cprofile-use (the optimised
     // one); a change of RUSTFLAGS builds everything again, this script included.
+    println!("cargo:rerun-if-env-changed=RUSTFLAGS");
+    println!("cargo:rerun-if-env-changed=CARGO_ENCODED_RUSTFLAGS");
     let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
     let pgo = if flags.contains("profile-use=") {
         "use"

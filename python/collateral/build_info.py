@@ -20,9 +20,13 @@ _FIX = "tools/build_native.sh installs the release builds (./test.sh leaves the 
 
 def core() -> str:
     """The native module's build in words: ``release, profile-guided``, ``release``,
-    ``instrumented`` (the profile's training build) or ``checked`` (the tests')."""
-    from ._native import build
+    ``instrumented`` (the profile's training build), ``checked`` (the tests') or
+    ``unknown`` (a module built before it said)."""
+    from . import _native
 
+    build = getattr(_native, "build", None)
+    if build is None:
+        return "unknown"
     b = build()
     if b["checked"]:
         return "checked"
@@ -45,15 +49,21 @@ def require_release(prog: str, *, emulator_path: str | None = None) -> str:
     is 1. Returns the line a benchmark prints to say what it timed."""
     build = core()
     what = f"core: {build}"
-    slow = [] if build.startswith("release") else [f"the native module is the {build} build"]
+    slow = [] if build.startswith("release") else [f"the native module is {_the(build)}"]
     if emulator_path is not None:
         emu = emulator(emulator_path)
         what += f"; router: {emu} ({emulator_path})"
         if emu != "release":
-            slow.append(f"{emulator_path} is the {emu} build")
+            slow.append(f"{emulator_path} is {_the(emu)}")
     if slow and os.environ.get(ANY_BUILD) != "1":
         raise SystemExit(
             f"{prog}: {' and '.join(slow)}, which times nothing a user runs; {_FIX}, "
-            f"or set {ANY_BUILD}=1 to time it anyway"
+            f"or set {ANY_BUILD}=1 to time it anyway (under sudo: sudo {ANY_BUILD}=1 ...)"
         )
     return what
+
+
+def _the(build: str) -> str:
+    if build == "unknown":
+        return "a build that does not say which (older than this check)"
+    return f"the {build} build"
