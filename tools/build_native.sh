@@ -22,17 +22,6 @@ say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 . tools/develop.sh
 plain() { develop --release -E test -q; }
 venv=${VIRTUAL_ENV:?no virtualenv: run ./setup.sh first}
-# The module says how it was built (`says checked=False pgo=use`): a mismatch means
-# build.rs no longer tells.
-says() {
-    "$venv/bin/python" - "$@" <<'PY'
-import sys
-from collateral import _native
-b = _native.build()
-bad = [w for w in sys.argv[1:] if str(b[w.split("=")[0]]) != w.split("=", 1)[1]]
-sys.exit(f"tools/build_native.sh: the module says {b}, not {' '.join(bad)}" if bad else 0)
-PY
-}
 # The testbed's router and endpoints, release build, beside the venv's python (where
 # `collateral emulate` finds it): ./test.sh leaves the tests' checked build there.
 emu() {
@@ -40,11 +29,15 @@ emu() {
     cargo build --release -q -p collateral-emu
     install -m 755 target/release/collateral-emu "$venv/bin/collateral-emu"
 }
-
-if [[ "${1:-}" == "--plain" ]]; then
+# Without the profile: the plain module and the router, and done.
+plain_build() {
     plain
     emu
     exit 0
+}
+
+if [[ "${1:-}" == "--plain" ]]; then
+    plain_build
 fi
 [[ $# -eq 0 ]] || { echo "usage: tools/build_native.sh [--plain]" >&2; exit 2; }
 
@@ -56,9 +49,7 @@ fi
 if [[ ! -x "$profdata" ]]; then
     echo "build_native.sh: no llvm-profdata for this rustc (rustup component add" \
         "llvm-tools); building without profile-guided optimisation" >&2
-    plain
-    emu
-    exit 0
+    plain_build
 fi
 
 dir=target/pgo
@@ -88,9 +79,7 @@ if [[ "$(cat "$dir/stamp" 2>/dev/null)" != "$stamp" || ! -f "$profile" ]]; then
         echo "build_native.sh: the profile-guided steps failed (above); building" \
             "without profile-guided optimisation" >&2
         rm -rf "$dir"
-        plain
-        emu
-        exit 0
+        plain_build
     fi
 fi
 say "profile-guided build, 3/3: optimised module"
@@ -104,9 +93,7 @@ if ! RUSTFLAGS="-Cprofile-use=$profile" CARGO_TARGET_DIR=target/pgo-use plain; t
     echo "build_native.sh: the profile-guided build failed (above); building without" \
         "profile-guided optimisation" >&2
     rm -rf target/pgo-use
-    plain
-    emu
-    exit 0
+    plain_build
 fi
 echo "$stamp" >target/pgo-use/profile-stamp
 says checked=False pgo=use

@@ -12,6 +12,18 @@ if [[ -z "${VIRTUAL_ENV:-}" && -f .venv/bin/activate ]]; then
     . .venv/bin/activate
 fi
 
+# Fails unless the installed module says it was built as the caller built it (`says
+# checked=False pgo=use`): the benchmarks tell the tests' build from a release one by it.
+says() {
+    "${VIRTUAL_ENV:?no virtualenv}/bin/python" - "$0" "$@" <<'PY'
+import sys
+from collateral import _native
+b = _native.build()
+bad = [w for w in sys.argv[2:] if str(b[w.split("=")[0]]) != w.split("=", 1)[1]]
+sys.exit(f"{sys.argv[1]}: the module says {b}, not {' '.join(bad)}" if bad else 0)
+PY
+}
+
 # Exports $2 as $1's value when $1 is set and $2 is not.
 carry() {
     if [[ -n "${!1:-}" && -z "${!2:-}" ]]; then
