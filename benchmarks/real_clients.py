@@ -6,7 +6,9 @@ every 20 ms and times its round trip; in the simulator, one CUBIC download besid
 flows of the same probes (88 B of IP every 20 ms, no jitter) both ways, each upstream
 probe paired with the downstream probe sent when it arrives (as irtt's server answers
 it). Printed: irtt's RTT p50/p90/p99 against the simulator's, iperf3's goodput against
-the simulator's, per link and queue. Needs root and irtt, iperf3 (./setup.sh).
+the simulator's, per link and queue, each row followed by the shell's line on the router
+(what the link carried, and whether it kept real time). Needs root and irtt, iperf3
+(./setup.sh).
 
     sudo .venv/bin/python benchmarks/real_clients.py [--seconds 30]
 """
@@ -19,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -38,8 +41,9 @@ def cli_options(opts: dict[str, str]) -> list[str]:
     return [x for k, v in opts.items() for x in (f"--{k.replace('_', '-')}", v)]
 
 
-def testbed(link: dict[str, str], queue: dict[str, str], seconds: int) -> dict[str, float]:
-    """irtt's RTT percentiles (ms) and iperf3's goodput (bit/s) through the router."""
+def testbed(link: dict[str, str], queue: dict[str, str], seconds: int) -> dict[str, Any]:
+    """irtt's RTT percentiles (ms) and iperf3's goodput (bit/s) through the router, and
+    the shell's line on the router."""
     with tempfile.TemporaryDirectory() as d:
         irtt_json, iperf_json = Path(d) / "irtt.json", Path(d) / "iperf.json"
         probe_s = seconds - WARMUP_S - 2
@@ -84,6 +88,11 @@ def testbed(link: dict[str, str], queue: dict[str, str], seconds: int) -> dict[s
         "goodput": bits / secs,
         "goodput_total": end["sum_received"]["bits_per_second"],
         "n": len(rtts),
+        # The shell's last word: what the link carried and whether the router kept real
+        # time (a row measured through a late router holds its lateness too).
+        "router": next(
+            (ln for ln in reversed(p.stderr.splitlines()) if "the link carried" in ln), "?"
+        ),
     }
 
 
@@ -131,6 +140,7 @@ def main() -> None:
             gp = f"{tb['goodput'] / 1e6:.3f}/{sim['goodput'] / 1e6:.3f}"
             gp += f" ({(tb['goodput'] / sim['goodput'] - 1) * 100:+.1f} %)"
             print(f"{name} | {qname} | {' | '.join(cells)} | {gp} | {tb['n']}", flush=True)
+            print(f"  {tb['router']}", flush=True)
 
 
 if __name__ == "__main__":
