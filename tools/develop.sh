@@ -31,10 +31,13 @@ carry() {
     fi
 }
 
+# Fails as maturin failed (build_native.sh falls back on that), after writing the .pyc files.
 develop() {
+    local rc=0
     if [[ ! -x "${VIRTUAL_ENV:-}/bin/uv" ]]; then
-        maturin develop "$@"
-        return
+        maturin develop "$@" || rc=$?
+        compile_bytecode
+        return "$rc"
     fi
     carry PIP_CERT SSL_CERT_FILE
     carry PIP_INDEX_URL UV_INDEX_URL
@@ -43,9 +46,10 @@ develop() {
     carry PIP_DEFAULT_TIMEOUT UV_HTTP_TIMEOUT
     if ! maturin develop --uv "$@"; then
         echo "maturin develop --uv failed (above); trying again with pip" >&2
-        maturin develop "$@"
+        maturin develop "$@" || rc=$?
     fi
     compile_bytecode
+    return "$rc"
 }
 
 # Writes the .pyc files of the venv's packages and of collateral's own: uv installs none,
