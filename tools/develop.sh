@@ -36,17 +36,16 @@ develop() {
     local rc=0
     if [[ ! -x "${VIRTUAL_ENV:-}/bin/uv" ]]; then
         maturin develop "$@" || rc=$?
-        compile_bytecode
-        return "$rc"
-    fi
-    carry PIP_CERT SSL_CERT_FILE
-    carry PIP_INDEX_URL UV_INDEX_URL
-    carry PIP_EXTRA_INDEX_URL UV_EXTRA_INDEX_URL
-    carry PIP_FIND_LINKS UV_FIND_LINKS
-    carry PIP_DEFAULT_TIMEOUT UV_HTTP_TIMEOUT
-    if ! maturin develop --uv "$@"; then
-        echo "maturin develop --uv failed (above); trying again with pip" >&2
-        maturin develop "$@" || rc=$?
+    else
+        carry PIP_CERT SSL_CERT_FILE
+        carry PIP_INDEX_URL UV_INDEX_URL
+        carry PIP_EXTRA_INDEX_URL UV_EXTRA_INDEX_URL
+        carry PIP_FIND_LINKS UV_FIND_LINKS
+        carry PIP_DEFAULT_TIMEOUT UV_HTTP_TIMEOUT
+        if ! maturin develop --uv "$@"; then
+            echo "maturin develop --uv failed (above); trying again with pip" >&2
+            maturin develop "$@" || rc=$?
+        fi
     fi
     compile_bytecode
     return "$rc"
