@@ -314,6 +314,46 @@ def test_version_imports_no_command():
     }
 
 
+def test_a_commands_help_and_usage_errors_import_no_pydantic():
+    """`collateral simulate --help` (and emulate's, and an option argparse refuses) is
+    drawn from the declared parameters without the scenario's models: no pydantic, no
+    rich (0.09 s instead of 0.26 s here); the help still lists every parameter's option."""
+    from collateral.cli.scenario import option
+    from collateral.spec.fields import FIELDS
+
+    for argv, rc in (
+        (["simulate", "--help"], "0"),
+        (["emulate", "--help"], "0"),
+        (["simulate", "--trials", "0"], "2"),
+    ):
+        code = (
+            "import sys, io, contextlib\n"
+            "from collateral.cli import main\n"
+            "out, err = io.StringIO(), io.StringIO()\n"
+            "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
+            "    try:\n"
+            f"        rc = main({argv!r})\n"
+            "    except SystemExit as e:\n"
+            "        rc = e.code\n"
+            "print(rc, ' '.join(sorted(sys.modules)))\n"
+            "print(out.getvalue() + err.getvalue(), file=sys.stderr)\n"
+        )
+        p = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+        )
+        words = p.stdout.split()
+        assert words[0] == rc, (argv, p.stderr)
+        loaded = set(words[1:])
+        assert not {"pydantic", "pydantic_core", "rich"} & loaded, argv
+        assert not {m for m in loaded if m.startswith("collateral.spec.")} - {
+            "collateral.spec.fields"
+        }, argv
+        if argv[0] == "simulate" and rc == "0":
+            assert all(option(f.name) in p.stderr for f in FIELDS)
+        if rc == "2":
+            assert "--trials" in p.stderr
+
+
 def test_the_overview_is_the_whole_parsers_help_without_its_imports():
     """`collateral --help` (and no command, or a misspelt one) is drawn from the table of
     each command's line, importing no command's module; it reads as the whole parser's."""

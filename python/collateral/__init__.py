@@ -13,8 +13,9 @@ costs nothing that a command does not need.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from .lazy import lazy_names
 
 if TYPE_CHECKING:
     from .api import query, simulate, simulate_many
@@ -44,12 +45,13 @@ _HOMES = {
     "simulate_many": "api",
     "MAX_THREADS": "api",
 }
+_lazy = lazy_names(__name__, _HOMES)
 
 
 def __getattr__(name: str) -> Any:
     if name in _HOMES:
-        value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
-    elif name == "native_version":
+        return _lazy(name)
+    if name == "native_version":
         #: Version of the native core: the model version that results depend on.
         from ._native import version
 

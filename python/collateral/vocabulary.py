@@ -55,6 +55,28 @@ LINK_PRESETS: dict[str, tuple[str, str]] = {
     name: (fmt_rate(down), fmt_rate(up)) for name, (down, up) in LINK_RATES.items()
 }
 
+#: ``leo = "starlink"``: our reading of the Starlink measurements, per direction. The
+#: 15 s reconfigurations at :12/:27/:42/:57 are Tanveer et al. (2023) and Mohan et al.
+#: (WWW 2024); the rates are ranges around the medians those and Ookla's reports give
+#: (about 100 Mbit/s down, 10-15 Mbit/s up), the per-interval extra delay a 0-10 ms
+#: spread over the base RTT (give ``rtt``, e.g. 30 ms), and the handover a 20 ms
+#: one-way spike for 100 ms with 20 ms of loss (users' summaries of APNIC's measurements
+#: report ~40 ms of jitter and ~1 % loss at the boundaries). Our choices, not fitted.
+LEO_PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    "starlink": {
+        d: {
+            "rate_min": lo,
+            "rate_max": hi,
+            "delay_min": "0ms",
+            "delay_max": "10ms",
+            "spike": "20ms",
+            "spike_for": "100ms",
+            "loss_for": "20ms",
+        }
+        for d, lo, hi in (("down", "50Mbit", "200Mbit"), ("up", "5Mbit", "20Mbit"))
+    }
+}
+
 #: What one trial may ask of the core (``_native.limits()``): flows of each kind, web
 #: connection slots, window and initial window; a scenario beyond them is refused when
 #: it is built, naming the field and the limit.

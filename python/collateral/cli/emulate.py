@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..display import short
-from ..spec import flat_param
 from . import HELP
 from .errors import fail
 from .paths import output_dir
@@ -137,6 +136,8 @@ def check_emulation(a: argparse.Namespace) -> Scenario:
         check_testbed(scenario)
         kernel_congestion_controls(scenario)  # --cc htcp: named here, not after set-up
     except EmulationError as e:
+        from ..spec import flat_param
+
         param = flat_param(getattr(e, "path", ()))
         if hasattr(a, param):  # the reason shows the value, as the testbed took it
             fail(f"{option(param)}: {getattr(e, 'reason', e)}")

@@ -16,9 +16,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..display import short
-from ..spec import SpecError, aqm_queue, build_scenario
 from ..spec.fields import BY_NAME, FIELDS, GROUPS, SAME, Field
-from ..spec.flat import unusual_rtt
 from ..vocabulary import AQM_INFO
 from .errors import PROG, fail
 from .values import count
@@ -83,6 +81,7 @@ def aqm_with_limit(a: argparse.Namespace) -> object:
         if a.aqm is not None and getattr(a, "rule", None) is not None:
             fail_param(a, "rule", "a drop-tail rule; it does not apply to --aqm")
         return a.aqm
+    from ..spec import SpecError, aqm_queue
     from ..units import parse_queue_limit
 
     try:
@@ -129,6 +128,8 @@ def bare_number(text: object) -> bool:
 def warn_implausible(a: argparse.Namespace, sc: Scenario) -> None:
     """Values that are valid but rarely meant: a warning on stderr each, naming the
     option and what was probably meant; the run goes on."""
+    from ..spec.flat import unusual_rtt
+
     warnings = []
     if (odd := unusual_rtt(sc.rtt, a.rtt)) is not None:
         warnings.append(f"--rtt {a.rtt}: {odd}")
@@ -246,6 +247,8 @@ def scenario_from_args(a: argparse.Namespace) -> Scenario:
 def scenario_from_args_unchecked(a: argparse.Namespace) -> Scenario:
     """The scenario of the options: every declared parameter the command has, as given;
     ``--queue`` is the AQM's limit beside ``--aqm``, else drop-tail's (20kB unset)."""
+    from ..spec import SpecError, build_scenario
+
     params = {f.name: getattr(a, f.name) for f in FIELDS if hasattr(a, f.name)}
     if params.get("queue") is None:
         params["queue"] = BY_NAME["queue"].default

@@ -9,7 +9,6 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..display import short
-from ..spec import demo_scenario
 from . import HELP
 from .errors import fail
 from .paths import console, output_file
@@ -85,6 +84,8 @@ def run_simulate(args: argparse.Namespace) -> int:
 
 
 def run_demo(args: argparse.Namespace) -> int:
+    from ..spec import demo_scenario
+
     check_figure_args(args)
     return run(demo_scenario(), args)
 

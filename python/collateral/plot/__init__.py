@@ -67,8 +67,9 @@ emulation); for store figures :mod:`.measure` (the ``y`` catalogue), :mod:`.para
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..lazy import lazy_names
 from .aggregate import n_resamples, table
 from .draw import break_gaps, floor_at_zero, steps_compact
 from .errors import StorePlotError
@@ -138,13 +139,4 @@ _LAZY = {
     "fig_compare_stores": "compare",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY)

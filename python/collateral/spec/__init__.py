@@ -14,10 +14,16 @@ and the CLI read without this package's pydantic): ``types`` (fields with units)
 ``link`` (rate, queue, AQM, framing), ``tcp`` (bulk flows), ``traffic`` (CBR,
 applications, web users), ``scenario`` (one trial), ``fields`` (the flat parameters),
 ``flat`` (:func:`build_scenario`), ``errors`` (:class:`SpecError`, key paths).
+The models are imported on first use of any of them (``from collateral.spec import
+Scenario``), so that the vocabulary and the flat parameters (the CLI's options and its
+``--help``) come without pydantic.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_names
 from ..vocabulary import (
     APP_PROFILES,
     AQM_KINDS,
@@ -45,17 +51,17 @@ from ..vocabulary import (
     VOCABULARY,
     WORKLOADS,
 )
-from . import types as _types
-from .errors import PathError, SpecError, error_at, flat_param, fmt_key_path, from_core
 from .fields import FIELDS, Field
-from .flat import aqm_queue, bind, build_scenario, demo_scenario, parse_aqm_shorthand
-from .link import AQM_HUMAN_UNITS, AqmSpec, FramingSpec, LinkSpec, QueueSpec
-from .media import MediaSpec
-from .scenario import PhaseSpec, Scenario, TraceSpec
-from .signatures import readable_signatures
-from .tcp import CubicSpec, HtcpSpec, TcpSpec
-from .traffic import HTTP_MODEL, CbrSpec, WebSpec
-from .workload import WorkloadSpec
+
+if TYPE_CHECKING:
+    from .errors import PathError, SpecError, error_at, flat_param, fmt_key_path, from_core
+    from .flat import aqm_queue, bind, build_scenario, demo_scenario, parse_aqm_shorthand
+    from .link import AQM_HUMAN_UNITS, AqmSpec, FramingSpec, LinkSpec, QueueSpec
+    from .media import MediaSpec
+    from .scenario import PhaseSpec, Scenario, TraceSpec
+    from .tcp import CubicSpec, HtcpSpec, TcpSpec
+    from .traffic import HTTP_MODEL, CbrSpec, WebSpec
+    from .workload import WorkloadSpec
 
 __all__ = [
     "APP_PROFILES",
@@ -114,4 +120,29 @@ __all__ = [
     "parse_aqm_shorthand",
 ]
 
-readable_signatures(vars(_types))
+#: Where each name built on pydantic lives: imported on first use, so that what needs
+#: only the vocabulary and the flat parameters (the CLI's options, its ``--help``)
+#: imports no pydantic.
+_HOMES = {
+    **dict.fromkeys(
+        ["PathError", "SpecError", "error_at", "flat_param", "fmt_key_path", "from_core"],
+        "errors",
+    ),
+    **dict.fromkeys(
+        ["aqm_queue", "bind", "build_scenario", "demo_scenario", "parse_aqm_shorthand"], "flat"
+    ),
+    **dict.fromkeys(["AQM_HUMAN_UNITS", "AqmSpec", "FramingSpec", "LinkSpec", "QueueSpec"], "link"),
+    "MediaSpec": "media",
+    **dict.fromkeys(["PhaseSpec", "Scenario", "TraceSpec"], "scenario"),
+    **dict.fromkeys(["CubicSpec", "HtcpSpec", "TcpSpec"], "tcp"),
+    **dict.fromkeys(["HTTP_MODEL", "CbrSpec", "WebSpec"], "traffic"),
+    "WorkloadSpec": "workload",
+}
+
+# The models come together, as before: the scenario's module imports every one and gives
+# each the signature a reader takes in (help(), completion).
+__getattr__ = lazy_names(__name__, _HOMES, first="scenario")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

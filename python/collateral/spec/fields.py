@@ -26,6 +26,7 @@ from ..vocabulary import (
     CC_ALGORITHMS,
     DIRECTIONS,
     DSCP_NAMES,
+    LEO_PRESETS,
     LINK_PRESETS,
     MAX_TCP_FLOWS,
     MAX_WEB_SLOTS,
@@ -35,8 +36,6 @@ from ..vocabulary import (
     TCP_ECN_MODES,
     WORKLOADS,
 )
-from .leo import LEO_PRESETS
-from .link import AqmSpec
 
 #: A unit value: text such as "100ms", or a number in the base unit.
 _NUMBER = (str, int, float)
@@ -49,8 +48,10 @@ class Field:
     """One flat scenario parameter."""
 
     name: str
-    #: Types of value it takes (``int`` also takes any integral number, never a bool).
-    types: tuple[type, ...]
+    #: Types of value it takes (``int`` also takes any integral number, never a bool);
+    #: a model by its name (:func:`_model`; imported at the first check, so that the
+    #: CLI's options and its ``--help`` import no pydantic).
+    types: tuple[type | str, ...]
     default: Any
     #: The help text, without the default (see ``default_text``).
     help: str
@@ -80,10 +81,14 @@ class Field:
     @property
     def annotation(self) -> str:
         """The type as a signature shows it: ``str | float | None``."""
-        names = [t.__name__ for t in self.types]
+        names = self.type_names()
         if names[:3] == ["str", "int", "float"]:
             names = ["str", "float", *names[3:]]  # an int is a float to a reader
         return " | ".join(names + (["None"] if self.optional else []))
+
+    def type_names(self) -> list[str]:
+        """Its types' names: ``["str", "dict", "AqmSpec"]``."""
+        return [t if isinstance(t, str) else t.__name__ for t in self.types]
 
     def help_text(self) -> str:
         """The help with its default: ``... (default: 100ms)``."""
@@ -100,12 +105,22 @@ class Field:
 
         if value is None:
             return self.optional
-        kinds = tuple(numbers.Integral if t is int else t for t in self.types)
+        kinds = tuple(
+            numbers.Integral if t is int else _model(t) if isinstance(t, str) else t
+            for t in self.types
+        )
         if isinstance(value, bool) and bool not in self.types:
             return False
         if isinstance(value, float) and not math.isfinite(value):
             return False
         return isinstance(value, kinds)
+
+
+def _model(name: str) -> type:
+    """A model named in a declaration (``"AqmSpec"``)."""
+    from .link import AqmSpec
+
+    return {"AqmSpec": AqmSpec}[name]
 
 
 _PRESETS = ", ".join(f"{k} = {d} down / {u} up" for k, (d, u) in LINK_PRESETS.items())
@@ -186,7 +201,7 @@ FIELDS: tuple[Field, ...] = (
         lands=_both("queue", "count_in_service"),
     ),
     Field(
-        "aqm", (str, dict, AqmSpec), None, "an AQM instead of drop-tail:"
+        "aqm", (str, dict, "AqmSpec"), None, "an AQM instead of drop-tail:"
         f" {', '.join(AQM_SHORTHANDS)} with their defaults; KIND:KEY=VALUE,... with"
         " parameters in human units, e.g."
         " fq_codel:target=5ms,ecn=off or cake:bandwidth=1.4Mbit,diffserv=diffserv4,"

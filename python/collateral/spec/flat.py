@@ -20,6 +20,7 @@ from ..vocabulary import (
     DIRECTIONS,
     DSCP,
     DSCP_NAMES,
+    LEO_PRESETS,
     MAX_TCP_FLOWS,
     MAX_WEB_SLOTS,
     MEDIA_CONTROLLERS,
@@ -28,7 +29,6 @@ from ..vocabulary import (
 from .docsis import parse_docsis
 from .errors import SpecError, first_error, flat_param
 from .fields import BY_NAME, FIELDS, docs, signature
-from .leo import LEO_PRESETS
 from .link import AqmSpec
 from .scenario import Scenario
 from .tcp import TcpSpec
@@ -254,7 +254,7 @@ def bind(func: str, params: dict[str, Any]) -> dict[str, Any]:
     for f in FIELDS:
         value = params.get(f.name, f.default)
         if not f.accepts(value):
-            allowed = " or ".join(t.__name__ for t in f.types) + (" or None" if f.optional else "")
+            allowed = " or ".join(f.type_names()) + (" or None" if f.optional else "")
             raise SpecError(f.name, f"{short(value)} ({type(value).__name__}): expected {allowed}")
         out[f.name] = value
     return out

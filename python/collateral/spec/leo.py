@@ -9,7 +9,12 @@ from typing import Any
 
 from pydantic import model_validator
 
+# The presets (``leo = "starlink"``) are declared beside the link presets, where the CLI's
+# options read them without pydantic; re-exported here with the model they fill.
+from ..vocabulary import LEO_PRESETS
 from .types import Duration, Model, Rate
+
+__all__ = ["LEO_PRESETS", "LeoSpec"]
 
 
 class LeoSpec(Model):
@@ -54,26 +59,3 @@ class LeoSpec(Model):
             "spike_for_ns": self.spike_for,
             "loss_for_ns": self.loss_for,
         }
-
-
-#: ``leo = "starlink"``: our reading of the Starlink measurements, per direction. The
-#: 15 s reconfigurations at :12/:27/:42/:57 are Tanveer et al. (2023) and Mohan et al.
-#: (WWW 2024); the rates are ranges around the medians those and Ookla's reports give
-#: (about 100 Mbit/s down, 10-15 Mbit/s up), the per-interval extra delay a 0-10 ms
-#: spread over the base RTT (give ``rtt``, e.g. 30 ms), and the handover a 20 ms
-#: one-way spike for 100 ms with 20 ms of loss (users' summaries of APNIC's measurements
-#: report ~40 ms of jitter and ~1 % loss at the boundaries). Our choices, not fitted.
-LEO_PRESETS: dict[str, dict[str, dict[str, Any]]] = {
-    "starlink": {
-        d: {
-            "rate_min": lo,
-            "rate_max": hi,
-            "delay_min": "0ms",
-            "delay_max": "10ms",
-            "spike": "20ms",
-            "spike_for": "100ms",
-            "loss_for": "20ms",
-        }
-        for d, lo, hi in (("down", "50Mbit", "200Mbit"), ("up", "5Mbit", "20Mbit"))
-    }
-}
