@@ -315,7 +315,7 @@ def test_version_imports_no_command():
 
 
 def test_a_commands_help_and_usage_errors_import_no_pydantic():
-    """`collateral simulate --help` (and emulate's, and an option argparse refuses) is
+    """`collateral simulate --help` (emulate's, advise's, an option argparse refuses) is
     drawn from the declared parameters without the scenario's models: no pydantic, no
     rich (0.09 s instead of 0.26 s here); the help still lists every parameter's option."""
     from collateral.cli.scenario import option
@@ -324,6 +324,7 @@ def test_a_commands_help_and_usage_errors_import_no_pydantic():
     for argv, rc in (
         (["simulate", "--help"], "0"),
         (["emulate", "--help"], "0"),
+        (["advise", "--help"], "0"),
         (["simulate", "--trials", "0"], "2"),
     ):
         code = (

@@ -10,12 +10,20 @@ budget (:mod:`.apps`), keep goodput within a tolerance of the best, then add the
 delay. :mod:`.text` and :mod:`.figure` present the evidence.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_names
 from .apps import APP_ALIASES, APPS
 from .candidates import AQMS, BDP_MULTIPLES, Candidate, candidates
-from .figure import figure, plot
-from .model import Advice, Outcome
-from .run import MAX_DURATION_NS, MAX_TCP_FLOWS, MAX_TRIALS, MIN_DURATION_NS, advise
-from .text import table, verdict, want
+from .limits import MAX_DURATION_NS, MAX_TCP_FLOWS, MAX_TRIALS, MIN_DURATION_NS
+
+if TYPE_CHECKING:
+    from .figure import figure, plot
+    from .model import Advice, Outcome
+    from .run import advise
+    from .text import table, verdict, want
 
 __all__ = [
     "APPS",
@@ -37,3 +45,19 @@ __all__ = [
     "verdict",
     "want",
 ]
+
+#: What runs or draws (the scenario's models, matplotlib): imported on first use, so that
+#: the CLI's options (``collateral advise --help``) need only the limits and the apps.
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "figure": "figure",
+        "plot": "figure",
+        "Advice": "model",
+        "Outcome": "model",
+        "advise": "run",
+        "table": "text",
+        "verdict": "text",
+        "want": "text",
+    },
+)

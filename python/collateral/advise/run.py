@@ -12,22 +12,19 @@ from pydantic import ValidationError
 from .. import _native
 from ..spec import CC_ALGORITHMS, PROFILES, Scenario, SpecError, TraceSpec
 from ..units import fmt_duration, parse_duration
-from ..vocabulary import MAX_WEB_SLOTS
 from .apps import APP_ALIASES, APPS, BUDGET_SOURCES
 from .candidates import Candidate, candidates
 from .current import current_queue
 from .goals import Goal, parse_goal
+from .limits import (
+    MAX_DURATION_NS,
+    MAX_TCP_FLOWS,
+    MAX_THREADS,
+    MAX_TRIALS,
+    MAX_WEB_USERS,
+    MIN_DURATION_NS,
+)
 from .model import Advice, Outcome
-
-#: Limits of one run of the advisor (it simulates every candidate ``trials`` times).
-MAX_TRIALS = 100
-MAX_TCP_FLOWS = 100
-MAX_DURATION_NS = 3_600 * 10**9
-#: The shortest trial worth ranking: 50 calls packets of 20 ms after a 250 ms warm-up.
-MIN_DURATION_NS = 10**9
-MAX_THREADS = 1024
-#: As ``simulate``'s --web-users: 4 connection slots each.
-MAX_WEB_USERS = MAX_WEB_SLOTS // 4
 
 
 def advise(

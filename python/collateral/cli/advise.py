@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..spec import SpecError
 from ..spec.fields import BY_NAME
 from . import HELP
 from .errors import fail
@@ -159,6 +158,7 @@ _ADVISE_OPTIONS = {
 
 def run(args: argparse.Namespace) -> int:
     from ..advise import advise, plot, table, verdict
+    from ..spec import SpecError
 
     if args.plot is not None:
         output_file("--plot", args.plot, "out/advice.png", figure=True)
