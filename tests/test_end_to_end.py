@@ -2,6 +2,8 @@
 
 import json
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -138,3 +140,26 @@ def test_spec_models_show_readable_signatures():
         str(inspect.signature(CbrSpec).parameters["budget"]) == "budget: 'Duration | None' = None"
     )
     assert "BeforeValidator" not in str(sig) and len(str(sig)) < 700
+    from collateral.spec.types import Model
+
+    def models(base: type) -> list[type]:
+        return [m for sub in base.__subclasses__() for m in (sub, *models(sub))]
+
+    shown = {m.__name__: str(inspect.signature(m)) for m in models(Model)}
+    assert len(shown) >= 20 and not [n for n, s in shown.items() if "Annotated" in s]
+    assert "steps: 'list[tuple[Duration, Rate]] | None'" in shown["DeliveryTraceSpec"]
+    # A model's own module imported first (the package loads its models on first use).
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import inspect; from collateral.spec.leo import LeoSpec;"
+            " print(inspect.signature(LeoSpec)); print('Fields:' in LeoSpec.__doc__)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert "rate_min: 'Rate', rate_max: 'Rate', delay_min: 'Duration' = '0s'" in out
+    assert out.split()[-1] == "True"

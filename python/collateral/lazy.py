@@ -9,19 +9,15 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 
-def lazy_names(
-    package: str, homes: Mapping[str, str], first: str | None = None
-) -> Callable[[str], Any]:
+def lazy_names(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
     """The ``__getattr__`` of ``package``: each name of ``homes`` from its module there
-    (``{"Scenario": "scenario"}``), after importing the module ``first`` when given; the
-    value is kept in the package, so it is looked up once."""
+    (``{"Scenario": "scenario"}``), kept in the package, so it is looked up once. A name
+    must not be a submodule's (importing the submodule would set it to the module)."""
 
     def __getattr__(name: str) -> Any:
         home = homes.get(name)
         if home is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        if first is not None:
-            importlib.import_module(f".{first}", package)
         value = getattr(importlib.import_module(f".{home}", package), name)
         setattr(sys.modules[package], name, value)
         return value

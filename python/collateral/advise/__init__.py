@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING
 from ..lazy import lazy_names
 from .apps import APP_ALIASES, APPS
 from .candidates import AQMS, BDP_MULTIPLES, Candidate, candidates
+from .figure import figure, plot
 from .limits import MAX_DURATION_NS, MAX_TCP_FLOWS, MAX_TRIALS, MIN_DURATION_NS
+from .model import Advice, Outcome
+from .text import table, verdict, want
 
 if TYPE_CHECKING:
-    from .figure import figure, plot
-    from .model import Advice, Outcome
     from .run import advise
-    from .text import table, verdict, want
 
 __all__ = [
     "APPS",
@@ -46,18 +46,10 @@ __all__ = [
     "want",
 ]
 
-#: What runs or draws (the scenario's models, matplotlib): imported on first use, so that
-#: the CLI's options (``collateral advise --help``) need only the limits and the apps.
-__getattr__ = lazy_names(
-    __name__,
-    {
-        "figure": "figure",
-        "plot": "figure",
-        "Advice": "model",
-        "Outcome": "model",
-        "advise": "run",
-        "table": "text",
-        "verdict": "text",
-        "want": "text",
-    },
-)
+#: What runs the trials (the scenario's models): imported on first use, so that the CLI's
+#: options (``collateral advise --help``) need only the limits and the apps.
+__getattr__ = lazy_names(__name__, {"advise": "run"})
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

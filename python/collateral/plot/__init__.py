@@ -140,3 +140,7 @@ _LAZY = {
 }
 
 __getattr__ = lazy_names(__name__, _LAZY)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -139,9 +139,7 @@ _HOMES = {
     "WorkloadSpec": "workload",
 }
 
-# The models come together, as before: the scenario's module imports every one and gives
-# each the signature a reader takes in (help(), completion).
-__getattr__ = lazy_names(__name__, _HOMES, first="scenario")
+__getattr__ = lazy_names(__name__, _HOMES)
 
 
 def __dir__() -> list[str]:

@@ -20,11 +20,9 @@ from ..vocabulary import (
     MAX_TCP_FLOWS,
     MAX_WEB_SLOTS,
 )
-from . import types as _types
 from .errors import from_core
 from .link import AqmSpec, LinkSpec
 from .media import MediaSpec, OneOrMoreCalls, calls_native, calls_of
-from .signatures import readable_signatures
 from .tcp import TcpSpec
 from .traffic import CbrSpec, WebSpec
 from .types import Duration, LinkPreset, Model, Rate
@@ -298,8 +296,3 @@ class Scenario(Model):
                 f"seed {self.seed}",
             ]
         )
-
-
-# Every model of the package is defined by now (this module imports them all): each
-# gets the signature a reader takes in.
-readable_signatures(vars(_types))

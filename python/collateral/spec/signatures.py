@@ -8,9 +8,13 @@ import types
 import typing
 from typing import Any
 
-from pydantic import BeforeValidator, PlainSerializer
+from pydantic import BaseModel, BeforeValidator, PlainSerializer
 
-from .types import READABLE_SIGNATURES, Model
+#: Each spec model's signature as a reader takes it in (see :func:`readable_signature`),
+#: put back when pydantic builds the model and sets its own.
+READABLE_SIGNATURES: dict[type, Any] = {}
+#: The name of each human-unit type (``Duration``), by its parser (:func:`name_unit_types`).
+_UNIT_TYPES: dict[Any, str] = {}
 
 
 class _Shown:
@@ -25,10 +29,14 @@ class _Shown:
 
 def _shown(annotation: Any) -> str:
     """A type as a signature shows it: without the validators and tags pydantic keeps in
-    ``Annotated`` (a tagged union shows its members), unions as ``X | None``."""
+    ``Annotated`` (a human-unit type by its name, a tagged union by its members), unions
+    as ``X | None``."""
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin is typing.Annotated:
-        return _shown(args[0])
+        funcs = (getattr(m, "func", None) for m in args[1:])
+        return next((_UNIT_TYPES[f] for f in funcs if f in _UNIT_TYPES), None) or _shown(args[0])
+    if origin is tuple:
+        return f"tuple[{', '.join(map(_shown, args))}]"
     if origin in (typing.Union, types.UnionType):
         return " | ".join("None" if a is type(None) else _shown(a) for a in args)
     if origin is list:
@@ -36,56 +44,53 @@ def _shown(annotation: Any) -> str:
     return inspect.formatannotation(annotation)
 
 
-def _models(base: type) -> list[type]:
-    out = []
-    for sub in base.__subclasses__():
-        out += [sub, *_models(sub)]
-    return out
-
-
-def readable_signatures(aliases: dict[str, Any]) -> None:
-    """Gives every spec model a signature a reader can take in (help(), completion):
-    a human-unit field shows its alias (``rtt: Duration = '100ms'``, the names in
-    ``aliases``) instead of the validators behind it, and defaults show as the units
-    they are written in."""
-    by_parser: dict[Any, str] = {}
-    for name, alias in aliases.items():
+def name_unit_types(namespace: dict[str, Any]) -> None:
+    """Learns the human-unit types of ``namespace`` (:mod:`.types`): each ``Annotated``
+    alias by the parser it validates with."""
+    for name, alias in namespace.items():
         if typing.get_origin(alias) is typing.Annotated:
             shown = (
                 f"{name.removeprefix('Optional')} | None" if name.startswith("Optional") else name
             )
             for meta in typing.get_args(alias)[1:]:
                 if isinstance(meta, BeforeValidator):
-                    by_parser.setdefault(meta.func, shown)
-    for model in _models(Model):
-        params = []
-        for name, f in model.model_fields.items():
-            alias = next(
-                (by_parser[m.func] for m in f.metadata if getattr(m, "func", None) in by_parser),
-                None,
+                    _UNIT_TYPES.setdefault(meta.func, shown)
+
+
+def readable_signature(model: type[BaseModel]) -> None:
+    """Gives a spec model, as it is defined, a signature a reader can take in (help(),
+    completion): a human-unit field shows its type's name (``rtt: Duration = '100ms'``)
+    instead of the validators behind it, and defaults show as the units they are written
+    in; its docstring gets a "Fields" section."""
+    by_parser = _UNIT_TYPES
+    params = []
+    for name, f in model.model_fields.items():
+        alias = next(
+            (by_parser[m.func] for m in f.metadata if getattr(m, "func", None) in by_parser),
+            None,
+        )
+        annotation = alias or re.sub(r"collateral\.spec\.(\w+\.)?", "", _shown(f.annotation))
+        if f.is_required():
+            default = inspect.Parameter.empty
+        elif isinstance(f.default_factory, type) and issubclass(f.default_factory, BaseModel):
+            # Shown, not built: building a model here would build its validator at
+            # import, which every command pays for (issue 33).
+            default = _Shown(f"{f.default_factory.__name__}()")
+        else:
+            default = f.get_default(call_default_factory=True)
+        serializer = next((m for m in f.metadata if isinstance(m, PlainSerializer)), None)
+        if serializer is not None and default not in (None, inspect.Parameter.empty):
+            default = serializer.func(default)
+        if isinstance(default, BaseModel) and default == type(default)():
+            default = _Shown(f"{type(default).__name__}()")
+        params.append(
+            inspect.Parameter(
+                name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
             )
-            annotation = alias or re.sub(r"collateral\.spec\.(\w+\.)?", "", _shown(f.annotation))
-            if f.is_required():
-                default = inspect.Parameter.empty
-            elif isinstance(f.default_factory, type) and issubclass(f.default_factory, Model):
-                # Shown, not built: building a model here would build its validator at
-                # import, which every command pays for (issue 33).
-                default = _Shown(f"{f.default_factory.__name__}()")
-            else:
-                default = f.get_default(call_default_factory=True)
-            serializer = next((m for m in f.metadata if isinstance(m, PlainSerializer)), None)
-            if serializer is not None and default not in (None, inspect.Parameter.empty):
-                default = serializer.func(default)
-            if isinstance(default, Model) and default == type(default)():
-                default = _Shown(f"{type(default).__name__}()")
-            params.append(
-                inspect.Parameter(
-                    name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
-                )
-            )
-        model.__signature__ = inspect.Signature(params, return_annotation=None)
-        READABLE_SIGNATURES[model] = model.__signature__
-        model.__doc__ = _with_field_docs(model, params)
+        )
+    model.__signature__ = inspect.Signature(params, return_annotation=None)
+    READABLE_SIGNATURES[model] = model.__signature__
+    model.__doc__ = _with_field_docs(model, params)
 
 
 def _with_field_docs(model: type, params: list[inspect.Parameter]) -> str:

@@ -32,6 +32,7 @@ from ..vocabulary import (
     RULES,
     TCP_ECN_MODES,
 )
+from .signatures import READABLE_SIGNATURES, name_unit_types, readable_signature
 
 
 def packet_size(v: object) -> int:
@@ -104,10 +105,6 @@ LinkPreset = Literal[tuple(LINK_RATES)]
 OptionalPacketSize = _optional(packet_size, lambda n: f"{n}B")
 
 
-#: Each spec model's signature as a reader takes it in (filled by ``readable_signatures``).
-READABLE_SIGNATURES: dict[type, Any] = {}
-
-
 class Model(BaseModel):
     """The base of every spec model: unknown keys are refused."""
 
@@ -116,8 +113,19 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        # Each model gets its readable signature as it is defined, in whatever order the
+        # modules are imported (the package loads its models on first use).
+        super().__pydantic_init_subclass__(**kwargs)
+        readable_signature(cls)
+
+    @classmethod
     def __pydantic_on_complete__(cls) -> None:
         # Building the model (deferred to its first use) sets pydantic's own signature,
         # validators and all: put the readable one back.
         if cls in READABLE_SIGNATURES:
             cls.__signature__ = READABLE_SIGNATURES[cls]
+
+
+# The human-unit types above, by name, for the models' signatures (``rtt: Duration``).
+name_unit_types(globals())
