@@ -126,3 +126,34 @@ def test_the_checks_can_fail():
     tmp = ROOT / "cli" / "paths.py"
     lazy = _imports("collateral.cli.paths", tmp)
     assert ("collateral.cli.errors", None) in lazy or ("collateral.cli.errors", "fail") in lazy
+
+
+def test_no_name_loaded_on_first_use_is_also_a_submodules_name():
+    """A package's lazy name (:func:`collateral.lazy.lazy_names`) that a submodule also
+    has becomes that module once anything imports the submodule (``advise.figure`` did):
+    with every submodule imported, no public name of such a package is a module."""
+    import subprocess
+    import sys
+
+    packages = sorted(
+        m for m, p in MODULES.items() if p.name == "__init__.py" and "lazy_names(" in p.read_text()
+    )
+    assert {"collateral", "collateral.spec", "collateral.plot"} <= set(packages)
+    code = (
+        "import importlib, pkgutil, sys, types\n"
+        "p = importlib.import_module(sys.argv[1])\n"
+        "for s in pkgutil.iter_modules(p.__path__):\n"
+        "    if not s.name.startswith('__'):\n"
+        "        importlib.import_module(f'{p.__name__}.{s.name}')\n"
+        "bad = [n for n in p.__all__ if isinstance(getattr(p, n), types.ModuleType)]\n"
+        "print(len(p.__all__), ','.join(bad) or '-')\n"
+    )
+    for package in packages:
+        n, bad = subprocess.run(
+            [sys.executable, "-c", code, package],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        ).stdout.split()
+        assert int(n) > 0 and bad == "-", (package, bad)

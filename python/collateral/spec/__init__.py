@@ -14,7 +14,7 @@ and the CLI read without this package's pydantic): ``types`` (fields with units)
 ``link`` (rate, queue, AQM, framing), ``tcp`` (bulk flows), ``traffic`` (CBR,
 applications, web users), ``scenario`` (one trial), ``fields`` (the flat parameters),
 ``flat`` (:func:`build_scenario`), ``errors`` (:class:`SpecError`, key paths).
-The models are imported on first use of any of them (``from collateral.spec import
+The models' modules are imported on first use (``from collateral.spec import
 Scenario``), so that the vocabulary and the flat parameters (the CLI's options and its
 ``--help``) come without pydantic.
 """
