@@ -126,6 +126,28 @@ def test_simulate_shows_its_keywords_and_names_a_typo():
         collateral.simulate(collateral.build_scenario(), rtt="20ms")
 
 
+def test_a_models_signature_does_not_need_what_its_module_defines_later():
+    """Each model gets its readable signature as it is defined: a default factory that
+    uses what comes later in its module is shown, not called, and the class is made."""
+    import inspect
+
+    from pydantic import Field
+
+    from collateral.spec.types import Duration, Model
+
+    class Early(Model):
+        wait: Duration = Field(default_factory=lambda: later())
+        n: int = 3
+
+    def later() -> int:
+        return 10**9
+
+    assert (
+        str(inspect.signature(Early)) == "(*, wait: 'Duration' = <lambda>(), n: 'int' = 3) -> None"
+    )
+    assert Early().wait == 10**9
+
+
 def test_spec_models_show_readable_signatures():
     import inspect
 

@@ -77,9 +77,13 @@ def readable_signature(model: type[BaseModel]) -> None:
             # import, which every command pays for (issue 33).
             default = _Shown(f"{f.default_factory.__name__}()")
         else:
-            default = f.get_default(call_default_factory=True)
+            try:
+                default = f.get_default(call_default_factory=True)
+            except NameError:  # a factory of what its module defines after this class
+                default = _Shown(f"{getattr(f.default_factory, '__name__', 'factory')}()")
         serializer = next((m for m in f.metadata if isinstance(m, PlainSerializer)), None)
-        if serializer is not None and default not in (None, inspect.Parameter.empty):
+        shown_as_is = default in (None, inspect.Parameter.empty) or isinstance(default, _Shown)
+        if serializer is not None and not shown_as_is:
             default = serializer.func(default)
         if isinstance(default, BaseModel) and default == type(default)():
             default = _Shown(f"{type(default).__name__}()")
