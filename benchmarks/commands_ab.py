@@ -46,6 +46,9 @@ def commands(store: Path, tmp: Path) -> dict[str, list[str]]:
     return {
         "simulate": ["simulate", "--link", "adsl1", "--duration", "180s"],
         "help": ["--help"],
+        "simulate-help": ["simulate", "--help"],
+        "emulate-help": ["emulate", "--help"],
+        "advise-help": ["advise", "--help"],
         "version": ["--version"],
         "query": [
             "query",
