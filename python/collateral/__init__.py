@@ -45,7 +45,7 @@ _HOMES = {
     "simulate_many": "api",
     "MAX_THREADS": "api",
 }
-_lazy = lazy_names(__name__, _HOMES)
+_lazy, __dir__ = lazy_names(__name__, _HOMES)
 
 
 def __getattr__(name: str) -> Any:
@@ -70,7 +70,3 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value  # looked up once
     return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])

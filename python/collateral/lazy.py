@@ -9,10 +9,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 
-def lazy_names(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
-    """The ``__getattr__`` of ``package``: each name of ``homes`` from its module there
-    (``{"Scenario": "scenario"}``), kept in the package, so it is looked up once. A name
-    must not be a submodule's (importing the submodule would set it to the module)."""
+def lazy_names(
+    package: str, homes: Mapping[str, str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The ``__getattr__`` and ``__dir__`` of ``package``: each name of ``homes`` from its
+    module there (``{"Scenario": "scenario"}``), kept in the package, so it is looked up
+    once; ``dir()`` lists them (``__all__``) before they are. A name must not be a
+    submodule's (importing the submodule would set it to the module)."""
 
     def __getattr__(name: str) -> Any:
         home = homes.get(name)
@@ -22,4 +25,8 @@ def lazy_names(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
         setattr(sys.modules[package], name, value)
         return value
 
-    return __getattr__
+    def __dir__() -> list[str]:
+        module = sys.modules[package]
+        return sorted({*vars(module), *getattr(module, "__all__", ())})
+
+    return __getattr__, __dir__

@@ -48,8 +48,4 @@ __all__ = [
 
 #: What runs the trials (the scenario's models): imported on first use, so that the CLI's
 #: options (``collateral advise --help``) need only the limits and the apps.
-__getattr__ = lazy_names(__name__, {"advise": "run"})
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, {"advise": "run"})

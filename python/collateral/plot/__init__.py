@@ -139,8 +139,4 @@ _LAZY = {
     "fig_compare_stores": "compare",
 }
 
-__getattr__ = lazy_names(__name__, _LAZY)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)

@@ -139,8 +139,4 @@ _HOMES = {
     "WorkloadSpec": "workload",
 }
 
-__getattr__ = lazy_names(__name__, _HOMES)
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)

@@ -33,8 +33,7 @@ def _shown(annotation: Any) -> str:
     as ``X | None``."""
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin is typing.Annotated:
-        funcs = (getattr(m, "func", None) for m in args[1:])
-        return next((_UNIT_TYPES[f] for f in funcs if f in _UNIT_TYPES), None) or _shown(args[0])
+        return _unit_type(args[1:]) or _shown(args[0])
     if origin is tuple:
         return f"tuple[{', '.join(map(_shown, args))}]"
     if origin in (typing.Union, types.UnionType):
@@ -42,6 +41,12 @@ def _shown(annotation: Any) -> str:
     if origin is list:
         return f"list[{_shown(args[0])}]"
     return inspect.formatannotation(annotation)
+
+
+def _unit_type(metadata: typing.Iterable[Any]) -> str | None:
+    """The human-unit type a field's validators make it (``Duration``), if any."""
+    funcs = (getattr(m, "func", None) for m in metadata)
+    return next((_UNIT_TYPES[f] for f in funcs if f in _UNIT_TYPES), None)
 
 
 def name_unit_types(namespace: dict[str, Any]) -> None:
@@ -62,14 +67,11 @@ def readable_signature(model: type[BaseModel]) -> None:
     completion): a human-unit field shows its type's name (``rtt: Duration = '100ms'``)
     instead of the validators behind it, and defaults show as the units they are written
     in; its docstring gets a "Fields" section."""
-    by_parser = _UNIT_TYPES
     params = []
     for name, f in model.model_fields.items():
-        alias = next(
-            (by_parser[m.func] for m in f.metadata if getattr(m, "func", None) in by_parser),
-            None,
+        annotation = _unit_type(f.metadata) or re.sub(
+            r"collateral\.spec\.(\w+\.)?", "", _shown(f.annotation)
         )
-        annotation = alias or re.sub(r"collateral\.spec\.(\w+\.)?", "", _shown(f.annotation))
         if f.is_required():
             default = inspect.Parameter.empty
         elif isinstance(f.default_factory, type) and issubclass(f.default_factory, BaseModel):
