@@ -239,7 +239,7 @@ def test_the_shells_closing_line_says_what_the_router_reported(tmp_path):
     """``collateral shell``'s last line, from the router's report as the core measures it:
     what each direction carried and the timing line; a report that cannot be read or is
     missing is said so, not raised (the user's command already ran)."""
-    from collateral.emulate.shell import session_line
+    from collateral.emulate.session import session_line
     from collateral.emulate.testbed import Proc
     from collateral.spec import build_scenario
 

@@ -21,8 +21,8 @@ a killed run), :mod:`.reaper` (the process that removes it when its run dies),
 :mod:`.testbed` (one run's namespaces, veths and processes), :mod:`.endpoints` (the
 ``collateral-emu`` processes), :mod:`.logs` (their logs read back into a Result),
 :mod:`.timing` (whether the router kept real time: the one line a trial or a store
-gets), :mod:`.run` (:func:`emulate`, :func:`emulate_experiment`), :mod:`.shell` (a user's own
-command through the link: :func:`shell`).
+gets), :mod:`.run` (:func:`emulate`, :func:`emulate_experiment`), :mod:`.session` (a user's
+own command through the link: :func:`shell`).
 
 Its names are imported on first use, so that :mod:`.reaper` starts without the rest
 (numpy, pydantic).
@@ -30,8 +30,9 @@ Its names are imported on first use, so that :mod:`.reaper` starts without the r
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_names
 
 if TYPE_CHECKING:
     from .checks import (
@@ -75,7 +76,7 @@ if TYPE_CHECKING:
     )
     from .registry import REGISTRY, TMP_PREFIX, cleanup_leftovers
     from .run import emulate, emulate_experiment
-    from .shell import shell
+    from .session import shell
     from .testbed import Proc, Testbed
     from .timing import RELEASE_ERROR_TARGET_S, late_keys, store_line, trial_line
 
@@ -173,7 +174,7 @@ _HOMES = {
     "cleanup_leftovers": "registry",
     "emulate": "run",
     "emulate_experiment": "run",
-    "shell": "shell",
+    "shell": "session",
     "Proc": "testbed",
     "Testbed": "testbed",
     "RELEASE_ERROR_TARGET_S": "timing",
@@ -183,13 +184,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
-    globals()[name] = value  # looked up once
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)
