@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pytest
@@ -92,8 +93,28 @@ def test_the_line_after_the_command_counts_what_ping_counts_and_the_routers_timi
     """Ten pings at once into a 3-packet queue on the 500 kbit/s upstream (84 B take
     1.34 ms each; ping sends the burst within microseconds): one is on the wire, three
     wait, six are dropped; the four replies come back one by one. The router's report,
-    measured by the core, must say what ping saw."""
-    p = _shell(
+    measured by the core, must say what ping saw. A router that missed real time says
+    so on that line (its queue then drains late and holds other packets than the
+    model's): run again, as the emulator's tests do (conftest's emulate_on_time)."""
+    for _ in range(3):
+        p = _ping_burst()
+        line = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
+        if "testbed LATE" not in line:
+            break
+        warnings.warn(f"the testbed's run was late: {line}", stacklevel=1)
+    else:
+        pytest.skip(f"the testbed was late 3 runs in a row: {line}")
+    assert p.returncode == 0, p.stderr  # ping fails only when no reply comes back
+    assert "10 packets transmitted, 4 received" in p.stdout
+    assert line.startswith(
+        "collateral: the link carried down 4 packets, 0 dropped by the queue;"
+        " up 4 packets, 6 dropped by the queue. testbed on time: "
+    ), line
+    assert "release error p99" in line, line
+
+
+def _ping_burst() -> subprocess.CompletedProcess[str]:
+    return _shell(
         *LINK,
         "--queue",
         "3p",
@@ -109,14 +130,6 @@ def test_the_line_after_the_command_counts_what_ping_counts_and_the_routers_timi
         "1",
         "198.18.0.1",
     )
-    assert p.returncode == 0, p.stderr  # ping fails only when no reply comes back
-    assert "10 packets transmitted, 4 received" in p.stdout
-    line = p.stderr.strip().splitlines()[-1]
-    assert line.startswith(
-        "collateral: the link carried down 4 packets, 0 dropped by the queue;"
-        " up 4 packets, 6 dropped by the queue. testbed "
-    ), line
-    assert "release error p99" in line, line
 
 
 def test_the_commands_exit_status_is_the_shells():
