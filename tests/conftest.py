@@ -80,31 +80,41 @@ def measured_cable(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.fixture
-def emulate_on_time() -> Any:
-    """``emulate(scenario)`` run again, as ``--rerun-late`` does, while the router says
-    it missed real time (its release error beyond the target), at most ``tries`` runs: a
-    late run's delays and counts hold its lateness, not the model's. Late every time, the
-    test is skipped with the router's figure: this machine cannot keep real time now, and
+def rerun_while_late(run: Any, lateness: Any, tries: int = 3) -> Any:
+    """``run()`` again while ``lateness(result)`` names how late the testbed's router was
+    (None: on time), at most ``tries`` runs: a late run's delays and counts hold its
+    lateness, not the model's. Late every time, the test is skipped with the router's
+    figures: this machine cannot keep real time now, and
     test_a_run_on_a_quiet_machine_is_not_flagged is the test of the router's timing."""
     import warnings
 
+    seen = []
+    for _ in range(tries):
+        result = run()
+        late = lateness(result)
+        if late is None:
+            return result
+        seen.append(late)
+        warnings.warn(f"the testbed's run was late ({late})", stacklevel=2)
+    pytest.skip(
+        f"the testbed was late {tries} runs in a row ({'; '.join(seen)}): "
+        "this machine cannot keep real time now"
+    )
+
+
+@pytest.fixture
+def emulate_on_time() -> Any:
+    """``emulate(scenario)`` run again, as ``--rerun-late`` does, while the router says
+    it missed real time (:func:`rerun_while_late`)."""
     from collateral.emulate import emulate
 
+    def lateness(e: Any) -> str | None:
+        if not e.summary.get("late"):
+            return None
+        return f"release error p99 {(e.summary.get('release_error_p99_s') or 0.0) * 1e3:.2f} ms"
+
     def run(scenario: Any, tries: int = 3) -> Any:
-        p99s = []
-        for _ in range(tries):
-            e = emulate(scenario)
-            if not e.summary.get("late"):
-                return e
-            p99s.append(f"{(e.summary.get('release_error_p99_s') or 0.0) * 1e3:.2f}")
-            warnings.warn(
-                f"the testbed's run was late (release error p99 {p99s[-1]} ms)", stacklevel=2
-            )
-        pytest.skip(
-            f"the testbed was late {tries} runs in a row (release error p99 {', '.join(p99s)} ms): "
-            "this machine cannot keep real time now"
-        )
+        return rerun_while_late(lambda: emulate(scenario), lateness, tries)
 
     return run
 

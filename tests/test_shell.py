@@ -11,10 +11,10 @@ import signal
 import subprocess
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import pytest
+from conftest import rerun_while_late
 
 from collateral import emulate as emu
 
@@ -95,15 +95,11 @@ def test_the_line_after_the_command_counts_what_ping_counts_and_the_routers_timi
     wait, six are dropped; the four replies come back one by one. The router's report,
     measured by the core, must say what ping saw. A router that missed real time says
     so on that line (its queue then drains late and holds other packets than the
-    model's): run again, as the emulator's tests do (conftest's emulate_on_time)."""
-    for _ in range(3):
-        p = _ping_burst()
-        line = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
-        if "testbed LATE" not in line:
-            break
-        warnings.warn(f"the testbed's run was late: {line}", stacklevel=1)
-    else:
-        pytest.skip(f"the testbed was late 3 runs in a row: {line}")
+    model's): run again, as the emulator's tests do."""
+    p = rerun_while_late(
+        _ping_burst, lambda p: _last_line(p) if "testbed LATE" in _last_line(p) else None
+    )
+    line = _last_line(p)
     assert p.returncode == 0, p.stderr  # ping fails only when no reply comes back
     assert "10 packets transmitted, 4 received" in p.stdout
     assert line.startswith(
@@ -111,6 +107,10 @@ def test_the_line_after_the_command_counts_what_ping_counts_and_the_routers_timi
         " up 4 packets, 6 dropped by the queue. testbed on time: "
     ), line
     assert "release error p99" in line, line
+
+
+def _last_line(p: subprocess.CompletedProcess[str]) -> str:
+    return p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
 
 
 def _ping_burst() -> subprocess.CompletedProcess[str]:
