@@ -266,3 +266,18 @@ def test_the_shipped_measurement_is_inferred_and_advised_from(tmp_path):
     assert p.returncode == 2 and p.stderr.strip().endswith(
         "--from: gives the link; leave out --down"
     )
+
+
+@pytest.mark.parametrize(
+    "file, lacks", [("down.json", "latency probes"), ("irtt.json.gz", "a load")]
+)
+def test_a_run_of_probes_or_load_alone_is_refused_in_one_line(tmp_path, file, lacks):
+    # Importing one of the measurement's files stores only the rtt or the throughput
+    # table: infer and advise --from say which is missing (they ended in DuckDB's
+    # "Table with name rtt does not exist" traceback).
+    assert _cli("import", str(EXAMPLE / file), "-o", str(tmp_path / "m")).returncode == 0
+    for args in (["infer", str(tmp_path / "m")], ["advise", "--from", str(tmp_path / "m")]):
+        p = _cli(*args)
+        assert p.returncode == 2, p.stderr
+        (line,) = p.stderr.strip().splitlines()
+        assert f"the run has no {lacks}" in line, line

@@ -119,6 +119,21 @@ def from_store(path: str | Path) -> Observations:
             " infer reads one measured run (collateral import)"
         )
     row = summary.iloc[0].to_dict()
+    # An import of the probes alone, or of the load alone, stores one of the two tables.
+    have = set(st.tables())
+    missing = [
+        what
+        for t, what in (
+            ("rtt", "latency probes (e.g. irtt)"),
+            ("throughput", "a load (e.g. iperf3)"),
+        )
+        if t not in have
+    ]
+    if missing:
+        raise InferenceProblem(
+            f"{path}: the run has no {' and no '.join(missing)}; infer needs both in one"
+            " measurement (collateral import PROBES LOAD -o DIR)"
+        )
     rtt = st.query("SELECT time_s, probe, rtt_s FROM rtt WHERE probe = 0 ORDER BY time_s")
     if rtt.empty:
         raise InferenceProblem(f"{path}: no latency probes in the run")
