@@ -88,6 +88,26 @@ def test_cli_writes_a_trace_and_simulates_on_it(tmp_path):
     assert "error: --down-trace: " in bad.stderr and 'line 2: "x"' in bad.stderr
 
 
+def test_a_csv_series_keeps_its_last_row(tmp_path):
+    # 10, 2 and 5 Mbit/s from 0, 2 and 4 s: the last rate is held for the rows' spacing
+    # (to 6 s), or to --duration; it was dropped (4 s at a mean of 6.0 Mbit/s), and an
+    # explicit --duration 10s was taken for the default and ignored.
+    csv = tmp_path / "rates.csv"
+    csv.write_text("time_s,rate_bps\n0,10e6\n2,2e6\n4,5e6\n")
+    out = str(tmp_path / "s.trace")
+    for extra, span, mean in (([], 6000, 34 / 6), (["--duration", "10s"], 10_000, 5.4)):
+        p = _cli("trace", "series", str(csv), "-o", out, *extra)
+        assert p.returncode == 0, p.stderr
+        assert f"over {span} ms, mean {mean:.3f} Mbit/s" in p.stdout, p.stdout
+    for rows, extra, says in (
+        ("0,10e6\n", [], "--duration: missing; with one time in the series"),
+        ("0,10e6\n4,5e6\n", ["--duration", "3s"], "the series' last row is at 4 s"),
+    ):
+        csv.write_text(rows)
+        p = _cli("trace", "series", str(csv), "-o", out, *extra)
+        assert p.returncode == 2 and p.stderr.count("\n") == 1 and says in p.stderr
+
+
 def test_burst_loss_on_the_wire_is_gilbert_elliott():
     # Gilbert's model, p = 0.02, r = 0.5: 0.02 / 0.52 = 3.85 % of a CBR flow's packets lost
     # on the wire in bursts of 2 on average (the core's unit tests check 10^6 packets).

@@ -25,7 +25,8 @@ def add_parser(sub: Any) -> None:
         " 1504 bytes, its millisecond; the trace repeats after its last line. KIND:"
         " constant (--rate), square (--rate for half a --period, then --low), walk (from"
         " --rate, a factor in [1/2, 2] every --step, within --low and --high), series"
-        " (a CSV file of time_s,rate_bps rows, each rate held to the next row).",
+        " (a CSV file of time_s,rate_bps rows, each rate held to the next row, the last"
+        " one to --duration).",
     )
     t.add_argument("kind", metavar="KIND", choices=KINDS, help=", ".join(KINDS))
     t.add_argument("csv", metavar="CSV", nargs="?", help="series: the rate time series")
@@ -35,7 +36,12 @@ def add_parser(sub: Any) -> None:
     t.add_argument("--high", metavar="RATE", help="walk: the highest rate")
     t.add_argument("--period", metavar="TIME", default="2s", help="square (default: 2s)")
     t.add_argument("--step", metavar="TIME", default="100ms", help="walk (default: 100ms)")
-    t.add_argument("--duration", metavar="TIME", default="10s", help="default: 10s")
+    t.add_argument(
+        "--duration",
+        metavar="TIME",
+        help="default: 10s; series: the last row's time and the spacing of the rows before"
+        " it again (e.g. 5s for rows at 0, 2 and 4 s)",
+    )
     t.add_argument("--seed", metavar="N", type=count(0, 2**63 - 1), default=1, help="walk")
 
 
@@ -69,7 +75,7 @@ def run(a: argparse.Namespace) -> int:
     from ..links import synthetic
 
     out = output_file("--out", a.out, "out/link.trace")
-    duration = _time("--duration", a.duration)
+    duration = _time("--duration", a.duration or "10s")
     if a.kind != "series" and a.csv is not None:
         fail(f"CSV: {a.kind} takes no file; only series does")
     if a.kind == "constant":
@@ -87,7 +93,7 @@ def run(a: argparse.Namespace) -> int:
             _rate("--rate", a.rate), lo, hi, _time("--step", a.step), duration, a.seed
         )
     else:
-        ms = synthetic.from_series(_series(a.csv), duration if a.duration != "10s" else None)
+        ms = synthetic.from_series(*_series_until(_series(a.csv), a.duration))
     synthetic.write(ms, out)
     from .. import _native
 
@@ -118,6 +124,23 @@ def _series(path: str | None) -> list[tuple[float, float]]:
     if not points:
         fail(f"CSV: {path}: no rows")
     return points
+
+
+def _series_until(
+    points: list[tuple[float, float]], duration: str | None
+) -> tuple[list[tuple[float, float]], int]:
+    """The series and its end (ns): ``--duration``, after the last row, or else the last
+    row held as long as the rows before it were apart (a sampled series' last sample)."""
+    times = sorted(t for t, _ in points)
+    if duration is not None:
+        end = _time("--duration", duration)
+        if end <= times[-1] * 1e9:
+            fail(f"--duration: {short(duration)}: the series' last row is at {times[-1]:g} s;"
+                 " give a longer one")  # fmt: skip
+        return points, end
+    if len(times) < 2 or times[-1] <= times[-2]:
+        fail("--duration: missing; with one time in the series, give how long it lasts")
+    return points, _time("--duration", f"{times[-1] + (times[-1] - times[-2]):.9g}s")
 
 
 def _number(text: str) -> bool:
