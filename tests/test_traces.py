@@ -3,12 +3,15 @@ Python front, the synthetic traces, and the CLI."""
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from collateral import _native
 from collateral.links import synthetic
 from collateral.spec import Scenario, SpecError, build_scenario
+
+TRACES = Path(__file__).resolve().parent.parent / "examples" / "traces"
 
 
 def _cli(*args, cwd=None):
@@ -86,6 +89,19 @@ def test_cli_writes_a_trace_and_simulates_on_it(tmp_path):
     bad = _cli("simulate", "--down-trace", str(tmp_path / "bad.trace"), "--up", "1Mbit")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
     assert "error: --down-trace: " in bad.stderr and 'line 2: "x"' in bad.stderr
+
+
+def test_a_trace_in_one_direction_keeps_the_default_links_other_rate():
+    # As with --link adsl1 given: the up direction keeps ADSL1's 256 kbit/s. The CLI
+    # refused it ("--up: rate missing"); traces both ways need no preset.
+    trace = str(TRACES / "12mbit.trace")
+    p = _cli("simulate", "--down-trace", trace, "--duration", "8s", "--json")
+    assert p.returncode == 0, p.stderr
+    s = Scenario(down={"trace": {"file": trace}})
+    assert (s.link, s.down.rate, s.up.rate) == ("adsl1", 12_032_000, 256_000)
+    both = Scenario(down={"trace": {"file": trace}}, up={"trace": {"file": trace}})
+    assert (both.link, both.up.rate) == (None, 12_032_000)
+    assert build_scenario(down_trace=trace).up.rate == 256_000
 
 
 def test_a_csv_series_keeps_its_last_row(tmp_path):

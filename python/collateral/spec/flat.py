@@ -110,7 +110,16 @@ def build_scenario(**params: Any) -> Scenario:
         )
     if leo is not None and (link is not None or down is not None or up is not None):
         raise SpecError("leo", "a satellite link sets both rates; leave out link, down and up")
-    if link is None and down is None and up is None and not any(traces.values()) and not leo:
+    # A trace alone replaces one direction of the default link (ADSL1), as it does of a
+    # preset given with --link: the other direction keeps the preset's rate.
+    one_trace = sum(t is not None for t in traces.values()) == 1
+    if (
+        link is None
+        and down is None
+        and up is None
+        and not leo
+        and (one_trace or not any(traces.values()))
+    ):
         link = "adsl1"
     if link is not None and (down is not None or up is not None):
         raise SpecError("link", "give either a link preset or the down and up rates, not both")

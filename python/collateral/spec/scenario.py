@@ -59,9 +59,8 @@ class TraceSpec(Model):
 DEFAULT_LINK = "adsl1"
 
 
-def _has_rate(link: object) -> bool:
+def _has_rate(link: object, keys: tuple[str, ...] = ("rate", "trace", "leo")) -> bool:
     """A rate given, or a trace or satellite link that sets it."""
-    keys = ("rate", "trace", "leo")
     if isinstance(link, LinkSpec):
         return any(getattr(link, k) is not None for k in keys)
     return isinstance(link, dict) and any(link.get(k) is not None for k in keys)
@@ -72,7 +71,7 @@ class Scenario(Model):
 
     ``link`` names a preset (``adsl1``, ``adsl2``) that supplies the rates of ``down``
     and ``up``; give either it or both rates. With neither, the link is ADSL1, as the
-    CLI's.
+    CLI's (a trace in one direction replaces that direction's rate).
     """
 
     # A message does not repeat the input: a million flows are refused, not printed (the
@@ -124,11 +123,14 @@ class Scenario(Model):
     @model_validator(mode="before")
     @classmethod
     def _default_link(cls, data: object) -> object:
-        """No preset and no rate in either direction: the default link."""
-        if (
-            isinstance(data, dict)
-            and data.get("link") is None
-            and not any(_has_rate(data.get(d)) for d in ("down", "up"))
+        """No preset and no rate in either direction: the default link. A trace in one
+        direction replaces that direction of it, as of a preset given, and the other
+        keeps its rate."""
+        if not isinstance(data, dict) or data.get("link") is not None:
+            return data
+        links = [data.get(d) for d in ("down", "up")]
+        if not any(_has_rate(v, ("rate", "leo")) for v in links) and not all(
+            _has_rate(v, ("trace",)) for v in links
         ):
             return {**data, "link": DEFAULT_LINK}
         return data
