@@ -40,3 +40,23 @@ def test_queue_series_follows_the_sawtooth():
     # A 20-slot queue fills to its limit before each loss and drains below it after.
     assert packets.max() == 20
     assert np.quantile(packets, 0.1) < 10
+
+
+def test_the_delay_panel_tells_lost_packets_from_those_still_in_flight():
+    # A small FIFO drops CBR packets; a few are still on their way at the end. The panel
+    # marks each kind with the summary's own count (it called the in-flight ones lost).
+    import matplotlib.pyplot as plt
+
+    from collateral.plot.trial import _delay_panel
+
+    r = collateral.simulate(
+        queue="6kB", cbr="down", duration="20s", warmup="5s", tcp_flows=2, start_spread="0s"
+    )
+    (down,) = [c for c in r.cbr if c["direction"] == "down"]
+    assert down["lost"] > 0 and down["in_flight"] > 0
+    fig, ax = plt.subplots()
+    _delay_panel(ax, r, 5.0, 20.0)
+    labels = ax.get_legend_handles_labels()[1]
+    plt.close(fig)
+    assert f"lost ({down['lost']})" in labels, labels
+    assert f"in flight at the end ({down['in_flight']})" in labels, labels

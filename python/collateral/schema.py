@@ -132,6 +132,13 @@ def trace_columns(table: str) -> list[dict[str, Any]]:
     raise KeyError(f"no trace table {table!r}; declared: {[t['name'] for t in _SCHEMA['traces']]}")
 
 
+def code(table: str, column: str, name: str) -> int:
+    """The stored code of ``name`` in a coded trace column (``code("cbr", "fate",
+    "in_flight")`` is 3): the schema's order, the core's."""
+    (col,) = [c for c in trace_columns(table) if c["name"] == column]
+    return col["codes"].index(name)
+
+
 def trace_tables() -> list[str]:
     return [t["name"] for t in _SCHEMA["traces"]]
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..schema import code
 from .draw import floor_at_zero, steps_compact
 from .style import STYLE, check_figure_path, legend_outside, plt, save, suptitle
 
@@ -26,7 +27,8 @@ def fig_cwnd_delay(
 
     Shows, on a shared time axis from ``t0`` to ``t1`` seconds (default: the 10 s after
     the warm-up), how each of TCP's sawtooth cycles fills the queue and delays the VoIP
-    packets behind it. Lost CBR packets are marked along the top of the lower panel.
+    packets behind it. Lost CBR packets, and those still in flight at the end, are marked
+    along the top of the lower panel.
     Writes a PNG at ``path`` (plus an SVG when ``path`` ends in ``.svg``) and returns the
     paths written; ``caption``: as :func:`save`.
     """
@@ -152,16 +154,20 @@ def _delay_panel(ax: plt.Axes, result: Result, t0: float, t1: float) -> None:
     ax.plot(sent[got], delay[got], color="C3", lw=0.6, alpha=0.5)
     ax.scatter(sent[got], delay[got], s=5, color="C3", label="CBR packet (down)", zorder=3)
     top = max(1.0, float(np.nanmax(delay)) * 1.1) if got.any() else 1.0
-    if (~got).any():  # lost packets: marked at the top, they have no delay
-        ax.scatter(
-            sent[~got],
-            np.full((~got).sum(), top * 0.97),
-            marker="x",
-            s=25,
-            color="black",
-            label=f"lost ({(~got).sum()})",
-            zorder=4,
-        )
+    # Packets without a delay, marked at the top: lost (dropped or lost on the wire), or
+    # still on their way when the run ended (fate 3), which are not losses.
+    pending = ~got & (pk["fate"][sel] == code("cbr", "fate", "in_flight"))
+    for which, label, look in (
+        (~got & ~pending, "lost", {"marker": "x", "color": "black"}),
+        (
+            pending,
+            "in flight at the end",
+            {"marker": "o", "facecolors": "none", "edgecolors": "black"},
+        ),
+    ):
+        if which.any():
+            y = np.full(which.sum(), top * 0.97)
+            ax.scatter(sent[which], y, s=25, label=f"{label} ({which.sum()})", zorder=4, **look)
     if not len(sent):
         ax.text(
             0.5,

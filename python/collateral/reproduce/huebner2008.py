@@ -13,6 +13,7 @@ import numpy as np
 from ..plot.draw import floor_at_zero
 from ..plot.style import STYLE, legend_outside, plt, suptitle
 from ..plot.trial import fig_cwnd_queue
+from ..schema import code
 from .claims import Claim, Figure
 from .drawing import CC_STYLE, save_with_caption
 from .stored import query, trial_result
@@ -200,11 +201,6 @@ def huebner_owd_queue(store: Store, stem: Path, label: str) -> list[Path]:
         return save_with_caption(fig, stem, caption)
 
 
-#: The ``fate`` code of a cbr-trace packet still in the network when the run ended
-#: (arrived 0, dropped 1, lost 2, in_flight 3: the schema's names in the core's order).
-_IN_FLIGHT = 3
-
-
 def _delay_df(store: Store) -> pd.DataFrame:
     """Every downstream VoIP packet sent after the warm-up with its fate: one-way delay
     where it arrived, NaN where it was dropped or lost (filtered in numpy: DuckDB's
@@ -238,7 +234,11 @@ def huebner_cdf(store: Store, stem: Path, label: str) -> list[Path]:
     levels off at 1 - its loss rate, drawn on to the right edge and named in the
     legend."""
     df = _delay_df(store)
-    df = df[(df.frac == 1) & (np.isclose(df.rtt_s, 0.08)) & (df.fate != _IN_FLIGHT)]
+    df = df[
+        (df.frac == 1)
+        & (np.isclose(df.rtt_s, 0.08))
+        & (df.fate != code("cbr", "fate", "in_flight"))
+    ]
     rates = sorted(df.rate.unique())
     worst: list[str] = []
     with plt.rc_context(STYLE):
