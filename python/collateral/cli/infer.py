@@ -209,8 +209,10 @@ def _what_if(inf: Any, figure: Any) -> None:
         ("call_down_delay_p95_s", "s"),
         ("call_up_delay_p95_s", "s"),
     ]
-    for name, _ in cols:
-        t.add_column(name.replace("_", " "), justify="left" if name == "queue" else "right")
+    for name, unit in cols:
+        # A value shown with its unit (31 ms): the header drops the stored name's "_s".
+        head = name.removesuffix("_s") if unit else name
+        t.add_column(head.replace("_", " "), justify="left" if name == "queue" else "right")
     for r in rows:
         t.add_row(*(fmt_cell(r[k], u) if u else _plain(r[k]) for k, u in cols))
     console().print(t)
