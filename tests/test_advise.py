@@ -236,6 +236,18 @@ def test_a_workload_with_a_grade_goal_rules_out_the_bloated_buffers():
     assert not big.meets and big.scores["grade>=B"] < 3  # worse than B
     assert adv.best.meets and adv.best.scores["grade>=B"] >= 3
     assert set(adv.rates) == {"down", "up"}
+    # The table shows the score each goal judges, per candidate, as its letter.
+    from rich.console import Console
+
+    from collateral.advise.goals import GRADES
+    from collateral.advise.text import table
+
+    con = Console(width=250, record=True)
+    con.print(table(adv))
+    text = con.export_text()
+    assert "grade>=B" in text.splitlines()[3]  # the header row
+    big_row = next(line for line in text.splitlines() if "drop-tail 50p/9p" in line)
+    assert f" {GRADES[int(big.scores['grade>=B'])]} " in big_row
     for kw, name in (
         ({"goals": ["rpm>=800"]}, "goals"),
         ({"workload": "rrul", "goals": ["rpm>>1"]}, "goals"),

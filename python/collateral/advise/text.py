@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .goals import GRADES
 from .model import Advice, Outcome
 
 
@@ -75,7 +76,16 @@ def table(advice: Advice) -> Any:
         t.add_column("MOS", justify="right")
     if call:
         t.add_column("call", justify="right")
+    # Each goal's score (the median over trials that the goal is judged on).
+    goals = list(advice.outcomes[0].scores) if advice.outcomes else []
+    for g in goals:
+        t.add_column(g, justify="right")
     t.add_column("meets", justify="center")
+    if any(math.isnan(o.scores[g]) for o in advice.outcomes for g in goals):
+        t.caption += (
+            "; –: a trial has no such score (its load saturated at the trial's end or too"
+            " late to be scored: run longer trials)"
+        )
     best, ties = advice.best, advice.ties()
     for o in advice.ranked:
         mark = "★ " if o is best else ("= " if o in ties else "")
@@ -90,8 +100,17 @@ def table(advice: Advice) -> Any:
             row.append(f"{o.mos:.2f}")
         if call:
             row.append(_rate(o.call_bps))
+        row += [_score(g, o.scores[g]) for g in goals]
         t.add_row(*row, "✓" if o.meets else "✗")
     return t
+
+
+def _score(goal: str, v: float) -> str:
+    """A goal's median score: a grade by its letter (the lower of two medians), else
+    the number."""
+    if math.isnan(v):
+        return "–"
+    return GRADES[int(v)] if goal.startswith("grade") else f"{v:.0f}"
 
 
 def _rate(bps: float) -> str:
@@ -114,8 +133,12 @@ def verdict(advice: Advice) -> list[str]:
             + (f", call {_rate(b.call_bps)}" if advice.app == "video" else "")
         )
     else:
+        # The late share within the target but a goal missed: name the goals and the
+        # scores, which the late share alone does not explain.
+        goals = ", ".join(f"{g} (median {_score(g, v)})" for g, v in b.scores.items())
+        missed = f"the goals {goals}" if b.late <= advice.target and goals else "the target"
         head = (
-            f"recommended: {b.candidate.label} — none meets the target; this one is the"
+            f"recommended: {b.candidate.label} — none meets {missed}; this one is the"
             f" closest: {_pct(b.late)} late, {_delay_words(advice)} {delays}"
         )
     lines = [head]
