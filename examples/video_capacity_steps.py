@@ -13,6 +13,7 @@ import argparse
 
 import collateral
 from collateral.spec import LinkSpec, MediaSpec, QueueSpec, Scenario
+from collateral.vocabulary import MEDIA_CONTROLLERS
 
 #: (from s, Mbit/s)
 STEPS = [(0, 1.0), (40, 2.5), (60, 0.6), (80, 1.0)]
@@ -50,7 +51,7 @@ def run(max_rate: str, controller: str = "gcc", seed: int = 1) -> collateral.Res
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--controller", default="gcc", help="gcc, nada or scream")
+    ap.add_argument("--controller", default="gcc", choices=MEDIA_CONTROLLERS)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     for max_rate in ("1.5Mbit", "3Mbit"):

@@ -38,14 +38,12 @@ def add_parser(sub: Any) -> None:
         " voip, fps and mmo; video: a GCC call, as --video gcc); default: voip, or video"
         " with --video",
     )
+    # One call: each call makes its own groups, and two would both be "traffic".
     add_scenario_options(
         a,
-        only=("video", "video_direction", "video_max_rate"),
+        only=("video", "video_direction", "video_max_rate")
+        + ("tcp_flows", "uploads", "web_users", "profile"),
         video={"help": "the application is a video call whose rate this controller sets"},
-    )
-    add_scenario_options(
-        a,
-        only=("tcp_flows", "uploads", "web_users", "profile"),
         tcp_flows={"type": count(0, MAX_TCP_FLOWS), "help": "bulk downloads (default: 1)"},
         uploads={"type": count(0, MAX_TCP_FLOWS)},
     )
@@ -119,7 +117,14 @@ def add_parser(sub: Any) -> None:
     from .infer import add_line_options
 
     add_line_options(a, when="with --from: ")
-    a.add_argument("--seed", metavar="N", type=count(0, 2**62), default=1)
+    a.add_argument(
+        "--seed",
+        metavar="N",
+        type=count(0, 2**62),
+        default=1,
+        help="the first trial's seed; trial k runs seed N+k, the same for every candidate"
+        " (default: 1)",
+    )
     a.add_argument(
         "--plot",
         metavar="PATH",
