@@ -142,6 +142,14 @@ def warn_implausible(a: argparse.Namespace, sc: Scenario) -> None:
             f"--duration {a.duration}: less than 1 s is measured after the warm-up;"
             " figures will be noisy"
         )
+    # Flows whose start may fall after the run's end: some trials have no such flow.
+    late = [t for t in sc.tcp if t.start + t.start_spread > sc.duration]
+    if late and getattr(a, "start_spread", None) is not None:
+        default = " (the default)" * (a.start_spread == BY_NAME["start_spread"].default)
+        warnings.append(
+            f"--start-spread {a.start_spread}{default}: longer than the run ({a.duration});"
+            " a flow may start after its end and carry nothing"
+        )
     for w in warnings:
         print(f"{PROG}: warning: {w}", file=sys.stderr)
 
