@@ -160,11 +160,11 @@ def test_a_game_row_names_the_app_and_shows_its_budget_share():
 def test_implausible_values_are_warned_about_and_the_run_goes_on():
     p = run("simulate", "--rtt", "100", "--duration", "20s")
     assert p.returncode == 0, p.stderr
+    assert "warning: --rtt 100: read as 100 s" in p.stderr and "did you mean 100ms?" in p.stderr
     p = run("simulate", "--start-spread", "2min", "--duration", "10s")
     assert p.returncode == 0 and "warning: --start-spread 2min: longer than the run (10s)" in (
         p.stderr
     )
-    assert "warning: --rtt 100: read as 100 s" in p.stderr and "did you mean 100ms?" in p.stderr
     p = run("simulate", "--down", "1500", "--up", "256kbit", "--duration", "8s", "--warmup", "2s")
     assert p.returncode == 0 and "--down 1500: read as 1500 bit/s; did you mean 1500kbit?" in (
         p.stderr
