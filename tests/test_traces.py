@@ -139,3 +139,26 @@ def test_burst_loss_on_the_wire_is_gilbert_elliott():
     assert abs(share / (0.02 / 0.52) - 1) < 0.05, share  # 10^5 packets: ~1.5 % std. error
     with pytest.raises(ValueError, match="p"):
         Scenario(down={"burst_loss": {"p": 0, "r": 0.5}}, link="adsl1")
+
+
+def test_a_trace_too_large_for_a_link_is_refused_before_it_is_built(tmp_path):
+    # 10 Tbit/s for a minute is 5e10 opportunities: it filled 24 GB before the OOM
+    # killer; now the core's line limit refuses it at the first millisecond. A series
+    # row at 1e300 s spun for ever; bad rows, binary files and NaN times are one line.
+    out = str(tmp_path / "new" / "dir" / "x.trace")  # a missing directory is made
+    p = _cli("trace", "constant", "--rate", "10Tbit", "--duration", "60s", "-o", out)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert "the most a link's trace may hold" in p.stderr
+    assert _cli("trace", "constant", "--rate", "1Mbit", "-o", out).returncode == 0
+    csv = tmp_path / "s.csv"
+    for body in ("0,1e6\n1e300,1000\n", "5,1e6\n0,2e6\n", "0,1e6\nnan,1e6\n", "0,1e6,3\n"):
+        csv.write_text(body)
+        p = _cli("trace", "series", str(csv), "-o", out, "--duration", "10s")
+        assert p.returncode == 2 and p.stderr.count("\n") == 1, (body, p.stderr)
+        assert p.stderr.startswith("collateral: error: CSV: "), p.stderr
+    csv.write_bytes(b"\xff\xfe\x00garbage")
+    p = _cli("trace", "series", str(csv), "-o", out)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    with pytest.raises(ValueError, match="increasing order"):
+        Scenario(link=None, down={"trace": {"steps": [["5s", "1Mbit"], ["0s", "2Mbit"]],
+                                            "until": "10s"}}, up={"rate": "1Mbit"})  # fmt: skip

@@ -501,6 +501,8 @@ fn limits<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("max_cbr_flows", l::MAX_CBR_FLOWS)?;
     d.set_item("max_web_slots", l::MAX_WEB_SLOTS)?;
     d.set_item("memory_budget_bytes", l::MEMORY_BUDGET)?;
+    // The longest delivery trace a link takes (what `collateral trace` may write).
+    d.set_item("max_trace_lines", collateral_sim::clock::MAX_TRACE_LINES)?;
     // The testbed's accuracy target, which flags a trial `late`.
     d.set_item(
         "release_error_target_ns",

@@ -78,28 +78,36 @@ def run(a: argparse.Namespace) -> int:
     duration = _time("--duration", a.duration or "10s")
     if a.kind != "series" and a.csv is not None:
         fail(f"CSV: {a.kind} takes no file; only series does")
-    if a.kind == "constant":
-        ms = synthetic.constant(_rate("--rate", a.rate), duration)
-    elif a.kind == "square":
-        ms = synthetic.square(
-            _rate("--rate", a.rate), _rate("--low", a.low), _time("--period", a.period) // 2,
-            duration,
-        )  # fmt: skip
-    elif a.kind == "walk":
-        lo, hi = _rate("--low", a.low), _rate("--high", a.high)
-        if lo > hi:
-            fail("--low: above --high")
-        ms = synthetic.random_walk(
-            _rate("--rate", a.rate), lo, hi, _time("--step", a.step), duration, a.seed
-        )
-    else:
-        ms = synthetic.from_series(*_series_until(_series(a.csv), a.duration))
+    try:
+        ms = _opportunities(a, duration)
+    except ValueError as e:  # a trace longer than a link takes, refused before it is built
+        fail(f"{'CSV' if a.kind == 'series' else '--rate'}: {e}")
     synthetic.write(ms, out)
     from .. import _native
 
     _, mean = _native.delivery_trace("".join(f"{m}\n" for m in ms))
     print(f"wrote {out}: {len(ms)} opportunities over {ms[-1]} ms, mean {mean / 1e6:.3f} Mbit/s")
     return 0
+
+
+def _opportunities(a: argparse.Namespace, duration: int) -> list[int]:
+    from ..links import synthetic
+
+    if a.kind == "constant":
+        return synthetic.constant(_rate("--rate", a.rate), duration)
+    if a.kind == "square":
+        return synthetic.square(
+            _rate("--rate", a.rate), _rate("--low", a.low), _time("--period", a.period) // 2,
+            duration,
+        )  # fmt: skip
+    if a.kind == "walk":
+        lo, hi = _rate("--low", a.low), _rate("--high", a.high)
+        if lo > hi:
+            fail("--low: above --high")
+        return synthetic.random_walk(
+            _rate("--rate", a.rate), lo, hi, _time("--step", a.step), duration, a.seed
+        )
+    return synthetic.from_series(*_series_until(_series(a.csv), a.duration))
 
 
 def _series(path: str | None) -> list[tuple[float, float]]:
@@ -113,14 +121,19 @@ def _series(path: str | None) -> list[tuple[float, float]]:
             for i, row in enumerate(csv.reader(f), 1):
                 if not row or row[0].strip().startswith("#") or (i == 1 and not _number(row[0])):
                     continue  # blank, comment or header
-                if len(row) < 2:
+                if len(row) != 2:
                     fail(f"CSV: {path}: line {i}: give time_s,rate_bps")
                 try:
-                    points.append((float(row[0]), parse_rate(row[1].strip())))
+                    t, rate = float(row[0]), parse_rate(row[1].strip())
                 except ValueError as e:
                     fail(f"CSV: {path}: line {i}: {e}")
-    except OSError as e:
-        fail(f"CSV: {path}: {e.strerror or e}")
+                # Times in order, from 0 up to a day (a trace's longest).
+                if not 0 <= t <= 86_400 or (points and t <= points[-1][0]):
+                    fail(f"CSV: {path}: line {i}: time {short(row[0])}: give times in"
+                         " increasing order, in seconds from 0 to 86400")  # fmt: skip
+                points.append((t, rate))
+    except (OSError, UnicodeDecodeError) as e:
+        fail(f"CSV: {path}: {getattr(e, 'strerror', None) or e}")
     if not points:
         fail(f"CSV: {path}: no rows")
     return points

@@ -16,16 +16,26 @@ import random
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from .. import _native
+
 #: Mahimahi's opportunity size (collateral_model::clock::OPPORTUNITY_BYTES).
 OPPORTUNITY_BYTES = 1504
 _MS = 1_000_000
 
 
+#: The longest trace, in milliseconds: a day, as ``collateral trace --duration``.
+MAX_DURATION_MS = 86_400_000
+
+
 def from_rates(rate_of_ms: Callable[[int], float], duration_ms: int) -> list[int]:
     """Opportunity times (ms) for ``rate_of_ms(m)`` bit/s in millisecond ``m``
-    (1 … ``duration_ms``)."""
+    (1 … ``duration_ms``). A ValueError, before the memory is spent, for a trace longer
+    than a day or with more opportunities than a link takes (the core's limit)."""
     if duration_ms < 1:
         raise ValueError("duration: at least 1 ms")
+    if duration_ms > MAX_DURATION_MS:
+        raise ValueError(f"duration: {duration_ms / 1000:g} s; at most a day (86400 s)")
+    most = _native.limits()["max_trace_lines"]
     out: list[int] = []
     carried = 0.0  # bytes not yet given an opportunity
     for m in range(1, duration_ms + 1):
@@ -35,6 +45,12 @@ def from_rates(rate_of_ms: Callable[[int], float], duration_ms: int) -> list[int
         carried += rate / 8 / 1000
         n = int(carried // OPPORTUNITY_BYTES)
         carried -= n * OPPORTUNITY_BYTES
+        if len(out) + n > most:
+            raise ValueError(
+                f"more than {most:,} delivery opportunities of {OPPORTUNITY_BYTES} B by"
+                f" {m / 1000:g} s, the most a link's trace may hold: a lower rate or a"
+                " shorter duration"
+            )
         out += [m] * n
     if not out or out[-1] != duration_ms:
         out.append(duration_ms)  # the period: Mahimahi repeats after the last line
@@ -96,6 +112,7 @@ def from_series(points: Iterable[tuple[float, float]], duration_ns: int | None =
 def write(ms: list[int], path: str | Path) -> Path:
     """Writes the trace, one millisecond per line."""
     p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)  # as a figure's directory is made
     p.write_text("".join(f"{m}\n" for m in ms))
     return p
 

@@ -4,6 +4,7 @@ line, each a delivery opportunity of 1504 bytes), read by the core
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,10 @@ class DeliveryTraceSpec(Model):
             _, self._mean = _parse("\n".join(map(str, self.ms)))
             return self
         if self.steps is not None and self.file is None:
-            if self.until is None or self.until <= max(t for t, _ in self.steps):
+            times = [t for t, _ in self.steps]
+            if any(b <= a for a, b in pairwise(times)):
+                raise ValueError("steps: give their times in increasing order")
+            if self.until is None or self.until <= times[-1]:
                 raise ValueError("steps: give until, after the last step's time")
             from ..links.synthetic import from_series
 
