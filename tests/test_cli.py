@@ -440,3 +440,27 @@ def test_importing_the_spec_builds_no_validator():
         "print(int(s.Scenario.__pydantic_complete__))\n"
     )
     assert _fresh_python(code) == ["0", "1"]
+
+
+def test_ctrl_c_and_an_ascii_terminal_end_in_one_line_not_a_traceback(tmp_path):
+    # Ctrl-C in a command that is not `run` (which stores what finished): one line,
+    # status 130. Output an ASCII locale cannot encode ('·' in the table's title) is
+    # written with '?' instead of ending in UnicodeEncodeError.
+    import os
+    import signal
+    import time
+
+    cmd = [sys.executable, "-m", "collateral", "trace", "constant", "--rate", "1Mbit",
+           "--duration", "24h", "-o", str(tmp_path / "long.trace")]  # fmt: skip
+    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    time.sleep(2.0)
+    p.send_signal(signal.SIGINT)
+    err = p.communicate(timeout=60)[1]
+    assert p.returncode == 130 and err == "collateral: interrupted\n", err
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "PYTHONUTF8": "0", "LC_ALL": "C"}
+    p = subprocess.run(
+        [sys.executable, "-m", "collateral", "simulate", "--duration", "8s"],
+        capture_output=True, env=env,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert b"RTT 100ms ? queue 20kB" in p.stdout, p.stdout[:300]

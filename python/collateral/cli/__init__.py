@@ -112,6 +112,7 @@ def _handler(command: str) -> Callable[[argparse.Namespace], int]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    _plain_streams()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always")  # _one_line says each text once
@@ -120,6 +121,26 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `collateral simulate --json | head`: not an error
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the exit-time flush
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: what a run had finished is stored (run's own)
+        print("collateral: interrupted", file=sys.stderr)
+        return 130
+    except OSError as e:  # e.g. stdout on a full disk (> /dev/full): one line, no trace
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the exit-time flush
+        where = f": {e.filename}" if e.filename else ""
+        print(f"collateral: error: {e.strerror or e}{where}", file=sys.stderr)
+        return 1
+
+
+def _plain_streams() -> None:
+    """Output a terminal or file cannot encode (an ASCII locale without Python's UTF-8
+    mode) is written with '?' for the characters it lacks, rather than failing on the
+    first '·'; a closed stdout (``>&-``) is a discarded one."""
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - for the process's life
+    for stream in (sys.stdout, sys.stderr):
+        enc = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+        if stream is not None and enc != "utf8" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
 
 
 def _one_line(
