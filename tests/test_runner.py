@@ -225,6 +225,17 @@ def test_run_shows_progress_and_query_counts_rows(tmp_path):
     assert q.returncode == 2 and "not a collateral results directory" in q.stderr
     dry = cli("run", str(exp), "-o", str(out), "--dry-run")
     assert dry.returncode == 0 and "to run: 0" in dry.stdout
+    # Another experiment's results, or a foreign directory: the dry run refuses what the
+    # run would (it counted them as a fresh store), and writes nothing.
+    other = tmp_path / "other.toml"
+    other.write_text(exp.read_text().replace('name = "', 'name = "other-', 1))
+    (tmp_path / "foreign").mkdir()
+    (tmp_path / "foreign" / "notes.txt").write_text("mine")
+    for target, says in ((out, "holds the results of experiment"), (tmp_path / "foreign",
+                         "is not a collateral results directory")):  # fmt: skip
+        dry = cli("run", str(other), "-o", str(target), "--dry-run")
+        assert dry.returncode == 2 and says in dry.stderr, dry.stderr
+    assert sorted(p.name for p in (tmp_path / "foreign").iterdir()) == ["notes.txt"]
     assert (out / "views.sql").read_text().count("CREATE OR REPLACE VIEW summary") == 1
 
 

@@ -41,8 +41,10 @@ def add_parser(sub: Any) -> None:
     # One call: each call makes its own groups, and two would both be "traffic".
     add_scenario_options(
         a,
-        only=("video", "video_direction", "video_max_rate")
-        + ("tcp_flows", "uploads", "web_users", "profile"),
+        only=(
+            *("video", "video_direction", "video_max_rate"),
+            *("tcp_flows", "uploads", "web_users", "profile"),
+        ),
         video={"help": "the application is a video call whose rate this controller sets"},
         tcp_flows={"type": count(0, MAX_TCP_FLOWS), "help": "bulk downloads (default: 1)"},
         uploads={"type": count(0, MAX_TCP_FLOWS)},

@@ -140,11 +140,12 @@ def run(args: argparse.Namespace) -> int:
         output_dir("--output", str(out), "results/NAME", probe=not args.dry_run)
     if args.dry_run:
         stored: set[str] = set()
-        if (out / "store.json").exists():
-            try:
+        try:  # what the run would refuse, the dry run refuses (nothing written)
+            Store(out).check_for_writing(exp.name)
+            if (out / "store.json").exists():
                 stored = Store(out).done_keys()
-            except StoreError as e:
-                fail(f"--output: {e}")
+        except StoreError as e:
+            fail(f"--output: {e}")
         total = mine = todo = 0
         for t in exp.iter_trials():  # one at a time: a large experiment is counted, not held
             total += 1

@@ -162,6 +162,44 @@ class Store(Locks, Checks, Repairs, Parts, Views, Merging):
         except (OSError, pa.ArrowException):
             return None
 
+    def check_for_writing(self, experiment: str) -> None:
+        """Refuses, as :meth:`open_for_writing` would, a directory that is not this
+        experiment's results, without writing anything (``run --dry-run``)."""
+        if self.path.exists() and not self.path.is_dir():
+            raise StoreError(f"{self.path}: exists and is not a directory")
+        if self.meta_path.exists():
+            self._refuse_other_results(experiment)
+        else:
+            self._refuse_foreign_directory()
+
+    def _refuse_foreign_directory(self) -> None:
+        own = {"parts", "tmp", "locks", "quarantine", "experiment.toml", "views.sql", POINTS}
+        if self.path.is_dir() and any(
+            not p.name.startswith(".") and p.name not in own for p in self.path.iterdir()
+        ):
+            raise StoreError(
+                f"{self.path}: exists, is not empty and is not a collateral results"
+                " directory; choose another output directory"
+            )
+
+    def _refuse_other_results(self, experiment: str) -> None:
+        meta = self.meta()
+        if meta.get("experiment") != experiment:
+            raise StoreError(
+                f"{self.path} holds the results of experiment {meta.get('experiment')!r},"
+                f" not {experiment!r}; choose another output directory"
+            )
+        if self.schema_version() != schema_version():
+            raise StoreError(
+                f"{self.path} holds results of schema version {self.schema_version()}; this"
+                f" collateral writes version {schema_version()}; choose another output directory"
+            )
+        if self.format() > FORMAT:
+            raise StoreError(
+                f"{self.path}: store format {self.format()}, written by a newer collateral;"
+                f" this one writes format {FORMAT}; choose another output directory"
+            )
+
     @classmethod
     def create(
         cls,
@@ -178,14 +216,7 @@ class Store(Locks, Checks, Repairs, Parts, Views, Merging):
         if st.meta_path.exists():
             st._set_aside_broken_meta(experiment, experiment_text)
         if not st.meta_path.exists():
-            own = {"parts", "tmp", "locks", "quarantine", "experiment.toml", "views.sql", POINTS}
-            if st.path.is_dir() and any(
-                not p.name.startswith(".") and p.name not in own for p in st.path.iterdir()
-            ):
-                raise StoreError(
-                    f"{st.path}: exists, is not empty and is not a collateral results"
-                    " directory; choose another output directory"
-                )
+            st._refuse_foreign_directory()
             st.path.mkdir(parents=True, exist_ok=True)
             # store.json written again over parts of a format 1 store: keep them readable.
             parts = st.path / "parts"
@@ -208,22 +239,7 @@ class Store(Locks, Checks, Repairs, Parts, Views, Merging):
                 pass
             finally:
                 tmp.unlink()
-        meta = st.meta()
-        if meta.get("experiment") != experiment:
-            raise StoreError(
-                f"{st.path} holds the results of experiment {meta.get('experiment')!r},"
-                f" not {experiment!r}; choose another output directory"
-            )
-        if st.schema_version() != schema_version():
-            raise StoreError(
-                f"{st.path} holds results of schema version {st.schema_version()}; this"
-                f" collateral writes version {schema_version()}; choose another output directory"
-            )
-        if st.format() > FORMAT:
-            raise StoreError(
-                f"{st.path}: store format {st.format()}, written by a newer collateral; this"
-                f" one writes format {FORMAT}; choose another output directory"
-            )
+        st._refuse_other_results(experiment)
         for sub in ("parts", "tmp", "locks"):
             (st.path / sub).mkdir(exist_ok=True)
         if experiment_text is not None:
