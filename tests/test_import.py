@@ -70,6 +70,18 @@ def test_irtt_five_round_trips_by_hand(tmp_path: Path) -> None:
     assert list(rtt["fate"]) == [0, 0, 0, 2, 0]
 
 
+def test_a_file_given_twice_or_a_copy_is_refused(tmp_path: Path) -> None:
+    # It was combined as a second flow: twice the goodput, stored as measured.
+    f = DATA / "iperf3-loopback.json"
+    copy = tmp_path / "copy.json"
+    copy.write_bytes(f.read_bytes())
+    for second in (f, copy):
+        p = cli("import", "-o", str(tmp_path / "m"), str(f), str(second))
+        assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+        assert "the same measurement as" in p.stderr
+    assert not (tmp_path / "m" / "store.json").exists()
+
+
 def test_iperf3_real_output(tmp_path: Path) -> None:
     """iperf3-loopback.json is real output (iperf3 -c 127.0.0.1 -J -t 2 -i 0.5 -b 10M):
     one stream sent by the client (upstream), 4 intervals of 655360 B over 2.000081 s:

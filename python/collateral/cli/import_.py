@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from ..display import short
@@ -49,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
             like = load_experiment(args.like)
         except ExperimentError as e:
             fail(f"--like: {e}")
+    _refuse_copies(args.files)
     try:
         m = combine([read(f) for f in args.files])
         part, row = import_measurement(m, out, like, args.name)
@@ -73,3 +75,19 @@ def run(args: argparse.Namespace) -> int:
     if gp or lat:
         print("  " + ", ".join(gp + lat))
     return 0
+
+
+def _refuse_copies(files: list[str]) -> None:
+    """One file given twice (or two copies of it) would count its flows twice: the
+    second is refused, by name, before anything is read into the store."""
+    import hashlib
+
+    seen: dict[str, str] = {}
+    for f in files:
+        try:
+            digest = hashlib.sha256(Path(f).read_bytes()).hexdigest()
+        except OSError:
+            continue  # read() names the unreadable file
+        if digest in seen:
+            fail(f"FILE: {short(f, 60)}: the same measurement as {short(seen[digest], 60)}")
+        seen[digest] = f
