@@ -327,9 +327,9 @@ def aqm_queue(aqm: str | dict[str, Any] | AqmSpec) -> dict[str, Any]:
         q = parse_aqm_shorthand(aqm)
     else:
         try:
-            q = json.loads(aqm, parse_int=_json_int)
+            q = json.loads(aqm, parse_int=_json_int, object_pairs_hook=_no_repeated_keys)
         except (ValueError, RecursionError) as e:
-            why = str(e) if "digits" in str(e) else "not JSON"
+            why = str(e) if "digits" in str(e) or "given twice" in str(e) else "not JSON"
             raise SpecError(
                 "aqm",
                 f"{short(aqm)}: {why}; give {', '.join(AQM_SHORTHANDS)} or a JSON object"
@@ -338,6 +338,17 @@ def aqm_queue(aqm: str | dict[str, Any] | AqmSpec) -> dict[str, Any]:
     if not isinstance(q, dict) or "kind" not in q:
         raise SpecError("aqm", 'a JSON object with a "kind", e.g. {"kind": "codel"}')
     return q
+
+
+def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose key is given twice is refused (json keeps the last silently),
+    as ``kind:key=value`` refuses it."""
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"{k!r} given twice")
+        out[k] = v
+    return out
 
 
 def demo_scenario(duration: str = "60s", warmup: str = "10s") -> Scenario:
