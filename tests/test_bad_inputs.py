@@ -187,6 +187,9 @@ CLI_CASES = [
     # Numbers JSON cannot carry: refused in Python, naming the key within --aqm.
     (["simulate", "--aqm", "red:min_th=5,max_th=15,max_p=nan,w_q=0.002,limit=60"], "max_p"),
     (["simulate", "--aqm", "codel:target=inf"], "--aqm: target"),
+    # Flows a workload replaces: a value given for them was silently ignored.
+    (["simulate", "--workload", "rrul", "--downloads", "5"], "the workload rrul sets the flows"),
+    (["simulate", "--workload", "rrul", "--cbr", "none"], "--cbr: 'none': the workload rrul"),
     # A JSON key given twice (json.loads kept the last), as key=value refuses it.
     (["simulate", "--aqm", '{"kind": "red", "kind": "pie"}'], "'kind' given twice"),
     (["simulate", "--aqm", "fq_codel:flows=" + "9" * 40], "--aqm: flows"),

@@ -165,6 +165,10 @@ def build_scenario(**params: Any) -> Scenario:
     workload = p["workload"]
     if workload is not None and workload not in WORKLOADS:
         raise SpecError("workload", f"{short(workload)} is not one of {', '.join(WORKLOADS)}")
+    # The workload's own flows replace these: a value given for one would be ignored.
+    for name in ("tcp_flows", "uploads", "cbr"):
+        if workload is not None and p[name] != BY_NAME[name].default:
+            raise SpecError(name, f"{short(p[name])}: the workload {workload} sets the flows")
     if app is not None and app not in APP_PROFILES:
         raise SpecError(
             "app", f"unknown application {short(app)}; supported: {', '.join(APP_PROFILES)}"
