@@ -142,6 +142,16 @@ def warn_implausible(a: argparse.Namespace, sc: Scenario) -> None:
             f"--duration {a.duration}: less than 1 s is measured after the warm-up;"
             " figures will be noisy"
         )
+    # A byte limit below one full-size packet: every TCP segment is dropped.
+    limits = [
+        getattr(getattr(link.queue, "limit", None), "amount", None) for link in (sc.down, sc.up)
+    ]
+    units = [getattr(getattr(link.queue, "limit", None), "unit", None) for link in (sc.down, sc.up)]
+    if any(u == "bytes" and n is not None and n < 1500 for n, u in zip(limits, units, strict=True)):
+        warnings.append(
+            f"--queue {a.queue}: smaller than one 1500-byte packet; the queue drops every"
+            " full-size TCP segment"
+        )
     # Flows whose start may fall after the run's end: some trials have no such flow.
     late = [t for t in sc.tcp if t.start + t.start_spread > sc.duration]
     if late and getattr(a, "start_spread", None) is not None:
