@@ -163,6 +163,8 @@ def test_implausible_values_are_warned_about_and_the_run_goes_on():
     assert "warning: --rtt 100: read as 100 s" in p.stderr and "did you mean 100ms?" in p.stderr
     p = run("simulate", "--queue", "1000B", "--duration", "8s")
     assert p.returncode == 0 and "warning: --queue 1000B: smaller than one 1500-byte" in p.stderr
+    p = run("simulate", "--queue", "1000B", "--duration", "8s")
+    assert p.returncode == 0 and "warning: --queue 1000B: smaller than one 1500-byte" in p.stderr
     p = run("simulate", "--start-spread", "2min", "--duration", "10s")
     assert p.returncode == 0 and "warning: --start-spread 2min: longer than the run (10s)" in (
         p.stderr
