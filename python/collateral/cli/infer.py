@@ -134,6 +134,10 @@ def _replay(inf: Any, obs: Any, testbed: bool = False) -> None:
     t = Table(
         title=f"Measured beside replayed ({where}, the inferred link, the same load)",
         title_justify="left",
+        caption="KS: Kolmogorov-Smirnov distance of the probes' RTTs (0 the same"
+        " distribution, 1 none in common); an idle simulated link has no jitter, so its"
+        " probes share one RTT and KS is near 1 even when the medians agree",
+        caption_justify="left",
     )
     for col in (
         "",
