@@ -161,8 +161,12 @@ def test_implausible_values_are_warned_about_and_the_run_goes_on():
     p = run("simulate", "--rtt", "100", "--duration", "20s")
     assert p.returncode == 0, p.stderr
     assert "warning: --rtt 100: read as 100 s" in p.stderr and "did you mean 100ms?" in p.stderr
+    p = run("simulate", "--duration", "1ms", "--warmup", "0")  # no packet: "-", not "nan %"
+    assert p.returncode == 0 and "nan" not in p.stdout.lower(), p.stdout
     p = run("simulate", "--queue", "1000B", "--duration", "8s")
     assert p.returncode == 0 and "warning: --queue 1000B: smaller than one 1500-byte" in p.stderr
+    p = run("simulate", "--duration", "1ms", "--warmup", "0")  # no packet: "-", not "nan %"
+    assert p.returncode == 0 and "nan" not in p.stdout.lower(), p.stdout
     p = run("simulate", "--queue", "1000B", "--duration", "8s")
     assert p.returncode == 0 and "warning: --queue 1000B: smaller than one 1500-byte" in p.stderr
     p = run("simulate", "--start-spread", "2min", "--duration", "10s")

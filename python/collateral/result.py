@@ -325,7 +325,7 @@ def _cell(values: list[float], fmt: Any) -> str:
     second line; NaN (no packet, no flow) is left out, and all-NaN shows as "-"."""
     v = [x for x in values if x is not None and not math.isnan(x)]
     if not v:
-        return fmt(math.nan)
+        return "-"
     if len(values) == 1:
         return fmt(v[0])
     mid, lo, hi = (fmt(x) for x in (statistics.median(v), min(v), max(v)))
