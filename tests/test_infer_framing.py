@@ -114,6 +114,15 @@ def test_a_goodput_no_framing_explains_is_said_and_left_as_ip_rates():
     assert inf.framing is None and inf.link_framing() == {}
 
 
+def test_a_sync_rate_the_probes_alone_exceed_is_said_not_a_negative_share():
+    # 1 kbit/s: the probes take more than the line has; it read "-145236.1 % of what".
+    sync = {"down": 1e3, "up": 1e3}
+    inf = infer_with_sync(_line(Framing(10, True), {"down": S_DOWN, "up": S_UP}), sync)
+    line = next(x for x in inf.not_inferred if x.startswith("link framing"))
+    assert "leaves nothing for the load once the probes took theirs" in line, line
+    assert inf.framing is None
+
+
 def test_the_shipped_cable_run_is_bare_ip(measured_cable, cli_main):
     # The testbed's cable line had no framing: 1500 B on the line per full packet.
     rc, out, err = cli_main("infer", str(measured_cable), "--sync-rate", "50Mbit/10Mbit", "--json")

@@ -104,6 +104,13 @@ def infer_framing(fits: list[Fit]) -> tuple[list[Estimate], Framing | None, str 
     """(the estimates of ATM and overhead, the framing to use, why not) from each
     direction's fit: the framings that fit every direction (one line, one framing)."""
     for f in fits:
+        if f.share <= 0:  # the probes alone need more than the sync rate gives
+            return (
+                [],
+                None,
+                f"link framing: the {f.direction} sync rate leaves nothing for the load once"
+                " the probes took theirs: is it the line's sync rate (e.g. 1.5Mbit/256kbit)?",
+            )
         if not f.fits:
             return (
                 [],
