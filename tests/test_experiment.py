@@ -262,6 +262,9 @@ def test_missing_file_and_bad_options_exit_2(tmp_path):
     assert p.returncode == 2 and p.stderr.startswith("collateral: error: --shard:")
     p = run_cli("run", str(path), "--set", "experiment.trials")
     assert p.returncode == 2 and "--set" in p.stderr
+    # A bad value --set gave is --set's, not the file's (which is fine).
+    p = run_cli("run", str(path), "--set", "experiment.bogus=1", "--dry-run")
+    assert p.returncode == 2 and f"{path}: --set: experiment.bogus = 1: unknown key" in p.stderr
 
 
 def test_sweep_expands_cartesian_zip_grids_and_ranges(tmp_path):

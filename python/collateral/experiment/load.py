@@ -49,7 +49,13 @@ def load_experiment(path: str | Path, overrides: Sequence[tuple[str, Any]] = ())
                 p.stem,
             )
         data = {**data, "experiment": {**section, "name": p.stem}}
-    return build(data, source, _with_overrides(text, overrides))
+    try:
+        return build(data, source, _with_overrides(text, overrides))
+    except ExperimentError as e:
+        # A value that --set gave is --set's fault, not the file's.
+        if e.source == source and any(e.key == k for k, _ in overrides):
+            raise ExperimentError(f"{source}: --set", e.key, e.message, e.value) from None
+        raise
 
 
 #: The first line of the comments that name a run's overrides (:func:`_with_overrides`).
