@@ -236,6 +236,15 @@ def test_run_shows_progress_and_query_counts_rows(tmp_path):
         dry = cli("run", str(other), "-o", str(target), "--dry-run")
         assert dry.returncode == 2 and says in dry.stderr, dry.stderr
     assert sorted(p.name for p in (tmp_path / "foreign").iterdir()) == ["notes.txt"]
+    # A damaged store.json of this experiment's own directory: the run sets it aside and
+    # writes it anew, so the dry run counts, and leaves it as it is.
+    import shutil
+
+    shutil.copytree(out, tmp_path / "damaged")
+    (tmp_path / "damaged" / "store.json").write_text("{not json")
+    dry = cli("run", str(exp), "-o", str(tmp_path / "damaged"), "--dry-run")
+    assert dry.returncode == 0 and "to run: 0" in dry.stdout, dry.stderr
+    assert (tmp_path / "damaged" / "store.json").read_text() == "{not json"
     assert (out / "views.sql").read_text().count("CREATE OR REPLACE VIEW summary") == 1
 
 

@@ -156,6 +156,9 @@ def test_a_trace_too_large_for_a_link_is_refused_before_it_is_built(tmp_path):
         p = _cli("trace", "series", str(csv), "-o", out, "--duration", "10s")
         assert p.returncode == 2 and p.stderr.count("\n") == 1, (body, p.stderr)
         assert p.stderr.startswith("collateral: error: CSV: "), p.stderr
+    csv.write_text("0,1e6\n50000,1e6\n")  # held as long again: past a day
+    p = _cli("trace", "series", str(csv), "-o", out)
+    assert p.returncode == 2 and "ends at 100000 s, past a day; give --duration" in p.stderr
     csv.write_bytes(b"\xff\xfe\x00garbage")
     p = _cli("trace", "series", str(csv), "-o", out)
     assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr

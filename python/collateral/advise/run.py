@@ -286,7 +286,14 @@ def _outcome(
     worst = [max(e["delay"].values()) for e in ev]
     dirs = ev[0]["delay"].keys()
     med = median(late)
-    scores = {str(g): median(e["goals"][k] for e in ev) for k, g in enumerate(goals)}
+    # A trial without the score leaves the candidate without one (as Goal.met judges it):
+    # a median over a NaN is not a number to show.
+    scores = {
+        str(g): math.nan
+        if any(math.isnan(e["goals"][k]) for e in ev)
+        else median(e["goals"][k] for e in ev)
+        for k, g in enumerate(goals)
+    }
     goals_met = all(g.met([e["goals"][k] for e in ev]) for k, g in enumerate(goals))
     return Outcome(
         c,

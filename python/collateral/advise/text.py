@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .goals import GRADES
+from .goals import GRADES, parse_goal
 from .model import Advice, Outcome
 
 
@@ -135,7 +135,8 @@ def verdict(advice: Advice) -> list[str]:
     else:
         # The late share within the target but a goal missed: name the goals and the
         # scores, which the late share alone does not explain.
-        goals = ", ".join(f"{g} (median {_score(g, v)})" for g, v in b.scores.items())
+        missed = [g for g, v in b.scores.items() if not parse_goal(g).met([v])]
+        goals = ", ".join(f"{g} (median {_score(g, b.scores[g])})" for g in missed)
         missed = f"the goals {goals}" if b.late <= advice.target and goals else "the target"
         head = (
             f"recommended: {b.candidate.label} — none meets {missed}; this one is the"

@@ -153,7 +153,9 @@ def warn_implausible(a: argparse.Namespace, sc: Scenario) -> None:
             " full-size TCP segment"
         )
     # Flows whose start may fall after the run's end: some trials have no such flow.
-    late = [t for t in sc.tcp if t.start + t.start_spread > sc.duration]
+    late = [
+        t for t in sc.tcp if t.start_spread > 0 and t.start < sc.duration < t.start + t.start_spread
+    ]
     if late and getattr(a, "start_spread", None) is not None:
         default = " (the default)" * (a.start_spread == BY_NAME["start_spread"].default)
         warnings.append(
@@ -182,6 +184,10 @@ def versus_scenarios(a: argparse.Namespace, base: Scenario) -> list[tuple[str, S
                 b.rule = None
             if "queue" in keys and "aqm" not in keys:
                 b.aqm = None
+            if keys.get("workload") is not None:  # its flows replace the base's
+                for name in ("tcp_flows", "uploads", "cbr"):
+                    if name not in keys:
+                        setattr(b, name, BY_NAME[name].default)
         else:
             try:
                 parse_queue_limit(value)

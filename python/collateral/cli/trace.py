@@ -40,7 +40,7 @@ def add_parser(sub: Any) -> None:
         "--duration",
         metavar="TIME",
         help="default: 10s; series: the last row's time and the spacing of the rows before"
-        " it again (e.g. 5s for rows at 0, 2 and 4 s)",
+        " it again (e.g. 6s for rows at 0, 2 and 4 s)",
     )
     t.add_argument("--seed", metavar="N", type=count(0, 2**63 - 1), default=1, help="walk")
 
@@ -128,7 +128,7 @@ def _series(path: str | None) -> list[tuple[float, float]]:
                 except ValueError as e:
                     fail(f"CSV: {path}: line {i}: {e}")
                 # Times in order, from 0 up to a day (a trace's longest).
-                if not 0 <= t <= 86_400 or (points and t <= points[-1][0]):
+                if not 0 <= t < 86_400 or (points and t <= points[-1][0]):
                     fail(f"CSV: {path}: line {i}: time {short(row[0])}: give times in"
                          " increasing order, in seconds from 0 to 86400")  # fmt: skip
                 points.append((t, rate))
@@ -153,7 +153,11 @@ def _series_until(
         return points, end
     if len(times) < 2 or times[-1] <= times[-2]:
         fail("--duration: missing; with one time in the series, give how long it lasts")
-    return points, _time("--duration", f"{times[-1] + (times[-1] - times[-2]):.9g}s")
+    end = times[-1] + (times[-1] - times[-2])
+    if end > 86_400:
+        fail(f"CSV: the last row held as long as the rows were apart ends at {end:g} s,"
+             " past a day; give --duration")  # fmt: skip
+    return points, round(end * 1e9)
 
 
 def _number(text: str) -> bool:

@@ -65,6 +65,9 @@ class Fit:
     best: Framing
     #: The measured goodput (its interval's high end) over the best's prediction.
     share: float
+    #: The best's predicted goodput (bit/s): not positive when the probes alone take
+    #: the whole sync rate.
+    predicted: float = float("inf")
 
 
 def candidates() -> list[Framing]:
@@ -97,14 +100,14 @@ def fit(
     least = low * (1 - OVERREAD_PACKETS / packets - 1e-9)
     fits = tuple(f for f, g in pred.items() if least <= g <= high / UTILISATION * (1 + 1e-9))
     best = min(fits or pred, key=lambda f: abs(pred[f] - high))
-    return Fit(direction, fits, best, high / pred[best])
+    return Fit(direction, fits, best, high / pred[best], pred[best])
 
 
 def infer_framing(fits: list[Fit]) -> tuple[list[Estimate], Framing | None, str | None]:
     """(the estimates of ATM and overhead, the framing to use, why not) from each
     direction's fit: the framings that fit every direction (one line, one framing)."""
     for f in fits:
-        if f.share <= 0:  # the probes alone need more than the sync rate gives
+        if f.predicted <= 0:  # the probes alone need more than the sync rate gives
             return (
                 [],
                 None,

@@ -45,7 +45,7 @@ def from_rates(rate_of_ms: Callable[[int], float], duration_ms: int) -> list[int
         carried += rate / 8 / 1000
         n = int(carried // OPPORTUNITY_BYTES)
         carried -= n * OPPORTUNITY_BYTES
-        if len(out) + n > most:
+        if len(out) + n > most - 1:  # and the period's line after them
             raise ValueError(
                 f"more than {most:,} delivery opportunities of {OPPORTUNITY_BYTES} B by"
                 f" {m / 1000:g} s, the most a link's trace may hold: a lower rate or a"

@@ -163,12 +163,14 @@ class Store(Locks, Checks, Repairs, Parts, Views, Merging):
             return None
 
     def check_for_writing(self, experiment: str) -> None:
-        """Refuses, as :meth:`open_for_writing` would, a directory that is not this
-        experiment's results, without writing anything (``run --dry-run``)."""
+        """Refuses, as :meth:`create` would, a directory that is not this experiment's
+        results, without writing anything (``run --dry-run``); a damaged ``store.json``
+        that the run would set aside and write anew passes."""
         if self.path.exists() and not self.path.is_dir():
             raise StoreError(f"{self.path}: exists and is not a directory")
         if self.meta_path.exists():
-            self._refuse_other_results(experiment)
+            if self._broken_meta(experiment, None) is None:
+                self._refuse_other_results(experiment)
         else:
             self._refuse_foreign_directory()
 

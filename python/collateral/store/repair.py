@@ -139,16 +139,13 @@ class Repairs:
                 f" its {n:,} parts, now format {FORMAT}"
             )
 
-    def _set_aside_broken_meta(self, experiment: str, experiment_text: str | None) -> None:
-        """A damaged ``store.json`` in this experiment's own directory is moved to
-        ``quarantine/`` (so :meth:`create` writes it anew), in one line. The directory is
-        this experiment's when its ``experiment.toml`` (written by every run) reads as the
-        text being run (comments aside: a run's header of overrides) or names the same
-        experiment; otherwise the error stands: a directory that may be someone else's is
-        never rewritten."""
+    def _broken_meta(self, experiment: str, experiment_text: str | None) -> StoreError | None:
+        """None when ``store.json`` reads; its damage when the directory is this
+        experiment's, to be written anew (see :meth:`_set_aside_broken_meta`); raises the
+        damage otherwise. Only reads (``run --dry-run`` asks it too)."""
         try:
             self.meta()
-            return
+            return None
         except StoreError as e:
             broken = e
         toml = self.path / "experiment.toml"
@@ -163,6 +160,18 @@ class Repairs:
             ours = False
         if not ours:
             raise broken
+        return broken
+
+    def _set_aside_broken_meta(self, experiment: str, experiment_text: str | None) -> None:
+        """A damaged ``store.json`` in this experiment's own directory is moved to
+        ``quarantine/`` (so :meth:`create` writes it anew), in one line. The directory is
+        this experiment's when its ``experiment.toml`` (written by every run) reads as the
+        text being run (comments aside: a run's header of overrides) or names the same
+        experiment; otherwise the error stands: a directory that may be someone else's is
+        never rewritten."""
+        broken = self._broken_meta(experiment, experiment_text)
+        if broken is None:
+            return
         q = self.path / "quarantine"
         q.mkdir(exist_ok=True)
         stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S")
