@@ -185,7 +185,9 @@ def versus_scenarios(a: argparse.Namespace, base: Scenario) -> list[tuple[str, S
             if "queue" in keys and "aqm" not in keys:
                 b.aqm = None
             if keys.get("workload") is not None:  # its flows replace the base's
-                for name in ("tcp_flows", "uploads", "cbr"):
+                from ..spec.flat import WORKLOAD_REPLACES
+
+                for name in WORKLOAD_REPLACES:
                     if name not in keys:
                         setattr(b, name, BY_NAME[name].default)
         else:

@@ -15,6 +15,9 @@ from .paths import output_file
 from .values import count
 
 KINDS = ("constant", "square", "walk", "series")
+#: The longest trace, in seconds (``links.synthetic.MAX_DURATION_MS``, which this module
+#: does not import at start-up: it loads the native module).
+_DAY_S = 86_400
 
 
 def add_parser(sub: Any) -> None:
@@ -66,7 +69,7 @@ def _time(option: str, text: str) -> int:
         ns = parse_duration(text)
     except ValueError as e:
         fail(f"{option}: {e}")
-    if not 1_000_000 <= ns <= 86_400 * 10**9:
+    if not 1_000_000 <= ns <= _DAY_S * 10**9:
         fail(f"{option}: {short(text)}: from 1ms to 24h")
     return ns
 
@@ -128,9 +131,9 @@ def _series(path: str | None) -> list[tuple[float, float]]:
                 except ValueError as e:
                     fail(f"CSV: {path}: line {i}: {e}")
                 # Times in order, from 0 up to a day (a trace's longest).
-                if not 0 <= t < 86_400 or (points and t <= points[-1][0]):
+                if not 0 <= t < _DAY_S or (points and t <= points[-1][0]):
                     fail(f"CSV: {path}: line {i}: time {short(row[0])}: give times in"
-                         " increasing order, in seconds from 0 to 86400")  # fmt: skip
+                         f" increasing order, in seconds from 0 to {_DAY_S}")  # fmt: skip
                 points.append((t, rate))
     except (OSError, UnicodeDecodeError) as e:
         fail(f"CSV: {path}: {getattr(e, 'strerror', None) or e}")
@@ -154,7 +157,7 @@ def _series_until(
     if len(times) < 2 or times[-1] <= times[-2]:
         fail("--duration: missing; with one time in the series, give how long it lasts")
     end = times[-1] + (times[-1] - times[-2])
-    if end > 86_400:
+    if end > _DAY_S:
         fail(f"CSV: the last row held as long as the rows were apart ends at {end:g} s,"
              " past a day; give --duration")  # fmt: skip
     return points, round(end * 1e9)

@@ -34,7 +34,9 @@ def from_rates(rate_of_ms: Callable[[int], float], duration_ms: int) -> list[int
     if duration_ms < 1:
         raise ValueError("duration: at least 1 ms")
     if duration_ms > MAX_DURATION_MS:
-        raise ValueError(f"duration: {duration_ms / 1000:g} s; at most a day (86400 s)")
+        raise ValueError(
+            f"duration: {duration_ms / 1000:g} s; at most a day ({MAX_DURATION_MS // 1000} s)"
+        )
     most = _native.limits()["max_trace_lines"]
     out: list[int] = []
     carried = 0.0  # bytes not yet given an opportunity

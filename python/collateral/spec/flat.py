@@ -30,7 +30,7 @@ from .docsis import parse_docsis
 from .errors import SpecError, first_error, flat_param
 from .fields import BY_NAME, FIELDS, docs, signature
 from .link import AqmSpec
-from .scenario import Scenario
+from .scenario import DEFAULT_LINK, Scenario, uses_default_link
 from .tcp import TcpSpec
 from .traffic import CbrSpec
 from .workload import WorkloadSpec
@@ -76,6 +76,10 @@ def parse_framing(text: str) -> dict[str, Any]:
     return {"overhead": f"{overhead}B", "atm": atm}
 
 
+#: The flat parameters a built-in workload's own flows replace.
+WORKLOAD_REPLACES = ("tcp_flows", "uploads", "cbr")
+
+
 def build_scenario(**params: Any) -> Scenario:
     """The common experiment in flat form: ``tcp_flows`` bulk downloads, ``uploads``
     bulk uploads and CBR ``cbr`` = down | up | both | none, the same queue in both
@@ -110,17 +114,9 @@ def build_scenario(**params: Any) -> Scenario:
         )
     if leo is not None and (link is not None or down is not None or up is not None):
         raise SpecError("leo", "a satellite link sets both rates; leave out link, down and up")
-    # A trace alone replaces one direction of the default link (ADSL1), as it does of a
-    # preset given with --link: the other direction keeps the preset's rate.
-    one_trace = sum(t is not None for t in traces.values()) == 1
-    if (
-        link is None
-        and down is None
-        and up is None
-        and not leo
-        and (one_trace or not any(traces.values()))
-    ):
-        link = "adsl1"
+    rated = down is not None or up is not None or leo is not None
+    if link is None and uses_default_link(rated, [t is not None for t in traces.values()]):
+        link = DEFAULT_LINK
     if link is not None and (down is not None or up is not None):
         raise SpecError("link", "give either a link preset or the down and up rates, not both")
     for d, rate in (("down", down), ("up", up)):
@@ -166,7 +162,7 @@ def build_scenario(**params: Any) -> Scenario:
     if workload is not None and workload not in WORKLOADS:
         raise SpecError("workload", f"{short(workload)} is not one of {', '.join(WORKLOADS)}")
     # The workload's own flows replace these: a value given for one would be ignored.
-    for name in ("tcp_flows", "uploads", "cbr"):
+    for name in WORKLOAD_REPLACES:
         if workload is not None and p[name] != BY_NAME[name].default:
             raise SpecError(name, f"{short(p[name])}: the workload {workload} sets the flows")
     if app is not None and app not in APP_PROFILES:

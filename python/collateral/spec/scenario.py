@@ -59,6 +59,13 @@ class TraceSpec(Model):
 DEFAULT_LINK = "adsl1"
 
 
+def uses_default_link(rated: bool, traced: list[bool]) -> bool:
+    """Without a preset, whether the default link applies: no rate (or satellite link)
+    given, and not every direction a trace (a trace in one direction replaces only that
+    direction's rate, as of a preset given). The flat builder's rule and the model's."""
+    return not rated and not all(traced)
+
+
 def _has_rate(link: object, keys: tuple[str, ...] = ("rate", "trace", "leo")) -> bool:
     """A rate given, or a trace or satellite link that sets it."""
     if isinstance(link, LinkSpec):
@@ -129,8 +136,9 @@ class Scenario(Model):
         if not isinstance(data, dict) or data.get("link") is not None:
             return data
         links = [data.get(d) for d in ("down", "up")]
-        if not any(_has_rate(v, ("rate", "leo")) for v in links) and not all(
-            _has_rate(v, ("trace",)) for v in links
+        if uses_default_link(
+            any(_has_rate(v, ("rate", "leo")) for v in links),
+            [_has_rate(v, ("trace",)) for v in links],
         ):
             return {**data, "link": DEFAULT_LINK}
         return data
