@@ -177,6 +177,9 @@ CLI_CASES = [
     (["simulate", "--versus", "cc=htcpx"], "--versus"),
     (["simulate", "--versus", "cc="], "--versus"),
     (["simulate", "--queue", "256kB", "--versus", "dualpi2"], "--versus"),
+    # A bad drop-tail limit is told as a limit, not as a queue that is "not JSON".
+    (["simulate", "--versus", "0p"], "--versus: '0p': queue limit must be positive"),
+    (["simulate", "--versus", "10x"], "--versus: unknown queue unit"),
     (["advise", "--current", "bogus"], "--current"),
     (["advise", "--tolerance", "1"], "--tolerance"),
     (["emulate", "--cbr-interval", "1ns"], "--cbr-interval"),

@@ -501,3 +501,27 @@ def test_the_refused_traces_are_those_the_schema_says_an_import_fills():
 
     imported = [t["name"] for t in _native.schema()["traces"] if "collateral import" in t["row"]]
     assert tuple(imported) == IMPORTED_TRACES == ("rtt", "throughput")
+
+
+@pytest.mark.parametrize(
+    ("down", "message"),
+    [
+        # A misspelt key is told before the right one it leaves missing.
+        ({"burst_loss": {"pp": 0.1, "r": 0.5}}, "scenario.down.burst_loss.pp = 0.1: unknown key"),
+        # A missing key at the table that lacks it, not as that table's value of the key.
+        ({"burst_loss": {"p": 0.1}}, "scenario.down.burst_loss = {\"p\": 0.1}: missing key 'r'"),
+        # Bounds and tables in the tool's words, not pydantic's ("Input should be ...").
+        ({"burst_loss": {"p": 2, "r": 0.5}}, "scenario.down.burst_loss.p = 2: must be <= 1"),
+        ({"loss_rate": 1}, "scenario.down.loss_rate = 1: must be < 1"),
+        ({"delay": "-5ms"}, "scenario.down.delay = '-5ms': expected a table with keys steps,"),
+    ],
+)
+def test_scenario_table_errors_say_what_is_wrong_where(down, message):
+    data = {
+        "experiment": {"name": "x"},
+        "scenario": {"duration": "5s", "down": {"rate": "1Mbit", **down}, "up": {"rate": "1Mbit"}},
+    }
+    with pytest.raises(ExperimentError) as e:
+        Experiment.from_dict(data)
+    assert message in str(e.value), str(e.value)
+    assert "Input should" not in str(e.value) and "Spec" not in str(e.value)

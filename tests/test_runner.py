@@ -542,3 +542,21 @@ def test_a_failing_submit_loses_no_finished_batch(tmp_path, monkeypatch):
     stored = set(open_store(tmp_path / "out").keys())
     assert len(done_then) >= 8 and set(done_then) <= stored
     assert stored <= {k for _, keys in futures for k in keys}
+
+
+def test_a_run_counts_the_stored_trials_of_points_the_file_no_longer_has(tmp_path):
+    from collateral.runner.progress import report_lines
+
+    out = tmp_path / "out"
+    small = {"duration": "3s", "limits": 2, "trials": 1}
+    first = load_experiment(write_experiment(tmp_path, **small))
+    assert run_experiment(first, out, workers=1, progress=False).elsewhere == 0
+    # The file edited (one limit fewer): the first run's trials of that limit stay.
+    edited = load_experiment(write_experiment(tmp_path, **{**small, "limits": 1}))
+    report = run_experiment(edited, out, workers=1, progress=False)
+    assert (report.already, report.elsewhere) == (2, 2)
+    rows = dict(report_lines(report))
+    assert rows["not in the file"].startswith("2 stored trials of points the file no longer")
+    path = write_experiment(tmp_path, **{**small, "duration": "4s"})  # every point changed
+    p = cli("run", str(path), "-o", str(out), "--dry-run")
+    assert p.returncode == 0 and "to run: 4; 4 stored of points not in the file" in p.stdout

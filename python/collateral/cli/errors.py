@@ -18,16 +18,27 @@ class Parser(argparse.ArgumentParser):
         # Take "-1Mbit" or "-5ms" as a (bad) value, not an unknown option, so the user
         # hears that it is negative rather than "expected one argument".
         self._negative_number_matcher = re.compile(r"^-\.?\d")
+        self._argv: list[str] = []
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        # Kept so that an error names an option as it was typed (see `error`).
+        self._argv = [str(a) for a in (sys.argv[1:] if args is None else args)]
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> NoReturn:
         message = message.removeprefix("argument ")
         if message.startswith("unrecognized arguments: "):
             extra = message.removeprefix("unrecognized arguments: ")
             message = f"{extra}: unrecognized; see '{self.prog} --help'"
-        # argparse names an option by all its spellings ("-q/--queue"); keep the long one.
+        # argparse names an option by all its spellings ("-q/--queue",
+        # "--downloads/--tcp-flows"): keep the long one typed, else the first long one.
         head, sep, rest = message.partition(": ")
         if sep and "/" in head and head.startswith("-"):
-            message = f"{head.split('/')[-1]}: {rest}"
+            names = head.split("/")
+            long = [n for n in names if n.startswith("--")]
+            typed = [n for n in long if any(a == n or a.startswith(f"{n}=") for a in self._argv)]
+            name = next(iter(typed + long), names[-1])
+            message = f"{name}: {rest}"
         fail(message)
 
 

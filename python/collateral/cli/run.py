@@ -146,17 +146,20 @@ def run(args: argparse.Namespace) -> int:
                 stored = Store(out).done_keys()
         except StoreError as e:
             fail(f"--output: {e}")
-        total = mine = todo = 0
+        total = mine = todo = ours = 0
         for t in exp.iter_trials():  # one at a time: a large experiment is counted, not held
             total += 1
+            ours += t.key in stored
             if in_shard(t.key, shard):
                 mine += 1
                 todo += t.key not in stored
+        others = len(stored) - ours
         print(
             f"{exp.name}: {len(exp.points):,} points x {exp.trials_per_point} trials ="
             f" {total:,} trials"
             + (f"; shard {shard[0]}/{shard[1]}: {mine:,}" if shard else "")
             + f"; stored in {out}: {mine - todo:,}; to run: {todo:,}"
+            + (f"; {others:,} stored of points not in the file" if others else "")
         )
         return 0
     try:

@@ -194,7 +194,9 @@ def versus_scenarios(a: argparse.Namespace, base: Scenario) -> list[tuple[str, S
             try:
                 parse_queue_limit(value)
                 b.queue, b.aqm = value, None
-            except ValueError:
+            except ValueError as e:
+                if value.strip()[:1] in tuple("0123456789.-+"):  # a limit, not a queue's name
+                    fail(f"--versus: {e}")
                 b.aqm, b.rule = value, None  # --queue, when given, stays its limit
         b.versus_keys = set(keys) | ({"queue", "aqm", "rule"} if not keys else set())
         variants.append((b, keys))

@@ -108,6 +108,17 @@ class Experiment:
         )
 
 
+#: pydantic's bound checks, as the rest of the tool words them.
+_BOUNDS = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<="}
+
+
+def _first_error(err: ValidationError) -> Mapping[str, Any]:
+    """The error to tell: an unknown key before the others (a misspelt key also leaves
+    the right one missing, and the misspelling is what the user has to see)."""
+    errors = err.errors()
+    return next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
+
+
 def _validation_message(e: Mapping[str, Any], path: Sequence[object]) -> str:
     msg = str(e["msg"]).removeprefix("Value error, ")
     if e["type"] == "extra_forbidden":
@@ -115,6 +126,14 @@ def _validation_message(e: Mapping[str, Any], path: Sequence[object]) -> str:
         msg = f"unknown key {path[-1]!r}" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
     elif e["type"] == "literal_error":
         msg = f"not allowed; expected {e['ctx']['expected']}"
+    elif e["type"] == "missing":  # told at the table that lacks it (see _point_error)
+        msg = f"missing key {path[-1]!r}"
+    elif e["type"] in _BOUNDS:
+        bound = next(iter(e["ctx"].values()))
+        msg = f"must be {_BOUNDS[e['type']]} {bound:g}" if isinstance(bound, float) else msg
+    elif e["type"] in ("model_type", "dict_type", "model_attributes_type"):
+        keys = allowed_keys(path)
+        msg = "expected a table" + (f" with keys {', '.join(keys)}" if keys else "")
     return msg
 
 
@@ -276,11 +295,13 @@ def _point_error(
 ) -> ExperimentError:
     """The first validation error of a point, attributed to the sweep axis or the
     [scenario] key that set the offending value."""
-    e = err.errors()[0]
+    e = _first_error(err)
     # Drop the unions' tags (see spec.LinkSpec, spec.media): users write queue.limit, not
     # queue.droptail.limit, and media[1].fps.
     loc = tuple(x for x in e["loc"] if x not in UNION_TAGS)
     msg = _validation_message(e, loc)
+    if e["type"] == "missing" and loc:  # its input is the table that lacks the key
+        loc = loc[:-1]
     value = e.get("input", ...)
     at, detail = error_at(e)
     if at != tuple(e["loc"]):  # a check's PathError (the core's, an AQM's): its key path

@@ -27,6 +27,9 @@ class RunReport:
     in_shard: int  # of which in this shard
     already: int  # of those, stored before this run
     ran: int  # stored by this run
+    # Stored trials of points the experiment no longer has (an earlier version of the
+    # file): they stay, and queries see them beside this version's.
+    elsewhere: int = 0
     meanwhile: int = 0  # run, but stored meanwhile by another writer (kept once)
     failed: list[tuple[str, str]] = field(default_factory=list)
     wall_s: float = 0.0
@@ -146,6 +149,14 @@ def report_lines(report: RunReport, st: Store | None = None) -> Sequence[tuple[s
         ("already stored", f"{report.already:,}"),
         ("ran now", f"{report.ran:,} in {report.batches:,} batches"),
     ]
+    if report.elsewhere:
+        rows.append(
+            (
+                "not in the file",
+                f"{report.elsewhere:,} stored trials of points the file no longer has"
+                " (queries see them too: filter by parameter, or use another -o)",
+            )
+        )
     if report.meanwhile:
         rows.append(
             ("stored by other", f"{report.meanwhile:,} (another writer stored them meanwhile)")

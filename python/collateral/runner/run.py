@@ -144,6 +144,7 @@ def run_experiment(
             mine = [t for t in trials if in_shard(t.key, shard)]
             done = st.done_keys(refresh=True)
             todo = [t for t in mine if t.key not in done]
+            ours = {t.key for t in trials}
             report = RunReport(
                 store=st.path,
                 executor=executor,
@@ -152,6 +153,7 @@ def run_experiment(
                 in_shard=len(mine),
                 already=len(mine) - len(todo),
                 ran=0,
+                elsewhere=sum(k not in ours for k in done),
             )
             if todo:
                 ex = ex or make_executor()
