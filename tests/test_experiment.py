@@ -1,6 +1,7 @@
 """Experiment files: validation messages, sweep expansion, trial keys and seeds."""
 
 import datetime as dt
+import re
 import subprocess
 import sys
 import textwrap
@@ -525,3 +526,22 @@ def test_scenario_table_errors_say_what_is_wrong_where(down, message):
         Experiment.from_dict(data)
     assert message in str(e.value), str(e.value)
     assert "Input should" not in str(e.value) and "Spec" not in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("flows", "key"),
+    [
+        ({"tcp": [{}, {"start": "5s"}]}, "scenario.tcp[1].start"),
+        ({"cbr": [{"direction": "up", "start": "6s"}]}, "scenario.cbr[0].start"),
+        ({"media": {"start": "5s"}}, "scenario.media.start"),
+    ],
+)
+def test_a_flow_that_starts_after_the_run_is_refused_by_the_core(flows, key):
+    data = {"experiment": {"name": "x"}, "scenario": {"duration": "5s", "warmup": "1s", **flows}}
+    with pytest.raises(ExperimentError, match=rf"{re.escape(key)}: must be before the end"):
+        Experiment.from_dict(data)
+    # Just before the end is a flow (a short one).
+    first = next(iter(flows.values()))
+    item = (first[-1] if isinstance(first, list) else first) | {"start": "4.9s"}
+    ok = {**flows, next(iter(flows)): [*first[:-1], item] if isinstance(first, list) else item}
+    Experiment.from_dict({**data, "scenario": {**data["scenario"], **ok}})

@@ -560,3 +560,16 @@ def test_a_run_counts_the_stored_trials_of_points_the_file_no_longer_has(tmp_pat
     path = write_experiment(tmp_path, **{**small, "duration": "4s"})  # every point changed
     p = cli("run", str(path), "-o", str(out), "--dry-run")
     assert p.returncode == 0 and "to run: 4; 4 stored of points not in the file" in p.stdout
+
+
+def test_compare_names_the_side_with_no_trials(tmp_path):
+    exp = load_experiment(write_experiment(tmp_path, duration="3s", limits=1, trials=1))
+    run_experiment(exp, tmp_path / "sim", workers=1, progress=False)
+    Store.create(tmp_path / "empty", exp.name, exp.text)
+    for args, side in (("sim", "empty"), "EMU_DIR"), (("empty", "sim"), "SIM_DIR"):
+        p = cli("compare", *(str(tmp_path / a) for a in args))
+        assert p.returncode == 2, p.stderr
+        assert (
+            p.stderr.strip()
+            == f"collateral: error: {side}: {tmp_path / 'empty'}: no trials stored yet"
+        )

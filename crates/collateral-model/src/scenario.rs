@@ -441,6 +441,19 @@ mod tests {
                 Box::new(|v| v["cbr"][0]["interval_ns"] = 0.into()),
                 "cbr[0].interval_ns: must be positive",
             ),
+            // A flow starting at the end of the run (60 s) or later would send nothing.
+            (
+                Box::new(|v| v["tcp"][1]["start_ns"] = 60_000_000_000u64.into()),
+                "tcp[1].start_ns: must be before the end of the run",
+            ),
+            (
+                Box::new(|v| v["cbr"][0]["start_ns"] = 61_000_000_000u64.into()),
+                "cbr[0].start_ns: must be before the end of the run",
+            ),
+            (
+                Box::new(|v| v["media"] = serde_json::json!([{}, {"start_ns": 60_000_000_000u64}])),
+                "media[1].start_ns: must be before the end of the run",
+            ),
         ];
         for (f, want) in &cases {
             let e = err(f.as_ref());

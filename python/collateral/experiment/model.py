@@ -109,7 +109,12 @@ class Experiment:
 
 
 #: pydantic's bound checks, as the rest of the tool words them.
-_BOUNDS = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<="}
+_BOUNDS = {
+    "greater_than": ">",
+    "greater_than_equal": ">=",
+    "less_than": "<",
+    "less_than_equal": "<=",
+}
 
 
 def _first_error(err: ValidationError) -> Mapping[str, Any]:

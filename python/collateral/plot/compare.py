@@ -30,6 +30,8 @@ def _check_modes(s: Any, e: Any, sim: Any, emu: Any) -> None:
     ``collateral import``) on the other (the ``mode`` column; stores from before it are
     simulations)."""
     for side, df, st, want in (("sim", s, sim, "simulation"), ("emu", e, emu, "emulation")):
+        if len(df) == 0:  # nothing to tell the side by (an empty table has no mode column)
+            raise WrongSide(side, f"{st.path}: no trials stored yet")
         modes = set(df["mode"].dropna()) if "mode" in df else {"simulation"}
         if side == "emu" and modes == {"measured"}:
             continue

@@ -74,6 +74,7 @@ impl Scenario {
             if t.tag > 63 {
                 return Err(format!("tcp[{i}].tag: {} is not a DSCP (0..=63)", t.tag));
             }
+            starts_in_run(&format!("tcp[{i}]"), t.start_ns, self.duration_ns)?;
             if t.rto_min_ns > t.rto_max_ns {
                 return Err(format!(
                     "tcp[{i}].rto_min_ns: must be at most rto_max ({} ns)",
@@ -88,6 +89,9 @@ impl Scenario {
             if c.interval_ns == 0 {
                 return Err(format!("cbr[{i}].interval_ns: must be positive"));
             }
+            if let Some(t) = c.start_ns {
+                starts_in_run(&format!("cbr[{i}]"), t, self.duration_ns)?;
+            }
         }
         for (i, w) in self.web.iter().enumerate() {
             w.validate(self.duration_ns)
@@ -97,6 +101,14 @@ impl Scenario {
             return Err("bin_ns: must be positive".into());
         }
         crate::media::calls::validate(&self.media)?;
+        for (i, m) in self.media.iter().enumerate() {
+            let at = if self.media.len() == 1 {
+                "media".into()
+            } else {
+                format!("media[{i}]")
+            };
+            starts_in_run(&at, m.start_ns, self.duration_ns)?;
+        }
         for (i, p) in self.phases.iter().enumerate() {
             if p.start_ns >= self.duration_ns {
                 return Err(format!("phases[{i}]: starts after the end of the run"));
@@ -117,6 +129,17 @@ impl Scenario {
         }
         check_limits(self)
     }
+}
+
+/// A flow that starts at or after the end of the run would send nothing: a mistake
+/// (a start meant for a longer run), not a flow to measure.
+fn starts_in_run(flow: &str, start: Nanos, duration: Nanos) -> Result<(), String> {
+    if start >= duration {
+        return Err(format!(
+            "{flow}.start_ns: must be before the end of the run"
+        ));
+    }
+    Ok(())
 }
 
 /// A direction's satellite model, outages and delay steps: each valid, and at most one
