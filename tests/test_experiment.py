@@ -129,14 +129,14 @@ MALFORMED = [
         BASE.replace("trials = 2", "trials = 0"),
         "experiment.trials",
         "0",
-        "greater than or equal to 1",
+        "must be >= 1",
     ),
     (
         "negative root seed",
         BASE.replace("seed = 7", "seed = -1"),
         "experiment.seed",
         "-1",
-        "greater than or equal to 0",
+        "must be >= 0",
     ),
     (
         "unknown seeds mode",

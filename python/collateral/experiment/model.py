@@ -135,7 +135,7 @@ def _validation_message(e: Mapping[str, Any], path: Sequence[object]) -> str:
         msg = f"missing key {path[-1]!r}"
     elif e["type"] in _BOUNDS:
         bound = next(iter(e["ctx"].values()))
-        msg = f"must be {_BOUNDS[e['type']]} {bound:g}" if isinstance(bound, float) else msg
+        msg = f"must be {_BOUNDS[e['type']]} {bound:g}" if isinstance(bound, int | float) else msg
     elif e["type"] in ("model_type", "dict_type", "model_attributes_type"):
         keys = allowed_keys(path)
         msg = "expected a table" + (f" with keys {', '.join(keys)}" if keys else "")
@@ -158,14 +158,12 @@ def build(data: Mapping[str, Any], source: str, text: str | None) -> Experiment:
     try:
         settings = ExperimentSettings.model_validate(raw_settings)
     except ValidationError as err:
-        e = err.errors()[0]
+        e = _first_error(err)
         loc = e["loc"]
         if e["type"] == "extra_forbidden":
             msg = f"unknown key {loc[-1]!r}; allowed: {', '.join(ExperimentSettings.model_fields)}"
-        elif e["type"] == "literal_error":
-            msg = f"not allowed; expected {e['ctx']['expected']}"
         else:
-            msg = str(e["msg"]).removeprefix("Value error, ")
+            msg = _validation_message(e, loc)
         raise ExperimentError(
             source, "experiment." + fmt_path(loc), msg, e.get("input", ...)
         ) from None
