@@ -212,6 +212,15 @@ CLI_CASES = [
     (["advise", "--link", ""], "--link"),
     (["query", "STORE", ""], "SQL"),
     (["query", "STORE", "COPY (SELECT 1) TO 'x.csv'"], "SQL"),
+    # DuckDB's hint kept on the line; a trace table the run did not keep said so.
+    (
+        ["query", "STORE", "SELECT * FROM summry"],
+        'SQL: Catalog Error: Table with name summry does not exist! Did you mean "summary"?',
+    ),
+    (
+        ["query", "STORE", "SELECT * FROM cwnd"],
+        "SQL: no cwnd table: this directory's runs kept no cwnd traces",
+    ),
     (["compare", "STORE", "STORE"], "EMU_DIR"),
     (["report", "STORE", "-o", "r.pdf"], "--output"),
     (["run", "emptysweep.toml", "--dry-run"], "emptysweep.toml: sweep"),

@@ -219,3 +219,42 @@ def test_a_bare_number_rtt_warns_once_as_the_cli_does():
     texts = [str(w.message) for w in caught]
     assert texts == ["rtt='17': read as 17 s, an unusual round trip; did you mean 17ms?"], texts
     assert caught[0].filename == __file__  # it points at the caller's line
+
+
+def test_a_window_outside_the_trial_is_refused_not_filled():
+    r = crafted()
+    end = r.duration_s
+    for kw, message in (
+        ({"t0": 0.0, "t1": end + 1}, "t1: "),
+        ({"t0": -1.0, "t1": end}, "t0: -1 s is outside the trial"),
+        ({"t0": end / 2, "t1": end / 4}, "t1: "),
+    ):
+        with pytest.raises(ValueError, match=message):
+            r.cwnd_series(0, step="1ms", **kw)
+        with pytest.raises(ValueError, match=message):
+            r.queue_series("down", step="1ms", **kw)
+    assert r.cwnd_series(0, step="1ms", t0=0.0, t1=end)[0][-1] == pytest.approx(end)
+
+
+def test_a_trace_not_recorded_is_named_by_every_accessor():
+    r = crafted()
+    r.traces.clear()
+    for call in (
+        lambda: r.cwnd_series(0),
+        lambda: r.queue_series("down"),
+        lambda: r.cbr_packets("down"),
+        lambda: r.to_arrow("cwnd"),
+    ):
+        with pytest.raises(ValueError, match=r"trace was not recorded: .*scenario\(traces=True\)"):
+            call()
+
+
+def test_an_experiments_trial_runs_again_with_its_traces():
+    from collateral.experiment import Experiment
+
+    exp = Experiment.from_dict(
+        {"experiment": {"name": "x", "traces": []}, "scenario": {"duration": "2s", "warmup": "1s"}}
+    )
+    t = exp.trials()[0]
+    assert not t.scenario().trace.cwnd and t.scenario(traces=True).trace.cwnd
+    assert t.scenario(traces=True).seed == t.seed

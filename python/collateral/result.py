@@ -152,9 +152,7 @@ class Result:
         if table not in trace_tables():
             known = ", ".join([*trace_tables(), *self.SUMMARY_TABLES])
             raise ValueError(f"table: unknown table {table!r}; known: {known}")
-        if table not in self.traces:
-            raise ValueError(f"table: the {table} trace was not recorded (Scenario.trace)")
-        data = self.traces[table]
+        data = self._trace(table, "table: ")
         cols = {}
         for c in trace_columns(table):
             values = data[c["name"]]
@@ -167,6 +165,15 @@ class Result:
                 mask = None if unset is None else values == unset
                 cols[c["name"]] = pa.array(values, type=arrow_type(c["dtype"]), mask=mask)
         return pa.table(cols)
+
+    def _trace(self, table: str, head: str = "") -> dict[str, np.ndarray]:
+        """A recorded trace's columns; a trial run without it says so."""
+        if table not in self.traces:
+            raise ValueError(
+                f"{head}the {table} trace was not recorded: run the trial with it on"
+                " (Scenario.trace; an experiment's trial: trial.scenario(traces=True))"
+            )
+        return self.traces[table]
 
     def to_pandas(self, table: str) -> Any:
         """:meth:`to_arrow` as a pandas DataFrame (code columns as categoricals)."""
@@ -188,6 +195,13 @@ class Result:
         dt = _seconds(step)
         t0 = _time("t0", t0, 0.0)
         t1 = _time("t1", t1, self.duration_s)
+        # A window outside the trial would be filled with the last value (or nothing).
+        end = self.duration_s
+        for name, t in (("t0", t0), ("t1", t1)):
+            if not 0.0 <= t <= end * (1 + 1e-12):
+                raise ValueError(f"{name}: {t:g} s is outside the trial (0 to {end:g} s)")
+        if t1 < t0:
+            raise ValueError(f"t1: {t1:g} s is before t0 ({t0:g} s)")
         # Integer steps from t0 avoid accumulating float error along the grid.
         span = (t1 - t0) / dt
         if span + 1 > MAX_SERIES_POINTS:
@@ -213,7 +227,7 @@ class Result:
         """
         import numpy as np
 
-        tr = self.traces["cwnd"]
+        tr = self._trace("cwnd")
         flows = sorted({int(f["flow"]) for f in self.tcp} | {int(x) for x in np.unique(tr["flow"])})
         if isinstance(flow, bool) or not isinstance(flow, int | np.integer):
             raise TypeError(f"flow: expected a TCP flow id (an int), got {short(flow)}")
@@ -251,7 +265,7 @@ class Result:
             d = int(direction)
         else:
             raise ValueError(f"direction: {short(direction)} is not one of down, up (or 0, 1)")
-        tr = self.traces["queue"]
+        tr = self._trace("queue")
         sel = tr["direction"] == d
         times = tr["time_s"][sel]
         grid = self._grid(step, t0, t1)
@@ -266,7 +280,7 @@ class Result:
         import numpy as np
 
         flows = [c["flow"] for c in self.cbr if c["direction"] == direction]
-        tr = self.traces["cbr"]
+        tr = self._trace("cbr")
         sel = np.isin(tr["flow"], flows)
         return {k: v[sel] for k, v in tr.items()}
 

@@ -74,8 +74,10 @@ def run(args: argparse.Namespace) -> int:
             arrow, res = False, store.query(args.sql, "pandas")
     except QueryRefused as e:
         fail(f"SQL: {e}")
+    except duckdb.CatalogException as e:
+        fail(f"SQL: {_missing_trace(str(e)) or e}")
     except duckdb.Error as e:
-        fail(f"SQL: {str(e).splitlines()[0]}")
+        fail(f"SQL: {e}")  # DuckDB's hint ("Candidate bindings: ...") kept, on the line
     if res is None:
         return 0
     if args.format == "csv":
@@ -211,3 +213,19 @@ def _is_list(v: Any) -> bool:
 
 def _listify(v: Any) -> Any:
     return [_listify(x) for x in v] if _is_list(v) else (v.item() if hasattr(v, "item") else v)
+
+
+def _missing_trace(message: str) -> str | None:
+    """A trace table the run did not keep: said so, not DuckDB's guess at a system
+    table ("Did you mean pg_index?")."""
+    import re
+
+    from ..schema import trace_tables
+
+    m = re.match(r"Catalog Error: Table with name (\w+) does not exist", message)
+    if m is None or m[1] not in trace_tables():
+        return None
+    return (
+        f"no {m[1]} table: this directory's runs kept no {m[1]} traces (the experiment's"
+        " [experiment] traces = [...] names the traces a run keeps)"
+    )

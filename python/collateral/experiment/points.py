@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from ..spec import Scenario
+from ..spec import Scenario, TraceSpec
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,8 +53,13 @@ class Trial:
         """The scenario JSON the core takes, with this trial's seed."""
         return f'{{"seed":{self.seed},{self.point.native_tail}'
 
-    def scenario(self) -> Scenario:
-        return self.point.scenario.model_copy(update={"seed": self.seed})
+    def scenario(self, traces: bool = False) -> Scenario:
+        """The trial's scenario (its seed); ``traces``: every time series on, to run the
+        trial again and look inside (an experiment stores only those it names)."""
+        update: dict[str, Any] = {"seed": self.seed}
+        if traces:
+            update["trace"] = TraceSpec()
+        return self.point.scenario.model_copy(update=update)
 
 
 _DURATION_SUFFIX = "_ns"

@@ -246,7 +246,8 @@ FIELDS: tuple[Field, ...] = (
         lands=(("tcp", "*"),),
     ),
     Field(
-        "delayed_ack", (bool,), None, "ACK every segment instead of every second one",
+        "delayed_ack", (bool,), None, "delayed ACKs (default: the profile's); off"
+        " (False, --no-delayed-ack): ACK every segment instead of every second one",
         "traffic", optional=True, cli="--no-delayed-ack", lands=(("tcp", "*", "delayed_ack"),),
     ),
     Field(
