@@ -79,6 +79,14 @@ def test_an_unknown_parameter_is_a_type_error():
         build_scenario(qeue="20kB")
     with pytest.raises(TypeError, match="did you mean 'queue'"):
         collateral.simulate(qeue="20kB")
+    # A parameter by the command line's name: told the parameter's, by both functions.
+    for f in (build_scenario, collateral.simulate):
+        with pytest.raises(
+            TypeError, match="'downloads'; the command line's --downloads is 'tcp_flows'"
+        ):
+            f(downloads=2)
+        with pytest.raises(TypeError, match="'tcp_f'; did you mean 'tcp_flows'"):
+            f(tcp_f=2)
 
 
 def test_the_docstring_lists_every_parameter():

@@ -12,7 +12,7 @@ from typing import Any, ParamSpec, TypeVar
 from . import _native
 from .result import Result
 from .spec import Scenario, build_scenario
-from .spec.fields import BY_NAME, docs, signature
+from .spec.fields import BY_NAME, docs, signature, unknown_hint
 from .spec.flat import unusual_rtt
 
 P = ParamSpec("P")
@@ -26,13 +26,10 @@ def _suggest_typos(func: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(func)
     def checked(*args: P.args, **kwargs: P.kwargs) -> R:
-        import difflib
-
         known = list(inspect.signature(checked).parameters)
         for k in kwargs:
             if k not in known:
-                close = difflib.get_close_matches(k, known, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}"
+                hint = unknown_hint(k, known)
                 raise TypeError(f"{func.__name__}(): unknown parameter {k!r}{hint}")
         return func(*args, **kwargs)
 

@@ -28,7 +28,7 @@ from ..vocabulary import (
 )
 from .docsis import parse_docsis
 from .errors import SpecError, first_error, flat_param
-from .fields import BY_NAME, FIELDS, docs, signature
+from .fields import BY_NAME, FIELDS, docs, signature, unknown_hint
 from .link import AqmSpec
 from .scenario import DEFAULT_LINK, Scenario, uses_default_link
 from .tcp import TcpSpec
@@ -258,7 +258,8 @@ def bind(func: str, params: dict[str, Any]) -> dict[str, Any]:
     :class:`SpecError` naming the first value of a wrong type."""
     for name in params:
         if name not in BY_NAME:
-            raise TypeError(f"{func}() got an unexpected keyword argument {name!r}")
+            hint = unknown_hint(name, list(BY_NAME))
+            raise TypeError(f"{func}(): unknown parameter {name!r}{hint}")
     out = {}
     for f in FIELDS:
         value = params.get(f.name, f.default)
