@@ -568,3 +568,24 @@ def test_sweep_keys_in_points_of_another_shape_are_not_read(meta):
     good = table.replace_schema_metadata({SWEEP_META: b'[["tcp.cc", ["cubic", 2]]]'})
     assert Store.read_sweep(good) == [("tcp.cc", ["cubic", 2])]
     assert Store.read_sweep(None) is None
+
+
+def test_where_takes_a_value_as_the_rest_of_the_tool_writes_it(store):
+    """A kind as stored (fq_codel), shown (FQ-CoDel) or in any case; a limit with its
+    unit (10kB where the axis is in kB); one condition as a string, not its letters."""
+    from collateral.plot import aggregate
+
+    data = aggregate.load_data(store)
+
+    def n(where):
+        return int(aggregate._parse_where(data, where).sum())
+
+    fq = n(["queue.kind=FQ-CoDel"])
+    assert fq > 0 and fq == n(["queue.kind=fq_codel"]) == n("queue.kind=fq-codel")
+    assert n(["queue.kind=drop_tail"]) == n(["queue.kind=drop-tail"]) == len(data.df) - fq
+    limit = f"down.queue.limit={SIZES[0].removesuffix('kB')}"
+    assert n([limit + "kB"]) == n([limit]) == n(limit + " kB") > 0
+    with pytest.raises(
+        aggregate.StorePlotError, match=r"expected a number in kB \(e.g. 20 or 20kB\)"
+    ):
+        n([limit + "x"])

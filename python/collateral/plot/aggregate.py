@@ -74,6 +74,8 @@ def _parse_where(data: PlotData, where: Sequence[str] | Mapping[str, Any] | None
 
     mask = pd.Series(True, index=data.df.index)
     items = list(where.items()) if isinstance(where, Mapping) else []
+    if isinstance(where, str):  # one condition, not its letters
+        where = [where]
     if not isinstance(where, Mapping):
         for w in where or ():
             k, sep, v = str(w).partition("=")
@@ -84,20 +86,28 @@ def _parse_where(data: PlotData, where: Sequence[str] | Mapping[str, Any] | None
         p = resolve_param(data, "--where", k)
         vals = p.values
         if p.numeric:
+            text = str(v).strip()
+            if p.unit and text.endswith(p.unit):  # 20kB where the unit is kB
+                text = text.removesuffix(p.unit).strip()
             try:
-                want = float(v)
+                want = float(text)
             except (TypeError, ValueError):
-                raise StorePlotError(
-                    "--where", f"{k}={v}: a number in {p.unit or 'its unit'} expected"
-                ) from None
+                unit = f" in {p.unit} (e.g. 20 or 20{p.unit})" if p.unit else ""
+                raise StorePlotError("--where", f"{k}={v}: expected a number{unit}") from None
             hit = np.isclose(vals.astype(float), want, rtol=1e-9, atol=1e-12)
         else:
-            hit = vals.astype(str) == str(v)
+            # As shown (FQ-CoDel) or as stored and typed elsewhere (fq_codel), any case.
+            hit = vals.astype(str).map(_spelling) == _spelling(str(v))
         if not hit.any():
             shown = ", ".join(p.show(x) for x in pd.unique(vals))
             raise StorePlotError("--where", f"{k}={v}: no trial has it; values: {shown}")
         mask &= hit
     return mask
+
+
+def _spelling(v: str) -> str:
+    """A category as written any of its ways: fq_codel, FQ-CoDel, fq-codel."""
+    return v.strip().lower().replace("-", "").replace("_", "")
 
 
 def table(
