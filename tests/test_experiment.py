@@ -545,3 +545,28 @@ def test_a_flow_that_starts_after_the_run_is_refused_by_the_core(flows, key):
     item = (first[-1] if isinstance(first, list) else first) | {"start": "4.9s"}
     ok = {**flows, next(iter(flows)): [*first[:-1], item] if isinstance(first, list) else item}
     Experiment.from_dict({**data, "scenario": {**data["scenario"], **ok}})
+
+
+def test_one_flow_given_as_a_table_is_a_list_of_it_and_sweeps_reach_it():
+    from collateral.spec import Scenario, TcpSpec
+
+    assert Scenario(tcp=TcpSpec(cc="cubic")).tcp == Scenario(tcp=[TcpSpec(cc="cubic")]).tcp
+    assert len(Scenario(cbr={"direction": "up"}).cbr) == 1
+    exp = Experiment.from_dict(
+        {
+            "experiment": {"name": "x"},
+            "scenario": {"duration": "5s", "warmup": "1s", "tcp": {"cc": "cubic"}},
+            "sweep": {"tcp.cc": ["cubic", "newreno"]},
+        }
+    )
+    assert [p.scenario.tcp[0].cc for p in exp.points] == ["cubic", "newreno"]
+
+
+def test_a_float_field_refuses_nan_and_infinity_by_name():
+    from pydantic import ValidationError
+
+    from collateral.spec import LinkSpec
+
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(ValidationError, match="loss_rate\n  Input should be a finite number"):
+            LinkSpec(rate="1Mbit", loss_rate=bad)

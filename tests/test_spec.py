@@ -118,9 +118,11 @@ def test_full_model_with_preset_and_custom_queue():
         ({"cbr_size": "20B"}, "cbr_size", "28 B"),
         ({"cbr_size": "x", "cbr": "none"}, "cbr_size", "cannot parse"),
         ({"rto_min": "0s"}, "rto_min", "must be positive"),
-        ({"seed": -1}, "seed", "greater than or equal to 0"),
+        ({"seed": -1}, "seed", "must be >= 0"),
         ({"cbr": "sideways"}, "cbr", "down, up, both, none"),
         ({"tcp_flows": -1}, "tcp_flows", ">= 0"),
+        ({"rtt": float("nan")}, "rtt", "nan: expected a finite number"),
+        ({"jitter": float("inf")}, "jitter", "inf: expected a finite number"),
     ],
 )
 def test_build_scenario_errors_name_the_parameter(kwargs, param, fragment):

@@ -12,7 +12,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..spec import Scenario, error_at
-from ..spec.errors import UNION_TAGS
+from ..spec.errors import UNION_TAGS, message
+from ..spec.scenario import LIST_FIELDS
 from .errors import MAX_POINTS, MAX_TRIALS, ExperimentError, check_depth, fmt_path, show
 from .grammar import Axis, Grid, parse_grid
 from .identity import canonical_json, digest, hasher, model_version, seed_basis
@@ -108,15 +109,6 @@ class Experiment:
         )
 
 
-#: pydantic's bound checks, as the rest of the tool words them.
-_BOUNDS = {
-    "greater_than": ">",
-    "greater_than_equal": ">=",
-    "less_than": "<",
-    "less_than_equal": "<=",
-}
-
-
 def _first_error(err: ValidationError) -> Mapping[str, Any]:
     """The error to tell: an unknown key before the others (a misspelt key also leaves
     the right one missing, and the misspelling is what the user has to see)."""
@@ -125,7 +117,7 @@ def _first_error(err: ValidationError) -> Mapping[str, Any]:
 
 
 def _validation_message(e: Mapping[str, Any], path: Sequence[object]) -> str:
-    msg = str(e["msg"]).removeprefix("Value error, ")
+    msg = message(e)
     if e["type"] == "extra_forbidden":
         allowed = allowed_keys(path[:-1])
         msg = f"unknown key {path[-1]!r}" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
@@ -133,9 +125,6 @@ def _validation_message(e: Mapping[str, Any], path: Sequence[object]) -> str:
         msg = f"not allowed; expected {e['ctx']['expected']}"
     elif e["type"] == "missing":  # told at the table that lacks it (see _point_error)
         msg = f"missing key {path[-1]!r}"
-    elif e["type"] in _BOUNDS:
-        bound = next(iter(e["ctx"].values()))
-        msg = f"must be {_BOUNDS[e['type']]} {bound:g}" if isinstance(bound, int | float) else msg
     elif e["type"] in ("model_type", "dict_type", "model_attributes_type"):
         keys = allowed_keys(path)
         msg = "expected a table" + (f" with keys {', '.join(keys)}" if keys else "")
@@ -174,6 +163,9 @@ def build(data: Mapping[str, Any], source: str, text: str | None) -> Experiment:
     if not isinstance(base, dict):
         raise ExperimentError(source, "scenario", "expected a table", base)
     base = copy.deepcopy(base)
+    for k in LIST_FIELDS:  # one flow as a table: a list of it, as the Scenario takes it,
+        if isinstance(base.get(k), dict):  # so that a sweep's tcp.cc reaches it
+            base[k] = [base[k]]
     for k in ("seed", "trace"):
         if k in base:
             owner = "seed (the root seed)" if k == "seed" else "traces"

@@ -45,13 +45,32 @@ def from_core(err: ValueError, prefix: Path = ()) -> PathError:
     return PathError((*prefix, *path), str(getattr(err, "detail", err)))
 
 
+#: pydantic's bound checks, as the rest of the tool words them.
+_BOUNDS = {
+    "greater_than": ">",
+    "greater_than_equal": ">=",
+    "less_than": "<",
+    "less_than_equal": "<=",
+}
+
+
+def message(e: Any) -> str:
+    """A pydantic error's message in the tool's words: a bound as ``must be >= 1``
+    (pydantic: "Input should be greater than or equal to 1")."""
+    if e["type"] in _BOUNDS:
+        bound = next(iter((e.get("ctx") or {}).values()), None)
+        if isinstance(bound, int | float) and not isinstance(bound, bool):
+            return f"must be {_BOUNDS[e['type']]} {bound:g}"
+    return str(e["msg"]).removeprefix("Value error, ")
+
+
 def error_at(e: Any) -> tuple[Path, str]:
     """A pydantic error's key path and message: where a check raised a
     :class:`PathError`, its location joined with the error's path, else its own location."""
     cause = (e.get("ctx") or {}).get("error")
     if isinstance(cause, PathError):  # its path is below the validator's location
         return (*e["loc"], *cause.path), cause.detail
-    return tuple(e["loc"]), e["msg"].removeprefix("Value error, ")
+    return tuple(e["loc"]), message(e)
 
 
 class SpecError(ValueError):

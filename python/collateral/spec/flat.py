@@ -264,6 +264,8 @@ def bind(func: str, params: dict[str, Any]) -> dict[str, Any]:
     for f in FIELDS:
         value = params.get(f.name, f.default)
         if not f.accepts(value):
+            if isinstance(value, float) and not math.isfinite(value):  # a float, not a value
+                raise SpecError(f.name, f"{value}: expected a finite number")
             allowed = " or ".join(f.type_names()) + (" or None" if f.optional else "")
             raise SpecError(f.name, f"{short(value)} ({type(value).__name__}): expected {allowed}")
         out[f.name] = value

@@ -73,6 +73,10 @@ def _has_rate(link: object, keys: tuple[str, ...] = ("rate", "trace", "leo")) ->
     return isinstance(link, dict) and any(link.get(k) is not None for k in keys)
 
 
+#: The scenario's lists (flows, phases); one item given alone is taken as a list of it.
+LIST_FIELDS = ("tcp", "cbr", "web", "phases")
+
+
 class Scenario(Model):
     """One trial: a dumbbell with an asymmetric bottleneck, TCP and CBR flows, a seed.
 
@@ -108,7 +112,7 @@ class Scenario(Model):
     #: first: the core scores the trial from them (see :mod:`collateral.spec.workload`).
     workload: WorkloadSpec | None = None
 
-    @field_validator("tcp", "cbr", "web", "phases", mode="before")
+    @field_validator(*LIST_FIELDS, mode="before")
     @classmethod
     def _not_too_many(cls, v: object, info: ValidationInfo) -> object:
         """A list longer than the core takes is refused by its length, before a million
@@ -117,6 +121,8 @@ class Scenario(Model):
         most = next((m.max_length for m in limit if getattr(m, "max_length", None)), None)
         if isinstance(v, list | tuple) and most is not None and len(v) > most:
             raise ValueError(f"{len(v)} items; at most {most}")
+        if isinstance(v, Model | dict):  # one flow (tcp=TcpSpec(), tcp = { cc = ... })
+            return [v]
         return v
 
     @model_validator(mode="before")

@@ -110,7 +110,9 @@ class Model(BaseModel):
 
     # Frozen so one spec can be shared by several scenarios without aliasing surprises;
     # built on first use, not at import (every command would pay for every model).
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+    # No NaN or infinity in a float field: "Input should be less than 1" was all a NaN
+    # loss rate got (NaN fails every bound without saying why).
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, allow_inf_nan=False)
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
