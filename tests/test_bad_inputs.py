@@ -204,6 +204,11 @@ CLI_CASES = [
     (["simulate", "--aqm", "cake:memory_limit=99999999999"], "--aqm: memory_limit"),
     (["simulate", "--aqm", "codel:target=200ms"], "--aqm: target"),
     (["simulate", "--aqm", "dualpi2:k=0"], "--aqm: k"),
+    # The keys the core lists are named as the user writes them (target, not target_ns).
+    (
+        ["simulate", "--aqm", "fq_codel:tgt=5ms"],
+        "--aqm: tgt: unknown field `tgt`, expected one of `flows`, `quantum`, `limit`, `target`,",
+    ),
     (["simulate", "--aqm", "codel:target=" + DIGITS], "--aqm: target"),
     (["run", "nanaqm.toml", "--dry-run"], "nanaqm.toml: scenario.queue.max_p"),
     (["run", "codellimit.toml", "--dry-run"], "codellimit.toml: scenario.queue.limit"),

@@ -4,6 +4,7 @@ in the Scenario's spelling; no message is parsed back."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -42,7 +43,10 @@ def from_core(err: ValueError, prefix: Path = ()) -> PathError:
     """The core's error (``_native.ConfigError``: its JSON key path and the detail) at
     ``prefix`` + that path in the Scenario's spelling."""
     path = scenario_path(tuple(getattr(err, "path", ())))
-    return PathError((*prefix, *path), str(getattr(err, "detail", err)))
+    detail = str(getattr(err, "detail", err))
+    # The keys a detail names (serde's "expected one of `target_ns`, ...") as well.
+    detail = re.sub(r"`(\w+)`", lambda m: f"`{scenario_path((m[1],))[0]}`", detail)
+    return PathError((*prefix, *path), detail)
 
 
 #: pydantic's bound checks, as the rest of the tool words them.
