@@ -164,3 +164,14 @@ def test_a_query_table_imports_no_pandas(store: Path) -> None:
     p = subprocess.run([sys.executable, "-c", code, str(store)], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip().splitlines()[-1] == "False", "pandas was imported"
+
+
+def test_a_query_matching_nothing_says_so(store: Path, capsys: pytest.CaptureFixture) -> None:
+    assert cli.main(["query", str(store), "SELECT key FROM summary WHERE false"]) == 0
+    out = capsys.readouterr().out
+    assert out.rstrip().endswith("(no rows)"), out
+    assert (
+        cli.main(["query", str(store), "SELECT key FROM summary WHERE false", "--format", "csv"])
+        == 0
+    )
+    assert capsys.readouterr().out == "key\n", "CSV stays data alone"

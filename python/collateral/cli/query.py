@@ -162,6 +162,8 @@ def _print_table(columns: Columns, rows: int, raw: bool) -> None:
     con.print(t)
     if shown < rows:
         con.print(f"({rows - shown} more rows; --max-rows 0 shows all)")
+    elif rows == 0:  # the header alone does not say that nothing matched
+        con.print("(no rows)")
 
 
 #: Functions whose result is in the unit of their first argument: aggregates such as
