@@ -547,19 +547,21 @@ def test_a_flow_that_starts_after_the_run_is_refused_by_the_core(flows, key):
     Experiment.from_dict({**data, "scenario": {**data["scenario"], **ok}})
 
 
-def test_one_flow_given_as_a_table_is_a_list_of_it_and_sweeps_reach_it():
+def test_one_flow_given_alone_is_one_error_asking_for_a_list():
+    from pydantic import ValidationError
+
     from collateral.spec import Scenario, TcpSpec
 
-    assert Scenario(tcp=TcpSpec(cc="cubic")).tcp == Scenario(tcp=[TcpSpec(cc="cubic")]).tcp
-    assert len(Scenario(cbr={"direction": "up"}).cbr) == 1
-    exp = Experiment.from_dict(
-        {
-            "experiment": {"name": "x"},
-            "scenario": {"duration": "5s", "warmup": "1s", "tcp": {"cc": "cubic"}},
-            "sweep": {"tcp.cc": ["cubic", "newreno"]},
-        }
-    )
-    assert [p.scenario.tcp[0].cc for p in exp.points] == ["cubic", "newreno"]
+    for one in (TcpSpec(cc="cubic"), {"cc": "cubic"}, "cubic"):
+        with pytest.raises(ValidationError) as e:
+            Scenario(tcp=one)
+        assert e.value.error_count() == 1 and "expected a list, also of one" in str(e.value)
+    data = {"experiment": {"name": "x"}, "scenario": {"duration": "5s", "warmup": "1s"}}
+    data["scenario"]["tcp"] = {"cc": "cubic"}
+    with pytest.raises(
+        ExperimentError, match=r"scenario.tcp = \{\"cc\": \"cubic\"\}: expected a list"
+    ):
+        Experiment.from_dict(data)
 
 
 def test_a_float_field_refuses_nan_and_infinity_by_name():

@@ -222,6 +222,18 @@ def test_the_replay_is_the_inferred_link_under_the_measured_load():
     ]
 
 
+def test_a_flow_starting_after_the_probes_is_left_out_of_the_replay():
+    from collateral.inference import replay
+
+    obs = run(sawtooth(0.035, 0.050), sawtooth(0.14, 0.2))
+    # A third flow whose first second ends at 42 s: after the last probe (39.98 s) and
+    # the replay's end a second later, so it loads nothing replayed (the core refuses a
+    # flow that starts after the run).
+    obs.flows.append(flow("down", 41, 45, C_DOWN))
+    sc = replay.scenario(infer(obs), obs)
+    assert [f.start for f in sc.tcp] == [5_000_000_000, 20_000_000_000]
+
+
 def test_what_if_cures_a_bloated_fifo():
     from collateral.inference import whatif
 

@@ -175,3 +175,17 @@ def test_a_query_matching_nothing_says_so(store: Path, capsys: pytest.CaptureFix
         == 0
     )
     assert capsys.readouterr().out == "key\n", "CSV stays data alone"
+
+
+def test_a_bad_query_is_one_line_with_duckdbs_hint_and_not_the_query_again(
+    store: Path, capsys: pytest.CaptureFixture
+) -> None:
+    for sql, want in (
+        ("SELEC 1", 'SQL: Parser Error: syntax error at or near "SELEC"'),
+        ("SELECT * FROM summry", 'Did you mean "summary"?'),
+        ("SELECT * FROM CWND", "SQL: no CWND table: this directory's runs kept no cwnd traces"),
+    ):
+        with pytest.raises(SystemExit):
+            cli.main(["query", str(store), sql])
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and want in err and "LINE 1" not in err, err

@@ -77,7 +77,9 @@ def run(args: argparse.Namespace) -> int:
     except duckdb.CatalogException as e:
         fail(f"SQL: {_missing_trace(str(e)) or e}")
     except duckdb.Error as e:
-        fail(f"SQL: {e}")  # DuckDB's hint ("Candidate bindings: ...") kept, on the line
+        # DuckDB's hint ("Candidate bindings: ...") kept on the line; not the query
+        # echoed back under it ("LINE 1: SELECT ... ^").
+        fail(f"SQL: {str(e).partition(chr(10) + 'LINE ')[0]}")
     if res is None:
         return 0
     if args.format == "csv":
@@ -225,9 +227,9 @@ def _missing_trace(message: str) -> str | None:
     from ..schema import trace_tables
 
     m = re.match(r"Catalog Error: Table with name (\w+) does not exist", message)
-    if m is None or m[1] not in trace_tables():
+    if m is None or m[1].lower() not in trace_tables():
         return None
     return (
-        f"no {m[1]} table: this directory's runs kept no {m[1]} traces (the experiment's"
+        f"no {m[1]} table: this directory's runs kept no {m[1].lower()} traces (the experiment's"
         " [experiment] traces = [...] names the traces a run keeps)"
     )

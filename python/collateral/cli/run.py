@@ -159,7 +159,11 @@ def run(args: argparse.Namespace) -> int:
             f" {total:,} trials"
             + (f"; shard {shard[0]}/{shard[1]}: {mine:,}" if shard else "")
             + f"; stored in {out}: {mine - todo:,}; to run: {todo:,}"
-            + (f"; {others:,} stored of points not in the file" if others else "")
+            + (
+                f"; {others:,} stored of points not in the file or of another core"
+                if others
+                else ""
+            )
         )
         return 0
     try:

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..display import short
-from ..spec.fields import BY_NAME, FIELDS, GROUPS, SAME, Field, option, param_named
+from ..spec.fields import BY_NAME, FIELDS, GROUPS, SAME, Field
 from ..vocabulary import AQM_INFO
 from .errors import PROG, fail
 from .values import count
@@ -63,6 +63,13 @@ def add_scenario_options(
         if f.group not in groups:
             groups[f.group] = p.add_argument_group(GROUPS[f.group])
         add_field(groups[f.group], f, **overrides.get(f.name, {}))
+
+
+def option(param: str) -> str:
+    """The option of a :func:`build_scenario` parameter: ``--cbr-size``, or the one its
+    declaration names (``--no-delayed-ack``)."""
+    declared = BY_NAME[param].cli if param in BY_NAME else None
+    return declared or "--" + param.replace("_", "-")
 
 
 def aqm_with_limit(a: argparse.Namespace) -> object:
@@ -217,7 +224,7 @@ def versus_keys(value: str) -> dict[str, str | None]:
     last = None
     for item in value.split(","):
         key, eq, v = item.partition("=")
-        name = param_named(key)
+        name = _versus_name(key)
         if eq and name is not None and not (last == "aqm" and ":" in str(out[last])):
             if name in out:
                 fail(f"--versus: {short(value, 60)}: {key.strip()} is given twice")
@@ -229,6 +236,17 @@ def versus_keys(value: str) -> dict[str, str | None]:
     if any(v == "" for v in out.values()):
         fail(f"--versus: {short(value, 60)}: a key without a value")
     return out
+
+
+def _versus_name(key: str) -> str | None:
+    """The parameter of a --versus key: a parameter's name or its option without
+    dashes (``downloads``, ``tcp-flows``)."""
+    key = key.strip()
+    for f in FIELDS:
+        options = (option(f.name), *f.cli_aliases)
+        if key.replace("-", "_") == f.name or "--" + key in options:
+            return f.name
+    return None
 
 
 def _label(a: argparse.Namespace, sc: Scenario, varied: list[str]) -> str:

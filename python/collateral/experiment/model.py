@@ -13,7 +13,6 @@ from pydantic import ValidationError
 
 from ..spec import Scenario, error_at
 from ..spec.errors import UNION_TAGS, message
-from ..spec.scenario import LIST_FIELDS
 from .errors import MAX_POINTS, MAX_TRIALS, ExperimentError, check_depth, fmt_path, show
 from .grammar import Axis, Grid, parse_grid
 from .identity import canonical_json, digest, hasher, model_version, seed_basis
@@ -163,9 +162,6 @@ def build(data: Mapping[str, Any], source: str, text: str | None) -> Experiment:
     if not isinstance(base, dict):
         raise ExperimentError(source, "scenario", "expected a table", base)
     base = copy.deepcopy(base)
-    for k in LIST_FIELDS:  # one flow as a table: a list of it, as the Scenario takes it,
-        if isinstance(base.get(k), dict):  # so that a sweep's tcp.cc reaches it
-            base[k] = [base[k]]
     for k in ("seed", "trace"):
         if k in base:
             owner = "seed (the root seed)" if k == "seed" else "traces"

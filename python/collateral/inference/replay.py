@@ -66,23 +66,25 @@ def scenario(inf: Inference, obs: Observations, queues: dict[str, Any] | None = 
     # first interval, though one may deliver nothing for seconds (starved, or behind a
     # loss on a slow line): started at its first byte, it would run on past the test.
     length = obs.parameters.get("length_s")
+    end = float(np.max(obs.probe_sent_s)) + 1.0
+    # A flow that starts once the probes are over loads nothing replayed: left out.
+    starts = [(f, f.start_s if length else s[0], s) for f in obs.flows if (s := f.span())]
     tcp = [
         {
             "direction": f.direction,
             "cc": cc,
-            "start": f"{(f.start_s if length else s[0]):.6f}s",
+            "start": f"{start:.6f}s",
             "stop": f"{(f.start_s + length if length else s[1]):.6f}s",
             "start_spread": 0,
         }
-        for f in obs.flows
-        if (s := f.span())
+        for f, start, s in starts
+        if round(start, 6) < round(end, 3)
     ]
     cbr = [
         {"direction": d, "size": probe_bytes, "interval": f"{gap:.6f}s", "jitter": 0}
         for d in ("up", "down")
     ]
     queues = queues or {}
-    end = float(np.max(obs.probe_sent_s)) + 1.0
     return Scenario(
         down={
             "rate": round(rates["down"]),

@@ -96,8 +96,13 @@ def _parse_where(data: PlotData, where: Sequence[str] | Mapping[str, Any] | None
                 raise StorePlotError("--where", f"{k}={v}: expected a number{unit}") from None
             hit = np.isclose(vals.astype(float), want, rtol=1e-9, atol=1e-12)
         else:
-            # As shown (FQ-CoDel) or as stored and typed elsewhere (fq_codel), any case.
-            hit = vals.astype(str).map(_spelling) == _spelling(str(v))
+            text = vals.astype(str)
+            hit = text == str(v)
+            # Else as stored and typed elsewhere (fq_codel for FQ-CoDel), any case: when
+            # that names one value (free text such as a tag's may differ by case alone).
+            like = {x for x in pd.unique(text) if _spelling(x) == _spelling(str(v))}
+            if not hit.any() and len(like) == 1:
+                hit = text == like.pop()
         if not hit.any():
             shown = ", ".join(p.show(x) for x in pd.unique(vals))
             raise StorePlotError("--where", f"{k}={v}: no trial has it; values: {shown}")

@@ -28,7 +28,8 @@ class RunReport:
     already: int  # of those, stored before this run
     ran: int  # stored by this run
     # Stored trials of points the experiment no longer has (an earlier version of the
-    # file): they stay, and queries see them beside this version's.
+    # file), or run by another version of the core (part of every trial key): they stay,
+    # and queries see them beside this run's.
     elsewhere: int = 0
     meanwhile: int = 0  # run, but stored meanwhile by another writer (kept once)
     failed: list[tuple[str, str]] = field(default_factory=list)
@@ -153,8 +154,9 @@ def report_lines(report: RunReport, st: Store | None = None) -> Sequence[tuple[s
         rows.append(
             (
                 "not in the file",
-                f"{report.elsewhere:,} stored trials of points the file no longer has"
-                " (queries see them too: filter by parameter, or use another -o)",
+                f"{report.elsewhere:,} stored trials of points the file no longer has, or"
+                " run by another version of the core (a trial's key holds it); queries see"
+                " them too: filter by parameter, or use another -o",
             )
         )
     if report.meanwhile:

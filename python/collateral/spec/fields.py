@@ -67,7 +67,7 @@ class Field:
     lands: tuple[tuple[str, ...], ...] = ()
     #: How the help shows the default; None: the default itself; "": not at all.
     default_text: str | None = None
-    #: The CLI's option when not ``--name-with-dashes`` (:func:`option`).
+    #: The CLI's option when not ``--name-with-dashes`` (:func:`collateral.cli.scenario.option`).
     cli: str | None = None
     #: Further CLI options for the same parameter (older or shorter names).
     cli_aliases: tuple[str, ...] = ()
@@ -331,33 +331,17 @@ FIELDS: tuple[Field, ...] = (
 BY_NAME: dict[str, Field] = {f.name: f for f in FIELDS}
 
 
-def option(param: str) -> str:
-    """The option of a :func:`build_scenario` parameter: ``--cbr-size``, or the one its
-    declaration names (``--no-delayed-ack``)."""
-    declared = BY_NAME[param].cli if param in BY_NAME else None
-    return declared or "--" + param.replace("_", "-")
-
-
 def unknown_hint(key: str, known: list[str]) -> str:
     """What to say of an unknown keyword ``key``: the parameter the command line calls
     so (``downloads``: ``tcp_flows``), else the closest known name, else every one."""
     import difflib
 
-    if (named := param_named(key)) in known:
-        return f"; the command line's {option(named)} is {named!r} here"
+    for f in FIELDS:
+        spelled = [o.removeprefix("--") for o in (f.cli, *f.cli_aliases) if o]
+        if key in spelled and f.name in known:
+            return f"; the command line's --{key} is {f.name!r} here"
     close = difflib.get_close_matches(key, known, n=1)
     return f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}"
-
-
-def param_named(key: str) -> str | None:
-    """The parameter a key names: the parameter's own name or one of its options without
-    the dashes (``downloads``, ``tcp-flows``); None for none."""
-    key = key.strip()
-    for f in FIELDS:
-        options = (option(f.name), *f.cli_aliases)
-        if key.replace("-", "_") == f.name or "--" + key in options:
-            return f.name
-    return None
 
 
 #: The CLI's option groups, in order, with their titles.

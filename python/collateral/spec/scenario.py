@@ -73,7 +73,7 @@ def _has_rate(link: object, keys: tuple[str, ...] = ("rate", "trace", "leo")) ->
     return isinstance(link, dict) and any(link.get(k) is not None for k in keys)
 
 
-#: The scenario's lists (flows, phases); one item given alone is taken as a list of it.
+#: The scenario's lists (flows, phases).
 LIST_FIELDS = ("tcp", "cbr", "web", "phases")
 
 
@@ -121,8 +121,9 @@ class Scenario(Model):
         most = next((m.max_length for m in limit if getattr(m, "max_length", None)), None)
         if isinstance(v, list | tuple) and most is not None and len(v) > most:
             raise ValueError(f"{len(v)} items; at most {most}")
-        if isinstance(v, Model | dict):  # one flow (tcp=TcpSpec(), tcp = { cc = ... })
-            return [v]
+        if isinstance(v, Model | dict | str):  # tcp=TcpSpec(), tcp = { cc = ... }, "cubic"
+            # One error, not pydantic's attempt at every member of every union.
+            raise ValueError("expected a list, also of one: [{...}] (Python: [TcpSpec(...)])")
         return v
 
     @model_validator(mode="before")
