@@ -464,7 +464,10 @@ def test_ctrl_c_and_an_ascii_terminal_end_in_one_line_not_a_traceback(tmp_path):
 
     cmd = [sys.executable, "-m", "collateral", "trace", "constant", "--rate", "1Mbit",
            "--duration", "24h", "-o", str(tmp_path / "long.trace")]  # fmt: skip
-    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C as a terminal sends it: to a process that takes SIGINT (a pytest-xdist worker
+    # may ignore it, and a child inherits that, so Python would install no handler).
+    default_sigint = lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)  # noqa: E731
+    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     time.sleep(5.0)  # past the imports (a second or less) into the 40 s of building
     p.send_signal(signal.SIGINT)
     err = p.communicate(timeout=60)[1]
