@@ -40,10 +40,12 @@ def run(*args: str, cwd=None) -> subprocess.CompletedProcess:
         (["--rto-min", "0s"], "--rto-min", "positive"),
         (["--seed", "x"], "--seed", "whole number"),
         (["--tcp-flows", "-1"], "--tcp-flows", ">= 0"),
-        # An option with two spellings is named as typed, else by its first (the help's).
+        # An option with two spellings is named as typed (or abbreviated), else by its first.
         (["--downloads", "-1"], "--downloads", ">= 0"),
         (["--tcp-flows=-1"], "--tcp-flows", ">= 0"),
-        (["--tcp-f", "-1"], "--downloads", ">= 0"),
+        (["--tcp-f", "-1"], "--tcp-flows", ">= 0"),
+        (["--downl", "-1"], "--downloads", ">= 0"),
+        (["--down", "1Mbit", "--up", "1Mbit", "--tcp-flows", "-1"], "--tcp-flows", ">= 0"),
         (["--link", "adsl3"], "--link", "adsl1"),
         (["--link", "adsl1", "--down", "1Mbit"], "--link", "not both"),
         (["--window", "0s", "--duration", "2s", "--warmup", "1s"], "--window", "positive"),

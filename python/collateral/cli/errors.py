@@ -36,7 +36,12 @@ class Parser(argparse.ArgumentParser):
         if sep and "/" in head and head.startswith("-"):
             names = head.split("/")
             long = [n for n in names if n.startswith("--")]
-            typed = [n for n in long if any(a == n or a.startswith(f"{n}=") for a in self._argv)]
+            # As typed, or abbreviated as argparse allows (--tcp-f for --tcp-flows).
+            args = [a.partition("=")[0] for a in self._argv if a.startswith("--") and len(a) > 2]
+            own = self._option_string_actions  # --down is an option, not --downloads cut short
+            typed = [
+                n for n in long if any(a == n or (a not in own and n.startswith(a)) for a in args)
+            ]
             name = next(iter(typed + long), names[-1])
             message = f"{name}: {rest}"
         fail(message)
