@@ -167,6 +167,14 @@ def test_implausible_values_are_warned_about_and_the_run_goes_on():
     p = run("simulate", "--rtt", "100", "--duration", "20s")
     assert p.returncode == 0, p.stderr
     assert "warning: --rtt 100: read as 100 s" in p.stderr and "did you mean 100ms?" in p.stderr
+    # An AQM's time as a bare number is seconds too: PIE's target of 15 s, not 15 ms.
+    p = run("simulate", "--aqm", "pie:target=15", "--duration", "3s", "--warmup", "1s")
+    assert p.returncode == 0, p.stderr
+    assert "warning: --aqm target=15: read as 15 s; did you mean 15ms?" in p.stderr
+    p = run(
+        "simulate", "--aqm", "pie:target=15ms,tupdate=0.5", "--duration", "3s", "--warmup", "1s"
+    )
+    assert p.returncode == 0 and "warning" not in p.stderr, p.stderr
     p = run("simulate", "--duration", "1ms", "--warmup", "0")  # no packet: "-", not "nan %"
     assert p.returncode == 0 and "nan" not in p.stdout.lower(), p.stdout
     p = run("simulate", "--queue", "1000B", "--duration", "8s")

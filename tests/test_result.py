@@ -219,6 +219,10 @@ def test_a_bare_number_rtt_warns_once_as_the_cli_does():
     texts = [str(w.message) for w in caught]
     assert texts == ["rtt='17': read as 17 s, an unusual round trip; did you mean 17ms?"], texts
     assert caught[0].filename == __file__  # it points at the caller's line
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        collateral.simulate(aqm={"kind": "pie", "target": 20}, duration="2s", warmup="0.5s")
+    assert [str(w.message) for w in caught] == ["aqm: target=20: read as 20 s; did you mean 20ms?"]
 
 
 def test_a_window_outside_the_trial_is_refused_not_filled():

@@ -13,7 +13,7 @@ from . import _native
 from .result import Result
 from .spec import Scenario, build_scenario
 from .spec.fields import BY_NAME, docs, signature, unknown_hint
-from .spec.flat import unusual_rtt
+from .spec.flat import unusual_aqm_times, unusual_rtt
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -53,12 +53,15 @@ def simulate(scenario: Scenario | None = None, **params: Any) -> Result:
     if scenario is None:
         scenario = build_scenario(**params)
     _check_scenario("scenario", scenario)
+    odd_texts = [f"aqm: {odd}" for odd in unusual_aqm_times(params.get("aqm"))]
     if (odd := unusual_rtt(scenario.rtt, params.get("rtt"))) is not None:
-        import warnings
-
         # As the CLI's --rtt warns: valid, but rtt="100" is 100 s, not 100 ms.
         name = f"rtt={params['rtt']!r}" if "rtt" in params else "scenario.rtt"
-        if (text := f"{name}: {odd}") not in _WARNED:  # once, whatever filters say
+        odd_texts.insert(0, f"{name}: {odd}")
+    for text in odd_texts:
+        if text not in _WARNED:  # once, whatever filters say
+            import warnings
+
             _WARNED.add(text)
             warnings.warn(text, stacklevel=3)
     return Result(_native.simulate(scenario.to_native_json()), scenario)

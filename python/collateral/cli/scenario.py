@@ -128,11 +128,12 @@ def bare_number(text: object) -> bool:
 def warn_implausible(a: argparse.Namespace, sc: Scenario) -> None:
     """Values that are valid but rarely meant: a warning on stderr each, naming the
     option and what was probably meant; the run goes on."""
-    from ..spec.flat import unusual_rtt
+    from ..spec.flat import unusual_aqm_times, unusual_rtt
 
     warnings = []
     if (odd := unusual_rtt(sc.rtt, a.rtt)) is not None:
         warnings.append(f"--rtt {a.rtt}: {odd}")
+    warnings += [f"--aqm {odd}" for odd in unusual_aqm_times(getattr(a, "aqm", None))]
     for opt, text, link in (("--down", a.down, sc.down), ("--up", a.up, sc.up)):
         if text is not None and link.rate is not None and link.rate < 10_000:
             hint = f"; did you mean {text}kbit?" if bare_number(text) else ""

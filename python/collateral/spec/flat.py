@@ -53,6 +53,33 @@ def unusual_rtt(rtt_ns: int, given: object = None) -> str | None:
     return f"read as {rtt_ns / 1e9:g} s, an unusual round trip{hint}"
 
 
+def unusual_aqm_times(aqm: object) -> list[str]:
+    """An AQM's times given as bare numbers of a second or more (``pie:target=15``,
+    15 s, where 15 ms was surely meant): ``key=value: read as N s; did you mean Nms?``
+    each, for the CLI's --aqm and the API's aqm= to warn alike."""
+    from ..units import parse_duration
+    from .link import AQM_HUMAN_UNITS
+
+    try:
+        q = parse_aqm_shorthand(aqm) if isinstance(aqm, str) and ":" in aqm else aqm
+    except SpecError:
+        return []  # refused elsewhere, with its own message
+    if not isinstance(q, dict):
+        return []
+    out = []
+    for key, value in q.items():
+        parse = AQM_HUMAN_UNITS.get(key, (key, None))[1]
+        if parse is not parse_duration or isinstance(value, bool):
+            continue
+        try:
+            seconds = float(str(value).strip())
+        except ValueError:
+            continue  # a unit was given ("15ms")
+        if math.isfinite(seconds) and seconds >= 1:
+            out.append(f"{key}={value}: read as {seconds:g} s; did you mean {value}ms?")
+    return out
+
+
 #: PPPoA VC-MUX's per-packet bytes before ATM segmentation: what ``atm`` alone means.
 ATM_DEFAULT_OVERHEAD = 10
 
