@@ -63,10 +63,9 @@ def message(e: Any) -> str:
     (pydantic: "Input should be greater than or equal to 1")."""
     if e["type"] in _BOUNDS:
         bound = next(iter((e.get("ctx") or {}).values()), None)
-        if isinstance(bound, float):
-            return f"must be {_BOUNDS[e['type']]} {bound:g}"
-        if isinstance(bound, int) and not isinstance(bound, bool):  # exact: a seed's 2^63
-            return f"must be {_BOUNDS[e['type']]} {bound}"
+        if isinstance(bound, int | float) and not isinstance(bound, bool):
+            shown = f"{bound:g}" if isinstance(bound, float) else bound  # exact: a seed's 2^63
+            return f"must be {_BOUNDS[e['type']]} {shown}"
     return str(e["msg"]).removeprefix("Value error, ")
 
 

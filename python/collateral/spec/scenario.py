@@ -73,10 +73,6 @@ def _has_rate(link: object, keys: tuple[str, ...] = ("rate", "trace", "leo")) ->
     return isinstance(link, dict) and any(link.get(k) is not None for k in keys)
 
 
-#: The scenario's lists (flows, phases).
-LIST_FIELDS = ("tcp", "cbr", "web", "phases")
-
-
 class Scenario(Model):
     """One trial: a dumbbell with an asymmetric bottleneck, TCP and CBR flows, a seed.
 
@@ -112,7 +108,7 @@ class Scenario(Model):
     #: first: the core scores the trial from them (see :mod:`collateral.spec.workload`).
     workload: WorkloadSpec | None = None
 
-    @field_validator(*LIST_FIELDS, mode="before")
+    @field_validator("tcp", "cbr", "web", "phases", mode="before")
     @classmethod
     def _not_too_many(cls, v: object, info: ValidationInfo) -> object:
         """A list longer than the core takes is refused by its length, before a million
@@ -123,7 +119,7 @@ class Scenario(Model):
             raise ValueError(f"{len(v)} items; at most {most}")
         if isinstance(v, Model | dict | str):  # tcp=TcpSpec(), tcp = { cc = ... }, "cubic"
             # One error, not pydantic's attempt at every member of every union.
-            raise ValueError("expected a list, also of one: [{...}] (Python: [TcpSpec(...)])")
+            raise ValueError(f"expected a list, also of one: {info.field_name} = [...]")
         return v
 
     @model_validator(mode="before")
