@@ -129,15 +129,17 @@ def test_sigkill_partway_then_rerun_equals_an_uninterrupted_run(tmp_path):
     assert p.returncode == 0 and "ran now         0" in p.stdout, p.stdout
 
 
-def test_ctrl_c_stops_cleanly_keeping_finished_trials(tmp_path):
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_stops_cleanly_keeping_finished_trials(tmp_path, sig, status):
+    # SIGTERM (Slurm's time limit) as Ctrl-C, but the status says which: 128 + signal.
     exp = write_experiment(tmp_path, duration="180s", limits=25, trials=6)
     out = tmp_path / "out"
     proc = cli_bg("run", str(exp), "-o", str(out), "--no-progress", "--batch-seconds", "0.05")
     wait_for_parts(proc, out, 3)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130, stderr
-    assert "SIGINT: finishing the" in stderr and "Traceback" not in stderr
+    assert proc.returncode == status, stderr
+    assert f"{sig.name}: finishing the" in stderr and "Traceback" not in stderr
     assert "still missing" in stdout
     keys = Store(out).keys()
     assert 0 < len(keys) < 300 and len(keys) == len(set(keys))

@@ -24,7 +24,7 @@ from typing import Any
 # first model (~30 ms of a command's start); the CLI uses none. A user's setting wins.
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
-from .errors import PROG, Parser
+from .errors import PROG, Parser, interrupted_status
 
 __all__ = ["build_parser", "main"]
 
@@ -121,9 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `collateral simulate --json | head`: not an error
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the exit-time flush
         return 0
-    except KeyboardInterrupt:  # Ctrl-C: what a run had finished is stored (run's own)
+    except KeyboardInterrupt as e:  # Ctrl-C: what a run had finished is stored (run's own)
         print("collateral: interrupted", file=sys.stderr)
-        return 130
+        return interrupted_status(e)
     except OSError as e:  # e.g. stdout on a full disk (> /dev/full): one line, no trace
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the exit-time flush
         where = f": {e.filename}" if e.filename else ""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..display import short
 from . import HELP
-from .errors import fail
+from .errors import fail, interrupted_status
 from .paths import output_dir
 from .scenario import add_scenario_options, option, scenario_from_args
 from .simulate import add_output_options, check_figure_args, run
@@ -187,9 +187,9 @@ def emulate_experiment(args: argparse.Namespace) -> int:
         ran, total = emulate_experiment(exp, out, progress, args.rerun_late, notify)
     except (EmulationError, StoreError) as e:
         fail(f"emulate: {e}")
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         print("collateral: interrupted; finished trials are kept, rerun to resume", file=sys.stderr)
-        return 130
+        return interrupted_status(e)
     print(f"{ran} trials emulated ({total} in the experiment); results in {out}")
     again = f"collateral emulate {args.experiment} -o {out} --rerun-late"
     line = store_line(open_store(out).summary(), rerun=again)

@@ -47,6 +47,22 @@ class Parser(argparse.ArgumentParser):
         fail(message)
 
 
+def interrupted_status(stopped_by: BaseException | str | None = None) -> int:
+    """The exit status of a command a signal stopped: 128 + the signal's number, as a
+    shell reports a process the signal killed (130 for Ctrl-C, 143 for SIGTERM, which
+    Slurm and systemd send), so a job script can tell a time limit from a user's Ctrl-C.
+    ``stopped_by``: the signal's name, or the KeyboardInterrupt a handler raised with
+    it (Python's own Ctrl-C carries none: SIGINT)."""
+    import signal
+
+    if isinstance(stopped_by, BaseException):
+        stopped_by = str(stopped_by.args[0]) if stopped_by.args else None
+    try:
+        return 128 + signal.Signals[stopped_by or "SIGINT"].value
+    except KeyError:
+        return 128 + signal.SIGINT.value
+
+
 _LONG_QUOTED = re.compile(r"""(['"])([^'"]{60})[^'"]{20,}\1""")
 _LONG_WORD = re.compile(r"\S{200,}")
 

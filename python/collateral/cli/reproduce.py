@@ -9,7 +9,7 @@ from typing import Any
 
 from ..display import short
 from . import HELP
-from .errors import fail
+from .errors import fail, interrupted_status
 from .paths import console, output_dir
 from .values import count, max_workers
 
@@ -74,12 +74,12 @@ def run(args: argparse.Namespace) -> int:
             fail(f"reproduce: {fid}: {e}")
         except OSError as e:
             fail(f"reproduce: {fid}: {e.strerror or e}: {e.filename or args.out}")
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as e:
             print(
                 "collateral: interrupted; finished trials are kept, rerun to resume",
                 file=sys.stderr,
             )
-            return 130
+            return interrupted_status(e)
         con.print(
             f"[bold]{fid}[/bold]: {rep.trials_run} trials run ({rep.trials_total} in the "
             f"experiment) in {rep.wall_s:.1f} s; results in {rep.store}"

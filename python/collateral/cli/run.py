@@ -11,7 +11,7 @@ from typing import Any
 
 from ..display import short
 from . import HELP
-from .errors import fail
+from .errors import fail, interrupted_status
 from .paths import output_dir
 from .values import count, max_workers, positive_seconds
 
@@ -183,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
         fail(f"--output: {e}")
     except ValueError as e:  # an argument the runner refused (it names the option)
         fail(str(e) if str(e).startswith("--") else f"run: {e}")
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         print(
             "collateral: interrupted; the batches in flight were abandoned, finished"
             f" trials are in {out}",
@@ -191,13 +191,14 @@ def run(args: argparse.Namespace) -> int:
         )
         sys.stderr.flush()
         sys.stdout.flush()
-        os._exit(130)  # worker threads are still inside the core; do not wait for them
+        # Worker threads are still inside the core: do not wait for them.
+        os._exit(interrupted_status(e))
     except (RuntimeError, OSError) as e:
         fail(f"run: {e}")
     for label, value in report_lines(report, Store(out)):  # plain lines: greppable logs
         print(f"{label:<15} {value}")
     if report.interrupted:
-        return 130
+        return interrupted_status(report.signal)
     return 1 if report.failed else 0
 
 

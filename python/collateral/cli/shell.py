@@ -10,7 +10,7 @@ from typing import Any
 
 from ..spec.fields import FIELDS
 from . import HELP
-from .errors import fail
+from .errors import fail, interrupted_status
 from .scenario import add_scenario_options, scenario_from_args
 
 #: The options of the link and its queue: the shell's traffic is the command's own.
@@ -63,6 +63,6 @@ def run(args: argparse.Namespace) -> int:
         return shell(scenario, command, args.server)
     except EmulationError as e:
         fail(str(e) if str(e).startswith("shell:") else f"shell: {e}")
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         print("collateral: shell ended; the testbed is removed", file=sys.stderr)
-        return 130
+        return interrupted_status(e)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..display import short
 from . import HELP
-from .errors import fail
+from .errors import fail, interrupted_status
 from .paths import console, output_file
 from .scenario import add_scenario_options, fail_param, scenario_from_args, versus_scenarios
 from .values import count
@@ -122,9 +122,9 @@ def run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) ->
             result = emulate(scenario, workdir=args.keep, keep=bool(args.keep))
         except EmulationError as e:
             fail(f"emulate: {e}")
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as e:
             print("collateral: interrupted; the testbed was torn down", file=sys.stderr)
-            return 130
+            return interrupted_status(e)
     else:
         trials = getattr(args, "trials", 1)
         variants = versus_scenarios(args, scenario) if getattr(args, "versus", None) else []

@@ -39,6 +39,7 @@ class RunReport:
     cpu_s: float = 0.0  # Python CPU time: batch tables on the workers, this process's driver
     batches: int = 0
     interrupted: bool = False
+    signal: str | None = None  # what interrupted it: "SIGINT", "SIGTERM"
     # Worker time with no batch (local pools only: a remote worker's clock is its own),
     # summed over the workers: before each one's first batch began, and after its last
     # ended. The rest of the idle time lies between batches (waiting for the next one).

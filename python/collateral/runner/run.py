@@ -68,7 +68,7 @@ class _Stop:
 
     def _handle(self, signum: int, frame: object) -> None:
         if self.requested is not None:
-            raise KeyboardInterrupt
+            raise KeyboardInterrupt(signal.Signals(signum).name)
         self.requested = signal.Signals(signum).name
         self._on_first(self.requested)
 
@@ -356,8 +356,10 @@ def _run(
                         f" {experiment.model_version}: install the same collateral everywhere"
                     )
             report.interrupted = stop.requested is not None and bool(pending)
-    except KeyboardInterrupt:
+            report.signal = stop.requested if report.interrupted else None
+    except KeyboardInterrupt as e:
         report.interrupted = True
+        report.signal = str(e.args[0]) if e.args else "SIGINT"
         raise
     finally:
         t1 = time.perf_counter()
