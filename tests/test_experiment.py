@@ -5,6 +5,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import pytest
 
@@ -572,3 +573,35 @@ def test_a_float_field_refuses_nan_and_infinity_by_name():
     for bad in (float("nan"), float("inf")):
         with pytest.raises(ValidationError, match="loss_rate\n  Input should be a finite number"):
             LinkSpec(rate="1Mbit", loss_rate=bad)
+
+
+def test_bare_numbers_that_are_seconds_or_bits_are_warned_by_key(tmp_path):
+    # A bare number is a second or a bit/s, as on the command line: rtt = 100 is a
+    # 100 s round trip. Each is said where the file gives it, and the run goes on.
+    text = BASE.replace('warmup = "1s"', 'warmup = "1s"\nrtt = 100') + textwrap.dedent("""
+        "down.queue" = [{ kind = "pie", target = 15 }, { kind = "pie", target = "15ms" }]
+        "up.rate" = { values = [200, "256kbit"] }
+        """)
+    text = text.replace('"queue.limit" = ["10kB", "20kB"]', "")
+    text = text.replace('link = "adsl1"', 'down = { rate = "1500kbit" }\nup = { rate = "256kbit" }')
+    path = write(tmp_path, text.replace('queue = { limit = "20kB", rule = "fb-strict" }', ""))
+    with pytest.warns(UserWarning) as caught:
+        exp = load_experiment(path)
+    assert len(exp) == 8
+    said = [str(w.message).removeprefix(f"{path}: ") for w in caught]
+    assert said == [
+        "scenario.rtt: 100: read as 100 s, an unusual round trip; did you mean 100ms?",
+        "sweep.down.queue[0]: target=15: read as 15 s; did you mean 15ms?",
+        "sweep.up.rate.values[0]: 200: read as 200 bit/s; did you mean 200kbit?",
+    ], said
+    p = run_cli("run", str(path), "-o", str(tmp_path / "out"), "--dry-run")
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count("collateral: warning: ") == 3, p.stderr
+    assert "scenario.rtt: 100: read as 100 s" in p.stderr
+    # Given with their units, nothing is said.
+    fixed = path.read_text().replace("rtt = 100", 'rtt = "100ms"')
+    fixed = fixed.replace("target = 15 }", 'target = "20ms" }').replace("[200,", '["200kbit",')
+    path.write_text(fixed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_experiment(path)

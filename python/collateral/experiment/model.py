@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -19,6 +20,7 @@ from .identity import canonical_json, digest, hasher, model_version, seed_basis
 from .paths import WILDCARD, allowed_keys, copy_tree, packet_limit, set_path
 from .points import Point, Trial, param_columns
 from .settings import SWITCHED_TRACES, ExperimentSettings
+from .unusual import unusual_values
 
 
 class Experiment:
@@ -274,6 +276,9 @@ def build(data: Mapping[str, Any], source: str, text: str | None) -> Experiment:
             pt = Point(len(points), pkey, sc, values, tags, canonical, tail, basis, cols)
             seen[pkey] = pt
             points.append(pt)
+    # Valid but probably not meant (rtt = 100 is 100 s): warned, as the CLI's options are.
+    for odd in unusual_values(data):
+        warnings.warn(f"{source}: {odd}", stacklevel=3)
     return Experiment(settings, points, source, text)
 
 

@@ -1,0 +1,93 @@
+"""Values of an experiment file that are valid but rarely meant: what the CLI's options
+and the API's arguments warn about (``spec.flat``), found where the file gives them.
+
+A bare number is a second for a time and a bit/s for a rate, as on the command line, so
+``rtt = 100`` is a 100 s round trip and ``{kind = "pie", target = 15}`` a 15 s target:
+the run goes on, but ``collateral run`` says each one, naming its key."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ..spec.flat import UNUSUAL_RTT_NS, unusual_aqm_times, unusual_rtt
+from ..units import parse_duration, parse_rate
+
+#: Below this a link rate given as a bare number was surely meant in kbit/s (as --down).
+UNUSUAL_RATE_BPS = 10_000
+
+
+def unusual_values(data: Mapping[str, Any]) -> list[str]:
+    """``KEY: VALUE: why`` for each value of the file's [scenario] and [sweep] tables
+    (the data as read, ``--set`` applied) that is valid but probably not meant."""
+    out = []
+    for key, where, value in _values(data):
+        if key == "rtt" and _bare(value):
+            try:
+                ns = parse_duration(value)
+            except ValueError:
+                continue  # refused by the scenario, with its own message
+            if ns >= UNUSUAL_RTT_NS and (odd := unusual_rtt(ns, value)) is not None:
+                out.append(f"{where}: {value}: {odd}")
+        elif key == "rate" and _bare(value):
+            try:
+                bps = parse_rate(value)
+            except ValueError:
+                continue
+            if bps < UNUSUAL_RATE_BPS:
+                out.append(f"{where}: {value}: read as {bps} bit/s; did you mean {value}kbit?")
+        elif key == "queue" and isinstance(value, dict | str):
+            out += [f"{where}: {odd}" for odd in unusual_aqm_times(value)]
+    return out
+
+
+def _bare(value: object) -> bool:
+    """A number without a unit: an int or float, or a string of one."""
+    if isinstance(value, bool):
+        return False
+    try:
+        float(str(value).strip())
+    except ValueError:
+        return False
+    return True
+
+
+def _values(data: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
+    """(key, where, value) for every value under [scenario] and [sweep]: ``key`` the
+    name of what it sets (``rtt``, ``queue``), ``where`` its place in the file
+    (``sweep.rtt[0]``). A sweep's dotted key stands for what it sets, and its values (a
+    list, ``values``, or a range's ``from`` and ``to``) are each that key's."""
+    scenario = data.get("scenario")
+    if isinstance(scenario, dict):
+        yield from _walk("scenario", scenario)
+    sweeps = data.get("sweep")
+    tables = sweeps if isinstance(sweeps, list) else [sweeps]
+    for i, table in enumerate(tables):
+        if not isinstance(table, dict):
+            continue
+        head = "sweep" if len(tables) == 1 else f"sweep[{i}]"
+        for dotted, axis in table.items():
+            key, where = str(dotted).rsplit(".", 1)[-1], f"{head}.{dotted}"
+            if isinstance(axis, dict) and ("values" in axis or "from" in axis):
+                for part in ("values", "from", "to"):
+                    v = axis.get(part)
+                    items = v if isinstance(v, list) else [] if v is None else [v]
+                    for j, item in enumerate(items):
+                        at = f"{where}.{part}" + (f"[{j}]" if isinstance(v, list) else "")
+                        yield from _walk(at, item, key)
+            else:
+                yield from _walk(where, axis, key)
+
+
+def _walk(where: str, value: Any, key: str | None = None) -> Iterator[tuple[str, str, Any]]:
+    """``value`` (set by ``key``: by default the last part of ``where``) and, in a table
+    or list, what it holds; a list's items are its key's."""
+    key = where.rsplit(".", 1)[-1] if key is None else key
+    if isinstance(value, list):
+        for j, item in enumerate(value):
+            yield from _walk(f"{where}[{j}]", item, key)
+        return
+    yield key, where, value
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _walk(f"{where}.{k}", v)
