@@ -589,3 +589,20 @@ def test_where_takes_a_value_as_the_rest_of_the_tool_writes_it(store):
         aggregate.StorePlotError, match=r"expected a number in kB \(e.g. 20 or 20kB\)"
     ):
         n([limit + "x"])
+
+
+def test_the_python_api_names_its_parameters_not_the_commands_options(store, tmp_path):
+    """figure(), table() and plot() name what their caller passed (where=, x=, out=);
+    the command names its options (test_bad_inputs_are_one_line_errors)."""
+    cases = [
+        (storeplot.figure, {"x": "limit", "y": "loss_pct", "where": ["kind"]}, "where: 'kind'"),
+        (storeplot.table, {"x": "qeue.limit", "y": "loss_pct"}, "x: unknown key 'qeue.limit'"),
+        (storeplot.table, {"x": "limit", "y": "voip_p59_ms"}, "y: unknown measure"),
+        (storeplot.plot, {"x": "limit", "y": "loss_pct", "out": tmp_path / "f"}, "out: "),
+    ]
+    for fn, kwargs, start in cases:
+        with pytest.raises(storeplot.StorePlotError) as e:
+            fn(store, **kwargs)
+        assert str(e.value).startswith(start), (fn.__name__, str(e.value))
+    with pytest.raises(storeplot.StorePlotError, match=r"^store_dir: "):
+        storeplot.table(tmp_path / "nothing", x="limit", y="loss_pct")

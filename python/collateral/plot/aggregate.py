@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from .errors import StorePlotError
+from .errors import StorePlotError, api_names
 from .param import Param, codes
 from .sweep import MAX_FACETS, MAX_HUES, PlotData, load_data, resolve_measure, resolve_param
 
@@ -115,6 +115,7 @@ def _spelling(v: str) -> str:
     return v.strip().lower().replace("-", "").replace("_", "")
 
 
+@api_names
 def table(
     store_dir: str | Path,
     x: str,

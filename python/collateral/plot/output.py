@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .aggregate import Interval, Stat, build_table
-from .errors import StorePlotError
+from .errors import StorePlotError, api_names
 from .interactive import draw_plotly
 from .static import draw_mpl
 from .sweep import load_data
@@ -35,6 +35,7 @@ def check_out(out: str | Path) -> Path:
     return p
 
 
+@api_names
 def plot(
     store_dir: str | Path,
     x: str,

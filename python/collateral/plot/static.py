@@ -13,6 +13,7 @@ import numpy as np
 from ..display import fmt_tick
 from .aggregate import Interval, Stat, build_table, eq, from_zero
 from .draw import floor_at_zero, mark_cut
+from .errors import api_names
 from .labels import caption, caption_text, title_head, where_text
 from .sweep import PlotData, load_data
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 DENSE = 40
 
 
+@api_names
 def figure(
     store_dir: str | Path | PlotData,
     x: str,
