@@ -106,3 +106,50 @@ def test_every_reproductions_store_has_the_declared_types(quick_results: Path):
                     assert typ == _DUCKDB[want], f"{d.name}: {table}.{name} is {typ}, not {want}"
                     checked += 1
     assert checked > 200
+
+
+def test_ctrl_c_stops_a_reproduction_before_its_figure_and_claims(tmp_path):
+    # The finished batches are stored, as `run` stores them, but a figure or a verdict
+    # drawn from part of a sweep would misreport the paper: neither is made.
+    import signal
+    import time
+
+    out = tmp_path / "r"
+    store = out / "today-queues-quick"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "collateral", "reproduce", "today-queues", "--quick", "-o", out],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    t0 = time.monotonic()
+    while not any((store / "parts").glob("*")) and proc.poll() is None:
+        assert time.monotonic() - t0 < 120, "no part stored"
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (stdout, stderr)
+    assert "interrupted; finished trials are kept" in stderr and "Traceback" not in stderr
+    assert "claims" not in stdout and not (store / "figures").exists(), stdout
+    assert any((store / "parts").glob("*"))
+
+
+def test_a_testbed_figure_without_the_emulator_is_one_line_and_writes_nothing(
+    tmp_path, monkeypatch, cli_main
+):
+    # A package installed without the Rust testbed: said before any directory is made.
+    import os
+
+    from collateral.emulate import endpoints
+    from collateral.emulate.errors import EmulationError
+
+    def missing() -> str:
+        raise EmulationError("collateral-emu not found; build it")
+
+    monkeypatch.setattr(endpoints, "find_emulator", missing)
+    rc, _, err = cli_main("reproduce", "mmsys-fig4b-testbed", "-o", str(tmp_path / "r"))
+    assert rc == 2 and len(err.splitlines()) == 1, err
+    assert err.startswith("collateral: error: reproduce: mmsys-fig4b-testbed: needs the emulation")
+    if os.geteuid() == 0:  # otherwise refused first for want of root
+        assert "collateral-emu not found" in err, err
+    assert not (tmp_path / "r").exists() or not any((tmp_path / "r").iterdir())

@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
             f"reproduce: unknown figure {short(unknown[0], 60)}; see 'collateral reproduce --list'"
         )
     output_dir("--out", args.out, "results")
+    from ..emulate.errors import EmulationError
     from ..experiment import ExperimentError
     from ..store import StoreError
 
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     for fid in ids:
         try:
             rep = reproduce(fid, out=args.out, quick=args.quick, workers=args.workers)
-        except (ExperimentError, StoreError, TestbedUnavailable) as e:
+        except (ExperimentError, StoreError, TestbedUnavailable, EmulationError) as e:
             fail(f"reproduce: {fid}: {e}")
         except OSError as e:
             fail(f"reproduce: {fid}: {e.strerror or e}: {e.filename or args.out}")

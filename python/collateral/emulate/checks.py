@@ -184,6 +184,9 @@ def check_ready(scenario: Scenario) -> dict[Any, str]:
     for tool in ("ip", "ethtool"):
         if shutil.which(tool) is None:
             raise EmulationError(f"{tool} not found; ./setup.sh installs iproute2 and ethtool")
+    from .endpoints import find_emulator
+
+    find_emulator()  # before anything is created, not when the first trial starts
     return kernel_congestion_controls(scenario)
 
 

@@ -99,7 +99,9 @@ def reproduce(
     progress: bool | None = None,
 ) -> Reproduction:
     """Runs (or resumes) the experiment behind ``fig_id``, draws its figure into
-    ``<out>/<experiment>[-quick]/figures/`` and checks the paper's claims."""
+    ``<out>/<experiment>[-quick]/figures/`` and checks the paper's claims. Stopped by
+    Ctrl-C or SIGTERM, it stores the finished trials, then raises KeyboardInterrupt
+    (its argument the signal's name) without drawing or judging part of a sweep."""
     import time
 
     from ..experiment import load_experiment
@@ -120,6 +122,8 @@ def reproduce(
         ran, total = _on_testbed(exp, Path(out) / name, progress)
     else:
         report = run_experiment(exp, Path(out) / name, workers=workers, progress=progress)
+        if report.interrupted:  # stopped with trials missing: no figure, no verdict
+            raise KeyboardInterrupt(report.signal or "SIGINT")
         ran, total = report.ran, report.total
     store = Store(Path(out) / name)
     label = f"{fig.paper}: {fig.title}" + (" [QUICK: reduced trials/duration]" if quick else "")
