@@ -476,3 +476,34 @@ def test_an_empty_store_has_an_empty_summary_for_the_comparison(tmp_path):
 
     st = Store.create(tmp_path / "empty", "empty")
     assert len(_summary(st)) == 0
+
+
+def test_an_imported_runs_streams_count_in_the_direction_they_went():
+    # An import's streams have no direction column: its per-direction sums say which way
+    # they went (47.84 down, 9.59 up), not "every flow down" (57.4 down, nothing up).
+    import pandas as pd
+
+    from collateral.report.key_numbers import _measures
+
+    df = pd.DataFrame(
+        {
+            "mode": ["measured"],
+            **{f"tcp{i}_goodput_bps": [v] for i, v in enumerate([24e6, 23.84e6, 4.8e6, 4.79e6])},
+            "down_goodput_bps": [47.84e6],
+            "up_goodput_bps": [9.59e6],
+        }
+    )
+    got = {m.label: float(m.values.iloc[0]) for m in _measures(df) if "goodput" in m.label}
+    assert got == {"TCP goodput ↓, all flows": 47.84e6, "TCP goodput ↑, all flows": 9.59e6}
+    # A simulated store's flows keep their own directions.
+    sim = pd.DataFrame(
+        {
+            "tcp0_goodput_bps": [1e6],
+            "tcp0_direction": ["down"],
+            "tcp1_goodput_bps": [2e5],
+            "tcp1_direction": ["up"],
+            "down_goodput_bps": [None],
+        }
+    )
+    got = {m.label: float(m.values.iloc[0]) for m in _measures(sim) if "goodput" in m.label}
+    assert got == {"TCP goodput ↓": 1e6, "TCP goodput ↑": 2e5}

@@ -39,6 +39,25 @@ def _measures(df: Any) -> list[Measure]:
 
     out: list[Measure] = []
     tcp = sorted({int(m[1]) for c in df.columns if (m := re.fullmatch(r"tcp(\d+)_goodput_bps", c))})
+    # An imported measurement's streams have no direction column: its per-direction sums
+    # (down_goodput_bps, up_goodput_bps) say which way they went.
+    if tcp and not any(f"tcp{i}_direction" in df.columns for i in tcp):
+        sums = [(d, f"{d}_goodput_bps") for d in ("down", "up") if f"{d}_goodput_bps" in df.columns]
+        if any(df[c].notna().any() for _, c in sums):
+            for d, c in sums:
+                total = pd.to_numeric(df[c], errors="coerce")
+                if total.notna().any():
+                    arrow = "↓" if d == "down" else "↑"
+                    out.append(
+                        Measure(
+                            f"TCP goodput {arrow}, all flows",
+                            f"application bytes delivered per second, {d}stream, summed over"
+                            " the direction's flows",
+                            total,
+                            column_unit(c, total),
+                        )
+                    )
+            tcp = []
     for d, arrow in (("down", "↓"), ("up", "↑")):
         flows = [
             i
