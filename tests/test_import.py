@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -307,6 +308,19 @@ def test_imported_run_queries_plots_and_compares(tmp_path: Path) -> None:
     rp = cli("report", str(sim), str(out), "-o", str(rep))
     assert rp.returncode == 0, rp.stderr
     assert "measured" in rep.read_text() or "emulation" in rep.read_text()
+    # Simulated with the call one way only, the figure draws what both sides measured.
+    down_only = tmp_path / "link-down-only.toml"
+    text = (DATA / "link-20-5.toml").read_text()
+    down_only.write_text(re.sub(r'\n\s*\{ direction = "up".*\n', "\n", text))
+    out2 = tmp_path / "measured2"
+    files = [str(DATA / "testbed-irtt.json.gz"), str(DATA / "testbed-iperf3.json")]
+    p = cli("import", *files, "--like", str(down_only), "-o", str(out2))
+    assert p.returncode == 0, p.stderr
+    r = cli("run", str(down_only), "-o", str(tmp_path / "sim2"))
+    assert r.returncode == 0, r.stderr
+    c = cli("compare", str(tmp_path / "sim2"), str(out2), "--plot", str(tmp_path / "c.png"))
+    assert c.returncode == 0 and "CBR delay p50 up" not in c.stdout, c.stderr
+    assert (tmp_path / "c.png").stat().st_size > 0
 
 
 def test_sample_files_stay_small() -> None:

@@ -107,11 +107,15 @@ def fig_compare_stores(sim: Any, emu: Any, path: str | Path) -> list[Path]:
         if flags is not None
         else np.zeros(len(common), bool)
     )
+    # What both sides measured, as the table compares it (a call one way only: no "up").
+    shown = [c for c in _COLUMNS if c[2] in s and c[2] in e]
+    if not shown:
+        raise ValueError("the two directories share no compared measure (TCP goodput, CBR)")
     with plt.rc_context(STYLE):
         fig, axes = plt.subplots(
-            1, len(_COLUMNS), figsize=(4 * len(_COLUMNS), 4.2), layout="constrained"
+            1, len(shown), figsize=(4 * len(shown), 4.2), layout="constrained", squeeze=False
         )
-        for ax, (label, _, col, _) in zip(axes, _COLUMNS, strict=False):
+        for ax, (label, _, col, _) in zip(axes[0], shown, strict=True):
             u = column_unit(col)  # the schema's unit as every figure shows it
             x = u.of(s.loc[common, col].astype(float))
             y = u.of(e.loc[common, col].astype(float))
