@@ -605,3 +605,14 @@ def test_bare_numbers_that_are_seconds_or_bits_are_warned_by_key(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         load_experiment(path)
+
+
+def test_a_byte_limit_below_one_segment_is_warned_once_per_value(tmp_path):
+    # limit = 100 is 100 bytes: every 1500-byte segment is dropped (as --queue 100 warns).
+    text = BASE.replace('["10kB", "20kB"]', '[100, "1000", "20kB"]')
+    path = write(tmp_path, text)
+    with pytest.warns(UserWarning) as caught:
+        load_experiment(path)
+    said = [str(w.message).removeprefix(f"{path}: ") for w in caught]
+    why = "smaller than one 1500-byte packet; the queue drops every full-size TCP segment"
+    assert said == [f"queue.limit = {n} B in 1 point: {why}" for n in (100, 1000)], said

@@ -223,6 +223,15 @@ def test_a_bare_number_rtt_warns_once_as_the_cli_does():
         warnings.simplefilter("always")
         collateral.simulate(aqm={"kind": "pie", "target": 20}, duration="2s", warmup="0.5s")
     assert [str(w.message) for w in caught] == ["aqm: target=20: read as 20 s; did you mean 20ms?"]
+    # queue=100 is 100 B: no full-size segment fits (as --queue 100 warns).
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        collateral.simulate(queue=100, duration="2s", warmup="0.5s")
+        collateral.simulate(queue="1500B", duration="2s", warmup="0.5s")
+    assert [str(w.message) for w in caught] == [
+        "queue=100: 100 B, smaller than one 1500-byte packet; the queue drops every"
+        " full-size TCP segment"
+    ]
 
 
 def test_a_window_outside_the_trial_is_refused_not_filled():

@@ -13,7 +13,7 @@ from . import _native
 from .result import Result
 from .spec import Scenario, build_scenario
 from .spec.fields import BY_NAME, docs, signature, unknown_hint
-from .spec.flat import unusual_aqm_times, unusual_rtt
+from .spec.flat import SMALL_LIMIT, small_byte_limits, unusual_aqm_times, unusual_rtt
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -58,6 +58,9 @@ def simulate(scenario: Scenario | None = None, **params: Any) -> Result:
         # As the CLI's --rtt warns: valid, but rtt="100" is 100 s, not 100 ms.
         name = f"rtt={params['rtt']!r}" if "rtt" in params else "scenario.rtt"
         odd_texts.insert(0, f"{name}: {odd}")
+    for d, n in small_byte_limits(scenario):
+        name = f"queue={params['queue']!r}" if "queue" in params else f"scenario.{d}.queue"
+        odd_texts.append(f"{name}: {n} B, {SMALL_LIMIT}")
     for text in odd_texts:
         if text not in _WARNED:  # once, whatever filters say
             import warnings

@@ -128,7 +128,7 @@ def bare_number(text: object) -> bool:
 def warn_implausible(a: argparse.Namespace, sc: Scenario) -> None:
     """Values that are valid but rarely meant: a warning on stderr each, naming the
     option and what was probably meant; the run goes on."""
-    from ..spec.flat import unusual_aqm_times, unusual_rtt
+    from ..spec.flat import SMALL_LIMIT, small_byte_limits, unusual_aqm_times, unusual_rtt
 
     warnings = []
     if (odd := unusual_rtt(sc.rtt, a.rtt)) is not None:
@@ -144,15 +144,8 @@ def warn_implausible(a: argparse.Namespace, sc: Scenario) -> None:
             " figures will be noisy"
         )
     # A byte limit below one full-size packet: every TCP segment is dropped.
-    limits = [
-        getattr(getattr(link.queue, "limit", None), "amount", None) for link in (sc.down, sc.up)
-    ]
-    units = [getattr(getattr(link.queue, "limit", None), "unit", None) for link in (sc.down, sc.up)]
-    if any(u == "bytes" and n is not None and n < 1500 for n, u in zip(limits, units, strict=True)):
-        warnings.append(
-            f"--queue {a.queue}: smaller than one 1500-byte packet; the queue drops every"
-            " full-size TCP segment"
-        )
+    if small_byte_limits(sc):
+        warnings.append(f"--queue {a.queue}: {SMALL_LIMIT}")
     # Flows whose start may fall after the run's end: some trials have no such flow.
     late = [
         t for t in sc.tcp if t.start_spread > 0 and t.start < sc.duration < t.start + t.start_spread

@@ -20,7 +20,7 @@ from .identity import canonical_json, digest, hasher, model_version, seed_basis
 from .paths import WILDCARD, allowed_keys, copy_tree, packet_limit, set_path
 from .points import Point, Trial, param_columns
 from .settings import SWITCHED_TRACES, ExperimentSettings
-from .unusual import unusual_values
+from .unusual import small_limits, unusual_values
 
 
 class Experiment:
@@ -277,7 +277,7 @@ def build(data: Mapping[str, Any], source: str, text: str | None) -> Experiment:
             seen[pkey] = pt
             points.append(pt)
     # Valid but probably not meant (rtt = 100 is 100 s): warned, as the CLI's options are.
-    for odd in unusual_values(data):
+    for odd in unusual_values(data) + small_limits(points):
         warnings.warn(f"{source}: {odd}", stacklevel=3)
     return Experiment(settings, points, source, text)
 

@@ -10,7 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..spec.flat import UNUSUAL_RTT_NS, unusual_aqm_times, unusual_rtt
+from ..spec.flat import (
+    SMALL_LIMIT,
+    UNUSUAL_RTT_NS,
+    small_byte_limits,
+    unusual_aqm_times,
+    unusual_rtt,
+)
 from ..units import parse_duration, parse_rate
 
 #: Below this a link rate given as a bare number was surely meant in kbit/s (as --down).
@@ -39,6 +45,21 @@ def unusual_values(data: Mapping[str, Any]) -> list[str]:
         elif key == "queue" and isinstance(value, dict | str):
             out += [f"{where}: {odd}" for odd in unusual_aqm_times(value)]
     return out
+
+
+def small_limits(points: list[Any]) -> list[str]:
+    """Each drop-tail byte limit below one full-size segment that a point's scenario
+    has (``limit = 100`` is 100 B), said once with the number of points that have it."""
+    count: dict[tuple[str, int], int] = {}
+    for p in points:
+        small = small_byte_limits(p.scenario)
+        both = len(small) == 2 and small[0][1] == small[1][1]
+        for d, n in [("queue", small[0][1])] if both else [(f"{d}.queue", n) for d, n in small]:
+            count[d, n] = count.get((d, n), 0) + 1
+    return [
+        f"{d}.limit = {n} B in {k} point{'s' * (k > 1)}: {SMALL_LIMIT}"
+        for (d, n), k in count.items()
+    ]
 
 
 def _bare(value: object) -> bool:

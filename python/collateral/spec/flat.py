@@ -53,6 +53,27 @@ def unusual_rtt(rtt_ns: int, given: object = None) -> str | None:
     return f"read as {rtt_ns / 1e9:g} s, an unusual round trip{hint}"
 
 
+#: A full-size TCP segment's IP length: a byte-limited queue below it takes none.
+FULL_SEGMENT_BYTES = 1500
+
+
+#: Why a queue below that is probably not what was meant.
+SMALL_LIMIT = "smaller than one 1500-byte packet; the queue drops every full-size TCP segment"
+
+
+def small_byte_limits(scenario: Any) -> list[tuple[str, int]]:
+    """(direction, bytes) of each drop-tail queue limited below one full-size segment:
+    it drops every 1500-byte packet (``queue=100`` is 100 B). What the CLI's --queue,
+    the API's queue= and an experiment file's points warn about alike."""
+    out = []
+    for d in ("down", "up"):
+        limit = getattr(getattr(getattr(scenario, d, None), "queue", None), "limit", None)
+        amount, unit = getattr(limit, "amount", None), getattr(limit, "unit", None)
+        if unit == "bytes" and amount is not None and amount < FULL_SEGMENT_BYTES:
+            out.append((d, amount))
+    return out
+
+
 def unusual_aqm_times(aqm: object) -> list[str]:
     """An AQM's times given as bare numbers of a second or more (``pie:target=15``,
     15 s, where 15 ms was surely meant): ``key=value: read as N s; did you mean Nms?``
