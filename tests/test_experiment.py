@@ -231,6 +231,13 @@ MALFORMED = [
         "[experiment] seed",
     ),
     ("invalid TOML", BASE.replace("trials = 2", "trials = "), "TOML", None, "invalid TOML"),
+    (
+        "an empty list of sweeps (as an empty [sweep])",
+        "sweep = []\n" + BASE.split("[sweep]")[0],
+        "sweep",
+        None,
+        "an empty sweep",
+    ),
 ]
 
 

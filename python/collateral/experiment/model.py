@@ -191,7 +191,7 @@ def build(data: Mapping[str, Any], source: str, text: str | None) -> Experiment:
     raw_sweep = data.get("sweep", {})
     empty = (
         [f"sweep[{i}]" for i, t in enumerate(raw_sweep) if t == {}]
-        if isinstance(raw_sweep, list)
+        if isinstance(raw_sweep, list) and raw_sweep
         else (["sweep"] if "sweep" in data and raw_sweep in ({}, []) else [])
     )
     if empty:  # a sweep that names no axis is a mistake, not "no sweep"
