@@ -169,6 +169,12 @@ def test_identical_tables_on_1_and_n_workers_processes_shards_and_dask(tmp_path)
     assert p.returncode == 0 and f"merged {b.ran} trials" in p.stdout, p.stderr
     assert_same_tables(summary(tmp_path / "s0"), base)
     assert Store(tmp_path / "s0").merge([tmp_path / "s1"]) == (0, b.ran)  # idempotent
+    # Into a new directory: it takes the experiment file and its points, as a run writes.
+    p = cli("merge", str(tmp_path / "m"), str(tmp_path / "s0"), str(tmp_path / "s1"))
+    assert p.returncode == 0, p.stderr
+    assert_same_tables(summary(tmp_path / "m"), base)
+    for name in ("experiment.toml", "points.parquet"):
+        assert (tmp_path / "m" / name).read_bytes() == (tmp_path / "s0" / name).read_bytes()
 
     # Two shards at once into one directory, as a Slurm array on a shared disk would.
     shared = tmp_path / "shared"

@@ -70,4 +70,28 @@ class Merging:
                 have.update(new_keys.to_pylist())
                 added += n_new - dropped
                 skipped += len(summary) - n_new + dropped
+        self._adopt_experiment(srcs)
         return added, skipped
+
+    def _adopt_experiment(self, srcs: list[Any]) -> None:
+        """A store made by the merge takes the experiment file and its expanded points
+        from the first source that has them (what ``report`` and ``plot`` read: the
+        description, the file, the sweep's order); one that has its own keeps it."""
+        import shutil
+
+        from .core import POINTS
+        from .files import fsync, tmp_name
+
+        for name in ("experiment.toml", POINTS):
+            mine = self.path / name
+            theirs = next((s.path / name for s in srcs if (s.path / name).is_file()), None)
+            if mine.exists() or theirs is None:
+                continue
+            tmp = tmp_name(mine)
+            try:
+                shutil.copyfile(theirs, tmp)
+                fsync(tmp)
+                tmp.replace(mine)
+            except OSError as e:  # a shortcut only: readers expand the file without it
+                tmp.unlink(missing_ok=True)
+                self.notify(f"store {self.path}: {name} not copied from {theirs.parent}: {e}")
