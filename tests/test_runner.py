@@ -571,6 +571,17 @@ def test_a_run_counts_the_stored_trials_of_points_the_file_no_longer_has(tmp_pat
         p.returncode == 0
         and "to run: 4; 4 stored of points not in the file or of another core" in p.stdout
     )
+    # Fewer trials per point: the others are reps of points still in the file, said so.
+    more = load_experiment(write_experiment(tmp_path, **{**small, "trials": 3}))
+    run_experiment(more, out, workers=1, progress=False)
+    fewer = write_experiment(tmp_path, **small)
+    report = run_experiment(load_experiment(fewer), out, workers=1, progress=False)
+    assert (report.elsewhere, report.extra_reps) == (8, 8)  # 4 points x 2 more reps
+    rows = dict(report_lines(report))
+    assert rows["beyond trials"].startswith("8 stored trials of the file's points beyond its 1")
+    assert "filter by rep < 1" in rows["beyond trials"] and "not in the file" not in rows
+    p = cli("run", str(fewer), "-o", str(out), "--dry-run")
+    assert "to run: 0; 8 stored beyond its 1 trials per point" in p.stdout, p.stdout
 
 
 def test_compare_names_the_side_with_no_trials(tmp_path):

@@ -154,14 +154,24 @@ def run(args: argparse.Namespace) -> int:
                 mine += 1
                 todo += t.key not in stored
         others = len(stored) - ours
+        extra = 0
+        if others:  # trials of points still in the file: reps beyond its trials count
+            points = {p.key for p in exp.points}
+            keys = stored - {t.key for t in exp.iter_trials()}
+            extra = sum(p in points for p in Store(out).points_of(keys).values())
         print(
             f"{exp.name}: {len(exp.points):,} points x {exp.trials_per_point} trials ="
             f" {total:,} trials"
             + (f"; shard {shard[0]}/{shard[1]}: {mine:,}" if shard else "")
             + f"; stored in {out}: {mine - todo:,}; to run: {todo:,}"
             + (
-                f"; {others:,} stored of points not in the file or of another core"
-                if others
+                f"; {extra:,} stored beyond its {exp.trials_per_point} trials per point"
+                if extra
+                else ""
+            )
+            + (
+                f"; {others - extra:,} stored of points not in the file or of another core"
+                if others > extra
                 else ""
             )
         )

@@ -31,6 +31,8 @@ class RunReport:
     # file), or run by another version of the core (part of every trial key): they stay,
     # and queries see them beside this run's.
     elsewhere: int = 0
+    trials_per_point: int = 0  # the file's
+    extra_reps: int = 0  # of those, trials of this file's points beyond its trials count
     meanwhile: int = 0  # run, but stored meanwhile by another writer (kept once)
     failed: list[tuple[str, str]] = field(default_factory=list)
     wall_s: float = 0.0
@@ -151,13 +153,22 @@ def report_lines(report: RunReport, st: Store | None = None) -> Sequence[tuple[s
         ("already stored", f"{report.already:,}"),
         ("ran now", f"{report.ran:,} in {report.batches:,} batches"),
     ]
-    if report.elsewhere:
+    if report.extra_reps:
+        rows.append(
+            (
+                "beyond trials",
+                f"{report.extra_reps:,} stored trials of the file's points beyond its"
+                f" {report.trials_per_point} per point (a run with more); queries see them"
+                f" too: filter by rep < {report.trials_per_point}, or use another -o",
+            )
+        )
+    if report.elsewhere > report.extra_reps:
         rows.append(
             (
                 "not in the file",
-                f"{report.elsewhere:,} stored trials of points the file no longer has, or"
-                " run by another version of the core (a trial's key holds it); queries see"
-                " them too: filter by parameter, or use another -o",
+                f"{report.elsewhere - report.extra_reps:,} stored trials of points the file no"
+                " longer has, or run by another version of the core (a trial's key holds it);"
+                " queries see them too: filter by parameter, or use another -o",
             )
         )
     if report.meanwhile:

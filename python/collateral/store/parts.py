@@ -39,6 +39,23 @@ class Parts:
             out += p.keys or []
         return out
 
+    def points_of(self, keys: set[str]) -> dict[str, str]:
+        """The point of each stored trial in ``keys`` (its ``point`` column), read from
+        the verified parts' summaries alone; a part that cannot be read gives none."""
+        import pyarrow.parquet as pq
+
+        out: dict[str, str] = {}
+        for part in self.part_dirs():
+            try:
+                t = pq.read_table(part / "summary.parquet", columns=["key", "point"])
+            except (OSError, ValueError, KeyError):
+                continue
+            points = t.column("point").to_pylist()
+            for k, p in zip(t.column("key").to_pylist(), points, strict=True):
+                if k in keys:
+                    out[k] = p
+        return out
+
     def done_keys(self, refresh: bool = False) -> set[str]:
         """Keys of the trials already stored in verified parts (cached;
         :meth:`commit_part` adds to it)."""
