@@ -114,7 +114,12 @@ def test_quick_run_draws_and_every_claim_has_a_verdict(quick_runs: QuickRuns):
     assert rep.trials_run == rep.trials_total == 30
     names = {f.name for f in rep.files}
     assert {"responsiveness.png", "responsiveness.svg", "responsiveness.md"} <= names
-    assert rep.claims and all(c.holds is not None and c.tolerance for c in rep.claims)
+    assert rep.claims and all(c.tolerance for c in rep.claims)
+    # Every claim is judged but where the quick run measured no loaded phase: on ADSL1
+    # under PIE its load saturates only at the run's end (30 s); said, not "differs".
+    unjudged = [c for c in rep.claims if c.holds is None]
+    assert [c.text.split(":")[0] for c in unjudged] == ["(f) ADSL1 pie"], unjudged
+    assert unjudged[0].ours == "not measured"
     texts = [c.text for c in rep.claims]
     for link in LINKS:
         assert any(t.startswith(f"(d) {link} fq_codel") for t in texts), link

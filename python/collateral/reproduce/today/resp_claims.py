@@ -41,7 +41,18 @@ def _get(t: pd.DataFrame, link: str, q: str, col: str) -> float:
 
 
 def _ms(s: float) -> str:
-    return f"{s * 1e3:.1f} ms"
+    return "not measured" if math.isnan(s) else f"{s * 1e3:.1f} ms"
+
+
+def _rpm(r: float) -> str:
+    return "not measured" if math.isnan(r) else f"{r:.0f}"
+
+
+def _verdict(ok: bool, *measured: float) -> bool | None:
+    """``ok``, or no verdict where a measure is missing: a run too short for the test's
+    loaded phase (the load saturated at its end, as ``--quick`` can) measured nothing to
+    judge, which is not a claim that differs."""
+    return None if any(math.isnan(v) for v in measured) else bool(ok)
 
 
 def _drop_tail(t: pd.DataFrame, link: str, lk: Link, k: float) -> list[Claim]:
@@ -57,8 +68,8 @@ def _drop_tail(t: pd.DataFrame, link: str, lk: Link, k: float) -> list[Claim]:
     a = Claim(
         f"(a) {link} drop-tail {k:g} BDP: loaded RTT is base + queue, RPM ≤ its ceiling",
         f"{_ms(lo)} ≤ loaded RTT ≤ {_ms(hi)}; RPM ≤ {rpm_hi:.0f}",
-        f"{_ms(lat)}, RPM {rpm:.0f}",
-        bool(lo <= lat <= hi and rpm <= rpm_hi),
+        f"{_ms(lat)}, RPM {_rpm(rpm)}",
+        _verdict(lo <= lat <= hi and rpm <= rpm_hi, lat, rpm),
         "the probes' median loaded RTT (median over trials) within the bounds; the median"
         " RPM at most 60 000 / (base RTT + the least standing queue, ms)",
         f"Limits {lim}. At most a probe waits behind a full buffer of full-size packets and"
@@ -70,12 +81,13 @@ def _drop_tail(t: pd.DataFrame, link: str, lk: Link, k: float) -> list[Claim]:
     )
     inc = _get(t, link, q, "latency_increase_s")
     grades = grades_between(lk.dt_queue_lo_s(k), lk.dt_queue_hi_s(k))
-    got = str(t.loc[(link, q), "grade"])
+    grade = t.loc[(link, q), "grade"]
+    got = grade if isinstance(grade, str) else ""  # None or NaN: not measured
     b = Claim(
         f"(b) {link} drop-tail {k:g} BDP: the DSLReports grade of its queue",
         "/".join(grades),
-        f"{got} (increase {_ms(inc)})",
-        bool(got and all(g in grades for g in got.split("/"))),
+        f"{got or 'not measured'} (increase {_ms(inc)})",
+        _verdict(bool(got) and all(g in grades for g in got.split("/")), inc),
         "every trial's grade among those of an increase within the queue's bounds",
         f"The graded increase (mean loaded minus mean idle RTT) is the standing queue:"
         f" between {_ms(lk.dt_queue_lo_s(k))} and {_ms(lk.dt_queue_hi_s(k))}; DSLReports"
@@ -102,8 +114,8 @@ def _shrinks(t: pd.DataFrame, link: str) -> Claim | None:
     return Claim(
         f"(c) {link}: RPM rises as the drop-tail buffer shrinks",
         "RPM lower at 4 BDP than at 0.5, and not higher after a step that doubles the buffer",
-        ", ".join(f"{k:g} BDP {r:.0f}" for k, r in zip(have, rpm, strict=True)),
-        bool(ok),
+        ", ".join(f"{k:g} BDP {_rpm(r)}" for k, r in zip(have, rpm, strict=True)),
+        _verdict(ok, *rpm),
         f"median RPM at each size ≥ at the next where the downstream limit grows ≥ {STEP_RATIO}x;"
         " strictly lower at the largest size than at the smallest",
         "A larger buffer holds a larger standing queue (both bounds of (a) grow with k)"
@@ -123,8 +135,8 @@ def _fair(t: pd.DataFrame, link: str, lk: Link, q: str) -> Claim | None:
     return Claim(
         f"(d) {link} {q}: the sparse probes wait at most one round",
         f"loaded RTT ≤ {_ms(hi)}; RPM ≥ {floor:.0f}",
-        f"{_ms(lat)}, RPM {rpm:.0f}",
-        bool(lat <= hi and rpm >= floor),
+        f"{_ms(lat)}, RPM {_rpm(rpm)}",
+        _verdict(lat <= hi and rpm >= floor, lat, rpm),
         "the median loaded RTT at most the bound; the median RPM at least 30 000 / bound (ms)",
         "A probe (88 B every 200 ms) is a sparse flow: each way it waits for the packet in"
         " service, one packet of each of the four bulk flows and the four ACK flows in the"
@@ -148,8 +160,8 @@ def _fq_beats_dt(t: pd.DataFrame, link: str, lk: Link) -> list[Claim]:
             Claim(
                 f"(e) {link}: FQ-CoDel's RPM above drop-tail's at {k:g} BDP",
                 f"FQ-CoDel ≥ {floor:.0f} > {ceil:.0f} ≥ drop-tail",
-                f"FQ-CoDel {fq:.0f}, drop-tail {d:.0f}",
-                bool(fq > d),
+                f"FQ-CoDel {_rpm(fq)}, drop-tail {_rpm(d)}",
+                _verdict(fq > d, fq, d),
                 "median RPM of FQ-CoDel above drop-tail's",
                 "(d)'s floor for FQ-CoDel is above (a)'s ceiling for drop-tail at this size;"
                 " at the other sizes and links the bounds overlap and the model does not"
@@ -169,7 +181,7 @@ def _pi(t: pd.DataFrame, link: str, lk: Link, q: str) -> Claim | None:
         f"(f) {link} {q}: the PI controller holds the queue near its target",
         f"loaded RTT ≤ {_ms(hi)}",
         _ms(lat),
-        bool(lat <= hi),
+        _verdict(lat <= hi, lat),
         f"the median loaded RTT ≤ base + (2 x {PI_TARGET_S * 1e3:g} ms + 3 packets) each way",
         f"PIE and DualPI2's C queue drive the queue's delay to {PI_TARGET_S * 1e3:g} ms;"
         " twice that allows for the controller's swings, and neither drops while under two"
@@ -189,8 +201,8 @@ def _l4s(t: pd.DataFrame, link: str, lk: Link) -> Claim | None:
     return Claim(
         f"(g) {link} DualPI2 with L4S load: probes near base where C holds no backlog",
         f"loaded RTT ≤ {_ms(hi)}; RPM ≥ {floor:.0f}",
-        f"{_ms(lat)}, RPM {rpm:.0f}",
-        bool(lat <= hi and rpm >= floor),
+        f"{_ms(lat)}, RPM {_rpm(rpm)}",
+        _verdict(lat <= hi and rpm >= floor, lat, rpm),
         "the median loaded RTT at most the bound; the median RPM at least 30 000 / bound (ms)",
         "The load is Prague in the L queue (1 ms step); a Not-ECT probe waits in the C"
         " queue for at most nine L packets (WRR, 10 % for C), the packet in service and"
