@@ -507,3 +507,13 @@ def test_an_imported_runs_streams_count_in_the_direction_they_went():
     )
     got = {m.label: float(m.values.iloc[0]) for m in _measures(sim) if "goodput" in m.label}
     assert got == {"TCP goodput ↓": 1e6, "TCP goodput ↑": 2e5}
+
+
+def test_a_directory_named_twice_is_one_section(stores: list[Path], tmp_path):
+    from collateral.report.render import write_report
+
+    one = stores[-1]  # the user's own sweep
+    a = write_report([one], tmp_path / "a.html").read_text()
+    b = write_report([one, Path(f"{one}/"), one / "."], tmp_path / "b.html").read_text()
+    ids = re.compile(r'\bid="([^"]+)"')
+    assert ids.findall(a) == ids.findall(b) and ids.findall(a), ids.findall(b)

@@ -51,8 +51,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--interval",
         choices=("bootstrap", "minmax"),
         default="bootstrap",
-        help="95%% bootstrap interval of the median, or the trials' min and max (default:"
-        " bootstrap)",
+        help="95%% bootstrap interval of the --stat (median or mean), or the trials' min and"
+        " max (default: bootstrap)",
     )
     p.add_argument(
         "--zoom",

@@ -72,7 +72,11 @@ def write_report(results: list[Path], output: Path) -> Path:
             f"output: {str(output)!r} is a directory; give a file name such as report.html"
         )
     stores = []
+    seen: set[Path] = set()
     for r in results:
+        if Path(r).is_dir() and Path(r).resolve() in seen:
+            continue  # named twice (results/x results/x/): one section, not two
+        seen.add(Path(r).resolve())
         if not Path(r).is_dir():
             raise ReportError(f"results: {str(r)!r} is not a directory (a results directory)")
         st = Store(r)
