@@ -99,6 +99,20 @@ def test_iperf3_real_output(tmp_path: Path) -> None:
     assert int(thr["b"][0]) == 2621440 and int(thr["n"][0]) == 4
 
 
+def test_an_upload_counts_what_the_receiver_got_not_what_the_client_wrote(
+    tmp_path: Path,
+) -> None:
+    """A client's intervals count what it wrote to its socket; what was still buffered
+    at the end (its bytes beyond the receiver's count) never crossed the link. Taken off
+    the first intervals, where the buffer filled: 655360 - 300000 B in the first."""
+    doc = json.loads((DATA / "iperf3-loopback.json").read_text())
+    doc["end"]["streams"][0]["receiver"]["bytes"] = 2621440 - 300_000
+    (tmp_path / "up.json").write_text(json.dumps(doc))
+    m = read(tmp_path / "up.json")
+    assert m.throughput[0].bytes == [355_360, 655_360, 655_360, 655_360]
+    assert m.reported["sum_sent"] == doc["end"]["sum_sent"]["bits_per_second"]  # as stated
+
+
 def test_a_testbed_run_of_irtt_and_iperf3_agrees_with_the_tools_own_figures(
     tmp_path: Path,
 ) -> None:

@@ -1,5 +1,6 @@
 """iperf3's JSON (``iperf3 -J``): per stream, the bytes of each reporting interval as
-the client saw them (the receiver's count with ``-R``, the sender's without), which
+the client saw them (the receiver's count with ``-R``; without, the sender's, less what
+the receiver's count at the end says never arrived), which
 way it went (``sender`` true: the client sent, upstream), the retransmits and the
 congestion control the run used."""
 
@@ -63,6 +64,8 @@ def parse(path: Path, doc: Any) -> Measurement:
             tr.bytes.append(b)
     if not by_socket:
         raise r.fail("intervals: no stream reported (all omitted?)")
+    if not reverse and not by_receiver:
+        _delivered_only(by_socket, end)
     # Retransmits and congestion control from the end of the test, where reported (the
     # server's streams, when its intervals are used, in the client's order).
     ends = [s.get("sender") or {} for s in end.get("streams", []) or []]
@@ -106,3 +109,26 @@ def parse(path: Path, doc: Any) -> Measurement:
         # second it names, so its load sits within half a second of where it was.
         start_unix_s=float(stamp["timesecs"]) + 0.5 if "timesecs" in stamp else None,
     )
+
+
+def _delivered_only(by_socket: dict[Any, Throughput], end: dict[str, Any]) -> None:
+    """An upload counted by the client (what it wrote to its sockets) less what never
+    crossed the link: per TCP stream, the sender's bytes beyond the receiver's count at
+    the end (``end.streams[].receiver.bytes``) were still in the sender's socket buffer
+    when the test stopped. That buffer fills as the test starts (a 2 Mbit/s line's
+    first second "sent" 690 kB), so the excess is taken off the first intervals: the
+    total is then the receiver's, and the timing off by at most the buffer's drain time,
+    in the start-up that a warm-up leaves out."""
+    for st in end.get("streams", []) or []:
+        snd, rcv = st.get("sender") or {}, st.get("receiver") or {}
+        tr = by_socket.get(snd.get("socket", rcv.get("socket")))
+        got = rcv.get("bytes")
+        if tr is None or not isinstance(got, int | float) or got < 0:
+            continue
+        excess = sum(tr.bytes) - int(got)
+        for i, b in enumerate(tr.bytes):
+            if excess <= 0:
+                break
+            cut = min(b, excess)
+            tr.bytes[i] = b - cut
+            excess -= cut
