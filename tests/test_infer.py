@@ -270,6 +270,8 @@ def test_the_shipped_measurement_is_inferred_and_advised_from(tmp_path):
     assert got["base_rtt"] == pytest.approx(0.030, abs=0.001)
     assert got["queue_down"] == got["queue_up"] == "fifo"
     assert got["buffer_down"] == pytest.approx(500e3, rel=0.1)
+    p = _cli("infer", str(tmp_path / "m"), "--json", "--what-if")  # not dropped in silence
+    assert p.returncode == 2 and "--json: prints the inference alone" in p.stderr, p.stderr
     # The advisor starts from it: its current queue is the inferred FIFO.
     p = _cli("advise", "--from", str(tmp_path / "m"), "--trials", "1", "--duration", "5s")
     assert p.returncode == 0, p.stderr

@@ -102,6 +102,9 @@ def run(args: argparse.Namespace) -> int:
         figure = output_file("--figure", args.figure, "whatif.png", figure=True)
     if args.testbed and not args.replay:
         fail("--testbed: runs the replay on the testbed; give --replay too")
+    if args.json and (args.replay or args.what_if):
+        both = "--replay" if args.replay else "--what-if"
+        fail(f"--json: prints the inference alone, not {both}'s tables; give one or the other")
     obs, inf = inferred_line(args.directory, args)
     if args.json:
         print(json.dumps(inf.to_dict(), indent=1))
