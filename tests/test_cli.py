@@ -489,3 +489,15 @@ def test_ctrl_c_and_an_ascii_terminal_end_in_one_line_not_a_traceback(tmp_path):
     )  # fmt: skip
     assert p.returncode == 0, p.stderr
     assert b"RTT 100ms ? queue 20kB" in p.stdout, p.stdout[:300]
+
+
+def test_emulate_refuses_one_trials_options_beside_an_experiment_file(cli_main, tmp_path):
+    # The file sets every trial's scenario: --duration beside it was ignored in silence,
+    # and -o without a file stored nothing.
+    rc, _, err = cli_main("emulate", str(tmp_path / "exp.toml"), "--duration", "3s")
+    assert rc == 2 and err.startswith("collateral: error: --duration: sets the one trial"), err
+    rc, _, err = cli_main("emulate", str(tmp_path / "exp.toml"), "--count-in-service")
+    assert rc == 2 and "with EXPERIMENT.toml the file sets it" in err, err
+    rc, _, err = cli_main("emulate", "-o", str(tmp_path / "x"), "--duration", "3s")
+    assert rc == 2 and err.startswith("collateral: error: --out: stores an experiment's"), err
+    assert not (tmp_path / "x").exists()

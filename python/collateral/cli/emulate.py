@@ -88,13 +88,31 @@ def add_parser(sub: Any) -> None:
         metavar="DIR",
         help="keep the raw endpoint and router logs in DIR",
     )
+    # One trial's options, with their defaults: an experiment file sets its own.
+    file_own = {"experiment", "out", "rerun_late", "help"}
+    e.set_defaults(
+        one_trial_options={
+            a.dest: (a.option_strings[-1], a.default)
+            for a in e._actions
+            if a.option_strings and a.dest not in file_own
+        }
+    )
 
 
 def run_emulate(args: argparse.Namespace) -> int:
     if args.experiment:
+        options = getattr(args, "one_trial_options", {})
+        given = [opt for dest, (opt, d) in options.items() if getattr(args, dest, d) != d]
+        if given:
+            fail(
+                f"{given[0]}: sets the one trial's scenario; with EXPERIMENT.toml the file"
+                " sets it: edit the file, or leave the file out"
+            )
         return emulate_experiment(args)
     if args.rerun_late:
         fail("--rerun-late: reruns an experiment's stored trials; give EXPERIMENT.toml")
+    if args.out is not None:
+        fail("--out: stores an experiment's trials; give EXPERIMENT.toml (one trial: --json)")
     check_figure_args(args)
     if args.keep is not None:
         output_dir("--keep", args.keep, "logs/")
