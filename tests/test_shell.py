@@ -135,6 +135,9 @@ def _ping_burst() -> subprocess.CompletedProcess[str]:
 def test_the_commands_exit_status_is_the_shells():
     p = _shell(*LINK, "--", "sh", "-c", "exit 3")
     assert p.returncode == 3, p.stderr
+    # Ended by a signal (Ctrl-C reaches the command): 128 + it, not Python's -2 & 0xff.
+    p = _shell(*LINK, "--", "sh", "-c", "kill -INT $$")
+    assert p.returncode == 130, p.stderr
 
 
 def test_a_server_that_stops_is_named_in_one_line_and_nothing_is_left():
@@ -165,7 +168,7 @@ def test_sigterm_mid_command_removes_everything():
     assert _sleeping(), "the command never started"
     p.send_signal(signal.SIGTERM)
     _, err = p.communicate(timeout=20)
-    assert p.returncode == 130, err
+    assert p.returncode == 143, err  # 128 + SIGTERM, as a shell reports it
     assert _leftovers("^sleep 30$") == []  # not any "sleep 300" of the machine
 
 

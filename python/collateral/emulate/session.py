@@ -123,7 +123,8 @@ def _run(
         signal.signal(signal.SIGINT, old_int)
     line = session_line(session, router, report)
     print(f"collateral: {line}", file=sys.stderr, flush=True)
-    return rc
+    # A command a signal ended (Ctrl-C: -2) as a shell reports it: 128 + the signal.
+    return 128 - rc if rc < 0 else rc
 
 
 def session_line(session: Scenario, router: Proc, report: Path) -> str:
