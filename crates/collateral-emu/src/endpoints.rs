@@ -186,6 +186,9 @@ pub fn tcp_send(c: TcpSend) -> Result<(), String> {
     let (cc, duration_ns, poll_ns, t0_real) = (c.cc.as_str(), c.duration_ns, c.poll_ns, c.t0_real);
     let origin = crate::router::mono_of_real(t0_real);
     sleep_until_mono(origin + c.start_ns.min(duration_ns));
+    if STOP.load(Ordering::Relaxed) {
+        return Ok(()); // stopped before its start: nothing sent, nothing to log
+    }
     let stream = connect_from(&c.src_ip, &c.dst, c.tos)?;
     set_congestion(stream.as_raw_fd(), cc).map_err(|e| format!("congestion control {cc}: {e}"))?;
     let fd = stream.as_raw_fd();
@@ -337,6 +340,9 @@ pub(crate) fn connect_from(src_ip: &str, dst: &str, tos: u8) -> Result<TcpStream
         for _ in 0..50 {
             if libc::connect(fd, &d as *const _ as *const libc::sockaddr, 16) == 0 {
                 return Ok(stream);
+            }
+            if STOP.load(Ordering::Relaxed) {
+                return Err(format!("connect {dst}: stopped (SIGINT/SIGTERM)"));
             }
             std::thread::sleep(Duration::from_millis(20)); // the receiver may still be starting
         }

@@ -387,7 +387,7 @@ fn parse_error(e: clap::Error) -> ExitCode {
 
 fn run(cmd: Cmd) -> Result<(), String> {
     if !matches!(cmd, Cmd::Router { .. } | Cmd::Train { .. }) {
-        router::install_signal_handlers();
+        router::install_stop_handlers();
         net::avoid_router_cpu();
     }
     match cmd {

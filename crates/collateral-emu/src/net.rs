@@ -40,7 +40,12 @@ pub fn sleep_until_mono(t: u64) {
             &ts,
             std::ptr::null_mut(),
         ) == libc::EINTR
-        {}
+        {
+            // SIGINT/SIGTERM: the run is being torn down; do not sleep on to the start.
+            if crate::router::STOP.load(std::sync::atomic::Ordering::Relaxed) {
+                return;
+            }
+        }
     }
 }
 

@@ -28,6 +28,21 @@ extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::SeqCst);
 }
 
+/// An endpoint's SIGINT/SIGTERM: sets [`STOP`] and, unlike the router's, interrupts
+/// a blocking call (no `SA_RESTART`), so a `connect` whose SYN the torn-down link no
+/// longer carries returns at once instead of after its retransmissions (3 s).
+pub fn install_stop_handlers() {
+    // SAFETY: a zeroed sigaction with a handler that only stores to an atomic.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_signal as *const () as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        for sig in [libc::SIGINT, libc::SIGTERM] {
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
 /// Stops the loop cleanly on SIGINT/SIGTERM so the log is flushed.
 pub fn install_signal_handlers() {
     // SAFETY: the handler only stores to an atomic.

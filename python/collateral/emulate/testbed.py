@@ -270,6 +270,7 @@ class Testbed:
                 p.popen.wait(timeout=3)
             except subprocess.TimeoutExpired:
                 p.popen.kill()
+                p.popen.wait()  # reaped: no "still running" warning when it is collected
         for ns in self.ns.values():
             delete_ns(ns)
         if getattr(self, "registry", None) is not None and not self.keep_record:
