@@ -155,6 +155,18 @@ def test_a_video_call_beside_a_cubic_download_runs_the_models_gcc(tmp_path):
 
 
 @needs_root
+def test_sigint_before_the_flows_start_stops_every_process():
+    # The flows' senders wait for the start, then connect: a Ctrl-C then must not leave
+    # one blocked in connect (SYNs the torn-down link no longer carries), killed late.
+    p = _cli("emulate", "--link", "adsl1", "--duration", "30s", "--warmup", "1s")
+    time.sleep(1.5)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130 and "still running" not in err, err
+    assert _ours() == [] and _emu_processes() == []
+
+
+@needs_root
 @pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_sigint_mid_run_leaves_nothing_behind(sig, status):
     p = _cli("emulate", "--link", "adsl1", "--duration", "30s", "--warmup", "1s")
