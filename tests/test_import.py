@@ -291,6 +291,17 @@ def test_files_without_start_time_are_not_combined(tmp_path: Path) -> None:
         combine([read(DATA / "crusader.json"), read(DATA / "irtt-five.json")])
 
 
+def test_files_of_different_runs_are_not_combined(tmp_path: Path) -> None:
+    # irtt of one run beside iperf3 started 15 minutes later: not one run with a gap.
+    doc = json.loads((DATA / "testbed-iperf3.json").read_text())
+    doc["start"]["timestamp"]["timesecs"] += 900
+    (tmp_path / "later.json").write_text(json.dumps(doc))
+    irtt = read(DATA / "testbed-irtt.json.gz")
+    with pytest.raises(ImportProblem, match=r"apart from the other files: files of one run"):
+        combine([irtt, read(tmp_path / "later.json")])
+    assert combine([read(DATA / "testbed-irtt.json.gz"), read(DATA / "testbed-iperf3.json")])
+
+
 def test_imported_run_queries_plots_and_compares(tmp_path: Path) -> None:
     """irtt + iperf3 of one run, imported --like the experiment of its link: the trial
     takes the experiment's key and parameters; query, plot, compare and the report read

@@ -63,6 +63,36 @@ def _check_times(m: Measurement) -> None:
             raise ImportProblem(f"{m.source}: {m.tool}: probes {p.label!r}: none")
 
 
+#: Seconds two files' spans may lie apart and still be of one run: iperf3 stamps its
+#: start in whole seconds.
+OVERLAP_SLACK_S = 1.0
+
+
+def _check_overlap(ms: list[Measurement]) -> None:
+    """Files of one run overlap in time: one that does not overlap any other (irtt
+    of one run beside iperf3 of another, 15 minutes later) would be put on one clock
+    as a run with a long gap, its probes taken for idle ones."""
+    import datetime as dt
+
+    def span(m: Measurement) -> tuple[float, float]:
+        t0 = m.start_unix_s or 0.0
+        return t0, t0 + m.duration_s
+
+    def when(t: float) -> str:
+        return dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+    for m in ms:
+        a0, a1 = span(m)
+        if not any(
+            a0 < b1 + OVERLAP_SLACK_S and b0 < a1 + OVERLAP_SLACK_S
+            for b0, b1 in (span(n) for n in ms if n is not m)
+        ):
+            raise ImportProblem(
+                f"{m.source}: runs from {when(a0)} for {m.duration_s:.0f} s, apart from the"
+                " other files: files of one run overlap in time; import each run alone"
+            )
+
+
 def combine(ms: list[Measurement]) -> Measurement:
     """Files of one run (irtt beside iperf3) as one measurement on one clock: each
     shifted by its wall-clock start against the earliest. A file without a start time
@@ -75,6 +105,7 @@ def combine(ms: list[Measurement]) -> Measurement:
                 f"{missing[0]}: gives no wall-clock start, so it cannot be put on one clock"
                 " with the other files; import it alone"
             )
+        _check_overlap(ms)
     zero = min((m.start_unix_s or 0.0) for m in ms)
     out = Measurement(
         tool="+".join(dict.fromkeys(m.tool for m in ms)),
