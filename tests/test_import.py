@@ -291,6 +291,16 @@ def test_files_without_start_time_are_not_combined(tmp_path: Path) -> None:
         combine([read(DATA / "crusader.json"), read(DATA / "irtt-five.json")])
 
 
+def test_probes_alone_are_not_called_idle(tmp_path: Path) -> None:
+    # irtt alone cannot tell where a load was: its RTT is not labelled "idle".
+    p = cli("import", str(DATA / "testbed-irtt.json.gz"), "-o", str(tmp_path / "a"))
+    assert p.returncode == 0 and "RTT (the files record no load)" in p.stdout, p.stdout
+    assert "idle" not in p.stdout
+    files = [str(DATA / "testbed-irtt.json.gz"), str(DATA / "testbed-iperf3.json")]
+    p = cli("import", *files, "-o", str(tmp_path / "b"))
+    assert p.returncode == 0 and "idle RTT" in p.stdout and "loaded RTT" in p.stdout, p.stdout
+
+
 def test_files_of_different_runs_are_not_combined(tmp_path: Path) -> None:
     # irtt of one run beside iperf3 started 15 minutes later: not one run with a gap.
     doc = json.loads((DATA / "testbed-iperf3.json").read_text())

@@ -283,7 +283,7 @@ def test_the_shipped_measurement_is_inferred_and_advised_from(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "file, lacks", [("down.json", "latency probes"), ("irtt.json.gz", "a load")]
+    "file, lacks", [("down.json", "latency probes"), ("irtt.json.gz", "load (e.g. iperf3)")]
 )
 def test_a_run_of_probes_or_load_alone_is_refused_in_one_line(tmp_path, file, lacks):
     # Importing one of the measurement's files stores only the rtt or the throughput

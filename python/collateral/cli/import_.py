@@ -66,9 +66,12 @@ def run(args: argparse.Namespace) -> int:
         for d in ("down", "up")
         if row.get(f"{d}_goodput_bps")
     ]
+    # Probes alone say nothing of the load they ran beside: not "idle".
+    unknown = not m.throughput and all(ph.load == "idle" for ph in m.phases)
+    idle = "RTT (the files record no load)" if unknown else "idle RTT"
     lat = [
-        f"{w} RTT {row[k] * 1e3:.1f} ms"
-        for w, k in (("idle", "latency_idle_s"), ("loaded", "latency_loaded_s"))
+        f"{w} {row[k] * 1e3:.1f} ms"
+        for w, k in ((idle, "latency_idle_s"), ("loaded RTT", "latency_loaded_s"))
         if row.get(k) is not None
     ]
     print(f"imported {m.tool} ({len(args.files)} file(s)) into {out}: trial {row['key']}")

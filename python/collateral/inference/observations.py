@@ -125,7 +125,7 @@ def from_store(path: str | Path) -> Observations:
         what
         for t, what in (
             ("rtt", "latency probes (e.g. irtt)"),
-            ("throughput", "a load (e.g. iperf3)"),
+            ("throughput", "load (e.g. iperf3)"),
         )
         if t not in have
     ]
