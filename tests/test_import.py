@@ -299,6 +299,10 @@ def test_probes_alone_are_not_called_idle(tmp_path: Path) -> None:
     files = [str(DATA / "testbed-irtt.json.gz"), str(DATA / "testbed-iperf3.json")]
     p = cli("import", *files, "-o", str(tmp_path / "b"))
     assert p.returncode == 0 and "idle RTT" in p.stdout and "loaded RTT" in p.stdout, p.stdout
+    assert "now holds" not in p.stdout
+    # A second run into the same directory: said, since infer reads one run.
+    p = cli("import", str(DATA / "testbed-iperf3.json"), "-o", str(tmp_path / "b"))
+    assert p.returncode == 0 and "now holds 2 runs; infer and advise --from" in p.stdout
 
 
 def test_files_of_different_runs_are_not_combined(tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..measured import ImportProblem, combine, read
     from ..measured.importer import import_measurement
-    from ..store import StoreError
+    from ..store import StoreError, open_store
 
     out = output_dir("-o", args.output, "results/home-link")
     like = None
@@ -77,6 +77,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"imported {m.tool} ({len(args.files)} file(s)) into {out}: trial {row['key']}")
     if gp or lat:
         print("  " + ", ".join(gp + lat))
+    runs = len(open_store(out).done_keys())
+    if runs > 1:  # beside the runs imported before: query and compare read them all
+        print(
+            f"  {out} now holds {runs} runs; infer and advise --from read a directory of"
+            " one run (give each its own -o)"
+        )
     return 0
 
 

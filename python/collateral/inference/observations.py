@@ -116,7 +116,8 @@ def from_store(path: str | Path) -> Observations:
         modes = sorted(set(summary["mode"])) if len(summary) else []
         raise InferenceProblem(
             f"{path}: holds {len(summary)} trial(s) of mode {', '.join(modes) or 'none'};"
-            " infer reads one measured run (collateral import)"
+            " infer reads one measured run: import each run into a directory of its own"
+            " (collateral import FILES -o DIR)"
         )
     row = summary.iloc[0].to_dict()
     # An import of the probes alone, or of the load alone, stores one of the two tables.
