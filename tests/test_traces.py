@@ -165,3 +165,21 @@ def test_a_trace_too_large_for_a_link_is_refused_before_it_is_built(tmp_path):
     with pytest.raises(ValueError, match="increasing order"):
         Scenario(link=None, down={"trace": {"steps": [["5s", "1Mbit"], ["0s", "2Mbit"]],
                                             "until": "10s"}}, up={"rate": "1Mbit"})  # fmt: skip
+
+
+def test_trace_options_a_kind_ignores_or_a_rate_it_cannot_carry_are_said(tmp_path):
+    out = str(tmp_path / "t.trace")
+    # An option of another kind is refused, not ignored; a walk starts within its range.
+    for args, says in (
+        (["constant", "--rate", "12Mbit", "--period", "3s"], "--period: constant does not"),
+        (["square", "--rate", "5Mbit", "--low", "1Mbit", "--step", "1s"], "--step: square"),
+        (["walk", "--rate", "5Mbit", "--low", "6Mbit", "--high", "8Mbit"], "--rate: '5Mbit':"),
+    ):
+        p = _cli("trace", *args, "-o", out)
+        assert p.returncode == 2 and says in p.stderr, (args, p.stderr)
+    # Whole 1504-byte opportunities: 12 bit/s over 10 s is one, 1.2 kbit/s; warned.
+    p = _cli("trace", "constant", "--rate", "12", "-o", out)
+    assert p.returncode == 0 and "carry 0.001 Mbit/s" in p.stderr, p.stderr
+    assert "did you mean 12kbit?" in p.stderr
+    p = _cli("trace", "constant", "--rate", "12Mbit", "-o", out)
+    assert p.returncode == 0 and p.stderr == "", p.stderr

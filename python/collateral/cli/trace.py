@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import sys
 from typing import Any
 
 from ..display import short
@@ -37,8 +38,8 @@ def add_parser(sub: Any) -> None:
     t.add_argument("--rate", metavar="RATE", help="the rate (walk: the start)")
     t.add_argument("--low", metavar="RATE", help="square: the low rate; walk: the lowest")
     t.add_argument("--high", metavar="RATE", help="walk: the highest rate")
-    t.add_argument("--period", metavar="TIME", default="2s", help="square (default: 2s)")
-    t.add_argument("--step", metavar="TIME", default="100ms", help="walk (default: 100ms)")
+    t.add_argument("--period", metavar="TIME", help="square (default: 2s)")
+    t.add_argument("--step", metavar="TIME", help="walk (default: 100ms)")
     t.add_argument(
         "--duration",
         metavar="TIME",
@@ -81,6 +82,16 @@ def run(a: argparse.Namespace) -> int:
     duration = _time("--duration", a.duration or "10s")
     if a.kind != "series" and a.csv is not None:
         fail(f"CSV: {a.kind} takes no file; only series does")
+    # An option this kind does not read is a mistake, not a default to ignore.
+    for opt, value, kinds in (
+        ("--rate", a.rate, ("constant", "square", "walk")),
+        ("--low", a.low, ("square", "walk")),
+        ("--high", a.high, ("walk",)),
+        ("--period", a.period, ("square",)),
+        ("--step", a.step, ("walk",)),
+    ):
+        if value is not None and a.kind not in kinds:
+            fail(f"{opt}: {a.kind} does not take it; it is for {' and '.join(kinds)}")
     try:
         ms = _opportunities(a, duration)
     except ValueError as e:  # a trace longer than a link takes, refused before it is built
@@ -89,6 +100,15 @@ def run(a: argparse.Namespace) -> int:
     from .. import _native
 
     _, mean = _native.delivery_trace("".join(f"{m}\n" for m in ms))
+    if a.kind == "constant" and abs(mean - _rate("--rate", a.rate)) > 0.1 * mean:
+        # Whole 1504-byte opportunities, at least one: a trace cannot carry less.
+        asked = _rate("--rate", a.rate)
+        hint = f"; did you mean {a.rate}kbit?" if _number(str(a.rate)) and asked < 10_000 else ""
+        print(
+            f"collateral: warning: --rate {a.rate}: read as {asked:g} bit/s; the trace's whole"
+            f" 1504-byte opportunities carry {mean / 1e6:.3f} Mbit/s over {ms[-1]} ms{hint}",
+            file=sys.stderr,
+        )
     print(f"wrote {out}: {len(ms)} opportunities over {ms[-1]} ms, mean {mean / 1e6:.3f} Mbit/s")
     return 0
 
@@ -100,15 +120,18 @@ def _opportunities(a: argparse.Namespace, duration: int) -> list[int]:
         return synthetic.constant(_rate("--rate", a.rate), duration)
     if a.kind == "square":
         return synthetic.square(
-            _rate("--rate", a.rate), _rate("--low", a.low), _time("--period", a.period) // 2,
-            duration,
+            _rate("--rate", a.rate), _rate("--low", a.low),
+            _time("--period", a.period or "2s") // 2, duration,
         )  # fmt: skip
     if a.kind == "walk":
         lo, hi = _rate("--low", a.low), _rate("--high", a.high)
         if lo > hi:
             fail("--low: above --high")
+        start = _rate("--rate", a.rate)
+        if not lo <= start <= hi:
+            fail(f"--rate: {short(a.rate)}: the walk's start, outside --low to --high")
         return synthetic.random_walk(
-            _rate("--rate", a.rate), lo, hi, _time("--step", a.step), duration, a.seed
+            start, lo, hi, _time("--step", a.step or "100ms"), duration, a.seed
         )
     return synthetic.from_series(*_series_until(_series(a.csv), a.duration))
 
