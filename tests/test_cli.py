@@ -191,8 +191,17 @@ def test_implausible_values_are_warned_about_and_the_run_goes_on():
     assert p.returncode == 0 and "--down 1500: read as 1500 bit/s; did you mean 1500kbit?" in (
         p.stderr
     )
+    # A packet gap or jitter as a bare number is seconds: a call's 20 is surely 20 ms.
+    p = run("simulate", "--cbr-interval", "20", "--jitter", "1", "--duration", "12s")
+    assert p.returncode == 0, p.stderr
+    assert "--cbr-interval 20: read as 20 s; did you mean 20ms?" in p.stderr
+    assert "--jitter 1: read as 1 s; did you mean 1ms?" in p.stderr
+    p = run("advise", "--budget", "100", "--trials", "1", "--duration", "4s", "--cc", "cubic")
+    assert p.returncode == 0 and "--budget 100: read as 100 s; did you mean 100ms?" in p.stderr
     # Plausible values: no warning.
     p = run("simulate", "--rtt", "100ms", "--duration", "8s", "--warmup", "2s")
+    assert p.returncode == 0 and "warning" not in p.stderr, p.stderr
+    p = run("simulate", "--cbr-interval", "0.02", "--jitter", "0.5", "--duration", "8s")
     assert p.returncode == 0 and "warning" not in p.stderr, p.stderr
 
 

@@ -4,6 +4,7 @@ budget on a link, with the evidence."""
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from ..spec.fields import BY_NAME
@@ -184,6 +185,11 @@ def run(args: argparse.Namespace) -> int:
             fail(f"{_ADVISE_OPTIONS[name]}: describes a video call: give --video too")
     given = (args.link, args.down, args.up)
     link = args.link if any(v is not None for v in given) else "adsl1"
+    from .errors import PROG
+    from .scenario import seconds_for_ms
+
+    if (odd := seconds_for_ms("--budget", args.budget)) is not None:  # said before it runs
+        print(f"{PROG}: warning: {odd}", file=sys.stderr)
     try:
         adv = advise(
             link=link,

@@ -125,6 +125,15 @@ def bare_number(text: object) -> bool:
     return True
 
 
+def seconds_for_ms(option: str, text: object) -> str | None:
+    """``OPTION N: read as N s; did you mean Nms?`` for a time option that is a matter
+    of milliseconds (a packet gap, jitter, a delay budget) given as a bare number of a
+    second or more; None otherwise."""
+    if text is None or not bare_number(text) or not float(str(text)) >= 1:
+        return None
+    return f"{option} {text}: read as {float(str(text)):g} s; did you mean {text}ms?"
+
+
 def warn_implausible(a: argparse.Namespace, sc: Scenario) -> None:
     """Values that are valid but rarely meant: a warning on stderr each, naming the
     option and what was probably meant; the run goes on."""
@@ -134,6 +143,10 @@ def warn_implausible(a: argparse.Namespace, sc: Scenario) -> None:
     if (odd := unusual_rtt(sc.rtt, a.rtt)) is not None:
         warnings.append(f"--rtt {a.rtt}: {odd}")
     warnings += [f"--aqm {odd}" for odd in unusual_aqm_times(getattr(a, "aqm", None))]
+    for opt, dest in (("--cbr-interval", "cbr_interval"), ("--jitter", "jitter")):
+        sends = getattr(a, "cbr", "none") != "none" and not getattr(a, "app", None)
+        if sends and (odd := seconds_for_ms(opt, getattr(a, dest, None))) is not None:
+            warnings.append(odd)
     for opt, text, link in (("--down", a.down, sc.down), ("--up", a.up, sc.up)):
         if text is not None and link.rate is not None and link.rate < 10_000:
             hint = f"; did you mean {text}kbit?" if bare_number(text) else ""
