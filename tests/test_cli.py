@@ -510,3 +510,6 @@ def test_emulate_refuses_one_trials_options_beside_an_experiment_file(cli_main, 
     rc, _, err = cli_main("emulate", "-o", str(tmp_path / "x"), "--duration", "3s")
     assert rc == 2 and err.startswith("collateral: error: --out: stores an experiment's"), err
     assert not (tmp_path / "x").exists()
+    # Nothing to carry: refused, not an "on time" run of idle namespaces.
+    rc, _, err = cli_main("emulate", "--downloads", "0", "--cbr", "none", "--duration", "6s")
+    assert rc == 2 and "no traffic: give a flow" in err, err

@@ -128,6 +128,7 @@ def check_emulation(a: argparse.Namespace) -> Scenario:
         MIN_TESTBED_CBR_INTERVAL_NS,
         EmulationError,
         check_testbed,
+        check_traffic,
         kernel_congestion_controls,
     )
     from ..units import parse_duration
@@ -151,6 +152,7 @@ def check_emulation(a: argparse.Namespace) -> Scenario:
         )
     scenario = scenario_from_args(a)
     try:
+        check_traffic(scenario)
         check_testbed(scenario)
         kernel_congestion_controls(scenario)  # --cc htcp: named here, not after set-up
     except EmulationError as e:
@@ -168,6 +170,7 @@ def emulate_experiment(args: argparse.Namespace) -> int:
         EmulationError,
         check_ready,
         check_testbed,
+        check_traffic,
         emulate_experiment,
         store_line,
     )
@@ -182,6 +185,7 @@ def emulate_experiment(args: argparse.Namespace) -> int:
         fail(str(e))
     for p in exp.points:  # every point within the testbed's limits before the first runs
         try:
+            check_traffic(p.scenario)
             check_testbed(p.scenario)
         except EmulationError as e:
             where = f"point {p.index}" + (f" {short(p.values, 80)}" if p.values else "")

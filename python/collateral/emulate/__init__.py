@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         available_congestion_controls,
         check_ready,
         check_testbed,
+        check_traffic,
         kernel_congestion_controls,
     )
     from .endpoints import START_MARGIN_S, find_emulator, start_endpoints
@@ -114,6 +115,7 @@ __all__ = [
     "available_congestion_controls",
     "check_ready",
     "check_testbed",
+    "check_traffic",
     "cleanup_leftovers",
     "collect",
     "ecn_namespaces",
@@ -144,6 +146,7 @@ _HOMES = {
     "available_congestion_controls": "checks",
     "check_ready": "checks",
     "check_testbed": "checks",
+    "check_traffic": "checks",
     "kernel_congestion_controls": "checks",
     "START_MARGIN_S": "endpoints",
     "find_emulator": "endpoints",

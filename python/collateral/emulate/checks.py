@@ -37,6 +37,17 @@ MAX_TESTBED_WEB_CONNECTIONS = 2000
 MAX_TESTBED_DELAY_NS = 10 * 10**9
 
 
+def check_traffic(scenario: Scenario) -> None:
+    """A trial (not ``shell``'s link, which carries the command's traffic) has some:
+    a real-time run of idle namespaces measures nothing, and its "on time" would be of
+    no frame at all."""
+    sc = scenario
+    if not (sc.tcp or sc.cbr or sc.web or sc.media or sc.workload):
+        raise TestbedLimitError(
+            ("tcp",), "no traffic: give a flow (TCP, CBR, an application, web users or a call)"
+        )
+
+
 def check_testbed(scenario: Scenario) -> None:
     """Raises :class:`TestbedLimitError` naming the field of ``scenario`` that the
     testbed cannot run (too many flows, too long, too fast, a CBR gap too short for a

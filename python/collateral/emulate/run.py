@@ -11,7 +11,7 @@ from typing import Any
 
 from ..result import Result
 from ..spec import Scenario
-from .checks import check_ready
+from .checks import check_ready, check_traffic
 from .endpoints import START_MARGIN_S, find_emulator, start_endpoints
 from .logs import collect
 from .namespaces import ecn_namespaces
@@ -22,6 +22,7 @@ from .testbed import Testbed, signals_raise
 def emulate(scenario: Scenario, workdir: str | Path | None = None, keep: bool = False) -> Result:
     """Runs the scenario on the namespace testbed in real time; returns a Result in the
     simulator's schema. Raises :class:`EmulationError` for problems the user can fix."""
+    check_traffic(scenario)
     kernel_cc = check_ready(scenario)  # everything checked before anything is created
     emu = find_emulator()
     cleanup_leftovers()
@@ -97,6 +98,7 @@ def emulate_experiment(
     from .timing import late_keys, trial_line
 
     for p in experiment.points:  # every point runnable here, before anything is created
+        check_traffic(p.scenario)
         check_ready(p.scenario)
     st = Store.create(store_path, experiment.name, experiment.text)
     st.lock()
