@@ -135,6 +135,7 @@ def test_budgets_targets_and_bad_requests():
         ({"tolerance": 1.0}, "tolerance"),
         ({"current": "bogus"}, "current"),
         ({"tcp_flows": 0}, "tcp_flows"),
+        ({"ccs": ("dctcp",), "trials": 1, "duration": "5s"}, "ccs"),  # not "link"
     ):
         with pytest.raises(ValueError) as e:
             advise(**kw)

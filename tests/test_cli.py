@@ -513,3 +513,8 @@ def test_emulate_refuses_one_trials_options_beside_an_experiment_file(cli_main, 
     # Nothing to carry: refused, not an "on time" run of idle namespaces.
     rc, _, err = cli_main("emulate", "--downloads", "0", "--cbr", "none", "--duration", "6s")
     assert rc == 2 and "no traffic: give a flow" in err, err
+    # A testbed limit is named by the option, by shell as by emulate.
+    for cmd in (["shell", "--rtt", "100s", "--", "true"], ["emulate", "--rtt", "100s"]):
+        rc, _, err = cli_main(*cmd)
+        last = err.splitlines()[-1]  # after the warning of an unusual round trip
+        assert rc == 2 and last.startswith("collateral: error: --rtt: 100s: the testbed"), err

@@ -241,7 +241,8 @@ def test_crusader_phases_and_one_way_delays(tmp_path: Path) -> None:
     ("content", "says"),
     [
         (b"", "empty"),
-        (b'{"round_trips": [', "not valid JSON"),
+        (b'{"round_trips": [', "not valid JSON (Expecting value at line 1 column 18; truncated?)"),
+        (b"time_s,rate_bps\n0,1e6\n", "not JSON at all: import reads the tools' JSON files"),
         (b'{"hello": 1}', "not a file of irtt"),
         (b'{"round_trips": [], "config": {"params": {}}}', "round_trips: empty"),
         (

@@ -276,6 +276,10 @@ def test_the_shipped_measurement_is_inferred_and_advised_from(tmp_path):
     p = _cli("advise", "--from", str(tmp_path / "m"), "--trials", "1", "--duration", "5s")
     assert p.returncode == 0, p.stderr
     assert f"current queue {round(got['buffer_down'])}B" in p.stdout.splitlines()[0]
+    # A --current of the user's stands, and is said to be theirs.
+    p = _cli("advise", "--from", str(tmp_path / "m"), "--current", "100p", "--trials", "1",
+             "--duration", "5s")  # fmt: skip
+    assert p.returncode == 0 and "current queue 100p (--current)" in p.stdout.splitlines()[0]
     p = _cli("advise", "--from", str(tmp_path / "m"), "--down", "5Mbit")
     assert p.returncode == 2 and p.stderr.strip().endswith(
         "--from: gives the link; leave out --down"

@@ -331,8 +331,11 @@ def _scenario(data: dict[str, Any]) -> Scenario:
     except ValidationError as err:
         e = err.errors()[0]
         msg = str(e["msg"]).removeprefix("Value error, ")
-        head = str(e["loc"][0]) if e["loc"] else msg.partition(":")[0].partition(".")[0]
+        path = ".".join(map(str, e["loc"])) if e["loc"] else msg.partition(":")[0]
+        head = path.partition(".")[0].partition("[")[0]
         param = _PARAMS.get(head, "warmup" if head == "warmup" else "link")
+        if head == "tcp":  # the flows advise() builds: their cc or stack was given
+            param = "profile" if path.endswith("profile") else "ccs"
         if head == "media":  # ("media", <the union's tag>, field)
             param = _MEDIA_PARAMS.get(str(e["loc"][-1]), "video_max_rate")
         raise SpecError(param, msg) from None

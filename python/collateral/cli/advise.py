@@ -256,6 +256,7 @@ def _from_measurement(args: argparse.Namespace) -> None:
     args.line_framing = inf.link_framing().get("framing")
     args.rtt = f"{got['base_rtt'] * 1e3:.3f}ms"
     queue = got.get("queue_down")
+    yours = args.current is not None  # --current given: it stands, not the inferred queue
     if args.current is None and queue is not None:
         if queue == "fifo" and got.get("buffer_down"):
             args.current = f"{round(got['buffer_down'])}B"
@@ -263,5 +264,6 @@ def _from_measurement(args: argparse.Namespace) -> None:
             args.current = "fq_codel" if "flow queueing" in queue else "codel"
     print(
         f"from {args.from_}: down {args.down / 1e6:.3g} Mbit/s, up {args.up / 1e6:.3g} Mbit/s,"
-        f" base RTT {args.rtt}, current queue {args.current or 'not inferred'} (collateral infer)"
+        f" base RTT {args.rtt} (collateral infer), current queue"
+        + (f" {args.current} (--current)" if yours else f" {args.current or 'not inferred'}")
     )

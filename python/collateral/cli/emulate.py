@@ -156,13 +156,19 @@ def check_emulation(a: argparse.Namespace) -> Scenario:
         check_testbed(scenario)
         kernel_congestion_controls(scenario)  # --cc htcp: named here, not after set-up
     except EmulationError as e:
-        from ..spec import flat_param
-
-        param = flat_param(getattr(e, "path", ()))
-        if hasattr(a, param):  # the reason shows the value, as the testbed took it
-            fail(f"{option(param)}: {getattr(e, 'reason', e)}")
-        fail(f"emulate: {e}")
+        fail(testbed_error(a, e, "emulate"))
     return scenario
+
+
+def testbed_error(a: argparse.Namespace, e: Exception, command: str) -> str:
+    """A testbed limit named by the option that set the value (``--rtt: ...``), as the
+    testbed took it; any other problem after the command's name."""
+    from ..spec import flat_param
+
+    param = flat_param(getattr(e, "path", ()))
+    if getattr(e, "path", ()) and hasattr(a, param):
+        return f"{option(param)}: {getattr(e, 'reason', e)}"
+    return str(e) if str(e).startswith(f"{command}:") else f"{command}: {e}"
 
 
 def emulate_experiment(args: argparse.Namespace) -> int:

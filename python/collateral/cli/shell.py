@@ -62,7 +62,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         return shell(scenario, command, args.server)
     except EmulationError as e:
-        fail(str(e) if str(e).startswith("shell:") else f"shell: {e}")
+        from .emulate import testbed_error
+
+        fail(testbed_error(args, e, "shell"))
     except KeyboardInterrupt as e:
         print("collateral: shell ended; the testbed is removed", file=sys.stderr)
         return interrupted_status(e)

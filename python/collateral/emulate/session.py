@@ -103,7 +103,9 @@ def _run(
         rc = p.popen.poll()
         if rc is not None:
             err = p.stderr.read_text(errors="replace").strip().splitlines()
-            why = err[-1] if err else f"exit {rc}"
+            # The cause is often the line before the last ("unable to start listener",
+            # then "iperf3: exiting"): both.
+            why = "; ".join(ln.strip() for ln in err[-2:] if ln.strip()) or f"exit {rc}"
             raise EmulationError(f"shell: {p.name} ({_describe(p.name, servers)}) ended: {why}")
     env = {**os.environ, "COLLATERAL_SERVER": LEFT_A, "COLLATERAL_CLIENT": RIGHT_C}
     argv = ["ip", "netns", "exec", tb.ns["right"], *command]

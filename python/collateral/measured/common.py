@@ -44,8 +44,11 @@ def load_json(path: Path) -> Any:
             f"{path}: not text (binary data; crusader's .crr needs 'crusader export' first)"
         ) from None
     except json.JSONDecodeError as e:
+        # JSON cut short, or another format altogether (a CSV, a Mahimahi trace).
+        begun = raw.lstrip()[:1] in (b"{", b"[")
+        why = "truncated?" if begun else "not JSON at all: import reads the tools' JSON files"
         raise ImportProblem(
-            f"{path}: not valid JSON ({e.msg} at line {e.lineno} column {e.colno}; truncated?)"
+            f"{path}: not valid JSON ({e.msg} at line {e.lineno} column {e.colno}; {why})"
         ) from None
 
 

@@ -27,7 +27,7 @@ from ..vocabulary import (
     WORKLOADS,
 )
 from .docsis import parse_docsis
-from .errors import SpecError, first_error, flat_param
+from .errors import SpecError, error_at, first_error, flat_param
 from .fields import BY_NAME, FIELDS, docs, signature, unknown_hint
 from .link import AqmSpec
 from .scenario import DEFAULT_LINK, Scenario, uses_default_link
@@ -277,9 +277,9 @@ def build_scenario(**params: Any) -> Scenario:
         return Scenario.model_validate(data)
     except ValidationError as err:
         if err.title in ("TcpSpec", "CbrSpec"):
-            e = err.errors()[0]
-            loc = ("tcp" if err.title == "TcpSpec" else "cbr", 0, *e["loc"])
-            raise SpecError(flat_param(loc), e["msg"].removeprefix("Value error, ")) from None
+            where, msg = error_at(err.errors()[0])  # a check's own key path (rto_min) kept
+            loc = ("tcp" if err.title == "TcpSpec" else "cbr", 0, *where)
+            raise SpecError(flat_param(loc), msg) from None
         raise first_error(err, aqm=aqm is not None) from None
 
 

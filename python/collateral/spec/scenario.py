@@ -156,9 +156,10 @@ class Scenario(Model):
 
     @field_validator("duration", "rtt", "bin")
     @classmethod
-    def _positive(cls, v: int) -> int:
+    def _positive(cls, v: int, info: ValidationInfo) -> int:
         if v <= 0:
-            raise ValueError("must be positive, e.g. 60s")
+            example = {"rtt": "100ms", "bin": "1s"}.get(info.field_name or "", "60s")
+            raise ValueError(f"must be positive, e.g. {example}")
         return v
 
     @field_validator("warmup")

@@ -8,6 +8,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ..units import fmt_duration
 from ..vocabulary import MAX_INITIAL_CWND, MAX_PACKET_BYTES, PROFILE_SETTINGS
+from .keypath import PathError
 from .types import (
     CongestionControl,
     CubicVariant,
@@ -164,6 +165,13 @@ class TcpSpec(Model):
 
     @model_validator(mode="after")
     def _segment_fits(self) -> TcpSpec:
+        rto_max = self.setting("rto_max_ns")
+        if self.rto_min is not None and self.rto_min > rto_max:
+            raise PathError(
+                ("rto_min",),
+                f"{fmt_duration(self.rto_min)}: above the stack's largest timeout,"
+                f" rto_max {fmt_duration(rto_max)}",
+            )
         mss, data = self.setting("mss"), self.setting("data_bytes")
         if mss + 40 > data:
             raise ValueError(f"mss {mss} + 40 B of IP/TCP headers exceeds data_bytes {data}")
