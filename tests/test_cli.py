@@ -518,3 +518,13 @@ def test_emulate_refuses_one_trials_options_beside_an_experiment_file(cli_main, 
         rc, _, err = cli_main(*cmd)
         last = err.splitlines()[-1]  # after the warning of an unusual round trip
         assert rc == 2 and last.startswith("collateral: error: --rtt: 100s: the testbed"), err
+
+
+def test_rto_min_above_the_stacks_rto_max_is_refused_by_its_option(cli_main):
+    # The core refused it as "tcp[0].rto_min_ns: must be at most rto_max (120000000000 ns)".
+    rc, _, err = cli_main("simulate", "--rto-min", "200")
+    assert rc == 2 and err == (
+        "collateral: error: --rto-min: '200': 200s: above the stack's largest timeout, rto_max 120s"
+    ), err
+    rc, _, err = cli_main("simulate", "--rtt", "0ms")
+    assert rc == 2 and err.endswith("must be positive, e.g. 100ms"), err
