@@ -247,6 +247,10 @@ def test_what_if_cures_a_bloated_fifo():
     assert rows["as inferred"]["rpm"] < 60 < 600 < rows["fq_codel"]["rpm"]
     assert rows["as inferred"]["bufferbloat_grade"] == "F"
     assert rows["fq_codel"]["call_down_delay_p95_s"] < 0.02
+    # The call's loss beside its delay: what a QoO of 0 with a short delay comes from.
+    for r in rows.values():
+        assert 0 <= r["call_down_loss_rate"] <= 1 and 0 <= r["call_up_loss_rate"] <= 1, r
+    assert rows["fq_codel"]["call_down_loss_rate"] < 0.01
 
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "measured" / "cable-fifo-500k"

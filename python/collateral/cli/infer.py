@@ -215,19 +215,27 @@ def _what_if(inf: Any, figure: Any) -> None:
         ("latency_loaded_s", "s"),
         ("call_down_delay_p95_s", "s"),
         ("call_up_delay_p95_s", "s"),
+        ("call_down_loss_rate", "%"),
+        ("call_up_loss_rate", "%"),
     ]
     for name, unit in cols:
-        # A value shown with its unit (31 ms): the header drops the stored name's "_s".
-        head = name.removesuffix("_s") if unit else name
+        # A value shown with its unit (31 ms, 2.1 %): the header drops "_s", "_rate".
+        head = name.removesuffix("_s").removesuffix("_rate") if unit else name
         t.add_column(head.replace("_", " "), justify="left" if name == "queue" else "right")
     for r in rows:
-        t.add_row(*(fmt_cell(r[k], u) if u else _plain(r[k]) for k, u in cols))
+        t.add_row(*(_cell(r[k], u) for k, u in cols))
     console().print(t)
     if figure is not None:
         from ..inference.figure import draw
 
         draw(rows, figure)
         print(f"figure: {figure}")
+
+
+def _cell(v: Any, unit: str | None) -> str:
+    if unit == "%":  # a share stored as a fraction
+        return "NULL" if v is None else f"{100 * v:.1f} %"
+    return fmt_cell(v, unit) if unit else _plain(v)
 
 
 def _plain(v: Any) -> str:

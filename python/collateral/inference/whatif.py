@@ -96,9 +96,12 @@ def what_if(inf: Inference, seed: int = 1) -> list[Variant]:
 
 
 def row(v: Variant) -> dict[str, Any]:
-    """The variant's scores and its call's delay (p95 each way), flat."""
+    """The variant's scores and its call's delay (p95) and loss each way, flat: a QoO of
+    0 beside a short delay is the call's loss, which the row shows."""
     s = v.summary or {}
     out: dict[str, Any] = {"queue": v.name, **{k: s.get(k) for k in SCORES}}
     for d, i in CALL_FLOWS.items():
         out[f"call_{d}_delay_p95_s"] = s["cbr"][i]["delay_p95_s"] if s.get("cbr") else None
+    for d, i in CALL_FLOWS.items():
+        out[f"call_{d}_loss_rate"] = s["cbr"][i]["loss_rate"] if s.get("cbr") else None
     return out
