@@ -400,6 +400,13 @@ def test_overrides_replace_keys_and_axes(tmp_path):
     assert [p.scenario.rtt for p in exp.points] == [50_000_000, 60_000_000, 70_000_000]
     with pytest.raises(ExperimentError, match=r"scenario\.rtt = 'soon'"):
         load_experiment(path, [("scenario.rtt", "soon")])
+    # A base key that the sweep sets again: the override changes nothing, and says so.
+    with pytest.warns(UserWarning, match=r"--set scenario\.queue\.limit: every sweep sets"):
+        shadowed = load_experiment(path, [("scenario.queue.limit", "30kB")])
+    assert [p.key for p in shadowed.points] == [p.key for p in load_experiment(path).points]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_experiment(path, [("scenario.rtt", "70ms")])
 
 
 def test_a_store_keeps_the_file_under_the_overrides_its_run_applied(tmp_path):

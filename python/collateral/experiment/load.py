@@ -49,6 +49,7 @@ def load_experiment(path: str | Path, overrides: Sequence[tuple[str, Any]] = ())
                 p.stem,
             )
         data = {**data, "experiment": {**section, "name": p.stem}}
+    _warn_shadowed(data, source, overrides)
     try:
         return build(data, source, _with_overrides(text, overrides))
     except ExperimentError as e:
@@ -56,6 +57,25 @@ def load_experiment(path: str | Path, overrides: Sequence[tuple[str, Any]] = ())
         if e.source == source and any(e.key == k for k, _ in overrides):
             raise ExperimentError(f"{source}: --set", e.key, e.message, e.value) from None
         raise
+
+
+def _warn_shadowed(data: dict[str, Any], source: str, overrides: Sequence[tuple[str, Any]]) -> None:
+    """A ``--set scenario.KEY`` that every sweep sets again (an axis of that key in
+    each grid) changes no point: said, rather than a run that looks overridden."""
+    import warnings
+
+    sweep = data.get("sweep")
+    grids = sweep if isinstance(sweep, list) else [sweep] if isinstance(sweep, dict) else []
+    for key, _ in overrides:
+        base = key.removeprefix("scenario.")
+        if key == base or not grids:
+            continue
+        if all(isinstance(g, dict) and base in {str(k) for k in g} for g in grids):
+            warnings.warn(
+                f"{source}: --set {key}: every sweep sets {base}, so the override changes"
+                f" no point; set the sweep's values (--set 'sweep.{base}=[...]')",
+                stacklevel=3,
+            )
 
 
 #: The first line of the comments that name a run's overrides (:func:`_with_overrides`).
