@@ -13,7 +13,12 @@ from ..display import short
 from . import HELP
 from .errors import fail, interrupted_status
 from .paths import output_dir
-from .scenario import add_scenario_options, option, scenario_from_args
+from .scenario import (
+    add_scenario_options,
+    option,
+    scenario_from_args_unchecked,
+    warn_implausible,
+)
 from .simulate import add_output_options, check_figure_args, run
 from .values import count
 
@@ -150,13 +155,14 @@ def check_emulation(a: argparse.Namespace) -> Scenario:
             f"--cbr-interval: {short(a.cbr_interval, 60)}: below what a userspace sender"
             f" can keep; the testbed takes at least {MIN_TESTBED_CBR_INTERVAL_NS // 1000}us"
         )
-    scenario = scenario_from_args(a)
+    scenario = scenario_from_args_unchecked(a)
     try:
         check_traffic(scenario)
         check_testbed(scenario)
         kernel_congestion_controls(scenario)  # --cc htcp: named here, not after set-up
     except EmulationError as e:
         fail(testbed_error(a, e, "emulate"))
+    warn_implausible(a, scenario)  # of a scenario the testbed takes: a refusal is enough
     return scenario
 
 

@@ -145,7 +145,8 @@ def warn_implausible(a: argparse.Namespace, sc: Scenario) -> None:
     warnings += [f"--aqm {odd}" for odd in unusual_aqm_times(getattr(a, "aqm", None))]
     for opt, dest in (("--cbr-interval", "cbr_interval"), ("--jitter", "jitter")):
         sends = getattr(a, "cbr", "none") != "none" and not getattr(a, "app", None)
-        if sends and (odd := seconds_for_ms(opt, getattr(a, dest, None))) is not None:
+        odd = seconds_for_ms(opt, getattr(a, dest, None))
+        if sends and odd is not None:
             warnings.append(odd)
     for opt, text, link in (("--down", a.down, sc.down), ("--up", a.up, sc.up)):
         if text is not None and link.rate is not None and link.rate < 10_000:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .check import Checks, Part
-from .files import FORMAT, MANIFEST, atomic_write_text, fsync, tmp_name
+from .files import FORMAT, MANIFEST, POINTS, atomic_write_text, fsync, tmp_name
 from .locks import Locks
 from .merge import Merging
 from .parts import Parts
@@ -25,8 +25,6 @@ from .views import Views
 if TYPE_CHECKING:
     import pyarrow as pa
 
-#: The sweep's points as the last run expanded them (:meth:`Store.write_points`).
-POINTS = "points.parquet"
 #: The metadata key of ``points.parquet`` that holds the sweep's keys as written.
 SWEEP_META = "collateral:sweep"
 

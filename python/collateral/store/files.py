@@ -18,6 +18,8 @@ from .problems import error_text
 #: 2: a manifest in every part (1: before manifests; still read, migrated by a writer).
 FORMAT = 2
 MANIFEST = "manifest.json"
+#: The sweep's points as the last run expanded them (:meth:`Store.write_points`).
+POINTS = "points.parquet"
 
 
 def fsync(path: Path) -> None:

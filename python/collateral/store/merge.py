@@ -79,8 +79,7 @@ class Merging:
         description, the file, the sweep's order); one that has its own keeps it."""
         import shutil
 
-        from .core import POINTS
-        from .files import fsync, tmp_name
+        from .files import POINTS, fsync, tmp_name
 
         for name in ("experiment.toml", POINTS):
             mine = self.path / name
