@@ -312,9 +312,13 @@ def test_files_of_different_runs_are_not_combined(tmp_path: Path) -> None:
     doc["start"]["timestamp"]["timesecs"] += 900
     (tmp_path / "later.json").write_text(json.dumps(doc))
     irtt = read(DATA / "testbed-irtt.json.gz")
-    with pytest.raises(ImportProblem, match=r"apart from the other files: files of one run"):
+    with pytest.raises(ImportProblem, match=r"s after the files before it end: files of one"):
         combine([irtt, read(tmp_path / "later.json")])
     assert combine([read(DATA / "testbed-irtt.json.gz"), read(DATA / "testbed-iperf3.json")])
+    # Tests of one session, one after the other (the shipped download, then its upload
+    # 5 s later), are one run.
+    shipped = Path(__file__).resolve().parents[1] / "examples" / "measured" / "cable-fifo-500k"
+    assert combine([read(shipped / "down.json"), read(shipped / "up.json")])
 
 
 def test_imported_run_queries_plots_and_compares(tmp_path: Path) -> None:

@@ -64,33 +64,30 @@ def _check_times(m: Measurement) -> None:
 
 
 #: Seconds two files' spans may lie apart and still be of one run: iperf3 stamps its
-#: start in whole seconds.
-OVERLAP_SLACK_S = 1.0
+#: start in whole seconds, and a session's tests run one after the other (a download,
+#: then an upload a few seconds later).
+OVERLAP_SLACK_S = 60.0
 
 
 def _check_overlap(ms: list[Measurement]) -> None:
-    """Files of one run overlap in time: one that does not overlap any other (irtt
-    of one run beside iperf3 of another, 15 minutes later) would be put on one clock
-    as a run with a long gap, its probes taken for idle ones."""
+    """Files of one run form one stretch of time, each within OVERLAP_SLACK_S of the
+    others' (irtt of one run beside iperf3 of another, 15 minutes later, would be put on
+    one clock as a run with a long gap, its probes taken for idle ones)."""
     import datetime as dt
 
-    def span(m: Measurement) -> tuple[float, float]:
-        t0 = m.start_unix_s or 0.0
-        return t0, t0 + m.duration_s
-
-    def when(t: float) -> str:
-        return dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-    for m in ms:
-        a0, a1 = span(m)
-        if not any(
-            a0 < b1 + OVERLAP_SLACK_S and b0 < a1 + OVERLAP_SLACK_S
-            for b0, b1 in (span(n) for n in ms if n is not m)
-        ):
+    spans = sorted(
+        ((m.start_unix_s or 0.0, (m.start_unix_s or 0.0) + m.duration_s, m) for m in ms),
+        key=lambda s: s[0],
+    )
+    reach = spans[0][1]
+    for t0, t1, m in spans[1:]:
+        if t0 > reach + OVERLAP_SLACK_S:  # a gap no file bridges: two runs
+            when = dt.datetime.fromtimestamp(t0, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
             raise ImportProblem(
-                f"{m.source}: runs from {when(a0)} for {m.duration_s:.0f} s, apart from the"
-                " other files: files of one run overlap in time; import each run alone"
+                f"{m.source}: starts at {when}, {t0 - reach:.0f} s after the files before it"
+                " end: files of one run lie together in time; import each run alone"
             )
+        reach = max(reach, t1)
 
 
 def combine(ms: list[Measurement]) -> Measurement:
