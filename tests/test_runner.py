@@ -582,6 +582,11 @@ def test_a_run_counts_the_stored_trials_of_points_the_file_no_longer_has(tmp_pat
     assert "filter by rep < 1" in rows["beyond trials"] and "not in the file" not in rows
     p = cli("run", str(fewer), "-o", str(out), "--dry-run")
     assert "to run: 0; 8 stored beyond its 1 trials per point" in p.stdout, p.stdout
+    # Another seed: the same points, reps 0..n-1 of other trials, not beyond trials.
+    reseeded = load_experiment(fewer, [("experiment.seed", 4)])
+    report = run_experiment(reseeded, out, workers=1, progress=False)
+    assert (report.elsewhere, report.extra_reps) == (12, 8), report
+    assert dict(report_lines(report))["not in the file"].startswith("4 stored trials"), report
 
 
 def test_compare_names_the_side_with_no_trials(tmp_path):

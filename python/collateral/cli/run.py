@@ -156,9 +156,9 @@ def run(args: argparse.Namespace) -> int:
         others = len(stored) - ours
         extra = 0
         if others:  # trials of points still in the file: reps beyond its trials count
-            points = {p.key for p in exp.points}
             keys = stored - {t.key for t in exp.iter_trials()}
-            extra = sum(p in points for p in Store(out).points_of(keys).values())
+            points = {p.key for p in exp.points}
+            extra = Store(out).beyond_trials(keys, points, exp.trials_per_point)
         print(
             f"{exp.name}: {len(exp.points):,} points x {exp.trials_per_point} trials ="
             f" {total:,} trials"

@@ -167,7 +167,8 @@ def report_lines(report: RunReport, st: Store | None = None) -> Sequence[tuple[s
             (
                 "not in the file",
                 f"{report.elsewhere - report.extra_reps:,} stored trials of points the file no"
-                " longer has, or run by another version of the core (a trial's key holds it);"
+                " longer has, of another seed, or run by another version of the core (a"
+                " trial's key holds both);"
                 " queries see them too: filter by parameter, or use another -o",
             )
         )

@@ -156,10 +156,12 @@ def run_experiment(
                 elsewhere=sum(k not in ours for k in done),
             )
             if report.elsewhere:  # a trial of a point still in the file: a rep beyond trials
-                points = {p.key for p in experiment.points}
-                of = st.points_of({k for k in done if k not in ours})
-                report.extra_reps = sum(p in points for p in of.values())
                 report.trials_per_point = experiment.trials_per_point
+                report.extra_reps = st.beyond_trials(
+                    {k for k in done if k not in ours},
+                    {p.key for p in experiment.points},
+                    experiment.trials_per_point,
+                )
             if todo:
                 ex = ex or make_executor()
                 _run(experiment, st, todo, report, ex, batch_seconds, max_batch, progress, err)

@@ -39,22 +39,23 @@ class Parts:
             out += p.keys or []
         return out
 
-    def points_of(self, keys: set[str]) -> dict[str, str]:
-        """The point of each stored trial in ``keys`` (its ``point`` column), read from
-        the verified parts' summaries alone; a part that cannot be read gives none."""
+    def beyond_trials(self, keys: set[str], points: set[str], trials: int) -> int:
+        """How many stored trials of ``keys`` (not the experiment's own) are repetitions
+        of its ``points`` at ``rep`` >= ``trials``: left by a run with more trials per
+        point. The rest are of points it no longer has, another seed or another core.
+        Read from the verified parts' summaries (key, point, rep) alone."""
         import pyarrow.parquet as pq
 
-        out: dict[str, str] = {}
+        n = 0
         for part in self.part_dirs():
             try:
-                t = pq.read_table(part / "summary.parquet", columns=["key", "point"])
+                t = pq.read_table(part / "summary.parquet", columns=["key", "point", "rep"])
             except (OSError, ValueError, KeyError):
                 continue
-            points = t.column("point").to_pylist()
-            for k, p in zip(t.column("key").to_pylist(), points, strict=True):
-                if k in keys:
-                    out[k] = p
-        return out
+            cols = (t.column(c).to_pylist() for c in ("key", "point", "rep"))
+            for k, p, rep in zip(*cols, strict=True):
+                n += k in keys and p in points and rep is not None and rep >= trials
+        return n
 
     def done_keys(self, refresh: bool = False) -> set[str]:
         """Keys of the trials already stored in verified parts (cached;
