@@ -608,6 +608,13 @@ def test_bare_numbers_that_are_seconds_or_bits_are_warned_by_key(tmp_path):
         "sweep.down.queue[0]: target=15: read as 15 s; did you mean 15ms?",
         "sweep.up.rate.values[0]: 200: read as 200 bit/s; did you mean 200kbit?",
     ], said
+    # An AQM's parameter swept as its own axis is checked as that queue's.
+    axis = path.read_text() + '"down.queue.tupdate" = [30, "30ms"]\n'
+    (tmp_path / "axis.toml").write_text(axis)
+    with pytest.warns(UserWarning) as caught:
+        load_experiment(tmp_path / "axis.toml")
+    assert any("sweep.down.queue.tupdate[0]: tupdate=30: read as 30 s" in str(w.message)
+               for w in caught), [str(w.message) for w in caught]  # fmt: skip
     p = run_cli("run", str(path), "-o", str(tmp_path / "out"), "--dry-run")
     assert p.returncode == 0, p.stderr
     assert p.stderr.count("collateral: warning: ") == 3, p.stderr

@@ -89,6 +89,13 @@ def _values(data: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
         head = "sweep" if len(tables) == 1 else f"sweep[{i}]"
         for dotted, axis in table.items():
             key, where = str(dotted).rsplit(".", 1)[-1], f"{head}.{dotted}"
+            parts = str(dotted).split(".")
+            if len(parts) > 1 and parts[-2] == "queue" and not isinstance(axis, dict):
+                # An AQM's parameter as its own axis ("down.queue.target" = [15]): each
+                # value is checked as that queue's, {target = 15}.
+                for j, v in enumerate(axis if isinstance(axis, list) else [axis]):
+                    yield "queue", f"{where}[{j}]", {key: v}
+                continue
             if isinstance(axis, dict) and ("values" in axis or "from" in axis):
                 for part in ("values", "from", "to"):
                     v = axis.get(part)
