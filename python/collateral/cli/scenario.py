@@ -11,6 +11,7 @@ show it.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -129,7 +130,9 @@ def seconds_for_ms(option: str, text: object) -> str | None:
     """``OPTION N: read as N s; did you mean Nms?`` for a time option that is a matter
     of milliseconds (a packet gap, jitter, a delay budget) given as a bare number of a
     second or more; None otherwise."""
-    if text is None or not bare_number(text) or not float(str(text)) >= 1:
+    if text is None or not bare_number(text):
+        return None
+    if not 1 <= float(str(text)) < math.inf:  # inf and nan are refused, not warned of
         return None
     return f"{option} {text}: read as {float(str(text)):g} s; did you mean {text}ms?"
 

@@ -67,8 +67,8 @@ class _Stop:
         return self
 
     def _handle(self, signum: int, frame: object) -> None:
-        if self.requested is not None:
-            raise KeyboardInterrupt(signal.Signals(signum).name)
+        if self.requested is not None:  # the first signal's name: the status says it
+            raise KeyboardInterrupt(self.requested)
         self.requested = signal.Signals(signum).name
         self._on_first(self.requested)
 
