@@ -507,6 +507,10 @@ def test_emulate_refuses_one_trials_options_beside_an_experiment_file(cli_main, 
     assert rc == 2 and err.startswith("collateral: error: --duration: sets the one trial"), err
     rc, _, err = cli_main("emulate", str(tmp_path / "exp.toml"), "--count-in-service")
     assert rc == 2 and "with EXPERIMENT.toml the file sets it" in err, err
+    rc, _, err = cli_main("emulate", str(tmp_path / "exp.toml"), "--tcp-flows", "3")
+    assert rc == 2 and err.startswith("collateral: error: --downloads: sets the one"), err
+    rc, _, err = cli_main("emulate", str(tmp_path / "exp.toml"), "--json")
+    assert rc == 2 and "--json: the one trial's output; EXPERIMENT.toml's trials go" in err
     rc, _, err = cli_main("emulate", "-o", str(tmp_path / "x"), "--duration", "3s")
     assert rc == 2 and err.startswith("collateral: error: --out: stores an experiment's"), err
     assert not (tmp_path / "x").exists()

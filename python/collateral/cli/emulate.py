@@ -97,7 +97,7 @@ def add_parser(sub: Any) -> None:
     file_own = {"experiment", "out", "rerun_late", "help"}
     e.set_defaults(
         one_trial_options={
-            a.dest: (a.option_strings[-1], a.default)
+            a.dest: (a.option_strings[0], a.default)
             for a in e._actions
             if a.option_strings and a.dest not in file_own
         }
@@ -108,6 +108,12 @@ def run_emulate(args: argparse.Namespace) -> int:
     if args.experiment:
         options = getattr(args, "one_trial_options", {})
         given = [opt for dest, (opt, d) in options.items() if getattr(args, dest, d) != d]
+        one_trial_output = ("--plot", "--window", "--json", "--keep")
+        if given and given[0] in one_trial_output:
+            fail(
+                f"{given[0]}: the one trial's output; EXPERIMENT.toml's trials go to the"
+                " results directory (-o): query, plot or report it"
+            )
         if given:
             fail(
                 f"{given[0]}: sets the one trial's scenario; with EXPERIMENT.toml the file"

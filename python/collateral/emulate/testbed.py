@@ -250,8 +250,9 @@ class Testbed:
             except subprocess.TimeoutExpired:
                 proc.popen.kill()
                 rc = proc.popen.wait()
-            if rc == -signal.SIGTERM or rc == -signal.SIGKILL:
-                raise EmulationError(f"{proc.name} did not finish in {timeout:.0f} s") from None
+            # Stopped by us, whatever its status (an endpoint stopped inside connect says
+            # "stopped (SIGINT/SIGTERM)" and exits 1): it overran.
+            raise EmulationError(f"{proc.name} did not finish in {timeout:.0f} s") from None
         self.check(proc, rc)
 
     @staticmethod

@@ -74,23 +74,26 @@ class Merging:
         return added, skipped
 
     def _adopt_experiment(self, srcs: list[Any]) -> None:
-        """A store made by the merge takes the experiment file and its expanded points
-        from the first source that has them (what ``report`` and ``plot`` read: the
-        description, the file, the sweep's order); one that has its own keeps it."""
+        """A store without an experiment file (one the merge made) takes it and its
+        expanded points from the first source that has both (what ``report`` and
+        ``plot`` read: the description, the file, the sweep's order)."""
         import shutil
 
         from .files import POINTS, fsync, tmp_name
 
-        for name in ("experiment.toml", POINTS):
-            mine = self.path / name
-            theirs = next((s.path / name for s in srcs if (s.path / name).is_file()), None)
-            if mine.exists() or theirs is None:
-                continue
-            tmp = tmp_name(mine)
+        names = ("experiment.toml", POINTS)
+        if any((self.path / n).exists() for n in names):
+            return  # the store's own, or what a run wrote into it: kept
+        # Both from one source, the file and the points it expanded, never mixed.
+        src = next((s for s in srcs if all((s.path / n).is_file() for n in names)), None)
+        if src is None:
+            return
+        for name in names:
+            mine, tmp = self.path / name, tmp_name(self.path / name)
             try:
-                shutil.copyfile(theirs, tmp)
+                shutil.copyfile(src.path / name, tmp)
                 fsync(tmp)
                 tmp.replace(mine)
             except OSError as e:  # a shortcut only: readers expand the file without it
                 tmp.unlink(missing_ok=True)
-                self.notify(f"store {self.path}: {name} not copied from {theirs.parent}: {e}")
+                self.notify(f"store {self.path}: {name} not copied from {src.path}: {e}")
