@@ -324,3 +324,16 @@ def fmt_duration(ns: int) -> str:
 def fmt_size(n: int) -> str:
     """``20_000`` -> ``"20kB"``; round-trips through :func:`parse_size`."""
     return _fmt(n, [(10**9, "GB"), (10**6, "MB"), (10**3, "kB"), (1, "B")])
+
+
+def bare_number(value: object) -> bool:
+    """A number without a unit (``100``, ``"1e5"``, ``" 20 "``; not a bool): what a time
+    option reads as seconds and a rate as bit/s, and so what the warnings of implausible
+    values look for."""
+    if isinstance(value, bool):
+        return False
+    try:
+        float(str(value).strip())
+    except ValueError:
+        return False
+    return True

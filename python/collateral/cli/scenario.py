@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ..display import short
 from ..spec.fields import BY_NAME, FIELDS, GROUPS, SAME, Field
+from ..units import bare_number
 from ..vocabulary import AQM_INFO
 from .errors import PROG, fail
 from .values import count
@@ -116,14 +117,6 @@ def aqm_with_limit(a: argparse.Namespace) -> object:
         fail_param(a, "queue", f"{kind}'s {field} counts {unit}; give e.g. {example}")
     q[field] = limit.amount
     return q
-
-
-def bare_number(text: object) -> bool:
-    try:
-        float(str(text).strip())
-    except ValueError:
-        return False
-    return True
 
 
 def seconds_for_ms(option: str, text: object) -> str | None:

@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from ..display import short
+from ..units import bare_number
 from . import HELP
 from .errors import fail
 from .paths import output_file
@@ -103,7 +104,8 @@ def run(a: argparse.Namespace) -> int:
     if a.kind == "constant" and abs(mean - _rate("--rate", a.rate)) > 0.1 * mean:
         # Whole 1504-byte opportunities, at least one: a trace cannot carry less.
         asked = _rate("--rate", a.rate)
-        hint = f"; did you mean {a.rate}kbit?" if _number(str(a.rate)) and asked < 10_000 else ""
+        tiny = bare_number(a.rate) and asked < 10_000
+        hint = f"; did you mean {a.rate}kbit?" if tiny else ""
         print(
             f"collateral: warning: --rate {a.rate}: read as {asked:g} bit/s; the trace's whole"
             f" 1504-byte opportunities carry {mean / 1e6:.3f} Mbit/s over {ms[-1]} ms{hint}",
@@ -145,7 +147,8 @@ def _series(path: str | None) -> list[tuple[float, float]]:
     try:
         with open(path, newline="") as f:
             for i, row in enumerate(csv.reader(f), 1):
-                if not row or row[0].strip().startswith("#") or (i == 1 and not _number(row[0])):
+                header = i == 1 and not bare_number(row[0]) if row else False
+                if not row or row[0].strip().startswith("#") or header:
                     continue  # blank, comment or header
                 if len(row) != 2:
                     fail(f"CSV: {path}: line {i}: give time_s,rate_bps")
@@ -184,11 +187,3 @@ def _series_until(
         fail(f"CSV: the last row held as long as the rows were apart ends at {end:g} s,"
              " past a day; give --duration")  # fmt: skip
     return points, round(end * 1e9)
-
-
-def _number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True

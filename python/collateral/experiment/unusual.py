@@ -17,7 +17,7 @@ from ..spec.flat import (
     unusual_aqm_times,
     unusual_rtt,
 )
-from ..units import parse_duration, parse_rate
+from ..units import bare_number, parse_duration, parse_rate
 
 #: Below this a link rate given as a bare number was surely meant in kbit/s (as --down).
 UNUSUAL_RATE_BPS = 10_000
@@ -28,14 +28,14 @@ def unusual_values(data: Mapping[str, Any]) -> list[str]:
     (the data as read, ``--set`` applied) that is valid but probably not meant."""
     out = []
     for key, where, value in _values(data):
-        if key == "rtt" and _bare(value):
+        if key == "rtt" and bare_number(value):
             try:
                 ns = parse_duration(value)
             except ValueError:
                 continue  # refused by the scenario, with its own message
             if ns >= UNUSUAL_RTT_NS and (odd := unusual_rtt(ns, value)) is not None:
                 out.append(f"{where}: {value}: {odd}")
-        elif key == "rate" and _bare(value):
+        elif key == "rate" and bare_number(value):
             try:
                 bps = parse_rate(value)
             except ValueError:
@@ -60,17 +60,6 @@ def small_limits(points: list[Any]) -> list[str]:
         f"{d}.limit = {n} B in {k} point{'s' * (k > 1)}: {SMALL_LIMIT}"
         for (d, n), k in count.items()
     ]
-
-
-def _bare(value: object) -> bool:
-    """A number without a unit: an int or float, or a string of one."""
-    if isinstance(value, bool):
-        return False
-    try:
-        float(str(value).strip())
-    except ValueError:
-        return False
-    return True
 
 
 def _values(data: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
