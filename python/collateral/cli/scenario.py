@@ -133,7 +133,13 @@ def seconds_for_ms(option: str, text: object) -> str | None:
 def warn_implausible(a: argparse.Namespace, sc: Scenario) -> None:
     """Values that are valid but rarely meant: a warning on stderr each, naming the
     option and what was probably meant; the run goes on."""
-    from ..spec.flat import SMALL_LIMIT, small_byte_limits, unusual_aqm_times, unusual_rtt
+    from ..spec.flat import (
+        SMALL_LIMIT,
+        UNUSUAL_RATE_BPS,
+        small_byte_limits,
+        unusual_aqm_times,
+        unusual_rtt,
+    )
 
     warnings = []
     if (odd := unusual_rtt(sc.rtt, a.rtt)) is not None:
@@ -145,7 +151,7 @@ def warn_implausible(a: argparse.Namespace, sc: Scenario) -> None:
         if sends and odd is not None:
             warnings.append(odd)
     for opt, text, link in (("--down", a.down, sc.down), ("--up", a.up, sc.up)):
-        if text is not None and link.rate is not None and link.rate < 10_000:
+        if text is not None and link.rate is not None and link.rate < UNUSUAL_RATE_BPS:
             hint = f"; did you mean {text}kbit?" if bare_number(text) else ""
             warnings.append(f"{opt} {text}: read as {link.rate} bit/s{hint}")
     if sc.duration - sc.warmup < 1_000_000_000:

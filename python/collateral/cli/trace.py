@@ -104,7 +104,9 @@ def run(a: argparse.Namespace) -> int:
     if a.kind == "constant" and abs(mean - _rate("--rate", a.rate)) > 0.1 * mean:
         # Whole 1504-byte opportunities, at least one: a trace cannot carry less.
         asked = _rate("--rate", a.rate)
-        tiny = bare_number(a.rate) and asked < 10_000
+        from ..spec.flat import UNUSUAL_RATE_BPS
+
+        tiny = bare_number(a.rate) and asked < UNUSUAL_RATE_BPS
         hint = f"; did you mean {a.rate}kbit?" if tiny else ""
         print(
             f"collateral: warning: --rate {a.rate}: read as {asked:g} bit/s; the trace's whole"

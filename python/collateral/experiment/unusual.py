@@ -12,15 +12,13 @@ from typing import Any
 
 from ..spec.flat import (
     SMALL_LIMIT,
+    UNUSUAL_RATE_BPS,
     UNUSUAL_RTT_NS,
     small_byte_limits,
     unusual_aqm_times,
     unusual_rtt,
 )
 from ..units import bare_number, parse_duration, parse_rate
-
-#: Below this a link rate given as a bare number was surely meant in kbit/s (as --down).
-UNUSUAL_RATE_BPS = 10_000
 
 
 def unusual_values(data: Mapping[str, Any]) -> list[str]:

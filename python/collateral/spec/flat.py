@@ -37,6 +37,8 @@ from .workload import WorkloadSpec
 
 #: A round trip at least this long is valid but rarely meant (a bare ``100`` is seconds).
 UNUSUAL_RTT_NS = 5_000_000_000
+#: Below this a link rate given as a bare number was surely meant in kbit/s (--down 1500).
+UNUSUAL_RATE_BPS = 10_000
 
 
 def unusual_rtt(rtt_ns: int, given: object = None) -> str | None:
