@@ -26,10 +26,13 @@ def test_testbed_is_refused_in_one_line_without_root(measured_cable, cli_main, m
 def test_a_replay_the_testbed_refuses_is_one_line(measured_cable, cli_main, monkeypatch):
     """The measurement's CUBIC, on a kernel that offers only reno (as checked before
     anything is created; root and tools taken as present)."""
-    from collateral.emulate import checks
+    from collateral.emulate import checks, endpoints
 
     monkeypatch.setattr(os, "geteuid", lambda: 0)
+    # ip and ethtool present (checks' own lookup), and collateral-emu: patching
+    # shutil.which alone would hide the venv's collateral-emu from find_emulator too.
     monkeypatch.setattr(checks.shutil, "which", lambda tool: f"/usr/sbin/{tool}")
+    monkeypatch.setattr(endpoints, "find_emulator", lambda: "/usr/sbin/collateral-emu")
     monkeypatch.setattr(checks, "available_congestion_controls", lambda: ["reno"])
     rc, _, err = cli_main("infer", str(measured_cable), "--replay", "--testbed")
     assert rc == 2 and len(err.splitlines()) == 1
