@@ -511,6 +511,10 @@ def test_emulate_refuses_one_trials_options_beside_an_experiment_file(cli_main, 
     assert rc == 2 and err.startswith("collateral: error: --downloads: sets the one"), err
     rc, _, err = cli_main("emulate", str(tmp_path / "exp.toml"), "--json")
     assert rc == 2 and "--json: the one trial's output; EXPERIMENT.toml's trials go" in err
+    # Typed with the option's default value: still not the file's (was passed in silence).
+    for typed in (["--rtt", "100ms"], ["--cc", "newreno"], ["--window", "10s"], ["--seed=1"]):
+        rc, _, err = cli_main("emulate", str(tmp_path / "exp.toml"), *typed)
+        assert rc == 2 and err.startswith(f"collateral: error: {typed[0][:6]}"), (typed, err)
     rc, _, err = cli_main("emulate", "-o", str(tmp_path / "x"), "--duration", "3s")
     assert rc == 2 and err.startswith("collateral: error: --out: stores an experiment's"), err
     assert not (tmp_path / "x").exists()

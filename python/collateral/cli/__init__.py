@@ -184,4 +184,22 @@ def _main(argv: list[str] | None) -> int:
     if args.command not in _MODULE_OF:
         overview_parser().print_help()
         return 2
+    args.argv = argv  # for typed_options
     return _handler(args.command)(args)
+
+
+def typed_options(args: argparse.Namespace) -> set[str]:
+    """The destinations of the options typed on the command line, whatever their value
+    (a default typed out included): the command line parsed again with every default
+    suppressed. Empty for a namespace :func:`main` did not parse."""
+    argv = getattr(args, "argv", None)
+    if not argv or argv[0] not in _MODULE_OF:
+        return set()
+    p = build_parser(argv[0])
+    subs = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+    for parser in [p, *(c for a in subs for c in a.choices.values())]:
+        parser._defaults.clear()
+        for a in parser._actions:
+            a.default = argparse.SUPPRESS
+    typed, _ = p.parse_known_args(argv)
+    return set(vars(typed)) - {"command"}

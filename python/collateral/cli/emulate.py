@@ -106,8 +106,15 @@ def add_parser(sub: Any) -> None:
 
 def run_emulate(args: argparse.Namespace) -> int:
     if args.experiment:
+        from . import typed_options
+
         options = getattr(args, "one_trial_options", {})
-        given = [opt for dest, (opt, d) in options.items() if getattr(args, dest, d) != d]
+        typed = typed_options(args)
+        given = [
+            opt
+            for dest, (opt, d) in options.items()
+            if dest in typed or getattr(args, dest, d) != d
+        ]
         one_trial_output = ("--plot", "--window", "--json", "--keep")
         if given and given[0] in one_trial_output:
             fail(
