@@ -407,6 +407,37 @@ def test_overrides_replace_keys_and_axes(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         load_experiment(path, [("scenario.rtt", "70ms")])
+    # The same, the axis spelt otherwise than the key: one direction under both
+    # directions' axis, a zipped axis, a whole list over one flow's field.
+    split = BASE.replace(
+        'queue = { limit = "20kB", rule = "fb-strict" }',
+        'down.queue = { limit = "20kB" }\nup.queue = { limit = "20kB" }',
+    )
+    for key, value in [
+        ("scenario.down.queue.limit", "30kB"),
+        ("scenario.up.queue.limit", "30kB"),
+        ("scenario.cbr", [{"direction": "up", "size": "200B"}]),
+        ("scenario.tcp", [{"cc": "cubic", "profile": "linux-2.6.25"}]),
+    ]:
+        other = split.replace('"queue.limit" = ["10kB", "20kB"]', SWEEPS)
+        with pytest.warns(UserWarning, match=rf"--set {re.escape(key)}: every sweep sets"):
+            load_experiment(write(tmp_path, other, "other.toml"), [(key, value)])
+    # Set for one grid of two, or in one direction where the axis sets the other: it
+    # changes points, and nothing is said.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        two = BASE.replace("[sweep]", "[[sweep]]") + '[[sweep]]\nrtt = ["50ms"]\n'
+        load_experiment(write(tmp_path, two, "two.toml"), [("scenario.queue.limit", "30kB")])
+        down = split.replace('"queue.limit"', '"down.queue.limit"')
+        load_experiment(write(tmp_path, down, "down.toml"), [("scenario.up.queue.limit", "9kB")])
+
+
+SWEEPS = """\
+"cbr" = [[{ direction = "down" }], [{ direction = "up" }]]
+[[sweep.zip]]
+"queue.limit" = ["10kB", "20kB"]
+"tcp.cc" = ["newreno", "cubic"]
+"""
 
 
 def test_a_store_keeps_the_file_under_the_overrides_its_run_applied(tmp_path):

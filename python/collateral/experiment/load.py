@@ -4,6 +4,7 @@ format is described in :mod:`collateral.experiment`."""
 
 from __future__ import annotations
 
+import copy
 import json
 import stat
 import tomllib
@@ -35,6 +36,7 @@ def load_experiment(path: str | Path, overrides: Sequence[tuple[str, Any]] = ())
         why = "an integer too long to read" if "digits" in str(e) else str(e)
         raise ExperimentError(source, "TOML", f"invalid TOML: {why}") from None
     check_depth(source, "TOML", data)
+    original = copy.deepcopy(data) if _scenario_keys(data, overrides) else None
     for key, value in overrides:
         check_depth(source, f"--set {key}", value)
         _override(data, source, key, value)
@@ -49,31 +51,54 @@ def load_experiment(path: str | Path, overrides: Sequence[tuple[str, Any]] = ())
                 p.stem,
             )
         data = {**data, "experiment": {**section, "name": p.stem}}
-    _warn_shadowed(data, source, overrides)
     try:
-        return build(data, source, _with_overrides(text, overrides))
+        exp = build(data, source, _with_overrides(text, overrides))
     except ExperimentError as e:
         # A value that --set gave is --set's fault, not the file's.
         if e.source == source and any(e.key == k for k, _ in overrides):
             raise ExperimentError(f"{source}: --set", e.key, e.message, e.value) from None
         raise
+    if original is not None:
+        _warn_shadowed(original, exp, source, overrides)
+    return exp
 
 
-def _warn_shadowed(data: dict[str, Any], source: str, overrides: Sequence[tuple[str, Any]]) -> None:
-    """A ``--set scenario.KEY`` that every sweep sets again (an axis of that key in
-    each grid) changes no point: said, rather than a run that looks overridden."""
+def _scenario_keys(data: dict[str, Any], overrides: Sequence[tuple[str, Any]]) -> list[str]:
+    """The ``--set scenario.KEY`` overrides, when the file sweeps (else each changes
+    every point it sets)."""
+    if not data.get("sweep"):
+        return []
+    return [k for k, _ in overrides if k.startswith("scenario.")]
+
+
+def _warn_shadowed(
+    original: dict[str, Any], exp: Experiment, source: str, overrides: Sequence[tuple[str, Any]]
+) -> None:
+    """A ``--set scenario.KEY`` that changes no point (every grid sets the key again,
+    whatever the axis's spelling: ``queue.limit`` for ``down.queue.limit``, ``cbr`` for
+    ``cbr.0.size``, a zipped axis) is said, rather than a run that looks overridden: the
+    experiment built without that override has the same points."""
     import warnings
 
-    sweep = data.get("sweep")
-    grids = sweep if isinstance(sweep, list) else [sweep] if isinstance(sweep, dict) else []
-    for key, _ in overrides:
-        base = key.removeprefix("scenario.")
-        if key == base or not grids:
-            continue
-        if all(isinstance(g, dict) and base in {str(k) for k in g} for g in grids):
+    keys = [p.key for p in exp.points]
+    for key in _scenario_keys(original, overrides):
+        data = copy.deepcopy(original)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the run's own build has said them
+            try:
+                for k, v in overrides:
+                    if k != key:
+                        _override(data, source, k, v)
+                section = data.get("experiment", {})
+                data["experiment"] = {**section, "name": exp.name}
+                without = build(data, source, None)
+            except (ExperimentError, TypeError):
+                continue  # the override is what makes the file valid: it changes it
+        if [p.key for p in without.points] == keys:
+            base = key.removeprefix("scenario.")
             warnings.warn(
-                f"{source}: --set {key}: every sweep sets {base}, so the override changes"
-                f" no point; set the sweep's values (--set 'sweep.{base}=[...]')",
+                f"{source}: --set {key}: every sweep sets {base} again, so the override"
+                f" changes no point; set the sweep's values (--set 'sweep.{base}=[...]')",
                 stacklevel=3,
             )
 
