@@ -243,8 +243,8 @@ def _jain_claims(t: pd.DataFrame, cases: tuple[str, ...]) -> list[Claim]:
                     _verdict(j, j >= 0.9),
                     "≥ 0.9 (1 = equal)",
                     "RFC 8867 §5.2/§5.4 expect calls of one controller to share the"
-                    " bottleneck fairly once converged; 0.9 is one call at 0.72 × its"
-                    " peers' rate among three (or 0.52 among two).",
+                    " bottleneck fairly once converged; 0.9 is one call at 0.43 × its"
+                    " peers' rate among three (or 0.50 among two): a loose bound.",
                 )
             )
     return out
