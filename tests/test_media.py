@@ -137,3 +137,14 @@ def test_the_testbed_takes_a_call_and_the_core_measures_its_records():
 def test_the_core_refuses_a_call_beyond_its_limits():
     with pytest.raises(ValueError, match="max_rate"):
         Scenario(down={"rate": "2Mbit"}, up={"rate": "1Mbit"}, media={"max_rate": "2Gbit"})
+
+
+def test_versus_shows_the_call_beside_each_queue(cli_main):
+    """``simulate --versus`` gave a TCP and a CBR row per queue and left the call out."""
+    rc, out, err = cli_main(
+        "simulate", "--video", "gcc", "--cbr", "none", "--duration", "10s",
+        "--queue", "60kB", "--versus", "20kB",
+    )  # fmt: skip
+    assert rc == 0, err
+    assert out.count("video gcc down") == 2, out
+    assert "frame delay (capture to last packet)" in out

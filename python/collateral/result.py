@@ -400,12 +400,7 @@ def trials_table(results: list[Result]) -> Table:
             if games
             else ""
         )
-        + (
-            ";\nvideo: received rate, frame delay (capture to last packet) p50/p95/p99,"
-            " frames later than the playout deadline (lost included), share beside TCP"
-            if first.summary.get("media")
-            else ""
-        ),
+        + (_VIDEO_CAPTION if first.summary.get("media") else ""),
         box=box.SIMPLE_HEAD,  # narrow enough for an 80-column terminal
         show_edge=False,
         pad_edge=False,
@@ -526,6 +521,13 @@ def _cbr_cells(results: list[Result], j: int, app: str | None) -> list[str]:
     ]
 
 
+#: What a video call's row holds, in a table's caption.
+_VIDEO_CAPTION = (
+    ";\nvideo: received rate, frame delay (capture to last packet) p50/p95/p99,"
+    " frames later than the playout deadline (lost included), share beside TCP"
+)
+
+
 def compare_table(groups: list[tuple[str, list[Result]]]) -> Table:
     """Set-ups that differ in their queue, side by side: for each (label, its trials), the
     TCP goodput of each direction and every CBR flow's loss, delay and quality, as the
@@ -556,9 +558,8 @@ def compare_table(groups: list[tuple[str, list[Result]]]) -> Table:
             if games
             else ""
         )
-        + (
-            ";\nMOS: ITU-T G.107 E-model, G.711" if any(a not in GAME_BUDGETS for a in apps) else ""
-        ),
+        + (";\nMOS: ITU-T G.107 E-model, G.711" if any(a not in GAME_BUDGETS for a in apps) else "")
+        + (_VIDEO_CAPTION if first.summary.get("media") else ""),
         box=box.SIMPLE_HEAD,
         show_edge=False,
         pad_edge=False,
@@ -583,6 +584,8 @@ def compare_table(groups: list[tuple[str, list[Result]]]) -> Table:
         for j in range(len(first.cbr)):
             app = apps[j] if j < len(apps) else None
             rows.append((_cbr_label(first, apps, j), "", *_cbr_cells(results, j, app)))
+        for k, m in enumerate(first.summary.get("media", [])):
+            rows.append((f"video {m['cc']} {m['direction']}", *_media_cells(results, k)))
         for k, row in enumerate(rows):
             t.add_row(
                 label if k == 0 else "",
