@@ -183,3 +183,33 @@ def test_trace_options_a_kind_ignores_or_a_rate_it_cannot_carry_are_said(tmp_pat
     assert "did you mean 12kbit?" in p.stderr
     p = _cli("trace", "constant", "--rate", "12Mbit", "-o", out)
     assert p.returncode == 0 and p.stderr == "", p.stderr
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {},
+        {"trace": {"queue": True}},  # the step-by-step path
+        {"down": {"trace": {"ms": [1, 2, 3, 4], "once": True}, "queue": {"kind": "fq_codel"}}},
+    ],
+)
+def test_a_trace_that_ends_before_the_run_strands_what_is_left(extra):
+    """``once = true`` and a trace of 4 ms in a 10 s run: the link carries nothing after
+    its last opportunity (the core overflowed adding the path delay to NEVER)."""
+    import collateral
+
+    params = {
+        "down": {"trace": {"ms": [1, 2, 3, 4], "once": True}},
+        "up": {"rate": "1Mbit"},
+        "cbr": [{"direction": "down"}, {"direction": "up"}],
+        "tcp": [{"cc": "cubic"}],
+        "duration": "10s",
+        "warmup": "1s",
+    }
+    sc = Scenario(**{**params, **extra})
+    r = collateral.simulate(sc)
+    down, up = r.summary["cbr"]
+    # Nothing sent after the warm-up gets through; the upstream is untouched.
+    assert down["received"] == 0 and down["sent"] > 400
+    assert up["received"] == up["sent"] - up["in_flight"] > 400
+    assert r.summary["down_goodput_bps"] == 0

@@ -63,7 +63,10 @@ impl DelayLine {
             Some(p) => p.arrival(done),
             None => done,
         };
-        (at + self.prop_ns).max(self.egress_busy[Self::lane(pkt)]) + self.egress.ser(pkt.bytes())
+        // Saturating: a link whose delivery trace has ended (`once`) ends nothing, NEVER.
+        (at.saturating_add(self.prop_ns))
+            .max(self.egress_busy[Self::lane(pkt)])
+            .saturating_add(self.egress.ser(pkt.bytes()))
     }
 
     #[inline]
