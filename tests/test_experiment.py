@@ -423,9 +423,11 @@ def test_overrides_replace_keys_and_axes(tmp_path):
         with pytest.warns(UserWarning, match=rf"--set {re.escape(key)}: every sweep sets"):
             load_experiment(write(tmp_path, other, "other.toml"), [(key, value)])
     # Set for one grid of two, or in one direction where the axis sets the other: it
-    # changes points, and nothing is said.
+    # changes points, and nothing is said; nor of the file's own value (reproduce
+    # --quick's duration where the file has it).
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        load_experiment(path, [("scenario.duration", "5s")])
         two = BASE.replace("[sweep]", "[[sweep]]") + '[[sweep]]\nrtt = ["50ms"]\n'
         load_experiment(write(tmp_path, two, "two.toml"), [("scenario.queue.limit", "30kB")])
         down = split.replace('"queue.limit"', '"down.queue.limit"')

@@ -81,20 +81,29 @@ def _warn_shadowed(
     import warnings
 
     keys = [p.key for p in exp.points]
-    for key in _scenario_keys(original, overrides):
+
+    def points(skip: str | None, sweep: bool) -> list[str] | None:
+        """The point keys with every override but ``skip``, with or without the sweep
+        (None: not valid without the override, which so changes the file)."""
         data = copy.deepcopy(original)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the run's own build has said them
             try:
                 for k, v in overrides:
-                    if k != key:
+                    if k != skip:
                         _override(data, source, k, v)
                 section = data.get("experiment", {})
                 data["experiment"] = {**section, "name": exp.name}
-                without = build(data, source, None)
+                if not sweep:
+                    data.pop("sweep", None)
+                return [p.key for p in build(data, source, None).points]
             except (ExperimentError, TypeError):
-                continue  # the override is what makes the file valid: it changes it
-        if [p.key for p in without.points] == keys:
+                return None
+
+    for key in _scenario_keys(original, overrides):
+        # Changes no point, and would change the base scenario alone: the sweep undoes it
+        # (an override with the file's own value is no news).
+        if points(key, True) == keys and points(key, False) != points(None, False):
             base = key.removeprefix("scenario.")
             warnings.warn(
                 f"{source}: --set {key}: every sweep sets {base} again, so the override"
