@@ -81,6 +81,10 @@ def test_drop_tail_loaded_latency_is_the_full_buffers_and_the_grade_follows():
     assert s["rpm_band"] == ("poor" if s["rpm"] < 300 else "fair")  # the draft's bands
     assert s["rpm_p99"] <= s["rpm_p90"]
     assert 0 <= s["qoo_voip"] <= 100 and s["aim_gaming"] in ("bad", "poor", "average")
+    # Four UDP pings every 200 ms; the draft's 5000-byte probes and PTC are not RRUL's
+    # (its share was given as 20 x 5000 B a second: 6.7 % of 12 Mbit/s).
+    assert 18 < s["foreign_probes_per_s"] <= 20  # those answered
+    assert s["probe_capacity_share"] is None and s["probe_rate_within_limits"] is None
 
 
 def test_the_cli_prints_the_scores_below_the_summary():

@@ -73,9 +73,10 @@ impl ForeignTimes {
     }
 }
 
-/// The probe rates of the loaded span (from `loaded_from` to the end) against the
-/// draft's MPS and PTC (capacity: both directions' line rates, which the load fills at
-/// once), and the ramp's figures; the rest of [`Scores`] left empty.
+/// The probe rates of the loaded span (from `loaded_from` to the end), for the
+/// responsiveness test against the draft's MPS and PTC (capacity: both directions' line
+/// rates, which the load fills at once), and the ramp's figures; the rest of [`Scores`]
+/// left empty.
 pub fn probe_and_ramp_fields(
     sc: &Scenario,
     resp: &RespRecords,
@@ -86,12 +87,19 @@ pub fn probe_and_ramp_fields(
     let span = sc.duration_ns.saturating_sub(loaded_from);
     let capacity = (sc.down.rate_bps + sc.up.rate_bps) as f64;
     let rate = (span > 0).then(|| ProbeRate::of(foreign, self_, span, capacity));
+    // The draft's byte estimates and limits are its test's: RRUL's UDP pings are a few
+    // hundred bytes, and its self probes the flows' own segments, which cost nothing.
+    let draft = rate.filter(|_| {
+        sc.workload
+            .as_ref()
+            .is_some_and(|w| w.kind == WorkloadKind::Responsiveness)
+    });
     let ramp = resp.ramp;
     Scores {
         foreign_probes_per_s: rate.map(|r| r.foreign_per_s),
         self_probes_per_s: rate.map(|r| r.self_per_s),
-        probe_capacity_share: rate.map(|r| r.capacity_share),
-        probe_rate_within_limits: rate.map(|r| u8::from(r.within_limits())),
+        probe_capacity_share: draft.map(|r| r.capacity_share),
+        probe_rate_within_limits: draft.map(|r| u8::from(r.within_limits())),
         foreign_probes_skipped: ramp.map(|_| resp.skipped),
         ramp_saturated_interval: ramp.and_then(|r| r.saturated_interval()).map(|k| k as u64),
         ramp_flows_down: ramp.map(|r| r.flows[0]),
