@@ -193,6 +193,9 @@ CLI_CASES = [
     # Flows a workload replaces: a value given for them was silently ignored.
     (["simulate", "--workload", "rrul", "--downloads", "5"], "the workload rrul sets the flows"),
     (["simulate", "--workload", "rrul", "--cbr", "none"], "--cbr: 'none': the workload rrul"),
+    (["simulate", "--workload", "rrul", "--app", "quake3"], "--app: 'quake3': the workload"),
+    (["simulate", "--workload", "rrul", "--cbr-size", "400B"], "--cbr-size: '400B': the work"),
+    (["simulate", "--workload", "rrul", "--cbr-dscp", "EF"], "--cbr-dscp: 'EF': the workload"),
     # A JSON key given twice (json.loads kept the last), as key=value refuses it.
     (["simulate", "--aqm", '{"kind": "red", "kind": "pie"}'], "'kind' given twice"),
     (["simulate", "--aqm", "fq_codel:flows=" + "9" * 40], "--aqm: flows"),

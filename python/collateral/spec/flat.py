@@ -127,7 +127,17 @@ def parse_framing(text: str) -> dict[str, Any]:
 
 
 #: The flat parameters a built-in workload's own flows replace.
-WORKLOAD_REPLACES = ("tcp_flows", "uploads", "cbr")
+WORKLOAD_REPLACES = (
+    "tcp_flows",
+    "uploads",
+    "cbr",
+    "cbr_size",
+    "cbr_interval",
+    "jitter",
+    "cbr_dscp",
+    "cbr_ecn",
+    "app",
+)
 
 
 def build_scenario(**params: Any) -> Scenario:
