@@ -303,3 +303,14 @@ def test_a_run_of_probes_or_load_alone_is_refused_in_one_line(tmp_path, file, la
         assert p.returncode == 2, p.stderr
         (line,) = p.stderr.strip().splitlines()
         assert f"the run has no {lacks}" in line, line
+
+
+def test_the_what_if_figure_goes_into_a_new_directory_as_a_png(tmp_path):
+    """infer's --figure check allows a directory still to be made, as every figure
+    option does: the drawing made none, and failed after the whole what-if had run."""
+    from collateral.inference.figure import draw
+
+    row = {"queue": "as inferred", "rpm": 50.0, "bufferbloat_grade": "F",
+           "call_down_delay_p95_s": 0.5, "call_up_delay_p95_s": 0.2}  # fmt: skip
+    written = draw([row, {**row, "queue": "fq_codel", "rpm": 800.0}], tmp_path / "new" / "w")
+    assert written == [tmp_path / "new" / "w.png"] and written[0].stat().st_size > 1000

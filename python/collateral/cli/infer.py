@@ -228,8 +228,8 @@ def _what_if(inf: Any, figure: Any) -> None:
     if figure is not None:
         from ..inference.figure import draw
 
-        draw(rows, figure)
-        print(f"figure: {figure}")
+        for f in draw(rows, figure):
+            print(f"figure: {f}")
 
 
 def _cell(v: Any, unit: str | None) -> str:

@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import Any
 
 
-def draw(rows: list[dict[str, Any]], path: Path) -> None:
+def draw(rows: list[dict[str, Any]], path: Path) -> list[Path]:
+    """Draws the figure to ``path`` as the plots are saved (its directory made; PNG
+    without a suffix); returns the files written."""
     import numpy as np
 
-    from ..plot.style import plt
+    from ..plot.style import plt, save
 
     names = [r["queue"] for r in rows]
     x = np.arange(len(rows))
@@ -31,5 +33,4 @@ def draw(rows: list[dict[str, Any]], path: Path) -> None:
     for ax in (a, b):
         ax.set_xticks(x, names, rotation=20, ha="right")
         ax.spines[["top", "right"]].set_visible(False)
-    fig.savefig(path, dpi=150)
-    plt.close(fig)
+    return save(fig, path)
