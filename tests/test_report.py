@@ -517,3 +517,37 @@ def test_a_directory_named_twice_is_one_section(stores: list[Path], tmp_path):
     b = write_report([one, Path(f"{one}/"), one / "."], tmp_path / "b.html").read_text()
     ids = re.compile(r'\bid="([^"]+)"')
     assert ids.findall(a) == ids.findall(b) and ids.findall(a), ids.findall(b)
+
+
+def test_a_video_call_is_in_the_key_numbers_and_the_figure(tmp_path):
+    """A store of a call beside a download: the report's table had TCP goodput alone and
+    its figure TCP goodput; the call's rate, frame delay and late frames (a share, in %)
+    are the numbers its reader came for."""
+    from collateral.display import column_unit
+    from collateral.experiment import Experiment
+    from collateral.plot import suggest
+    from collateral.report.key_numbers import key_numbers
+    from collateral.runner import run_experiment
+    from collateral.store import open_store
+
+    exp = Experiment.from_dict(
+        {
+            "experiment": {"name": "call", "trials": 1},
+            "scenario": {
+                "link": "adsl2",
+                "duration": "12s",
+                "warmup": "2s",
+                "tcp": [{"cc": "cubic"}],
+                "media": [{"controller": "gcc"}],
+            },
+            "sweep": {"queue.limit": ["50kB", "200kB"]},
+        }
+    )
+    run_experiment(exp, tmp_path / "r", workers=1)
+    df = open_store(tmp_path / "r").summary()
+    labels = [c[0] for c in key_numbers(df).columns]
+    assert "video 0 GCC ↓ received (kbit/s)" in labels, labels
+    assert "video 0 GCC ↓ frame delay p95 (ms)" in labels
+    assert "video 0 GCC ↓ frames late (%)" in labels
+    assert column_unit("media0_frames_late").name == "%"
+    assert suggest(tmp_path / "r")["y"] == "video_p95_ms"

@@ -27,7 +27,9 @@ _LADDERS: dict[str, tuple[tuple[float, str, float], ...]] = {
     "B": ((1e9, "GB", 1e-9), (1e6, "MB", 1e-6), (1e3, "kB", 1e-3), (0.0, "B", 1.0)),
 }
 #: Columns that hold a share (a fraction stored from 0 to 1), shown in per cent.
-_SHARE = re.compile(r"(^|_)(loss_rate|drop_rate|share|over_\d+ms)$")
+_SHARE = re.compile(
+    r"(^|_)(loss_rate|drop_rate|share|over_\d+ms|over_budget|frames_late|frames_incomplete)$"
+)
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,12 @@ def _cbr_name(df: pd.DataFrame, i: int = 0) -> str:
     return f"CBR flow {i}{', ' + shown if shown else ''}"
 
 
+def _call_name(df: pd.DataFrame) -> str:
+    parts = [df.get(c) for c in ("media0_controller", "media0_direction")]
+    shown = [", ".join(sorted({str(x) for x in v.dropna()})) for v in parts if v is not None]
+    return " ".join(["video call 0", *(x for x in shown if x)])
+
+
 def measures(df: pd.DataFrame) -> dict[str, Measure]:
     """The friendly measures a summary table supports, by name, then every numeric
     summary column by its own name."""
@@ -191,6 +197,16 @@ def measures(df: pd.DataFrame) -> dict[str, Measure]:
         ["web0_response_p95_s"],
         "95th percentile of web group 0's object response time",
     )
+    call = _call_name(df)
+    for name, label, field_, meaning in (
+        ("video_p95_ms", "video frame delay p95", "frame_delay_p95_s",
+         "95th percentile of video call 0's frame delay (capture to its last packet)"),
+        ("video_rate_mbps", "video received rate", "received_bps",
+         "media bytes (IP) of video call 0 received per second"),
+        ("video_late_pct", "video frames late", "frames_late",
+         "share of video call 0's frames later than its playout deadline, lost ones included"),
+    ):  # fmt: skip
+        add(name, label, [f"media0_{field_}"], meaning, subject=call)
     for c in df.columns:
         decl = column(c)
         if decl is None or decl["dtype"] in ("string", "json") or c in out:

@@ -227,7 +227,8 @@ def resolve_measure(data: PlotData, name: str) -> Measure:
 def suggest(store_dir: str | Path | PlotData) -> dict[str, str | None]:
     """Sensible defaults for a store: the first numeric swept key on x (else the first
     swept key), the next swept key that varies at a given x as hue, a third that still
-    varies within those points as facet, and VoIP p95 delay on y (else TCP goodput)."""
+    varies within those points as facet, and VoIP p95 delay on y (else a video call's
+    frame delay p95, else TCP goodput)."""
     data = load_data(store_dir)
     ps, swept = data.params, data.swept
     numeric = [k for k in swept if ps[k].numeric and not ps[k].error]
@@ -245,7 +246,8 @@ def suggest(store_dir: str | Path | PlotData) -> dict[str, str | None]:
             if (pd.DataFrame(sub).groupby("g")["v"].nunique() > 1).any():
                 hue = k
                 break
-    ys = [k for k in ("voip_p95_ms", "goodput_mbps", "web_p95_ms") if k in data.measures]
+    prefer = ("voip_p95_ms", "video_p95_ms", "goodput_mbps", "web_p95_ms")
+    ys = [k for k in prefer if k in data.measures]
     y = ys[0] if ys else next(iter(data.measures), None)
     return {"x": x, "y": y, "hue": hue, "facet": _third(data, usable, [x, hue])}
 

@@ -1,6 +1,6 @@
 """A store's key numbers: per point, the medians over its trials of TCP goodput per
-direction and each real-time flow's loss and delay, rows labelled by the parameters
-that tell the points apart."""
+direction, each real-time flow's loss and delay and each video call's rate, frame delay
+and late frames, rows labelled by the parameters that tell the points apart."""
 
 from __future__ import annotations
 
@@ -32,9 +32,21 @@ def _flow_name(df: Any, kind: str, i: int) -> str:
     return f"CBR {i}{arrow}"
 
 
+def _call_name(df: Any, i: int) -> str:
+    """A video call's name: its controller and direction where one for every trial."""
+    parts = [f"video {i}"]
+    for col in (f"media{i}_controller", f"media{i}_direction"):
+        v = df[col].dropna() if col in df.columns else None
+        if v is not None and v.nunique() == 1:
+            x = str(v.iloc[0])
+            parts.append({"down": "↓", "up": "↑"}.get(x, x.upper()))
+    return " ".join(parts)
+
+
 def _measures(df: Any) -> list[Measure]:
     """The key measures of a summary, per trial: TCP goodput per direction (the sum over
-    that direction's flows), and per real-time flow its loss and additional delay."""
+    that direction's flows), per real-time flow its loss and additional delay, per video
+    call its received rate, frame delay and late frames."""
     import pandas as pd
 
     out: list[Measure] = []
@@ -117,6 +129,21 @@ def _measures(df: Any) -> list[Measure]:
             v = pd.to_numeric(df[col], errors="coerce")
             meaning = (schema.column(col) or {}).get("meaning", "")
             out.append(Measure(f"{who} {names[f]}", meaning, v, column_unit(col, v)))
+    calls = sorted(
+        {int(m[1]) for c in df.columns if (m := re.fullmatch(r"media(\d+)_received_bps", c))}
+    )
+    for i in calls[:3]:
+        who = _call_name(df, i)
+        for f, name in (
+            ("received_bps", "received"),
+            ("frame_delay_p95_s", "frame delay p95"),
+            ("frames_late", "frames late"),
+        ):
+            col = f"media{i}_{f}"
+            if col in df.columns:
+                v = pd.to_numeric(df[col], errors="coerce")
+                meaning = (schema.column(col) or {}).get("meaning", "")
+                out.append(Measure(f"{who} {name}", meaning, v, column_unit(col, v)))
     for i in sorted({int(m[1]) for c in df.columns if (m := re.fullmatch(r"web(\d+)_users", c))}):
         col = f"web{i}_response_median_s"
         if col in df.columns:
