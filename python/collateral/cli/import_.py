@@ -74,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
         for w, k in ((idle, "latency_idle_s"), ("loaded RTT", "latency_loaded_s"))
         if row.get(k) is not None
     ]
+    if row.get("bufferbloat_grade"):  # the phases' increases averaged, as DSLReports does
+        lat.append(f"bufferbloat grade {row['bufferbloat_grade']}")
     print(f"imported {m.tool} ({len(args.files)} file(s)) into {out}: trial {row['key']}")
     if gp or lat:
         print("  " + ", ".join(gp + lat))

@@ -297,6 +297,8 @@ pub fn measured_result(
     let mut cbr_trace = CbrTrace::default();
     let mut cbr = Vec::new();
     let (mut idle, mut loaded, mut loaded_lost) = (Vec::new(), Vec::new(), 0u64);
+    // The loaded round trips of download-only and upload-only phases.
+    let mut by_phase: [Vec<f64>; 2] = Default::default();
     let mut role_ms: [Vec<f64>; 4] = Default::default();
     let roles = ["foreign_tcp", "foreign_tls", "foreign_http", "self_http"];
     let flows = r.throughput.len() as u32;
@@ -326,7 +328,14 @@ pub fn measured_result(
             match (load, ms) {
                 (Some(Load::Idle) | None, Some(m)) => idle.push(m),
                 (Some(Load::Idle) | None, None) => {}
-                (Some(_), Some(m)) => loaded.push(m),
+                (Some(l), Some(m)) => {
+                    loaded.push(m);
+                    match l {
+                        Load::Down => by_phase[0].push(m),
+                        Load::Up => by_phase[1].push(m),
+                        _ => {}
+                    }
+                }
                 (Some(_), None) => loaded_lost += 1,
             }
         }
@@ -367,6 +376,7 @@ pub fn measured_result(
     let scores = scores_of(&RoundTrips {
         idle: &idle,
         loaded: &loaded,
+        phases: Some([&by_phase[0], &by_phase[1]]),
         loss,
         probes,
         down_goodput_bps,
@@ -480,6 +490,35 @@ mod tests {
             .find(|x| x.phase == "down" && x.direction == "down")
             .unwrap();
         assert!((dl.throughput_bps - 10e6).abs() < 1e-6);
+    }
+
+    /// A speed test's phases one after the other: idle (20 ms), a download (four probes
+    /// at 30 ms), an upload (two at 440 ms). DSLReports averages the phases' increases,
+    /// (10 + 420)/2 = 215 ms: grade D (200 to 400); pooled, the mean increase would be
+    /// (4 x 30 + 2 x 440)/6 − 20 = 146.7 ms, a C. AIM's increase is the larger phase's,
+    /// 440 − 20 = 420 ms (−10 points; pooled, the median 30 ms gave +10): gaming is
+    /// idle 20 ms (5) + no loss (10) − 10 = 5 points.
+    #[test]
+    fn download_and_upload_phases_are_scored_apart() {
+        let r = records(
+            r#"{"tool": "irtt", "duration_ns": 900000000,
+            "throughput": [
+              {"direction": "down", "start_ns": 200000000,
+               "end_ns": [300000000, 400000000, 500000000], "bytes": [1000, 1000, 1000]},
+              {"direction": "up", "start_ns": 500000000,
+               "end_ns": [600000000, 700000000, 800000000], "bytes": [1000, 1000, 1000]}],
+            "probes": [{"sent_ns": [0, 100000000, 250000000, 300000000, 350000000,
+                450000000, 600000000, 700000000],
+              "rtt_ns": [20000000, 20000000, 30000000, 30000000, 30000000, 30000000,
+                440000000, 440000000],
+              "owd_up_ns": null, "owd_down_ns": null,
+              "fate": [0, 0, 0, 0, 0, 0, 0, 0], "bytes": 88, "role": ""}],
+            "phases": []}"#,
+        );
+        let s = measured_result(&r, None).unwrap().summary.scores;
+        assert_eq!(s.latency_idle_s, Some(0.020));
+        assert_eq!(s.bufferbloat_grade, Some("D"));
+        assert_eq!(s.aim_gaming_points, Some(5.0));
     }
 
     #[test]

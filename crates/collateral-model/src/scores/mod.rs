@@ -247,6 +247,7 @@ pub fn trial_scores_with(
     scores_of(&RoundTrips {
         idle: &idle,
         loaded: &loaded,
+        phases: None,
         loss,
         probes,
         down_goodput_bps,
@@ -263,6 +264,11 @@ pub fn trial_scores_with(
 pub struct RoundTrips<'a> {
     pub idle: &'a [f64],
     pub loaded: &'a [f64],
+    /// The loaded round trips of a download phase and of an upload phase, when a test
+    /// loaded the directions one after the other (an imported speed test); `None` when
+    /// it loaded both at once (RRUL), whose one loaded set stands for both. The grade
+    /// averages the two phases' increases, AIM takes the larger (Cloudflare's rule).
+    pub phases: Option<[&'a [f64]; 2]>,
     pub loss: f64,
     pub probes: responsiveness::ProbeTimes<'a>,
     pub down_goodput_bps: f64,
@@ -278,6 +284,21 @@ pub fn scores_of(r: &RoundTrips) -> Scores {
     let s = |ms: f64| some(ms / 1e3);
     let (idle_med, loaded_med) = (speedtest::median(idle), speedtest::median(loaded));
     let increase = speedtest::mean(loaded) - speedtest::mean(idle);
+    let phases = r.phases.filter(|p| p.iter().all(|l| !l.is_empty()));
+    let (graded, aim_increase) = match phases {
+        Some([down, up]) => {
+            let inc = |l: &[f64]| speedtest::mean(l) - speedtest::mean(idle);
+            let median = |l: &[f64]| speedtest::median(l);
+            (
+                grade::graded_increase_ms(inc(down), inc(up)),
+                median(down).max(median(up)) - idle_med,
+            )
+        }
+        None => (
+            grade::graded_increase_ms(increase, increase),
+            loaded_med - idle_med,
+        ),
+    };
     use responsiveness::{rpm, Stat};
     let rpm_parts = rpm(probes, Stat::TrimmedMean);
     let rpm_tm = rpm_parts.rpm;
@@ -291,7 +312,7 @@ pub fn scores_of(r: &RoundTrips) -> Scores {
             jitter_ms: speedtest::jitter(idle),
             loss,
             download_bps: down_goodput_bps,
-            loaded_increase_ms: loaded_med - idle_med,
+            loaded_increase_ms: aim_increase,
         })
     });
     let q = |name: &str| {
@@ -313,8 +334,7 @@ pub fn scores_of(r: &RoundTrips) -> Scores {
         rpm_p90: some(rpm(probes, Stat::Quantile(0.9)).rpm),
         rpm_p99: some(rpm(probes, Stat::Quantile(0.99)).rpm),
         rpm_band: some(rpm_tm).map(responsiveness::band),
-        bufferbloat_grade: some(increase)
-            .map(|i| grade::bufferbloat_grade(grade::graded_increase_ms(i, i))),
+        bufferbloat_grade: some(graded).map(grade::bufferbloat_grade),
         aim_streaming: aim.map(|a| a.streaming.class),
         aim_streaming_points: aim.map(|a| a.streaming.points),
         aim_gaming: aim.map(|a| a.gaming.class),
