@@ -176,6 +176,7 @@ def _parameter_columns() -> set[str]:
         tcp=[{"cc": "cubic", "profile": "linux-6", "start": "1s", "stop": "3s"}],
         cbr=[{"direction": "down", "tag": 46, "start": "1s", "stop": "2s"}, {"app": "wow"}],
         web=[{"users": 5}],
+        media=[{"controller": "gcc"}],
     )
     return {_index(n) for n in param_columns(sc)}
 

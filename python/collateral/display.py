@@ -28,7 +28,7 @@ _LADDERS: dict[str, tuple[tuple[float, str, float], ...]] = {
 }
 #: Columns that hold a share (a fraction stored from 0 to 1), shown in per cent.
 _SHARE = re.compile(
-    r"(^|_)(loss_rate|drop_rate|share|over_\d+ms|over_budget|frames_late|frames_incomplete)$"
+    r"(^|_)(loss_rate|drop_rate|share|over_\d+ms|over_budget|frames_late|frames_incomplete|discarded)$"
 )
 
 

@@ -164,11 +164,18 @@ impl MediaConfig {
     }
 }
 
+/// The mark of a media packet the sender discarded from its RTP queue, never sending
+/// it (SCReAM's, past the playout deadline): beside the traffic module's marks of
+/// packets that did not arrive, below them, so a packet so marked is neither sent nor
+/// lost in the network.
+pub const DISCARDED: Nanos = LOST_ON_WIRE - 1;
+
 /// What is known of a call's packets and frames: the measurements read these.
 #[derive(Debug, Clone, Default)]
 pub struct MediaRecords {
     /// Per media packet (by sequence number): send time, arrival (or the traffic
-    /// module's IN_FLIGHT / DROPPED / LOST_ON_WIRE marks), IP length, frame index.
+    /// module's IN_FLIGHT / DROPPED / LOST_ON_WIRE marks, or [`DISCARDED`]; its send
+    /// time then stays its frame's capture), IP length, frame index.
     pub sent: Vec<Nanos>,
     pub arrived: Vec<Nanos>,
     pub lens: Vec<u32>,

@@ -16,9 +16,9 @@ use super::feedback::{self, Report};
 use super::gcc::{Gcc, PacketResult};
 use super::nada::Nada;
 use super::scream::Scream;
-use super::{Controller, MediaConfig, MediaRecords, RateControl};
+use super::{Controller, MediaConfig, MediaRecords, RateControl, DISCARDED};
 use crate::rng;
-use crate::traffic::{DROPPED, IN_FLIGHT};
+use crate::traffic::IN_FLIGHT;
 
 /// SCReAM's RTP queue and bytes-in-flight accounting (RFC 8298 §4.1.2: bytes in flight
 /// run from the highest acknowledged sequence number, lost packets before it counted as
@@ -137,11 +137,11 @@ impl MediaSender {
         let made = self.records.sent.len() as u64;
         // RFC 8298 §4.1.3: the sender SHOULD discard RTP packets that are excessively
         // delayed; here those that waited past the playout deadline (a frame that late
-        // is of no use). They count as lost in the summary.
+        // is of no use). The summary counts them apart from the network's losses.
         while c.sent_upto < made
             && now.saturating_sub(self.records.sent[c.sent_upto as usize]) > self.cfg.playout_ns
         {
-            self.records.arrived[c.sent_upto as usize] = DROPPED;
+            self.records.arrived[c.sent_upto as usize] = DISCARDED;
             c.discarded.insert(c.sent_upto);
             c.sent_upto += 1;
         }

@@ -8,6 +8,7 @@
 use collateral_queue::Nanos;
 use serde::Serialize;
 
+use super::DISCARDED;
 use super::{MediaConfig, MediaRecords};
 use crate::measure::ratio;
 use crate::metrics::quantile;
@@ -26,6 +27,8 @@ pub struct MediaSummary {
     /// The controller's target, averaged over time after the warm-up.
     pub target_mean_bps: f64,
     pub loss_rate: f64,
+    /// Share of the packets made that the sender discarded, never sent ([`DISCARDED`]).
+    pub discarded: f64,
     /// Frames captured after the warm-up whose fate is known (complete or not).
     pub frames: u64,
     /// Share of them with a packet lost.
@@ -86,8 +89,15 @@ pub fn media_summary(
     let arrived = |a: Nanos| a <= end;
     let lost = |a: Nanos| (LOST_ON_WIRE..=DROPPED).contains(&a);
     let (mut sent_b, mut recv_b, mut lost_n, mut done_n) = (0u64, 0u64, 0u64, 0u64);
+    let (mut made, mut discarded) = (0u64, 0u64);
     for (i, (&s, &a)) in rec.sent.iter().zip(&rec.arrived).enumerate() {
         if s < from {
+            continue;
+        }
+        made += 1;
+        // Never sent: neither the sending rate's nor the network's loss.
+        if a == DISCARDED {
+            discarded += 1;
             continue;
         }
         sent_b += rec.lens[i] as u64;
@@ -106,7 +116,11 @@ pub fn media_summary(
             continue;
         }
         let pk = first as usize..(first + n as u64) as usize;
-        if rec.arrived[pk.clone()].iter().any(|&a| lost(a)) {
+        // A packet the sender discarded is missing from the frame as a lost one is.
+        if rec.arrived[pk.clone()]
+            .iter()
+            .any(|&a| lost(a) || a == DISCARDED)
+        {
             incomplete += 1;
             continue;
         }
@@ -126,6 +140,9 @@ pub fn media_summary(
         let mut sent = vec![0u64; bins];
         let mut recv = vec![0u64; bins];
         for (i, (&s, &a)) in rec.sent.iter().zip(&rec.arrived).enumerate() {
+            if a == DISCARDED {
+                continue;
+            }
             sent[((s / sc.bin_ns) as usize).min(bins - 1)] += rec.lens[i] as u64;
             if arrived(a) {
                 recv[((a / sc.bin_ns) as usize).min(bins - 1)] += rec.lens[i] as u64;
@@ -149,6 +166,7 @@ pub fn media_summary(
         received_bps,
         target_mean_bps: step_mean(&rec.target, from, end),
         loss_rate: ratio(lost_n as f64, done_n as f64),
+        discarded: ratio(discarded as f64, made as f64),
         frames,
         frames_incomplete: ratio(incomplete as f64, frames as f64),
         frame_delay_p50_s: quantile(&delays, 0.5),
@@ -173,14 +191,32 @@ mod tests {
     /// Delays 0.06 and 0.2: p50 0.13; 2 of 3 frames late; 1000-byte packets: 7 sent,
     /// 5 received in 1 s = 40 kbit/s, 1 of the 6 with a known fate lost; TCP
     /// 120 kbit/s: share 0.25.
+    /// The same frames with a fifth at 400 ms whose one packet the sender discarded
+    /// (SCReAM's RTP queue): an incomplete frame (2 of 4), one packet of 8 discarded, and
+    /// no change to the rate sent (never sent) nor to the loss (not the network's).
     #[test]
-    fn frame_delay_lateness_and_share_by_hand() {
+    fn a_discarded_packet_is_neither_sent_nor_lost() {
+        let (sc, mut rec) = by_hand();
+        rec.sent.push(400 * MS);
+        rec.arrived.push(DISCARDED);
+        rec.lens.push(1000);
+        rec.frame.push(4);
+        rec.frames.push((400 * MS, 7, 1));
+        let s = media_summary(&sc, &sc.media[0], 3, &rec, 120_000.0, None);
+        assert_eq!((s.frames, s.frames_incomplete), (4, 0.5));
+        assert_eq!(s.discarded, 1.0 / 8.0);
+        assert_eq!((s.sent_bps, s.loss_rate), (56_000.0, 1.0 / 6.0));
+    }
+
+    const MS: Nanos = 1_000_000;
+
+    fn by_hand() -> (Scenario, MediaRecords) {
         let mut sc = Scenario::builder().build();
         sc.duration_ns = 1_000_000_000;
         sc.warmup_ns = 0;
         sc.bin_ns = 500_000_000;
         sc.media = vec![MediaConfig::default()];
-        let ms = 1_000_000;
+        let ms = MS;
         let rec = MediaRecords {
             sent: vec![0, 0, 100 * ms, 200 * ms, 200 * ms, 300 * ms, 300 * ms],
             arrived: vec![
@@ -204,6 +240,12 @@ mod tests {
             feedback_sent: 9,
             feedback_lost: 1,
         };
+        (sc, rec)
+    }
+
+    #[test]
+    fn frame_delay_lateness_and_share_by_hand() {
+        let (sc, rec) = by_hand();
         let mut tr = MediaTrace::default();
         let s = media_summary(&sc, &sc.media[0], 3, &rec, 120_000.0, Some(&mut tr));
         assert_eq!(s.frames, 3);
