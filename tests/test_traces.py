@@ -21,8 +21,9 @@ def _cli(*args, cwd=None):
 
 
 def test_one_line_one_is_12_032_mbit_of_1504_byte_opportunities():
-    # A 1504-byte flood through the trace "1": one packet per opportunity, one
-    # opportunity per ms, 1504 · 8 · 1000 = 12 032 000 bit/s.
+    # A 1500-byte flood through the trace "1": one packet per opportunity (with
+    # Mahimahi's 4-byte TUN header, 1504 B), one opportunity per ms: 1504 · 8 · 1000 =
+    # 12 032 000 bit/s of opportunities, 12 000 000 of IP packets.
     sc = Scenario(
         down={"trace": {"ms": [1]}, "queue": {"limit": "100000p"}},
         up={"rate": "10Mbit"},
@@ -30,14 +31,20 @@ def test_one_line_one_is_12_032_mbit_of_1504_byte_opportunities():
         duration="10s",
         warmup="1s",
         tcp=[],
-        cbr=[{"direction": "down", "size": 1504, "interval": "0.5ms", "jitter": 0}],
+        cbr=[{"direction": "down", "size": 1500, "interval": "0.5ms", "jitter": 0}],
     )
     assert sc.down.rate == 12_032_000
     q = _native.simulate_many([sc.to_native_json()], 0)[0]["summary"]["queues"]["down"]
     # Released by 10 s: the opportunities at 1 ... 9998 ms (1 ms of propagation after).
-    bps = q["delivered"] * 1504 * 8 / 10
-    assert bps == pytest.approx(12_032_000, rel=1e-3)
+    bps = q["delivered"] * 1500 * 8 / 10
+    assert bps == pytest.approx(12_000_000, rel=1e-3)
     assert q["delivered"] == 9998
+    # 1501-byte packets take 1505 B each, the backlog sharing opportunities: 9998 x
+    # 1504 / 1505 = 9991 (without the header, 1501 B each, it was 10 018).
+    flood = {"direction": "down", "size": 1501, "interval": "0.5ms", "jitter": 0}
+    one_more = Scenario(**{**sc.model_dump(), "cbr": [flood]})
+    q = _native.simulate_many([one_more.to_native_json()], 0)[0]["summary"]["queues"]["down"]
+    assert q["delivered"] == pytest.approx(9998 * 1504 / 1505, abs=2)
 
 
 def test_a_trace_file_from_the_flat_parameters(tmp_path):

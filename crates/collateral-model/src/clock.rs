@@ -13,6 +13,12 @@ use crate::units::{Nanos, NEVER};
 /// payload (a 1500-byte MTU plus 4 bytes), so one opportunity per millisecond is
 /// 12.032 Mbit/s.
 pub const OPPORTUNITY_BYTES: u32 = 1504;
+/// What Mahimahi's link charges a packet beyond its IP length: the 4-byte packet
+/// information its TUN device prepends (opened without `IFF_NO_PI`), counted in the
+/// bytes a delivery opportunity carries (`QueuedPacket::bytes_to_transmit` is the TUN
+/// read's size). So a 1500-byte packet fills one opportunity exactly and a 52-byte ACK
+/// takes 56 bytes of one.
+pub const TUN_HEADER_BYTES: u32 = 4;
 /// The most opportunities a trace may list (a cellular trace of Mahimahi's runs to a
 /// few hundred thousand lines).
 pub const MAX_TRACE_LINES: usize = 10_000_000;
@@ -158,11 +164,12 @@ impl TraceClock {
         (round * n + k).max(from)
     }
 
-    /// When a transmission of `len` bytes starting at `start` ends: at the opportunity
-    /// that carries its last byte. `queued`: the packet was waiting when the previous
-    /// one ended at `start` (it may use what that one left of the opportunity).
+    /// When a transmission of `len` bytes (the TUN header added: [`TUN_HEADER_BYTES`])
+    /// starting at `start` ends: at the opportunity that carries its last byte. `queued`:
+    /// the packet was waiting when the previous one ended at `start` (it may use what
+    /// that one left of the opportunity).
     pub fn end(&mut self, start: Nanos, len: u32, queued: bool) -> Nanos {
-        let mut need = len;
+        let mut need = len.saturating_add(TUN_HEADER_BYTES);
         if queued && self.left > 0 && self.left_at == start {
             if need <= self.left {
                 self.left -= need;
@@ -193,7 +200,10 @@ impl TraceClock {
     /// first opportunity after `at` would: `L` bytes left (< 1504) save at most one of
     /// the ⌈len/1504⌉ opportunities, and that one is not earlier than the first.
     pub fn earliest_end(&self, at: Nanos, len: u32) -> Nanos {
-        let opps = len.div_ceil(OPPORTUNITY_BYTES).max(1) as u64;
+        let opps = len
+            .saturating_add(TUN_HEADER_BYTES)
+            .div_ceil(OPPORTUNITY_BYTES)
+            .max(1) as u64;
         // The opportunity last used may still carry it, when something is left of it.
         let from = self.next - (self.left > 0) as u64;
         self.time(self.first_after(at, from) + opps - 1)
@@ -274,10 +284,14 @@ mod tests {
         // 1504 B per ms = 1504 · 8 · 1000 bit/s.
         assert_eq!(t.mean_bps(), 12_032_000);
         let mut c = TraceClock::new(&t);
-        // A full packet arriving at 0 leaves at the first opportunity, 1 ms.
+        // A full packet (1500 + 4 B of TUN header) arriving at 0 fills the first
+        // opportunity, 1 ms, exactly; the next, queued behind it, takes the one at 2 ms.
         assert_eq!(c.end(0, 1500, false), MS);
-        // The next, queued behind it, takes the 4 bytes left at 1 ms and 1496 at 2 ms.
         assert_eq!(c.end(MS, 1500, true), 2 * MS);
+        // 1501 B (1505 with the header) take 1504 B at 3 ms and 1 B at 4 ms; a packet
+        // queued behind them has the 1503 B left at 4 ms.
+        assert_eq!(c.end(2 * MS + 1, 1501, false), 4 * MS);
+        assert_eq!(c.end(4 * MS, 1499, true), 4 * MS);
         // An arrival exactly at an opportunity cannot use it (Mahimahi uses the
         // opportunities due by an arrival's timestamp before queueing it).
         assert_eq!(c.end(5 * MS, 100, false), 6 * MS);
@@ -286,13 +300,13 @@ mod tests {
     #[test]
     fn small_packets_share_an_opportunity_and_leftovers_are_not_kept() {
         let mut c = clock(&[1]);
-        // Four 376-byte packets queued together fill one opportunity exactly (4 · 376 =
-        // 1504); the fifth needs the next.
-        assert_eq!(c.end(0, 376, false), MS);
+        // Four 372-byte packets queued together fill one opportunity exactly (4 · (372 +
+        // 4) = 1504); the fifth needs the next.
+        assert_eq!(c.end(0, 372, false), MS);
         for _ in 0..3 {
-            assert_eq!(c.end(MS, 376, true), MS);
+            assert_eq!(c.end(MS, 372, true), MS);
         }
-        assert_eq!(c.end(MS, 376, true), 2 * MS);
+        assert_eq!(c.end(MS, 372, true), 2 * MS);
         // 1128 bytes were left at 2 ms; a packet arriving later cannot use them.
         assert_eq!(c.end(2 * MS + 1, 100, false), 3 * MS);
         // Nor can one that was not queued when the opportunity came.
@@ -302,9 +316,9 @@ mod tests {
     #[test]
     fn a_long_packet_spans_opportunities() {
         let mut c = clock(&[1]);
-        // 4000 B = 1504 + 1504 + 992: the third opportunity, with 512 B left.
+        // 4000 + 4 B = 1504 + 1504 + 996: the third opportunity, with 508 B left.
         assert_eq!(c.end(0, 4000, false), 3 * MS);
-        assert_eq!(c.end(3 * MS, 512, true), 3 * MS);
+        assert_eq!(c.end(3 * MS, 504, true), 3 * MS);
         assert_eq!(c.end(3 * MS, 1, true), 4 * MS);
     }
 
