@@ -535,15 +535,16 @@ mod tests {
     use super::*;
 
     /// A saturated link on the trace `1` (one opportunity per millisecond) delivers
-    /// one 1504-byte packet per millisecond, 12.032 Mbit/s; 188-byte packets fit eight
-    /// to an opportunity (8 · 188 = 1504); 1505-byte ones carry over what each leaves,
-    /// so 10 s of opportunities carry ⌊10 000 · 1504 / 1505⌋ = 9 993 of them.
+    /// one 1500-byte packet (1504 with the TUN header) per millisecond, 12 Mbit/s of IP;
+    /// 184-byte packets fit eight to an opportunity (8 · 188 = 1504); 1501-byte ones
+    /// carry over what each leaves, so 10 s of opportunities carry ⌊10 000 · 1504 /
+    /// 1505⌋ = 9 993 of them.
     #[test]
     fn a_trace_link_delivers_its_opportunities() {
         use crate::clock::DeliveryTrace;
         use crate::scenario::QueueConfig;
         use collateral_queue::{FullRule, PacketKind};
-        for (len, expected) in [(1504u32, 10_000), (188, 80_000), (1505, 9_993)] {
+        for (len, expected) in [(1500u32, 10_000), (184, 80_000), (1501, 9_993)] {
             let mut sc = Scenario::builder()
                 .duration(20_000_000_000)
                 .warmup(1)
@@ -577,8 +578,8 @@ mod tests {
                 "only at whole milliseconds"
             );
             let bps = sent * len as f64 * 8.0 / 10.0;
-            if len == 1504 {
-                assert_eq!(bps, 12_032_000.0);
+            if len == 1500 {
+                assert_eq!(bps, 12_000_000.0);
             }
         }
     }
