@@ -45,6 +45,13 @@ and FQ-CoDel, a DOCSIS upstream with an upload, the LEO satellite link) make 94,
 Issue 31's RFC 8868 criteria (several calls, `media::criteria`) moved it to
 afe8e00d61dfd42b: `--compare` against 72cf7f2312d835a9's dump lists only the seven new
 criteria fields of each of the six video calls' summaries; every other field is equal.
+
+Session 33 moved it to 4ec34bc6bd48cdea on purpose: SCReAM's discards from its RTP queue
+became their own `discarded` field (`--compare` against afe8e00d61dfd42b's dump: the new
+field in each of the six calls, 0 for GCC and NADA; SCReAM's sent_bps and loss_rate
+without the discards); every other field is equal. The same session's trace-link TUN
+header and RRUL probe share change scenarios this set does not hold (no trace link, no
+workload).
 """
 
 from __future__ import annotations
