@@ -59,14 +59,15 @@ impl DelayLine {
         // Without an egress link `egress_busy` is the lane's previous release, never
         // later than this one (serialisation ends in order, and a path delay's arrivals
         // never decrease with it): the max changes nothing.
+        // A link whose delivery trace has ended (`once`) ends nothing: NEVER stays NEVER.
+        if done == NEVER {
+            return NEVER;
+        }
         let at = match &self.path {
             Some(p) => p.arrival(done),
             None => done,
         };
-        // Saturating: a link whose delivery trace has ended (`once`) ends nothing, NEVER.
-        (at.saturating_add(self.prop_ns))
-            .max(self.egress_busy[Self::lane(pkt)])
-            .saturating_add(self.egress.ser(pkt.bytes()))
+        (at + self.prop_ns).max(self.egress_busy[Self::lane(pkt)]) + self.egress.ser(pkt.bytes())
     }
 
     #[inline]
