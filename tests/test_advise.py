@@ -222,6 +222,9 @@ def test_goals_parse_and_compare_medians_of_the_cores_scores():
     for bad in ("rpm>800", "speed>=3", "grade>=E", "rpm>=fast", "rpm>=inf"):
         with pytest.raises(ValueError):
             parse_goal(bad)
+    # A QoO beyond 100 % was accepted, a goal never (or always) met.
+    with pytest.raises(ValueError, match=r"120 is outside qoo_voip's range, 0 to 100"):
+        parse_goal("qoo_voip>=120")
 
 
 def test_a_workload_with_a_grade_goal_rules_out_the_bloated_buffers():

@@ -181,6 +181,7 @@ def test_trace_options_a_kind_ignores_or_a_rate_it_cannot_carry_are_said(tmp_pat
         (["constant", "--rate", "12Mbit", "--period", "3s"], "--period: constant does not"),
         (["square", "--rate", "5Mbit", "--low", "1Mbit", "--step", "1s"], "--step: square"),
         (["walk", "--rate", "5Mbit", "--low", "6Mbit", "--high", "8Mbit"], "--rate: '5Mbit':"),
+        (["square", "--rate", "2Mbit", "--low", "20Mbit"], "--low: '20Mbit': above --rate"),
     ):
         p = _cli("trace", *args, "-o", out)
         assert p.returncode == 2 and says in p.stderr, (args, p.stderr)

@@ -76,4 +76,8 @@ def parse_goal(text: str) -> Goal:
         raise ValueError(f"{text!r}: {raw!r} is not a number") from None
     if not math.isfinite(value):
         raise ValueError(f"{text!r}: {raw!r} is not a finite number")
+    # QoO is a percentage: a goal beyond 100 can never be met (or always is), which a
+    # typo is likelier to mean than a wish. (A sign is not in the pattern.)
+    if name.startswith("qoo_") and value > 100:
+        raise ValueError(f"{text!r}: {raw} is outside {name}'s range, 0 to 100 (a percentage)")
     return Goal(name, at_least, value)

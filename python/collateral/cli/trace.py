@@ -123,10 +123,10 @@ def _opportunities(a: argparse.Namespace, duration: int) -> list[int]:
     if a.kind == "constant":
         return synthetic.constant(_rate("--rate", a.rate), duration)
     if a.kind == "square":
-        return synthetic.square(
-            _rate("--rate", a.rate), _rate("--low", a.low),
-            _time("--period", a.period or "2s") // 2, duration,
-        )  # fmt: skip
+        high, low = _rate("--rate", a.rate), _rate("--low", a.low)
+        if low > high:  # as the walk's --low above --high
+            fail(f"--low: {short(a.low)}: above --rate {short(a.rate)}, the square's high half")
+        return synthetic.square(high, low, _time("--period", a.period or "2s") // 2, duration)
     if a.kind == "walk":
         lo, hi = _rate("--low", a.low), _rate("--high", a.high)
         if lo > hi:
