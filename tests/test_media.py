@@ -29,6 +29,8 @@ def test_video_builds_the_media_table_the_core_takes():
         ({"video": "sprout"}, "video"),
         ({"video": "gcc", "video_direction": "sideways"}, "video_direction"),
         ({"video": "gcc", "video_max_rate": "fast"}, "video_max_rate"),
+        # Below the encoder's floor: named by the option (it read "video: min_rate ...").
+        ({"video": "gcc", "video_max_rate": "2"}, "video_max_rate"),
         # A call's settings without a call are not silently dropped.
         ({"video_max_rate": "3Mbit"}, "video_max_rate"),
         ({"video_direction": "up"}, "video_direction"),

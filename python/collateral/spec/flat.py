@@ -140,6 +140,26 @@ WORKLOAD_REPLACES = (
 )
 
 
+def _check_video_max(text: Any) -> None:
+    """The call's top rate, named by its option, against the encoder's least rate (the
+    call's own check says "min_rate 150000 is above max_rate 2", naming the call)."""
+    from ..units import bare_number, fmt_rate, parse_rate
+    from .media import MediaSpec
+
+    try:
+        bps = parse_rate(text)
+    except (TypeError, ValueError):
+        return  # the call's own check names it
+    least = MediaSpec.model_fields["min_rate"].default
+    if bps < least:
+        hint = f"; did you mean {text}Mbit?" if bare_number(text) else ""
+        raise SpecError(
+            "video_max_rate",
+            f"{short(text)}: {fmt_rate(bps)}, below the encoder's least rate"
+            f" {fmt_rate(least)}{hint}",
+        )
+
+
 def build_scenario(**params: Any) -> Scenario:
     """The common experiment in flat form: ``tcp_flows`` bulk downloads, ``uploads``
     bulk uploads and CBR ``cbr`` = down | up | both | none, the same queue in both
@@ -274,6 +294,7 @@ def build_scenario(**params: Any) -> Scenario:
     }
     if video is not None:
         data["media"] = {"controller": video, "direction": video_dir, "max_rate": video_max}
+        _check_video_max(video_max)
     # Validate the per-flow parameters even when no flow uses them, so a typo never
     # passes silently.
     try:
