@@ -670,3 +670,17 @@ def test_a_byte_limit_below_one_segment_is_warned_once_per_value(tmp_path):
     said = [str(w.message).removeprefix(f"{path}: ") for w in caught]
     why = "smaller than one 1500-byte packet; the queue drops every full-size TCP segment"
     assert said == [f"queue.limit = {n} B in 1 point: {why}" for n in (100, 1000)], said
+
+
+def test_a_bare_playout_deadline_is_warned(tmp_path):
+    # playout = 150 is 150 s: every frame then counts as on time; the file runs, warned.
+    text = BASE.replace(
+        'cbr = [{ direction = "down" }]', 'media = [{ controller = "gcc", playout = 150 }]'
+    )
+    with pytest.warns(UserWarning, match=r"scenario\.media\[0\]\.playout: 150: read as 150 s"):
+        load_experiment(write(tmp_path, text))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_experiment(
+            write(tmp_path, text.replace("playout = 150", 'playout = "150ms"'), "ok.toml")
+        )

@@ -40,6 +40,16 @@ def unusual_values(data: Mapping[str, Any]) -> list[str]:
                 continue
             if bps < UNUSUAL_RATE_BPS:
                 out.append(f"{where}: {value}: read as {bps} bit/s; did you mean {value}kbit?")
+        elif key == "playout" and bare_number(value):
+            try:
+                ns = parse_duration(value)
+            except ValueError:
+                continue
+            if ns >= 5_000_000_000:  # no call waits seconds to play a frame
+                out.append(
+                    f"{where}: {value}: read as {ns / 1e9:g} s, an unusual playout"
+                    f" deadline; did you mean {value}ms?"
+                )
         elif key == "queue" and isinstance(value, dict | str):
             out += [f"{where}: {odd}" for odd in unusual_aqm_times(value)]
     return out
