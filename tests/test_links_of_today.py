@@ -192,7 +192,11 @@ def test_the_cli_takes_up_docsis_and_leo_and_names_them_in_errors():
     p = _cli("simulate", "--leo", "starlink", "--rtt", "30ms", "--duration", "3s",
              "--warmup", "1s")  # fmt: skip
     assert p.returncode == 0 and "down leo · up leo" in p.stdout, p.stderr
-    for bad, why in (("free_mean=2", "free_mean"), ("bogus=1", "bogus"), ("x", "key=value")):
+    for bad, why in (
+        ("free_mean=2", "free_mean"),
+        ("bogus=1", "'bogus': not a DOCSIS setting; known: map_interval, request_grant"),
+        ("x", "key=value"),
+    ):
         p = _cli("simulate", "--down", "10Mbit", "--up", "2Mbit", "--up-docsis", bad,
                  "--duration", "3s", "--warmup", "1s")  # fmt: skip
         err = p.stderr.strip().splitlines()

@@ -64,5 +64,8 @@ def parse_docsis(text: str) -> dict[str, Any]:
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
             raise ValueError(f"{item!r}: give key=value, e.g. map_interval=2ms")
+        if key.strip() not in DocsisSpec.model_fields:
+            known = ", ".join(DocsisSpec.model_fields)
+            raise ValueError(f"{key.strip()!r}: not a DOCSIS setting; known: {known}")
         out[key.strip()] = value.strip()
     return out
