@@ -100,10 +100,15 @@ def _warn_shadowed(
             except (ExperimentError, TypeError):
                 return None
 
+    base_with_all: list[str] | None = None
     for key in _scenario_keys(original, overrides):
         # Changes no point, and would change the base scenario alone: the sweep undoes it
         # (an override with the file's own value is no news).
-        if points(key, True) == keys and points(key, False) != points(None, False):
+        if points(key, True) != keys:
+            continue
+        if base_with_all is None:
+            base_with_all = points(None, False)
+        if points(key, False) != base_with_all:
             base = key.removeprefix("scenario.")
             warnings.warn(
                 f"{source}: --set {key}: every sweep sets {base} again, so the override"

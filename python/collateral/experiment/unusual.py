@@ -7,7 +7,7 @@ the run goes on, but ``collateral run`` says each one, naming its key."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..spec.flat import (
@@ -26,33 +26,38 @@ def unusual_values(data: Mapping[str, Any]) -> list[str]:
     (the data as read, ``--set`` applied) that is valid but probably not meant."""
     out = []
     for key, where, value in _values(data):
-        if key == "rtt" and bare_number(value):
-            try:
-                ns = parse_duration(value)
-            except ValueError:
-                continue  # refused by the scenario, with its own message
-            if ns >= UNUSUAL_RTT_NS and (odd := unusual_rtt(ns, value)) is not None:
+        if key == "queue" and isinstance(value, dict | str):
+            out += [f"{where}: {odd}" for odd in unusual_aqm_times(value)]
+        elif key in ("rtt", "playout") and (ns := _bare(parse_duration, value)) is not None:
+            if key == "rtt" and ns >= UNUSUAL_RTT_NS and (odd := unusual_rtt(ns, value)):
                 out.append(f"{where}: {value}: {odd}")
-        elif key == "rate" and bare_number(value):
-            try:
-                bps = parse_rate(value)
-            except ValueError:
-                continue
-            if bps < UNUSUAL_RATE_BPS:
-                out.append(f"{where}: {value}: read as {bps} bit/s; did you mean {value}kbit?")
-        elif key == "playout" and bare_number(value):
-            try:
-                ns = parse_duration(value)
-            except ValueError:
-                continue
-            if ns >= 5_000_000_000:  # no call waits seconds to play a frame
+            elif key == "playout" and ns >= UNUSUAL_PLAYOUT_NS:
                 out.append(
                     f"{where}: {value}: read as {ns / 1e9:g} s, an unusual playout"
                     f" deadline; did you mean {value}ms?"
                 )
-        elif key == "queue" and isinstance(value, dict | str):
-            out += [f"{where}: {odd}" for odd in unusual_aqm_times(value)]
+        elif (
+            key == "rate"
+            and (bps := _bare(parse_rate, value)) is not None
+            and bps < UNUSUAL_RATE_BPS
+        ):
+            out.append(f"{where}: {value}: read as {bps} bit/s; did you mean {value}kbit?")
     return out
+
+
+#: A playout deadline this long (a bare number of seconds) is no call's.
+UNUSUAL_PLAYOUT_NS = 5_000_000_000
+
+
+def _bare(parse: Callable[[Any], int], value: Any) -> int | None:
+    """``value`` read by ``parse`` when it is a bare number that parses; None when it
+    carries a unit, or is refused by the scenario with its own message."""
+    if not bare_number(value):
+        return None
+    try:
+        return parse(value)
+    except ValueError:
+        return None
 
 
 def small_limits(points: list[Any]) -> list[str]:
