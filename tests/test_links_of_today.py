@@ -189,6 +189,10 @@ def test_the_cli_takes_up_docsis_and_leo_and_names_them_in_errors():
     p = _cli("simulate", "--down", "10Mbit", "--up", "2Mbit", "--up-docsis", "on",
              "--duration", "3s", "--warmup", "1s")  # fmt: skip
     assert p.returncode == 0 and "up docsis" in p.stdout, p.stderr
+    # `off` is the plain upstream, as without the option (was refused as no key=value).
+    p = _cli("simulate", "--down", "10Mbit", "--up", "2Mbit", "--up-docsis", "off",
+             "--duration", "3s", "--warmup", "1s")  # fmt: skip
+    assert p.returncode == 0 and "docsis" not in p.stdout, p.stderr
     p = _cli("simulate", "--leo", "starlink", "--rtt", "30ms", "--duration", "3s",
              "--warmup", "1s")  # fmt: skip
     assert p.returncode == 0 and "down leo · up leo" in p.stdout, p.stderr
@@ -196,6 +200,8 @@ def test_the_cli_takes_up_docsis_and_leo_and_names_them_in_errors():
         ("free_mean=2", "free_mean"),
         ("bogus=1", "'bogus': not a DOCSIS setting; known: map_interval, request_grant"),
         ("x", "key=value"),
+        ("map_interval=5", "map_interval=5: read as 5 s; did you mean 5ms?"),
+        ("request_grant=2, max_grant=3kB", "request_grant=2: read as 2 s; did you mean 2ms?"),
     ):
         p = _cli("simulate", "--down", "10Mbit", "--up", "2Mbit", "--up-docsis", bad,
                  "--duration", "3s", "--warmup", "1s")  # fmt: skip

@@ -5,6 +5,7 @@ channel rate of the grants."""
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
@@ -54,11 +55,19 @@ class DocsisSpec(Model):
         }
 
 
-def parse_docsis(text: str) -> dict[str, Any]:
-    """``--up-docsis``: ``on`` for the defaults, or ``key=value,…`` (``map_interval=1ms,
-    max_grant=3kB,free_mean=0.5``)."""
+#: The settings that are times: a bare number there is seconds.
+_TIMES = ("map_interval", "request_grant")
+
+
+def parse_docsis(text: str) -> dict[str, Any] | None:
+    """``--up-docsis``: ``on`` for the defaults, ``off`` for none (the plain upstream,
+    as without the option), or ``key=value,…`` (``map_interval=1ms,max_grant=3kB,
+    free_mean=0.5``). A time given as a bare number of a second or more is refused with
+    the millisecond reading it surely meant (every DOCSIS time is below 100 ms)."""
     if text.strip() in ("", "on", "default", "defaults"):
         return {}
+    if text.strip() in ("off", "none"):
+        return None
     out: dict[str, Any] = {}
     for item in filter(None, (s.strip() for s in text.split(","))):
         key, eq, value = item.partition("=")
@@ -67,5 +76,16 @@ def parse_docsis(text: str) -> dict[str, Any]:
         if key.strip() not in DocsisSpec.model_fields:
             known = ", ".join(DocsisSpec.model_fields)
             raise ValueError(f"{key.strip()!r}: not a DOCSIS setting; known: {known}")
-        out[key.strip()] = value.strip()
+        key, value = key.strip(), value.strip()
+        if key in _TIMES and _bare_seconds(value) >= 1:
+            raise ValueError(f"{key}={value}: read as {value} s; did you mean {value}ms?")
+        out[key] = value
     return out
+
+
+def _bare_seconds(value: str) -> float:
+    """``value`` as a bare number, or NaN when it carries a unit or is no number."""
+    try:
+        return float(value)
+    except ValueError:
+        return math.nan

@@ -167,7 +167,7 @@ FIELDS: tuple[Field, ...] = (
     Field(
         "up_docsis", (str, dict), None, "a DOCSIS upstream: the modem sends in granted"
         " MAP intervals after a request (the --up rate is the channel's); 'on' for the"
-        " defaults or KEY=VALUE,... of map_interval (2ms), request_grant (1.5ms),"
+        " defaults, 'off' for none, or KEY=VALUE,... of map_interval (2ms), request_grant (1.5ms),"
         " max_grant (bytes), free_mean (1), free_variation (0)", "link", metavar="SPEC",
         optional=True, lands=(("up", "docsis"),),
     ),
