@@ -48,6 +48,26 @@ def test_bad_docsis_values_are_refused_naming_the_parameter(spec, why):
     assert e.value.param == "up_docsis" and why in str(e.value), str(e.value)
 
 
+def test_a_docsis_time_as_a_bare_number_of_seconds_is_refused_with_the_ms_reading(tmp_path):
+    """`map_interval = 5` is 5 s (a bare number is seconds): refused where it is given,
+    saying the millisecond reading, not the core's range in nanoseconds."""
+    from collateral.experiment import ExperimentError, load_experiment
+
+    with pytest.raises(SpecError, match=r"map_interval: 5: read as 5 s; did you mean 5ms\?"):
+        build_scenario(down="50Mbit", up="20Mbit", up_docsis={"map_interval": 5})
+    # Below a second a bare number is a valid time (0.002 = 2 ms), as everywhere.
+    sc = build_scenario(down="50Mbit", up="20Mbit", up_docsis={"request_grant": 0.002})
+    assert sc.to_native()["up"]["docsis"]["request_grant_ns"] == 2_000_000
+    f = tmp_path / "d.toml"
+    f.write_text(
+        '[experiment]\nname = "d"\n[scenario]\ndown = { rate = "50Mbit" }\n'
+        'up = { rate = "20Mbit", docsis = { map_interval = 5 } }\n'
+    )
+    with pytest.raises(ExperimentError) as e:
+        load_experiment(f)
+    assert "scenario.up.docsis.map_interval = 5: read as 5 s; did you mean 5ms?" in str(e.value)
+
+
 def test_a_lone_call_packet_waits_within_the_request_grant_bounds():
     # 200-byte packets every 20 ms (σ = 1 ms of jitter, so that they fall at every
     # phase of the MAP interval) up a 20 Mbit/s DOCSIS upstream, nothing else: each
@@ -200,8 +220,8 @@ def test_the_cli_takes_up_docsis_and_leo_and_names_them_in_errors():
         ("free_mean=2", "free_mean"),
         ("bogus=1", "'bogus': not a DOCSIS setting; known: map_interval, request_grant"),
         ("x", "key=value"),
-        ("map_interval=5", "map_interval=5: read as 5 s; did you mean 5ms?"),
-        ("request_grant=2, max_grant=3kB", "request_grant=2: read as 2 s; did you mean 2ms?"),
+        ("map_interval=5", "map_interval: 5: read as 5 s; did you mean 5ms?"),
+        ("request_grant=2, max_grant=3kB", "request_grant: 2: read as 2 s; did you mean 2ms?"),
     ):
         p = _cli("simulate", "--down", "10Mbit", "--up", "2Mbit", "--up-docsis", bad,
                  "--duration", "3s", "--warmup", "1s")  # fmt: skip

@@ -32,6 +32,19 @@ LLD_DUALPI2: dict[str, Any] = {
 }
 
 
+def _not_seconds(value: Any) -> Any:
+    """A DOCSIS time given as a bare number of a second or more (``map_interval = 5``,
+    5 s) is refused with the millisecond reading it surely meant: every one is below
+    100 ms, and the core's range error would say it in nanoseconds."""
+    try:
+        seconds = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        return value  # a unit was given ("2ms"), or Duration refuses it
+    if seconds >= 1:
+        raise ValueError(f"{value}: read as {seconds:g} s; did you mean {value}ms?")
+    return value
+
+
 class DocsisSpec(Model):
     """``map_interval`` (2 ms) and ``request_grant`` (1.5 ms: from a request leaving the
     modem to the first interval that may grant it), ``max_grant`` (bytes per interval;
@@ -39,8 +52,8 @@ class DocsisSpec(Model):
     1 = alone) and ``free_variation`` (each interval's share varies uniformly by this
     fraction of the mean)."""
 
-    map_interval: Duration = 2_000_000
-    request_grant: Duration = 1_500_000
+    map_interval: Annotated[Duration, BeforeValidator(_not_seconds)] = 2_000_000
+    request_grant: Annotated[Duration, BeforeValidator(_not_seconds)] = 1_500_000
     max_grant: GrantSize | None = None
     free_mean: float = Field(default=1.0, gt=0, le=1)
     free_variation: float = Field(default=0.0, ge=0, lt=1)
@@ -55,15 +68,10 @@ class DocsisSpec(Model):
         }
 
 
-#: The settings that are times: a bare number there is seconds.
-_TIMES = ("map_interval", "request_grant")
-
-
 def parse_docsis(text: str) -> dict[str, Any] | None:
     """``--up-docsis``: ``on`` for the defaults, ``off`` for none (the plain upstream,
     as without the option), or ``key=value,…`` (``map_interval=1ms,max_grant=3kB,
-    free_mean=0.5``). A time given as a bare number of a second or more is refused with
-    the millisecond reading it surely meant (every DOCSIS time is below 100 ms)."""
+    free_mean=0.5``)."""
     if text.strip() in ("", "on", "default", "defaults"):
         return {}
     if text.strip() in ("off", "none"):
@@ -76,16 +84,5 @@ def parse_docsis(text: str) -> dict[str, Any] | None:
         if key.strip() not in DocsisSpec.model_fields:
             known = ", ".join(DocsisSpec.model_fields)
             raise ValueError(f"{key.strip()!r}: not a DOCSIS setting; known: {known}")
-        key, value = key.strip(), value.strip()
-        if key in _TIMES and _bare_seconds(value) >= 1:
-            raise ValueError(f"{key}={value}: read as {value} s; did you mean {value}ms?")
-        out[key] = value
+        out[key.strip()] = value.strip()
     return out
-
-
-def _bare_seconds(value: str) -> float:
-    """``value`` as a bare number, or NaN when it carries a unit or is no number."""
-    try:
-        return float(value)
-    except ValueError:
-        return math.nan
