@@ -5,12 +5,11 @@ channel rate of the grants."""
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
 
-from ..units import parse_size
+from ..units import bare_number, parse_size
 from .types import Duration, Model
 
 GrantSize = Annotated[int, BeforeValidator(parse_size)]
@@ -36,13 +35,9 @@ def _not_seconds(value: Any) -> Any:
     """A DOCSIS time given as a bare number of a second or more (``map_interval = 5``,
     5 s) is refused with the millisecond reading it surely meant: every one is below
     100 ms, and the core's range error would say it in nanoseconds."""
-    try:
-        seconds = float(value) if not isinstance(value, bool) else math.nan
-    except (TypeError, ValueError):
-        return value  # a unit was given ("2ms"), or Duration refuses it
-    if seconds >= 1:
+    if bare_number(value) and (seconds := float(str(value))) >= 1:
         raise ValueError(f"{value}: read as {seconds:g} s; did you mean {value}ms?")
-    return value
+    return value  # a time with its unit ("2ms"), or one Duration reads or refuses
 
 
 class DocsisSpec(Model):
