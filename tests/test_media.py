@@ -4,6 +4,8 @@ from the core."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import collateral
@@ -148,5 +150,49 @@ def test_versus_shows_the_call_beside_each_queue(cli_main):
         "--queue", "60kB", "--versus", "20kB",
     )  # fmt: skip
     assert rc == 0, err
-    assert out.count("video gcc down") == 2, out
+    # A row per queue (the heading names the call too).
+    assert len(re.findall(r"video gcc down +[\d.]+ [kM]bit/s", out)) == 2, out
+    assert "video gcc down · seed" in out
     assert "frame delay (capture to last packet)" in out
+
+
+def test_the_media_trace_names_each_calls_flow():
+    """With two calls the trace's rows say which call they are of (its summary's flow),
+    each call a bin per second; the later call's bins before its start carry nothing."""
+    sc = build_scenario(
+        down="4Mbit", up="1Mbit", tcp_flows=0, cbr="none", duration="20s", warmup="2s"
+    ).model_copy(update={"media": [MediaSpec(), MediaSpec(controller="nada", start="10s")]})
+    r = collateral.simulate(scenario=sc)
+    flows = [m["flow"] for m in r.summary["media"]]
+    t = r.traces["media"]
+    assert len(set(flows)) == 2 and sorted(set(t["flow"])) == sorted(flows)
+    for flow in flows:
+        assert list(t["time_s"][t["flow"] == flow]) == [float(s) for s in range(20)]
+    late = t["flow"] == flows[1]
+    assert (t["received_bps"][late][:10] == 0).all() and t["received_bps"][late][12] > 0
+
+
+def test_the_trial_figure_draws_each_calls_rate(monkeypatch, tmp_path):
+    """``simulate --plot`` of a trial with a call: a third panel with the call's received
+    rate and its target, the trace's values in Mbit/s."""
+    from collateral.plot import trial
+
+    drawn = {}
+    monkeypatch.setattr(trial, "save", lambda fig, path, **kw: drawn.setdefault("fig", fig) and [])
+    r = collateral.simulate(
+        down="2Mbit", up="1Mbit", tcp_flows=1, video="gcc", duration="20s", warmup="5s"
+    )
+    trial.fig_cwnd_delay(r, 5.0, 15.0, tmp_path / "x.png")
+    axes = drawn["fig"].axes
+    assert len(axes) == 3 and "video" in axes[2].get_ylabel()
+    received, target = axes[2].get_lines()
+    assert received.get_label() == "video gcc down received"
+    t = r.traces["media"]
+    sel = (t["time_s"] + 1 > 5.0) & (t["time_s"] < 15.0)
+    assert list(received.get_ydata()) == list(t["received_bps"][sel] / 1e6)
+    assert list(target.get_ydata()) == list(t["target_bps"][sel] / 1e6)
+    # Without a call: the two panels as before.
+    drawn.clear()
+    plain = collateral.simulate(down="2Mbit", up="1Mbit", duration="20s")
+    trial.fig_cwnd_delay(plain, path=tmp_path / "y.png")
+    assert len(drawn["fig"].axes) == 2

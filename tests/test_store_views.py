@@ -174,6 +174,49 @@ def test_flows_direction_from_the_stored_scenario_without_its_column() -> None:
     assert got == [("cbr0", "down", None, 0.25, 3), ("tcp0", "up", 5.0, None, None)]
 
 
+CALLS = """
+[experiment]
+name = "calls"
+trials = 1
+seed = 3
+
+[scenario]
+down = { rate = "4Mbit" }
+up = { rate = "2Mbit" }
+duration = "4s"
+warmup = "1s"
+tcp = [{ direction = "up" }]
+media = { controller = "gcc" }
+
+[sweep]
+"media" = [
+    { controller = "nada", direction = "up" },
+    [{ controller = "scream" }, { controller = "gcc", direction = "up" }],
+]
+"""
+
+
+def test_flows_name_each_calls_direction_and_controller(tmp_path: Path) -> None:
+    """A call's ``flows`` row has its direction and controller (``cc``) from its
+    parameters, one call given as a table (``media_direction``, ``media_controller``) or
+    several as a list (``media1_controller``); they were NULL, and the single call's row
+    was missing where the store also held points with a list of calls."""
+    (tmp_path / "e.toml").write_text(textwrap.dedent(CALLS))
+    run_experiment(load_experiment(tmp_path / "e.toml"), tmp_path / "s", workers=1, progress=False)
+    got = open_store(tmp_path / "s").query(
+        "SELECT coalesce(s.media_flows, 1) AS n, f.kind, f.name, f.direction, f.cc FROM flows f"
+        " JOIN summary s USING (key) ORDER BY n, f.kind, f.name"
+    )
+    rows = [tuple(r) for r in got.itertuples(index=False)]
+    assert rows == [
+        (1, "media", "media0", "up", "nada"),
+        (1, "tcp", "tcp0", "up", "newreno"),
+        (2, "media", "media0", "down", "scream"),
+        (2, "media", "media1", "up", "gcc"),
+        (2, "tcp", "tcp0", "up", "newreno"),
+    ]
+
+
 def test_flows_of_a_store_without_flows_is_empty_with_its_columns() -> None:
     con = duckdb.connect()
     con.execute("CREATE TABLE summary AS SELECT 'k' AS key LIMIT 0")

@@ -715,6 +715,7 @@ pub const TRACES: &[Table] = &[
         name: "media",
         row: "a time bin (bin_ns) of a video call; with several calls, each call's bins follow the previous call's, in the summary's order",
         columns: &[
+            c("flow", U32, "", "flow id of the call's media stream (its summary's media{i}_flow)"),
             c("time_s", F64, "s", "bin start"),
             n("target_bps", F64, "bit/s", "the controller's target, averaged over the bin"),
             c("sent_bps", F64, "bit/s", "media bytes (IP) sent in the bin, per second"),

@@ -104,6 +104,7 @@ fn traces_to_py<'py>(py: Python<'py>, t: Traces) -> PyResult<Bound<'py, PyDict>>
     d.set_item("latency_s", t.classes.latency_s.into_pyarray(py))?;
     out.set_item("classes", d)?;
     let d = PyDict::new(py);
+    d.set_item("flow", t.media.flow.into_pyarray(py))?;
     d.set_item("time_s", seconds(t.media.time).into_pyarray(py))?;
     d.set_item("target_bps", t.media.target_bps.into_pyarray(py))?;
     d.set_item("sent_bps", t.media.sent_bps.into_pyarray(py))?;

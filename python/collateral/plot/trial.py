@@ -28,7 +28,8 @@ def fig_cwnd_delay(
     Shows, on a shared time axis from ``t0`` to ``t1`` seconds (default: the 10 s after
     the warm-up), how each of TCP's sawtooth cycles fills the queue and delays the VoIP
     packets behind it. Lost CBR packets, and those still in flight at the end, are marked
-    along the top of the lower panel.
+    along the top of the delay panel. A trial with video calls gets a third panel: each
+    call's received rate and its controller's target, from the ``media`` trace.
     Writes a PNG at ``path`` (plus an SVG when ``path`` ends in ``.svg``) and returns the
     paths written; ``caption``: as :func:`save`.
     """
@@ -38,15 +39,22 @@ def fig_cwnd_delay(
         raise ValueError(f"empty plot window: t0={t0} s, t1={t1} s")
     path = check_figure_path(path)
 
+    calls = result.summary.get("media") or []
     with plt.rc_context(STYLE):
-        fig, (top, bottom) = plt.subplots(
-            2, 1, sharex=True, figsize=(10, 6.5), height_ratios=(1, 1), layout="constrained"
+        rows = 3 if calls else 2
+        fig, axes = plt.subplots(
+            rows, 1, sharex=True, figsize=(10, 3.25 * rows), layout="constrained"
         )
-        _cwnd_panel(top, result, t0, t1)
-        _delay_panel(bottom, result, t0, t1)
+        _cwnd_panel(axes[0], result, t0, t1)
+        _delay_panel(axes[1], result, t0, t1)
+        if calls:
+            _media_panel(axes[2], result, calls, t0, t1)
+        bottom = axes[-1]
         bottom.set_xlim(t0, t1)
         bottom.set_xlabel("time (s)")
         title = "TCP congestion window and downstream CBR queueing delay"
+        if calls:
+            title = "TCP congestion window, downstream CBR queueing delay and video rate"
         if result.scenario is not None:
             title += "\n" + result.scenario.describe()
         suptitle(fig, title)
@@ -181,3 +189,26 @@ def _delay_panel(ax: plt.Axes, result: Result, t0: float, t1: float) -> None:
     ax.set_ylabel("additional delay (ms)")
     if len(sent):
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+
+
+def _media_panel(ax: plt.Axes, result: Result, calls: list[dict], t0: float, t1: float) -> None:
+    """Each video call's received rate (solid) and its controller's target (dotted), per
+    bin of the ``media`` trace: the bins that overlap ``[t0, t1]``."""
+    tr = result.traces["media"]
+    for k, call in enumerate(calls):
+        rows = tr["flow"] == call["flow"]
+        t = tr["time_s"][rows]
+        width = float(t[1] - t[0]) if len(t) > 1 else 0.0
+        sel = (t + width > t0) & (t < t1)
+        color = f"C{(k + 4) % 10}"
+        name = f"video {call['cc']} {call['direction']}"
+        for col, label, style in (
+            ("received_bps", "received", {"lw": 1.4}),
+            ("target_bps", "target", {"lw": 1.0, "ls": ":"}),
+        ):
+            y = tr[col][rows][sel] / 1e6
+            label = f"{name} {label}"
+            ax.plot(t[sel], y, drawstyle="steps-post", color=color, label=label, **style)
+    ax.set_ylabel("video rate (Mbit/s)")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)

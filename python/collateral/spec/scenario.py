@@ -307,6 +307,7 @@ class Scenario(Model):
                 *([f"workload {self.workload.kind}"] if self.workload else []),
                 *starts,
                 *([f"web {sum(w.users for w in self.web)} users"] if self.web else []),
+                *[f"video {c.controller} {c.direction}" for c in self.calls],
                 f"seed {self.seed}",
             ]
         )

@@ -3,8 +3,10 @@
 the flow's kind, index and direction and the metrics under common names
 (``goodput_bps``, ``delay_p95_s``). Its columns come from the declared schema
 (:func:`collateral.schema.flow_columns`); which flows a store holds, from the summary's
-columns. A flow's direction is its parameter column (``tcp0_direction``), else the
-stored scenario's (``scenario``: ``$.tcp[0].direction``)."""
+columns. A flow's labels are its parameter columns (``tcp0_direction``, ``tcp0_cc``; a group given
+as one table rather than a list, as a single call's ``media = {...}``, has them without
+the index: ``media_direction``, and the call's ``cc`` is its ``controller``), the
+direction else the stored scenario's (``scenario``: ``$.tcp[0].direction``)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,10 @@ _SQL_TYPES = {
     "uint8": "UTINYINT",
     "string": "VARCHAR",
 }
+
+
+#: A label whose parameter has another name in the scenario: (group, label) -> parameter.
+_PARAMETER_OF = {("media", "cc"): "controller"}
 
 
 def _ident(name: str) -> str:
@@ -55,13 +61,20 @@ def flows_view_sql(names: Iterable[str]) -> str:
             cols += [f"{sql_str(key)} AS kind", f"{i}::UINTEGER AS flow_index"]
             cols.append(f"{sql_str(p.rstrip('_'))} AS name")
             for lab in labels:
-                src = "NULL"
-                if lab in own and p + lab in have:
-                    src = _ident(p + lab)
+                param = _PARAMETER_OF.get((key, lab), lab)
+                # The list's column, or the single table's for the first flow.
+                names = [p + param] + ([f"{key}_{param}"] if i == 0 else [])
+                found = [_ident(n) for n in names if lab in own and n in have]
                 if lab == "direction" and "scenario" in have:
-                    path = sql_str(f"$.{key}[{i}].direction")
-                    stored = f"json_extract_string(scenario, {path})"
-                    src = stored if src == "NULL" else f"coalesce({src}, {stored})"
+                    paths = [f"$.{key}[{i}].direction"] + ([f"$.{key}.direction"] if i == 0 else [])
+                    found += [f"json_extract_string(scenario, {sql_str(x)})" for x in paths]
+                src = (
+                    "NULL"
+                    if not found
+                    else found[0]
+                    if len(found) == 1
+                    else (f"coalesce({', '.join(found)})")
+                )
                 cols.append(f"{src}::{_SQL_TYPES[labels[lab]]} AS {_ident(lab)}")
             if key == "cbr":
                 app = _ident(f"{p}app") if f"{p}app" in have else "NULL"
@@ -74,6 +87,11 @@ def flows_view_sql(names: Iterable[str]) -> str:
             # Points of other sweeps may have fewer flows: their rows have none here.
             count = f"{key}_flows"
             where = f"{_ident(count)} > {i}" if count in have else "true"
+            single = sorted(n for n in have if n.startswith(f"{key}_") and n != count)
+            if i == 0 and single and count in have:
+                # A point that gave the group as one table has its columns, no count.
+                table = f"{_ident(count)} IS NULL AND {_ident(single[0])} IS NOT NULL"
+                where = f"({where} OR ({table}))"
             selects.append(f"SELECT {', '.join(cols)} FROM summary WHERE {where}")
     if not selects:  # no flow at all: the columns, no row
         ids = {c: IDENTITY_COLUMNS[c] for c in TRIAL_IDS}

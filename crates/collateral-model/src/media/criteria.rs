@@ -170,6 +170,7 @@ pub fn media_summaries(
     }
     if let Some(t) = trace {
         for tr in traces {
+            t.flow.extend(tr.flow);
             t.time.extend(tr.time);
             t.target_bps.extend(tr.target_bps);
             t.sent_bps.extend(tr.sent_bps);

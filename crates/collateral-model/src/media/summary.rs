@@ -51,6 +51,8 @@ pub struct MediaSummary {
 /// The call over time, a row per bin of the scenario's `bin_ns`.
 #[derive(Debug, Clone, Default)]
 pub struct MediaTrace {
+    /// The call's media flow id (its summary's `flow`): which call a row is of.
+    pub flow: Vec<u32>,
     pub time: Vec<Nanos>,
     pub target_bps: Vec<f64>,
     pub sent_bps: Vec<f64>,
@@ -152,6 +154,7 @@ pub fn media_summary(
             let t0 = b as Nanos * sc.bin_ns;
             let t1 = (t0 + sc.bin_ns).min(end);
             let w = (t1 - t0) as f64 / 1e9;
+            tr.flow.push(flow);
             tr.time.push(t0);
             tr.target_bps.push(step_mean(&rec.target, t0, t1));
             tr.sent_bps.push(sent[b] as f64 * 8.0 / w);

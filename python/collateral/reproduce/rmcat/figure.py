@@ -38,13 +38,14 @@ def capacity_steps(sc: Scenario, direction: str) -> tuple[list[float], list[floa
 
 
 def _series(trace: Any, calls: list[Any]) -> list[dict[str, np.ndarray]]:
-    """A trial's media trace (its rows in stored order) split per call: the core writes
-    the calls' bins one call after the other. Bins before a call's start are blank (the
-    call does not exist yet; its zeros would read as a starved call)."""
-    per = len(trace) // max(len(calls), 1)
+    """A trial's media trace split per call by its ``flow`` column (the calls' media flow
+    ids rise in the calls' order). Bins before a call's start are blank (the call does not
+    exist yet; its zeros would read as a starved call)."""
+    flows = np.unique(trace["flow"].to_numpy())
     out = []
-    for k, call in enumerate(calls):
-        s = {c: trace[c].to_numpy()[k * per : (k + 1) * per].astype(float) for c in _COLS}
+    for call, flow in zip(calls, flows, strict=False):
+        rows = trace[trace["flow"] == flow]
+        s = {c: rows[c].to_numpy().astype(float) for c in _COLS}
         before = s["time_s"] + 1e-9 < call.start / 1e9
         for c in ("target_bps", "received_bps"):
             s[c][before] = np.nan
@@ -140,7 +141,7 @@ def draw(
     t = medians(call_rows(store))
     n = int(t.trials.min()) if len(t) else 0
     wanted = set(first["key"]) if len(first) else set()
-    media = store.query("SELECT key, time_s, target_bps, received_bps FROM media")
+    media = store.query("SELECT key, flow, time_s, target_bps, received_bps FROM media")
     traces = {k: g for k, g in media.groupby("key", sort=False) if k in wanted}
     with plt.rc_context(STYLE):
         fig, axes = plt.subplots(
