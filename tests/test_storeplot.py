@@ -606,3 +606,44 @@ def test_the_python_api_names_its_parameters_not_the_commands_options(store, tmp
         assert str(e.value).startswith(start), (fn.__name__, str(e.value))
     with pytest.raises(storeplot.StorePlotError, match=r"^store_dir: "):
         storeplot.table(tmp_path / "nothing", x="limit", y="loss_pct")
+
+
+CALLS = """
+[experiment]
+name = "calls"
+trials = 2
+seed = 5
+
+[scenario]
+down = { rate = "4Mbit" }
+up = { rate = "1Mbit" }
+duration = "3s"
+warmup = "1s"
+media = { controller = "gcc" }
+
+[sweep]
+"media.controller" = ["nada", "gcc"]
+"""
+
+
+def test_a_single_calls_sweep_key_is_its_dotted_key(tmp_path_factory):
+    """``media.controller``, as the file sweeps it (a call given as one table), names the
+    x axis (it was refused, "did you mean media_controller?"); so does its last segment,
+    and the file's order of values is kept."""
+    st = _store(tmp_path_factory, "calls", CALLS)
+    for key in ("media.controller", "controller", "media_controller"):
+        fig = storeplot.figure(st, key, "media0_received_bps")
+        labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+        assert labels == ["nada", "gcc"], key
+
+
+def test_one_trial_per_point_claims_no_interval():
+    import pandas as pd
+
+    from collateral.plot.labels import caption
+
+    meta = {"stat": "median", "interval": "bootstrap", "pooled": [], "x": None, "hue": None}
+    assert caption(meta, pd.DataFrame({"n": [1, 1]})) == "1 trial per point, no interval"
+    assert caption(meta, pd.DataFrame({"n": [3, 5]})).startswith(
+        "median of 3-5 trials per point, 95 % bootstrap interval"
+    )

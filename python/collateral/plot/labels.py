@@ -19,6 +19,8 @@ def caption(meta: Mapping[str, Any], tab: pd.DataFrame) -> str:
     what = "median" if meta["stat"] == "median" else "mean"
     band = "95 % bootstrap interval" if meta["interval"] == "bootstrap" else "min-max"
     text = f"{what} of {trials} trials per point, {band}"
+    if n.max() == 1:  # no centre and no spread to speak of
+        text = "1 trial per point, no interval"
     if meta["pooled"]:
         text += f"; pooled over {', '.join(meta['pooled'])}"
     off = unplaced_text(meta)

@@ -79,7 +79,9 @@ def key_name(key: str, has_unit: bool = False) -> str:
     return " ".join(w.upper() if w in _ACRONYMS else w for w in words) or key
 
 
-_GROUPED = re.compile(r"^(tcp|cbr|web|phases)(\d+)_(.+)$")
+_GROUPED = re.compile(r"^(tcp|cbr|web|phases|media)(\d+)_(.+)$")
+#: Groups a scenario may give as one table (``media = {...}``): ``media_controller``.
+_SINGLE = re.compile(r"^(media|workload)_(.+)$")
 _UNIT_SUFFIX = re.compile(r"_(s|bps)$")
 
 
@@ -90,6 +92,9 @@ def _dotted(col: str) -> str:
     m = _GROUPED.match(col)
     if m:
         return f"{m[1]}[{m[2]}].{_UNIT_SUFFIX.sub('', m[3])}"
+    m = _SINGLE.match(col)
+    if m:
+        return f"{m[1]}.{_UNIT_SUFFIX.sub('', m[2])}"
     for d in ("down", "up"):
         for sub in ("queue", "framing"):
             if col.startswith(f"{d}_{sub}_"):
@@ -200,8 +205,8 @@ def params(df: pd.DataFrame) -> dict[str, Param]:
             out[p.key] = p
     # Every flow's value, when the flows agree on every trial: tcp.cc, cbr.interval ...
     for key in list(out):
-        m = re.fullmatch(r"(tcp|cbr|web)\[0\]\.(.+)", key)
-        if not m:
+        m = re.fullmatch(r"(tcp|cbr|web|media)\[0\]\.(.+)", key)
+        if not m or f"{m[1]}.{m[2]}" in out:  # media.X of a single call stays its own
             continue
         group, rest = m[1], m[2]
         same = [k for k in out if re.fullmatch(rf"{group}\[\d+\]\.{re.escape(rest)}", k)]
