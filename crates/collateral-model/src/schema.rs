@@ -317,7 +317,7 @@ pub const MEDIA: &[Column] = &[
     n("frame_delay_p99_s", F64, "s", "99th percentile of the frame delay"),
     n("frames_late", F64, "", "share of frames later than the playout deadline (media.playout_ns, 150 ms), incomplete ones included"),
     n("rate_share", F64, "", "received_bps / (received_bps + the TCP goodput of the same direction)"),
-    c("feedback_sent", U64, "", "RFC 8888 feedback packets the receiver sent"),
+    c("feedback_sent", U64, "", "RFC 8888 feedback packets the receiver sent, the warm-up included"),
     c("feedback_lost", U64, "", "of those, dropped on the way back"),
     n("capacity_bps", F64, "bit/s", "RFC 8868: mean capacity of the call's direction after the warm-up (a trace's opportunities, else the line rate)"),
     n("utilisation", F64, "", "RFC 8868: received_bps / capacity_bps"),
