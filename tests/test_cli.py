@@ -536,3 +536,18 @@ def test_rto_min_above_the_stacks_rto_max_is_refused_by_its_option(cli_main):
     ), err
     rc, _, err = cli_main("simulate", "--rtt", "0ms")
     assert rc == 2 and err.endswith("must be positive, e.g. 100ms"), err
+
+
+def test_simulate_says_when_its_trials_came_out_identical(cli_main):
+    """The responsiveness workload draws nothing on the seed: --trials 2 gives the same
+    trial twice, and the command says so rather than show ranges of width zero; trials
+    that differ (the default TCP start spread) get no such line."""
+    rc, out, err = cli_main(
+        "simulate", "--link", "adsl2", "--workload", "responsiveness", "--duration", "20s",
+        "--trials", "2",
+    )  # fmt: skip
+    assert rc == 0, err
+    assert "note: the 2 trials came out identical" in out
+    rc, out, err = cli_main("simulate", "--link", "adsl2", "--duration", "20s", "--trials", "2")
+    assert rc == 0, err
+    assert "identical" not in out

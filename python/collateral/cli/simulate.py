@@ -151,6 +151,8 @@ def run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) ->
         result = results[0]
         groups = [results[v * trials : (v + 1) * trials] for v in range(len(bases))]
         if args.json and (trials > 1 or variants):
+            if trials > 1 and (same := identical_note(groups[0])) is not None:
+                print(same, file=sys.stderr)
             doc: dict[str, Any] = {"trials": [json.loads(r.to_json()) for r in groups[0]]}
             if variants:
                 doc = {
@@ -176,6 +178,8 @@ def run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) ->
 
             console().print(trials_table(results))
             print_scores(results)
+            if (same := identical_note(results)) is not None:
+                print(same)
             return plot_run(result, args, window, note=f" (seed {scenario.seed})")
     if args.json:
         print(result.to_json())
@@ -190,6 +194,20 @@ def run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) ->
         if line:
             print(line, file=sys.stderr if args.json else sys.stdout)
     return rc
+
+
+def identical_note(results: list[Any]) -> str | None:
+    """A line saying that trials of several seeds came out the same (nothing in the
+    scenario draws on the seed: a workload's flows start at fixed times and no CBR
+    jitter or start spread is asked for), so their ranges are no spread; else None."""
+    docs = {json.dumps(r.summary, sort_keys=True, default=str) for r in results}
+    if len(results) < 2 or len(docs) > 1:
+        return None
+    return (
+        f"note: the {len(results)} trials came out identical: nothing in this scenario"
+        " depends on the seed (no TCP start spread, CBR jitter, random loss or web users),"
+        " so the ranges say nothing of the spread"
+    )
 
 
 def print_scores(results: list[Any]) -> None:
