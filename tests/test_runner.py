@@ -600,3 +600,34 @@ def test_compare_names_the_side_with_no_trials(tmp_path):
             p.stderr.strip()
             == f"collateral: error: {side}: {tmp_path / 'empty'}: no trials stored yet"
         )
+
+
+def test_a_run_says_when_each_points_trials_came_out_identical(tmp_path):
+    """The responsiveness workload draws nothing on the seed: the end-of-run report says
+    that every point's trials are the same; a scenario with CBR jitter gets no note."""
+    from collateral.runner.progress import report_lines
+
+    def run(scenario: str) -> dict[str, str]:
+        (tmp_path / "e.toml").write_text(
+            textwrap.dedent(
+                """
+                [experiment]
+                name = "same"
+                trials = 2
+                seed = 1
+                [scenario]
+                down = { rate = "8Mbit" }
+                up = { rate = "1Mbit" }
+                duration = "12s"
+                """
+            )
+            + scenario
+            + '\n[sweep]\n"down.queue.limit" = ["20kB", "40kB"]\n'
+        )
+        out = tmp_path / f"s{len(list(tmp_path.iterdir()))}"
+        report = run_experiment(load_experiment(tmp_path / "e.toml"), out, progress=False)
+        return dict(report_lines(report, Store(out)))
+
+    same = run('workload = { kind = "responsiveness" }')
+    assert "each of the 2 points with several came out identical" in same["note"]
+    assert "note" not in run('cbr = [{ direction = "down", jitter = "1ms" }]')

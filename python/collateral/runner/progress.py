@@ -226,4 +226,30 @@ def report_lines(report: RunReport, st: Store | None = None) -> Sequence[tuple[s
             )
     if st is not None:
         rows.append(("parquet", f"{st.size_bytes() / 1e6:,.1f} MB"))
+        if report.ran and report.trials_per_point > 1 and (same := identical_points(st)):
+            rows.append(
+                (
+                    "note",
+                    f"the trials of each of the {same:,} points with several came out"
+                    " identical: nothing in the scenario depends on the seed (no TCP start"
+                    " spread, CBR jitter, random loss or web users); intervals say nothing",
+                )
+            )
     return rows
+
+
+def identical_points(st: Store) -> int:
+    """How many points hold several trials, when every such point's trials are the same
+    (the same events, packets and goodputs); 0 when some point's trials differ."""
+    import duckdb
+
+    try:
+        got = st.query(
+            "SELECT count(*) AS n, count(*) FILTER (WHERE d = 1) AS same FROM ("
+            " SELECT count(DISTINCT (events, packets_delivered, down_goodput_bps,"
+            " up_goodput_bps)) AS d FROM summary GROUP BY point HAVING count(*) > 1)"
+        )
+    except duckdb.Error:  # a store without these columns: nothing to say
+        return 0
+    n, same = int(got["n"].iloc[0]), int(got["same"].iloc[0])
+    return n if n and same == n else 0

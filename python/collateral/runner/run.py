@@ -154,9 +154,9 @@ def run_experiment(
                 already=len(mine) - len(todo),
                 ran=0,
                 elsewhere=sum(k not in ours for k in done),
+                trials_per_point=experiment.trials_per_point,
             )
             if report.elsewhere:  # a trial of a point still in the file: a rep beyond trials
-                report.trials_per_point = experiment.trials_per_point
                 report.extra_reps = st.beyond_trials(
                     {k for k in done if k not in ours},
                     {p.key for p in experiment.points},
