@@ -551,3 +551,20 @@ def test_simulate_says_when_its_trials_came_out_identical(cli_main):
     rc, out, err = cli_main("simulate", "--link", "adsl2", "--duration", "20s", "--trials", "2")
     assert rc == 0, err
     assert "identical" not in out
+
+
+def test_simulate_notes_a_default_queue_too_small_for_the_link(cli_main):
+    """20 kB (the studies' ADSL queue) on 100 Mbit/s at 100 ms: 1.6 ms of buffer against
+    1.25 MB in flight; the note gives both, and goes when --queue is given or the queue
+    is a quarter of that or more (ADSL1: 18.75 kB in flight)."""
+    rc, out, err = cli_main("simulate", "--down", "100Mbit", "--up", "10Mbit", "--duration", "8s")
+    assert rc == 0, err
+    assert "note: the default 20kB queue drains in 1.6 ms at 100Mbit" in out
+    assert "the 1.25MB a TCP flow has in flight over the 100ms round trip" in out
+    for given in (["--queue", "1MB"], ["--queue", "20kB"]):
+        rc, out, _ = cli_main(
+            "simulate", "--down", "100Mbit", "--up", "10Mbit", "--duration", "8s", *given
+        )
+        assert rc == 0 and "note:" not in out
+    rc, out, _ = cli_main("simulate", "--link", "adsl1", "--duration", "8s")
+    assert rc == 0 and "note:" not in out

@@ -178,6 +178,8 @@ def run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) ->
 
             console().print(trials_table(results))
             print_scores(results)
+            if (small := small_queue_note(scenario, args)) is not None:
+                print(small)
             if (same := identical_note(results)) is not None:
                 print(same)
             return plot_run(result, args, window, note=f" (seed {scenario.seed})")
@@ -186,6 +188,8 @@ def run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) ->
     else:
         console().print(result.table())
         print_scores([result])
+        if (small := small_queue_note(scenario, args)) is not None:
+            print(small)
     rc = plot_run(result, args, window)
     if emulated:  # whether the testbed kept real time, last (stderr beside JSON)
         from ..emulate import trial_line
@@ -194,6 +198,32 @@ def run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) ->
         if line:
             print(line, file=sys.stderr if args.json else sys.stdout)
     return rc
+
+
+def small_queue_note(sc: Scenario, args: argparse.Namespace) -> str | None:
+    """A line when the queue is the default 20 kB (the studies' ADSL queue) and holds
+    under a quarter of what a TCP flow has in flight at the link's rate: one flow then
+    cannot keep the link full, which reads as a slow link rather than a small queue."""
+    from ..spec.link import QueueSpec
+    from ..units import fmt_duration, fmt_rate, fmt_size
+
+    q, rate = sc.down.queue, sc.down.rate
+    given = getattr(args, "queue", "set by the command")  # the demo has no --queue
+    if given is not None or not isinstance(q, QueueSpec) or q.limit.unit != "bytes":
+        return None
+    if not rate or not sc.tcp:
+        return None
+    bdp = rate * sc.rtt / 8e9
+    if q.limit.amount >= bdp / 4:
+        return None
+    drain_ms = q.limit.amount * 8e3 / rate
+    return (
+        f"note: the default {fmt_size(q.limit.amount)} queue drains in {drain_ms:.2g} ms at"
+        f" {fmt_rate(rate)}, under a quarter of the {fmt_size(round(bdp, -3))} a TCP flow has"
+        f" in flight over the {fmt_duration(sc.rtt)} round trip: one flow cannot keep the"
+        " link full; give the gateway's buffer with --queue (e.g. "
+        f"{fmt_size(round(bdp, -3))}) or an --aqm"
+    )
 
 
 def identical_note(results: list[Any]) -> str | None:

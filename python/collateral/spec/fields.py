@@ -186,7 +186,8 @@ FIELDS: tuple[Field, ...] = (
     # queue
     Field(
         "queue", (*_NUMBER, QueueLimit), "20kB", "drop-tail limit: bytes (20kB = 20000 B,"
-        " 64KiB, 1500B) or packets (27p) (default: 20kB); with --aqm, the AQM's limit"
+        " 64KiB, 1500B) or packets (27p) (default: 20kB, the studies' ADSL queue: small"
+        " for a fast link); with --aqm, the AQM's limit"
         " (packets; bytes for cake)", "queue", metavar="LIMIT", unit=True, default_text="",
         cli_default=None, lands=(*_both("queue"), *_both("queue", "limit")),
     ),
