@@ -136,6 +136,25 @@ def test_starlink_sets_both_directions_and_refuses_rates():
     assert e.value.param == "leo"
 
 
+def test_a_scenario_names_the_starlink_preset_per_direction():
+    """``down = { leo = "starlink" }`` in a file or dict: that direction's preset table,
+    the flat form's scenario; a name a LinkSpec alone cannot place, or an unknown one, is
+    refused naming the presets (it was pydantic's 'a valid dictionary')."""
+    from collateral.spec import LinkSpec, Scenario
+    from collateral.spec.leo import LEO_PRESETS
+
+    sc = Scenario(down={"leo": "starlink"}, up={"leo": "starlink"}, rtt="30ms")
+    flat = build_scenario(leo="starlink", rtt="30ms")
+    assert (sc.down, sc.up) == (flat.down, flat.up)
+    assert (
+        sc.up.leo.rate_max == 20_000_000 == LinkSpec(leo=LEO_PRESETS["starlink"]["up"]).leo.rate_max
+    )
+    with pytest.raises(ValueError, match="unknown satellite link 'oneweb'; known: starlink"):
+        Scenario(down={"leo": "oneweb"}, up={"rate": "1Mbit"})
+    with pytest.raises(ValueError, match="names a preset of both directions"):
+        LinkSpec(leo="starlink")
+
+
 def test_outages_and_delay_steps_from_a_scenario_table(tmp_path):
     f = tmp_path / "d.txt"
     f.write_text("0 0\n2000 40\n")

@@ -212,6 +212,16 @@ class LinkSpec(Model):
     #: Extra one-way delay in steps over time.
     delay: DelayStepsSpec | None = None
 
+    @field_validator("leo", mode="before")
+    @classmethod
+    def _leo_named(cls, v: object) -> object:
+        if isinstance(v, str):  # a scenario's down/up read it, knowing the direction
+            raise ValueError(
+                f"{short(v)} names a preset of both directions: give it as a scenario's"
+                " down.leo and up.leo, or this direction's table (rate_min, rate_max, ...)"
+            )
+        return v
+
     def to_native(self) -> dict[str, Any]:
         out = {"rate_bps": self.rate, "queue": self.queue.to_native(), "loss_rate": self.loss_rate}
         if self.framing is not None:

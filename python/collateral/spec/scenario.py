@@ -13,6 +13,7 @@ from .. import _native
 from ..display import short
 from ..units import fmt_duration, fmt_rate
 from ..vocabulary import (
+    LEO_PRESETS,
     LINK_PRESETS,
     LINK_RATES,
     MAX_CBR_FLOWS,
@@ -172,6 +173,20 @@ class Scenario(Model):
                 f" {fmt_duration(duration)}"
             )
         return v
+
+    @field_validator("down", "up", mode="before")
+    @classmethod
+    def _leo_preset(cls, v: object, info: ValidationInfo) -> object:
+        """``leo = "starlink"``: the preset's table for this direction (its rates differ
+        by direction, so a name is read here, where the direction is known)."""
+        if not isinstance(v, dict) or not isinstance(name := v.get("leo"), str):
+            return v
+        if name not in LEO_PRESETS:
+            raise ValueError(
+                f"leo: unknown satellite link {short(name)}; known: {', '.join(LEO_PRESETS)}"
+                " (or a table: rate_min, rate_max, ...)"
+            )
+        return {**v, "leo": LEO_PRESETS[name][str(info.field_name)]}
 
     @field_validator("down", "up")
     @classmethod
