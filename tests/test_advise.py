@@ -331,3 +331,31 @@ def test_a_lines_framing_reaches_the_links_and_cakes_shaper():
     with pytest.raises(ValueError) as e:
         advise(link="adsl1", framing={"overhead": "10B", "atm": True})
     assert e.value.param == "framing"
+
+
+def test_a_docsis_upstream_and_a_satellite_link_are_links_to_advise_on():
+    """``up_docsis`` puts the upstream's request-grant cycle under every candidate (the
+    call's upstream packets wait for grants: FQ-CoDel's p95 there differs from the plain
+    upstream's); ``leo`` sets both directions from the preset, its rates the middle of
+    the ranges. Each is named when wrong (the CLI refused both options)."""
+    kw = dict(
+        link=None, down="50Mbit", up="10Mbit", rtt="20ms", uploads=1, tcp_flows=0,
+        ccs=("cubic",), trials=1, duration="10s",
+    )  # fmt: skip
+    cable = advise(up_docsis="on", **kw)
+    plain = advise(**kw)
+    assert "up docsis · RTT 20ms" in cable.setup and "docsis" not in plain.setup
+    fq = {o.candidate.label: o for o in cable.outcomes}["FQ-CoDel, cubic"]
+    fq0 = {o.candidate.label: o for o in plain.outcomes}["FQ-CoDel, cubic"]
+    assert fq.delay_s["up"] != fq0.delay_s["up"]
+    sat = advise(leo="starlink", link=None, rtt="30ms", ccs=("cubic",), trials=1, duration="10s")
+    assert "down leo · up leo · RTT 30ms" in sat.setup and sat.rates == {"down": 125_000_000}
+    for bad, param in (
+        (dict(leo="starlink", link="adsl1"), "leo"),
+        (dict(link=None, down="50Mbit", up="10Mbit", up_docsis="mapint=2ms"), "up_docsis"),
+        (dict(link=None, down="50Mbit", up="10Mbit", up_docsis={"map_interval": "500ms"}),
+         "up_docsis"),
+    ):  # fmt: skip
+        with pytest.raises(ValueError) as e:
+            advise(**bad)
+        assert e.value.param == param, e.value

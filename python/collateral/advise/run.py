@@ -54,6 +54,8 @@ def advise(
     workload: str | None = None,
     goals: tuple[str, ...] | list[str] = (),
     framing: dict[str, Any] | None = None,
+    up_docsis: str | dict[str, Any] | None = None,
+    leo: str | None = None,
 ) -> Advice:
     """Simulates every candidate and returns the evidence, ranked by
     :attr:`Advice.ranked` (see :mod:`collateral.advise.model`).
@@ -79,6 +81,10 @@ def advise(
     direction's ``framing`` table, e.g. ``{"overhead": "10B", "atm": True}``) is the
     line's, with ``down`` and ``up`` rates as line rates: both directions carry it and
     CAKE's shaper counts it (as ``collateral infer`` finds it for ``advise --from``).
+    ``up_docsis`` makes the upstream a DOCSIS request-grant cycle (``"on"``,
+    ``"map_interval=1ms,..."`` or a ``docsis`` table; ``up`` is the channel's rate) and
+    ``leo`` (``"starlink"``) the link a satellite's in both directions, in place of
+    ``link``, ``down`` and ``up``, as ``simulate`` takes them.
 
     Every argument is checked before anything runs; a bad one raises
     :class:`~collateral.spec.SpecError` (a ValueError) whose ``param`` names it."""
@@ -123,6 +129,12 @@ def advise(
         raise SpecError("framing", "goes with down and up rates (a line's), not a link preset")
     line = {"framing": framing} if framing is not None else {}
     rates = {"down": {"rate": down, **line}, "up": {"rate": up, **line}} if link is None else {}
+    if leo is not None:
+        if link is not None or down is not None or up is not None:
+            raise SpecError("leo", "a satellite link sets both rates; leave out link, down and up")
+        rates = {d: {"leo": leo, **line} for d in ("down", "up")}
+    if up_docsis is not None:
+        rates["up"] = {**rates.get("up", {}), "docsis": _docsis(up_docsis)}
     cbr = [{**c, "budget": f"{budget_ns}ns"} for c in spec["cbr"]]
     base = dict(link=link, rtt=rtt, duration=duration, warmup=warmup, cbr=cbr, **rates)
     if "media" in spec:
@@ -155,7 +167,9 @@ def advise(
     for ci, r in zip(owners, results, strict=True):
         per[ci].append(_evidence(r["summary"], bulk, len(cbr), "media" in base))
         per[ci][-1]["goals"] = [g.measure(r["summary"]) for g in wanted]
-    where = probe.describe(sep="\n").split("\n")[:2]
+    # The link, what shapes it (trace, docsis, leo...) and the RTT; not the probe's queue.
+    parts = probe.describe(sep="\n").split("\n")
+    where = parts[: next(i for i, x in enumerate(parts) if x.startswith("RTT ")) + 1]
     load = ", ".join(
         f"{n} {what}"
         for n, what in (
@@ -174,6 +188,18 @@ def advise(
     for ci, c in enumerate(cands):
         advice.outcomes.append(_outcome(c, per[ci], target, app == "voip", wanted))
     return advice
+
+
+def _docsis(text: str | dict[str, Any]) -> dict[str, Any] | None:
+    """``up_docsis`` as the upstream's ``docsis`` table (``"off"``: none)."""
+    from ..spec.docsis import parse_docsis
+
+    if isinstance(text, dict):
+        return text
+    try:
+        return parse_docsis(text)
+    except ValueError as e:
+        raise SpecError("up_docsis", str(e)) from None
 
 
 def _app(app: object, video: object) -> str:
@@ -334,6 +360,10 @@ def _scenario(data: dict[str, Any]) -> Scenario:
         path = ".".join(map(str, e["loc"])) if e["loc"] else msg.partition(":")[0]
         head = path.partition(".")[0].partition("[")[0]
         param = _PARAMS.get(head, "warmup" if head == "warmup" else "link")
+        if head == "up" and "docsis" in path:
+            param = "up_docsis"
+        if head in ("down", "up") and ".leo" in path:
+            param = "leo"
         if head == "tcp":  # the flows advise() builds: their cc or stack was given
             param = "profile" if path.endswith("profile") else "ccs"
         if head == "media":  # ("media", <the union's tag>, field)

@@ -31,7 +31,7 @@ def add_parser(sub: Any) -> None:
         " delay.",
     )
     # The link as every command that takes a scenario names it.
-    add_scenario_options(a, only=("link", "down", "up", "rtt"))
+    add_scenario_options(a, only=("link", "down", "up", "leo", "up_docsis", "rtt"))
     a.add_argument(
         "--app",
         choices=[*APPS, *APP_ALIASES],
@@ -161,6 +161,8 @@ _ADVISE_OPTIONS = {
     "workload": "--workload",
     "goals": "--goal",
     "framing": "--framing",
+    "up_docsis": "--up-docsis",
+    "leo": "--leo",
 }
 
 
@@ -183,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
             and getattr(args, name) != BY_NAME[name].default
         ):
             fail(f"{_ADVISE_OPTIONS[name]}: describes a video call: give --video too")
-    given = (args.link, args.down, args.up)
+    given = (args.link, args.down, args.up, args.leo)
     link = args.link if any(v is not None for v in given) else "adsl1"
     from .errors import PROG
     from .scenario import seconds_for_ms
@@ -215,6 +217,8 @@ def run(args: argparse.Namespace) -> int:
             workload=args.workload,
             goals=tuple(args.goal or ()),
             framing=getattr(args, "line_framing", None),
+            up_docsis=args.up_docsis,
+            leo=args.leo,
         )
     except SpecError as e:
         option = _ADVISE_OPTIONS.get(e.param)
@@ -237,7 +241,13 @@ def _from_measurement(args: argparse.Namespace) -> None:
 
     # --rtt has a default: only another value is a clash.
     rtt = None if args.rtt == BY_NAME["rtt"].default else args.rtt
-    given = (("--link", args.link), ("--down", args.down), ("--up", args.up), ("--rtt", rtt))
+    given = (
+        ("--link", args.link),
+        ("--down", args.down),
+        ("--up", args.up),
+        ("--rtt", rtt),
+        ("--leo", args.leo),
+    )
     clash = [o for o, v in given if v is not None]
     if clash:
         fail(f"--from: gives the link; leave out {', '.join(clash)}")
