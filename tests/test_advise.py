@@ -333,6 +333,20 @@ def test_a_lines_framing_reaches_the_links_and_cakes_shaper():
     assert e.value.param == "framing"
 
 
+def test_a_delivery_trace_is_a_link_to_advise_on(tmp_path):
+    """A cellular user's trace (Mahimahi's format: a line per 1500-byte opportunity, in
+    ms) is the downstream under every candidate: its mean is the rate the candidates are
+    sized by, and the link line names it."""
+    trace = tmp_path / "lte.trace"
+    trace.write_text("".join(f"{ms}\n" for ms in range(1, 1001)))  # one opportunity a ms
+    adv = advise(
+        link=None, down_trace=str(trace), up="2Mbit", rtt="40ms", ccs=("cubic",),
+        trials=1, duration="10s",
+    )  # fmt: skip
+    assert "down trace lte.trace · RTT 40ms" in adv.setup
+    assert adv.rates == {"down": 1504 * 8 * 1000}  # Mahimahi's 1504-byte opportunities
+
+
 def test_a_docsis_upstream_and_a_satellite_link_are_links_to_advise_on():
     """``up_docsis`` puts the upstream's request-grant cycle under every candidate (the
     call's upstream packets wait for grants: FQ-CoDel's p95 there differs from the plain
@@ -355,6 +369,8 @@ def test_a_docsis_upstream_and_a_satellite_link_are_links_to_advise_on():
         (dict(link=None, down="50Mbit", up="10Mbit", up_docsis="mapint=2ms"), "up_docsis"),
         (dict(link=None, down="50Mbit", up="10Mbit", up_docsis={"map_interval": "500ms"}),
          "up_docsis"),
+        (dict(link=None, down="50Mbit", up="10Mbit", down_trace="x.trace"), "down_trace"),
+        (dict(link=None, up="10Mbit", down_trace="no-such.trace"), "down_trace"),
     ):  # fmt: skip
         with pytest.raises(ValueError) as e:
             advise(**bad)

@@ -56,6 +56,8 @@ def advise(
     framing: dict[str, Any] | None = None,
     up_docsis: str | dict[str, Any] | None = None,
     leo: str | None = None,
+    down_trace: str | None = None,
+    up_trace: str | None = None,
 ) -> Advice:
     """Simulates every candidate and returns the evidence, ranked by
     :attr:`Advice.ranked` (see :mod:`collateral.advise.model`).
@@ -84,7 +86,9 @@ def advise(
     ``up_docsis`` makes the upstream a DOCSIS request-grant cycle (``"on"``,
     ``"map_interval=1ms,..."`` or a ``docsis`` table; ``up`` is the channel's rate) and
     ``leo`` (``"starlink"``) the link a satellite's in both directions, in place of
-    ``link``, ``down`` and ``up``, as ``simulate`` takes them.
+    ``link``, ``down`` and ``up``; ``down_trace`` and ``up_trace`` (Mahimahi's format: a
+    cellular link's) a direction's delivery opportunities in place of its rate, as
+    ``simulate`` takes them.
 
     Every argument is checked before anything runs; a bad one raises
     :class:`~collateral.spec.SpecError` (a ValueError) whose ``param`` names it."""
@@ -135,6 +139,13 @@ def advise(
         rates = {d: {"leo": leo, **line} for d in ("down", "up")}
     if up_docsis is not None:
         rates["up"] = {**rates.get("up", {}), "docsis": _docsis(up_docsis)}
+    for d, file in (("down", down_trace), ("up", up_trace)):
+        if file is None:
+            continue
+        if (down, up)[d == "up"] is not None or leo is not None:
+            raise SpecError(f"{d}_trace", f"give either --{d} or --{d}-trace, not both")
+        rates[d] = {k: v for k, v in rates.get(d, {}).items() if k != "rate"}
+        rates[d]["trace"] = {"file": file}
     cbr = [{**c, "budget": f"{budget_ns}ns"} for c in spec["cbr"]]
     base = dict(link=link, rtt=rtt, duration=duration, warmup=warmup, cbr=cbr, **rates)
     if "media" in spec:
@@ -364,6 +375,8 @@ def _scenario(data: dict[str, Any]) -> Scenario:
             param = "up_docsis"
         if head in ("down", "up") and ".leo" in path:
             param = "leo"
+        if head in ("down", "up") and ".trace" in path:
+            param = f"{head}_trace"
         if head == "tcp":  # the flows advise() builds: their cc or stack was given
             param = "profile" if path.endswith("profile") else "ccs"
         if head == "media":  # ("media", <the union's tag>, field)

@@ -31,7 +31,9 @@ def add_parser(sub: Any) -> None:
         " delay.",
     )
     # The link as every command that takes a scenario names it.
-    add_scenario_options(a, only=("link", "down", "up", "leo", "up_docsis", "rtt"))
+    add_scenario_options(
+        a, only=("link", "down", "up", "down_trace", "up_trace", "leo", "up_docsis", "rtt")
+    )
     a.add_argument(
         "--app",
         choices=[*APPS, *APP_ALIASES],
@@ -163,6 +165,8 @@ _ADVISE_OPTIONS = {
     "framing": "--framing",
     "up_docsis": "--up-docsis",
     "leo": "--leo",
+    "down_trace": "--down-trace",
+    "up_trace": "--up-trace",
 }
 
 
@@ -185,8 +189,12 @@ def run(args: argparse.Namespace) -> int:
             and getattr(args, name) != BY_NAME[name].default
         ):
             fail(f"{_ADVISE_OPTIONS[name]}: describes a video call: give --video too")
-    given = (args.link, args.down, args.up, args.leo)
-    link = args.link if any(v is not None for v in given) else "adsl1"
+    from ..spec.scenario import DEFAULT_LINK, uses_default_link
+
+    # As simulate's: ADSL1 unless rates are given or both directions are traces.
+    rated = any(v is not None for v in (args.down, args.up, args.leo))
+    traced = [args.down_trace is not None, args.up_trace is not None]
+    link = args.link or (DEFAULT_LINK if uses_default_link(rated, traced) else None)
     from .errors import PROG
     from .scenario import seconds_for_ms
 
@@ -219,6 +227,8 @@ def run(args: argparse.Namespace) -> int:
             framing=getattr(args, "line_framing", None),
             up_docsis=args.up_docsis,
             leo=args.leo,
+            down_trace=args.down_trace,
+            up_trace=args.up_trace,
         )
     except SpecError as e:
         option = _ADVISE_OPTIONS.get(e.param)
