@@ -362,6 +362,11 @@ def test_a_docsis_upstream_and_a_satellite_link_are_links_to_advise_on():
     fq = {o.candidate.label: o for o in cable.outcomes}["FQ-CoDel, cubic"]
     fq0 = {o.candidate.label: o for o in plain.outcomes}["FQ-CoDel, cubic"]
     assert fq.delay_s["up"] != fq0.delay_s["up"]
+    # The modem's DualPI2 is LLD's (bytes at the rate, not sojourn, which counts the
+    # grant wait and marks every L packet): Prague keeps most of the 10 Mbit/s.
+    lld = {o.candidate.label: o for o in cable.outcomes}["DualPI2 (LLD up), L4S flows, prague"]
+    assert lld.candidate.queues()["up"]["estimate"] == "virtual"
+    assert lld.goodput_bps["up"] > 0.8 * 10e6
     sat = advise(leo="starlink", link=None, rtt="30ms", ccs=("cubic",), trials=1, duration="10s")
     assert "down leo · up leo · RTT 30ms" in sat.setup and sat.rates == {"down": 125_000_000}
     for bad, param in (

@@ -158,7 +158,7 @@ impl DisciplineConfig {
             DisciplineConfig::Codel(c) => AnyQueue::Codel(Codel::new(c)?),
             DisciplineConfig::FqCodel(c) => AnyQueue::FqCodel(FqCodel::new(c)?),
             DisciplineConfig::Pie(c) => AnyQueue::Pie(Pie::new(c)?),
-            DisciplineConfig::DualPi2(c) => AnyQueue::DualPi2(DualPi2::new(c)?),
+            DisciplineConfig::DualPi2(c) => AnyQueue::DualPi2(DualPi2::for_link(c, link_rate_bps)?),
             DisciplineConfig::Cake(c) => AnyQueue::Cake(Cake::new(c)?),
         })
     }

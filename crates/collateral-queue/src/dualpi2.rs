@@ -55,6 +55,18 @@
 //!     Prague downloads against 2.4 ms under `wrr`), so the default is now Linux's.
 //! * **Limit**: `limit` packets over both queues (tail drop), as Linux's `sch->limit`;
 //!   Linux's additional memory (truesize) limit is not modelled.
+//! * **Delay estimate**, chosen by `estimate`: `sojourn` (default; Linux and the RFC)
+//!   times packets in the queue. `virtual` estimates from bytes at a rate instead, as
+//!   Low Latency DOCSIS does (CableLabs MULPI Annex O; docsis-ns3's
+//!   `QDelayCoupledV`/`QDelayCoupledC`), because a cable modem's upstream packets also
+//!   wait for their grant, a wait that sojourn would count as queueing and mark every
+//!   L packet for: the L step is decided at enqueue on a virtual queue that drains at
+//!   `rate_bps` (the link's when 0) and grows by each L packet's serialisation time
+//!   (the step: virtual delay ≥ `step_thresh`, or two MTUs at the rate if that is
+//!   longer, LLD's FLOOR), and the PI's `q` is the C queue's bytes at that rate. Not
+//!   modelled from LLD: the virtual queue's alignment to the actual
+//!   one, the IAQM ramp (a step here), r_C's share of the rate, and the PIE-style
+//!   Classic controller.
 //!
 //! The periodic update runs lazily, as in [`Pie`](crate::Pie): before each enqueue or
 //! dequeue at `now`, every update due at or before `now` is applied with the C head's
@@ -119,6 +131,17 @@ pub enum DualPi2Scheduler {
     Wrr,
 }
 
+/// How DualPI2 measures queue delay (module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DualPi2Estimate {
+    /// Each packet's sojourn time (Linux, RFC 9332).
+    #[default]
+    Sojourn,
+    /// Bytes at a rate: LLD's virtual L queue and C backlog (MULPI Annex O).
+    Virtual,
+}
+
 /// DualPI2's parameters. Defaults are Linux's (`dualpi2_reset_default`); the RFC 9332
 /// Appendix A values, where they differ, are noted.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -171,6 +194,12 @@ pub struct DualPi2Config {
     /// credit (Linux takes the device's).
     #[serde(default = "default_mtu")]
     pub mtu: u32,
+    /// How queue delay is measured: sojourn (Linux) or virtual (Low Latency DOCSIS).
+    #[serde(default)]
+    pub estimate: DualPi2Estimate,
+    /// `virtual` only: the rate the estimate drains at, bit/s (0: the link's).
+    #[serde(default)]
+    pub rate_bps: u64,
     #[serde(default)]
     pub seed: u64,
 }
@@ -197,6 +226,8 @@ impl Default for DualPi2Config {
             c_protection: default_c_protection(),
             tshift_ns: default_tshift(),
             mtu: default_mtu(),
+            estimate: DualPi2Estimate::Sojourn,
+            rate_bps: 0,
             seed: 0,
         }
     }
@@ -284,13 +315,34 @@ pub struct DualPi2 {
     l_count: f64,
     /// WRR credit (sign says which queue is next).
     credit: i64,
+    /// `virtual` estimate: the rate it drains at (bit/s; 0 under `sojourn`), the L
+    /// virtual queue's delay and when it was last updated.
+    vq_rate: u64,
+    vq: Nanos,
+    vq_at: Nanos,
     rng: SplitMix64,
     stats: DualPi2Stats,
 }
 
 impl DualPi2 {
+    /// DualPI2 where the link rate is not known (the `virtual` estimate then needs
+    /// `rate_bps`).
     pub fn new(cfg: &DualPi2Config) -> Result<Self, String> {
+        Self::for_link(cfg, 0)
+    }
+
+    /// DualPI2 on a link of `link_rate_bps` (the `virtual` estimate's rate unless
+    /// `rate_bps` is given).
+    pub fn for_link(cfg: &DualPi2Config, link_rate_bps: u64) -> Result<Self, String> {
         cfg.validate()?;
+        let vq_rate = match (cfg.estimate, cfg.rate_bps) {
+            (DualPi2Estimate::Sojourn, _) => 0,
+            (DualPi2Estimate::Virtual, 0) if link_rate_bps == 0 => {
+                return Err("estimate: virtual needs a rate: rate_bps, or a link rate".into())
+            }
+            (DualPi2Estimate::Virtual, 0) => link_rate_bps,
+            (DualPi2Estimate::Virtual, r) => r,
+        };
         let mut q = DualPi2 {
             cfg: *cfg,
             l: VecDeque::with_capacity(256),
@@ -302,6 +354,9 @@ impl DualPi2 {
             next_update: None,
             l_count: 0.0,
             credit: 0,
+            vq_rate,
+            vq: 0,
+            vq_at: 0,
             rng: SplitMix64::new(cfg.seed),
             stats: DualPi2Stats::default(),
         };
@@ -366,6 +421,23 @@ impl DualPi2 {
         }
     }
 
+    /// `bytes` at the `virtual` estimate's rate, in ns (rounded down, as LLD's).
+    fn at_rate(&self, bytes: u64) -> Nanos {
+        (bytes as u128 * 8_000_000_000 / self.vq_rate.max(1) as u128).min(Nanos::MAX as u128)
+            as Nanos
+    }
+
+    /// The `virtual` L queue at `now` after an L packet of `len` bytes joined it.
+    fn virtual_l_delay(&mut self, now: Nanos, len: u16) -> Nanos {
+        let drained = now.saturating_sub(self.vq_at);
+        self.vq = self
+            .vq
+            .saturating_sub(drained)
+            .saturating_add(self.at_rate(len.into()));
+        self.vq_at = now;
+        self.vq
+    }
+
     fn credit_init(&self) -> i64 {
         let wc = self.cfg.c_protection as i64;
         self.cfg.mtu as i64 * (wc - (100 - wc))
@@ -406,7 +478,13 @@ impl DualPi2 {
                 next = next.saturating_add(more.saturating_add(1).saturating_mul(t));
                 break;
             };
-            let q = next.saturating_sub(head.arrived);
+            // The C queue has not changed since the last event: its bytes then are its
+            // bytes at `next`.
+            let q = if self.vq_rate > 0 {
+                self.at_rate(self.c_bytes)
+            } else {
+                next.saturating_sub(head.arrived)
+            };
             self.pi_update(q);
             if next == Nanos::MAX {
                 break;
@@ -512,7 +590,21 @@ impl Discipline for DualPi2 {
             return false;
         }
         if in_l {
-            let step_ok = self.l.len() as u64 >= self.cfg.min_qlen_step as u64;
+            let mut step_ok = self.l.len() as u64 >= self.cfg.min_qlen_step as u64;
+            if self.vq_rate > 0 {
+                // LLD decides the step as the packet joins, on the virtual queue.
+                let delay = self.virtual_l_delay(now, pkt.len);
+                // LLD's FLOOR: never below two MTUs at the rate (a slow upstream).
+                let thresh = self
+                    .cfg
+                    .step_thresh_ns
+                    .max(self.at_rate(2 * self.cfg.mtu as u64));
+                if step_ok && delay >= thresh {
+                    pkt.mark_ce();
+                    self.stats.step_marks += 1;
+                }
+                step_ok = false;
+            }
             self.l_bytes += pkt.len as u64;
             self.l.push_back((pkt, step_ok));
             self.stats.l_enqueued += 1;
@@ -603,6 +695,90 @@ mod tests {
         .unwrap();
         q.set_prob(p);
         q
+    }
+
+    /// The L packets (seq) a queue let through with CE after ECT(1) packets of 1500 B
+    /// arrived at `times` and all left at 100 ms.
+    fn ce_after(q: &mut DualPi2, times: &[Nanos]) -> Vec<u64> {
+        let mut drops = Vec::new();
+        for (i, &t) in times.iter().enumerate() {
+            assert!(q.enqueue(t, pkt(Ecn::Ect1, i as u64, t), &mut drops));
+        }
+        let mut ce = Vec::new();
+        while let Some(p) = q.dequeue(100 * MS, &mut drops) {
+            if p.ecn() == Ecn::Ce {
+                ce.push(p.seq);
+            }
+        }
+        assert!(drops.is_empty());
+        ce
+    }
+
+    #[test]
+    fn the_virtual_estimate_steps_on_bytes_at_the_rate_not_on_sojourn() {
+        // 12 Mbit/s: a 1500-byte packet is 1 ms; the threshold is LLD's floor of two
+        // MTUs, 2 ms, above the 1 ms step. Arrivals at 0, 0, 0.5 and 3.5 ms: the
+        // virtual queue reads 1, 2, 2.5 (2 - 0.5 drained + 1) and 1 ms (drained to 0).
+        let lld = DualPi2Config {
+            estimate: DualPi2Estimate::Virtual,
+            tupdate_ns: 1_000_000 * MS,
+            ..DualPi2Config::default()
+        };
+        let times = [0, 0, MS / 2, 7 * MS / 2];
+        let mut q = DualPi2::for_link(&lld, 12_000_000).unwrap();
+        assert_eq!(ce_after(&mut q, &times), [1, 2]);
+        assert_eq!(q.stats().step_marks, 2);
+        // `rate_bps` overrides the link's: at 24 Mbit/s (0.5 ms a packet, floor 1 ms)
+        // the estimate reads 0.5, 1, 1 and 0.5 ms.
+        let fast = DualPi2Config {
+            rate_bps: 24_000_000,
+            ..lld
+        };
+        let mut q = DualPi2::for_link(&fast, 12_000_000).unwrap();
+        assert_eq!(ce_after(&mut q, &times), [1, 2]);
+        let mut q = DualPi2::for_link(&fast, 12_000_000).unwrap();
+        assert_eq!(
+            ce_after(&mut q, &[0, MS, 2 * MS, 3 * MS]),
+            Vec::<u64>::new()
+        );
+        // Sojourn (Linux): every packet waited 96.5 ms or more, every one is marked.
+        let linux = DualPi2Config {
+            estimate: DualPi2Estimate::Sojourn,
+            ..lld
+        };
+        let mut q = DualPi2::for_link(&linux, 12_000_000).unwrap();
+        assert_eq!(ce_after(&mut q, &times), [0, 1, 2, 3]);
+        // Virtual without a rate anywhere is refused, naming it.
+        let err = DualPi2::new(&lld).unwrap_err();
+        assert!(err.starts_with("estimate: virtual needs a rate"), "{err}");
+    }
+
+    #[test]
+    fn the_virtual_estimate_feeds_the_pi_the_classic_bytes_at_the_rate() {
+        // 20 Not-ECT packets of 1500 B at 0: 30 000 B, 20 ms at 12 Mbit/s. The first
+        // update falls at 16 ms (the timer starts with the first event): q = 20 ms
+        // from the bytes, where sojourn reads the head's 16 ms.
+        for (estimate, q_s) in [
+            (DualPi2Estimate::Virtual, 0.020),
+            (DualPi2Estimate::Sojourn, 0.016),
+        ] {
+            let cfg = DualPi2Config {
+                estimate,
+                ..DualPi2Config::default()
+            };
+            let mut q = DualPi2::for_link(&cfg, 12_000_000).unwrap();
+            let mut drops = Vec::new();
+            for i in 0..20 {
+                q.enqueue(0, pkt(Ecn::NotEct, i, 0), &mut drops);
+            }
+            q.dequeue(16 * MS, &mut drops);
+            let want = cfg.alpha * (q_s - 0.015) + cfg.beta * q_s;
+            assert!(
+                close(q.prob(), want),
+                "{estimate:?}: {} vs {want}",
+                q.prob()
+            );
+        }
     }
 
     fn close(a: f64, b: f64) -> bool {

@@ -66,6 +66,7 @@ def candidates(
     current: tuple[str, dict[str, Any]] | None = None,
     shaper_bps: tuple[int, int] | None = None,
     framing: Any = None,
+    docsis_up: bool = False,
 ) -> list[Candidate]:
     """Every candidate under each congestion control (drop-tail limits that round to
     the same packets are tried once), then DualPI2 with L4S flows; ``current`` is the
@@ -74,7 +75,10 @@ def candidates(
     ``shaper_bps``: the link's (down, up) rates, CAKE's shaper in each direction, as a
     gateway runs it (unshaped, its 5 ms target is below one packet's time on a slow
     link: Linux's COBALT then drops a call's packets too), counting the link's
-    ``framing`` (its per-packet overhead and ATM cells, CAKE's own keywords) when given."""
+    ``framing`` (its per-packet overhead and ATM cells, CAKE's own keywords) when given.
+    ``docsis_up``: the upstream is a DOCSIS modem's, whose DualPI2 is Low Latency
+    DOCSIS's, estimating delay from bytes (``estimate = "virtual"``): sojourn there
+    counts the wait for a grant and marks every L packet."""
     line = {}
     if framing is not None and (framing.overhead or framing.atm):
         line = {"overhead": framing.overhead, "atm": framing.atm}
@@ -99,7 +103,13 @@ def candidates(
             up = None
             if q["kind"] == "cake" and shaper_bps is not None:
                 q, up = (dict(q, bandwidth=f"{bps}bit", **line) for bps in shaper_bps)
+            if q["kind"] == "dualpi2" and docsis_up:
+                name, up = f"{name} (LLD up)", dict(q, estimate="virtual")
             out.append(Candidate(name, q, cc, up_queue=up, ecn=ecn, dscp=dscp))
     name, q, cc, ecn = L4S
-    out.append(Candidate(name, q, cc, ecn=ecn))
+    if docsis_up:
+        name = name.replace("DualPI2", "DualPI2 (LLD up)")
+        out.append(Candidate(name, q, cc, up_queue=dict(q, estimate="virtual"), ecn=ecn))
+    else:
+        out.append(Candidate(name, q, cc, ecn=ecn))
     return out

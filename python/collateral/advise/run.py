@@ -160,6 +160,7 @@ def advise(
         mine,
         (link_rates["down"], link_rates["up"]),
         probe.down.framing,
+        docsis_up=probe.up.docsis is not None,
     )
     flows = ["down"] * tcp_flows + ["up"] * uploads
     if kind is not None:

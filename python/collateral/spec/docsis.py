@@ -19,8 +19,11 @@ GrantSize = Annotated[int, BeforeValidator(parse_size)]
 #: MULPI Annexes M–O) as our DualPI2 takes them: Classic target 10 ms updated every
 #: 16 ms, coupling k = 2, the L queue's marking threshold MaxTh 1 ms (a step here; LLD
 #: ramps from MinTh), and the L queue's scheduling weight 230/256, i.e. about 10 % for
-#: Classic. LLD's Classic AQM is PIE-style (gains A = 0.25, B = 2.5 with PIE's
-#: auto-scaling) where our DualPI2 runs PI2's gains: those stay the RFC 9332 defaults.
+#: Classic; and LLD's delay estimate (``estimate = "virtual"``): the L step on a virtual
+#: queue drained at the link rate and the Classic delay from its bytes, not sojourn,
+#: which on an upstream counts the wait for a grant as queueing. LLD's Classic AQM is
+#: PIE-style (gains A = 0.25, B = 2.5 with PIE's auto-scaling) where our DualPI2 runs
+#: PI2's gains: those stay the RFC 9332 defaults.
 LLD_DUALPI2: dict[str, Any] = {
     "kind": "dualpi2",
     "target": "10ms",
@@ -28,6 +31,7 @@ LLD_DUALPI2: dict[str, Any] = {
     "k": 2,
     "step_thresh": "1ms",
     "c_protection": 10,
+    "estimate": "virtual",
 }
 
 
