@@ -52,6 +52,9 @@ field in each of the six calls, 0 for GCC and NADA; SCReAM's sent_bps and loss_r
 without the discards); every other field is equal. The same session's trace-link TUN
 header and RRUL probe share change scenarios this set does not hold (no trace link, no
 workload).
+
+Session 35 moved it to c3e2fc6762dc775f: the media trace's new `flow` column (which call
+a row is of). `--compare` against 4ec34bc6bd48cdea's dump: summaries equal.
 """
 
 from __future__ import annotations
