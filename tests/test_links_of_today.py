@@ -7,8 +7,9 @@ import os
 import numpy as np
 import pytest
 
+import collateral
 from collateral import _native
-from collateral.spec import Scenario, SpecError, build_scenario
+from collateral.spec import AqmSpec, Scenario, SpecError, build_scenario
 
 
 def _summary(sc):
@@ -153,6 +154,29 @@ def test_a_scenario_names_the_starlink_preset_per_direction():
         Scenario(down={"leo": "oneweb"}, up={"rate": "1Mbit"})
     with pytest.raises(ValueError, match="names a preset of both directions"):
         LinkSpec(leo="starlink")
+
+
+def test_lld_names_low_latency_docsis_dualpi2_with_its_estimate():
+    """``aqm="lld"``: DualPI2 with LLD_DUALPI2's settings (the virtual delay estimate
+    among them); what follows the name changes one; on a DOCSIS upstream a Prague
+    upload keeps most of its 20 Mbit/s (sojourn, which counts the grant wait as
+    queueing, marked every L packet and held it near 2 Mbit/s)."""
+    from collateral.spec.docsis import LLD_DUALPI2
+
+    sc = build_scenario(aqm="lld", down="100Mbit", up="20Mbit")
+    assert sc.up.queue == AqmSpec(**LLD_DUALPI2)
+    assert sc.up.queue.model_extra["estimate"] == "virtual"
+    more = build_scenario(aqm="lld:c_protection=20", down="100Mbit", up="20Mbit").up.queue
+    assert more == AqmSpec(**{**LLD_DUALPI2, "c_protection": 20})
+    kw = dict(
+        down="100Mbit", up="20Mbit", up_docsis="on", rtt="20ms", tcp_flows=0, uploads=1,
+        cc="prague", ecn="l4s", duration="12s", warmup="2s",
+    )  # fmt: skip
+    lld = collateral.simulate(aqm="lld", **kw).summary["up_goodput_bps"]
+    linux = collateral.simulate(aqm="dualpi2:target=10ms,c_protection=10", **kw).summary[
+        "up_goodput_bps"
+    ]
+    assert lld > 0.85 * 20e6 and linux < 0.25 * 20e6
 
 
 def test_outages_and_delay_steps_from_a_scenario_table(tmp_path):

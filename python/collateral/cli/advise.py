@@ -194,7 +194,8 @@ def run(args: argparse.Namespace) -> int:
     # As simulate's: ADSL1 unless rates are given or both directions are traces.
     rated = any(v is not None for v in (args.down, args.up, args.leo))
     traced = [args.down_trace is not None, args.up_trace is not None]
-    link = args.link or (DEFAULT_LINK if uses_default_link(rated, traced) else None)
+    default = DEFAULT_LINK if uses_default_link(rated, traced) else None
+    link = args.link if args.link is not None else default
     from .errors import PROG
     from .scenario import seconds_for_ms
 

@@ -203,7 +203,8 @@ FIELDS: tuple[Field, ...] = (
     ),
     Field(
         "aqm", (str, dict, "AqmSpec"), None, "an AQM instead of drop-tail:"
-        f" {', '.join(AQM_SHORTHANDS)} with their defaults; KIND:KEY=VALUE,... with"
+        f" {', '.join(AQM_SHORTHANDS)} with their defaults; lld (DualPI2 as Low Latency"
+        " DOCSIS runs it: its settings and delay estimate); KIND:KEY=VALUE,... with"
         " parameters in human units, e.g."
         " fq_codel:target=5ms,ecn=off or cake:bandwidth=1.4Mbit,diffserv=diffserv4,"
         'ack_filter=normal; or a JSON object such as \'{"kind": "red", "min_th": 5, '

@@ -26,7 +26,7 @@ from ..vocabulary import (
     MEDIA_CONTROLLERS,
     WORKLOADS,
 )
-from .docsis import parse_docsis
+from .docsis import LLD_DUALPI2, parse_docsis
 from .errors import SpecError, error_at, first_error, flat_param
 from .fields import BY_NAME, FIELDS, docs, signature, unknown_hint
 from .link import AqmSpec
@@ -398,6 +398,11 @@ def parse_aqm_shorthand(text: str) -> dict[str, Any]:
     return q
 
 
+#: Named AQM settings ``aqm=`` takes as it takes a kind: ``lld`` is DualPI2 as Low
+#: Latency DOCSIS runs it (:data:`~collateral.spec.docsis.LLD_DUALPI2`).
+AQM_PRESETS: dict[str, dict[str, Any]] = {"lld": LLD_DUALPI2}
+
+
 def aqm_queue(aqm: str | dict[str, Any] | AqmSpec) -> dict[str, Any]:
     """``aqm=``: a kind with its defaults (``codel``), ``kind:key=value,…`` with
     parameters in human units, a JSON object or a dict."""
@@ -407,6 +412,11 @@ def aqm_queue(aqm: str | dict[str, Any] | AqmSpec) -> dict[str, Any]:
         q: object = aqm
     elif aqm in AQM_SHORTHANDS:
         return {"kind": aqm}
+    elif (head := aqm.partition(":")[0].strip()) in AQM_PRESETS:
+        # A preset's settings, then what follows its name (lld:c_protection=20).
+        preset = AQM_PRESETS[head]
+        rest = aqm.partition(":")[2]
+        return {**preset, **parse_aqm_shorthand(f"{preset['kind']}:{rest}")}
     elif not aqm.lstrip().startswith("{") and aqm.partition(":")[0].strip() in AQM_KINDS:
         q = parse_aqm_shorthand(aqm)
     else:
