@@ -214,3 +214,23 @@ def test_thin_stream_apps_cross_to_the_core_and_report_quality():
     assert c["over_100ms"] == 0.0 and c["loss_rate"] == 0.0
     assert 0.050 < c["owd_mean_s"] < 0.0515
     assert c["mos"] > 4.3
+
+
+def test_the_python_api_takes_queue_beside_aqm_as_its_limit_or_refuses_it():
+    """``build_scenario(aqm=..., queue=...)`` as ``--aqm ... --queue ...``: the limit in
+    the discipline's unit is its hard limit; another unit, a limit given twice, and
+    drop-tail's rule or count_in_service beside an AQM are refused naming the
+    parameter (all four were silently ignored)."""
+    assert build_scenario(aqm="dualpi2", queue="5p").down.queue.model_extra["limit"] == 5
+    assert build_scenario(aqm="cake", queue="4MB").up.queue.model_extra["memory_limit"] == 4e6
+    # Not given: the discipline's own default stays.
+    assert "limit" not in build_scenario(aqm="dualpi2").down.queue.model_extra
+    for kw, param, text in (
+        ({"queue": "100kB"}, "queue", "dualpi2's limit counts packets"),
+        ({"aqm": "dualpi2:limit=7", "queue": "5p"}, "queue", "also given"),
+        ({"rule": "fb-loose"}, "rule", "does not apply to an AQM"),
+        ({"count_in_service": True}, "count_in_service", "does not apply to an AQM"),
+    ):
+        with pytest.raises(SpecError) as e:
+            build_scenario(**{"aqm": "dualpi2", **kw})
+        assert e.value.param == param and text in e.value.message, e.value

@@ -75,48 +75,29 @@ def option(param: str) -> str:
 
 
 def aqm_with_limit(a: argparse.Namespace) -> object:
-    """``--aqm`` with ``--queue`` as its hard limit, so that neither is ignored; a limit
-    in the wrong unit, a discipline without one limit (cbq), or a limit given twice is
-    an error naming the option. Each discipline's limit field is the core's
-    (:data:`~collateral.vocabulary.AQM_INFO`)."""
+    """``--aqm`` with ``--queue`` as its hard limit, so that neither is ignored
+    (:func:`~collateral.spec.flat.aqm_limit`: a limit in the wrong unit, a discipline
+    without one limit, or a limit given twice is an error naming the option); a
+    ``--versus`` value's own limit wins over ``--queue``."""
     if a.aqm is None or a.queue is None:
         if a.aqm is not None and getattr(a, "rule", None) is not None:
             fail_param(a, "rule", "a drop-tail rule; it does not apply to --aqm")
         return a.aqm
     from ..spec import SpecError, aqm_queue
-    from ..units import parse_queue_limit
+    from ..spec.flat import aqm_limit
 
     try:
         q = dict(aqm_queue(a.aqm))
-        limit = parse_queue_limit(a.queue)
     except SpecError as e:
         fail_param(a, "aqm", e.message)
-    except ValueError as e:
-        fail_param(a, "queue", str(e))
-    kind = str(q.get("kind"))
-    info = AQM_INFO.get(kind, {})
-    field = info.get("limit_field")
-    if field is None:
-        fail_param(a, "queue", f"{kind} has per-class limits; give them in --aqm")
-    in_bytes = info.get("limit_unit") == "bytes"
     versus = getattr(a, "versus_value", None) is not None
-    if field in q or "limit_rule" in q:
-        if versus:  # --versus fq_codel:limit=1000 says its own: it wins over --queue
-            return q
-        fail_param(a, "queue", f"{kind}'s {field} is also given in --aqm; give it once")
-    if limit.in_packets == in_bytes:
-        unit, example = ("bytes", "4MB") if in_bytes else ("packets", "1000p")
-        if versus:
-            own = f"{kind}:{field}={4_000_000 if in_bytes else 1000}"
-            fail_param(
-                a,
-                "queue",
-                f"{kind}'s {field} counts {unit}, --queue {a.queue} does not; give the"
-                f" limit in the --versus value, e.g. {own}",
-            )
-        fail_param(a, "queue", f"{kind}'s {field} counts {unit}; give e.g. {example}")
-    q[field] = limit.amount
-    return q
+    field = AQM_INFO.get(str(q.get("kind")), {}).get("limit_field")
+    if versus and field is not None and (field in q or "limit_rule" in q):
+        return q  # --versus fq_codel:limit=1000 says its own
+    try:
+        return aqm_limit(q, a.queue, "--aqm", versus)
+    except SpecError as e:
+        fail_param(a, e.param, e.message)
 
 
 def seconds_for_ms(option: str, text: object) -> str | None:
@@ -291,6 +272,9 @@ def scenario_from_args_unchecked(a: argparse.Namespace) -> Scenario:
     if params.get("queue") is None:
         params["queue"] = BY_NAME["queue"].default
     params["aqm"] = aqm_with_limit(a)
+    if params["aqm"] is not None:  # --queue is in it (or unset), --rule refused there
+        for name in ("queue", "rule"):
+            params.pop(name, None)
     try:
         return build_scenario(**params)
     except SpecError as e:

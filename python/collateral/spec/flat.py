@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from ..display import short
 from ..vocabulary import (
     APP_PROFILES,
+    AQM_INFO,
     AQM_KINDS,
     AQM_SHORTHANDS,
     CBR_CHOICES,
@@ -252,6 +253,12 @@ def build_scenario(**params: Any) -> Scenario:
     q: dict[str, Any] = {"limit": queue, "rule": rule, "count_in_service": count_in_service}
     if aqm is not None:
         q = aqm_queue(aqm)
+        # Drop-tail's settings beside an AQM are its limit or an error, never ignored.
+        for name in ("rule", "count_in_service"):
+            if name in params and params[name] not in (None, False):
+                raise SpecError(name, "a drop-tail setting; it does not apply to an AQM")
+        if "queue" in params and params["queue"] is not None:
+            q = aqm_limit(q, params["queue"])
     flow = {
         "cc": cc,
         "profile": profile,
@@ -396,6 +403,41 @@ def parse_aqm_shorthand(text: str) -> dict[str, Any]:
             raise SpecError("aqm", f"{key.strip()}: {short(value.strip())}: {what}")
         q[key.strip()] = v
     return q
+
+
+def aqm_limit(
+    q: dict[str, Any], queue: object, where: str = "aqm", versus: bool = False
+) -> dict[str, Any]:
+    """The AQM ``q`` with ``queue`` (``"1000p"``, ``"4MB"``) as its hard limit, the
+    discipline's own limit field in its unit (:data:`~collateral.vocabulary.AQM_INFO`);
+    a limit in the other unit, a discipline without one limit (cbq) or a limit given
+    twice raises SpecError("queue"). ``where`` names the AQM's option in the messages;
+    ``versus``: the AQM is a ``--versus`` value, whose own limit the message points to."""
+    from ..units import parse_queue_limit
+
+    try:
+        limit = parse_queue_limit(queue)
+    except ValueError as e:
+        raise SpecError("queue", str(e)) from None
+    kind = str(q.get("kind"))
+    info = AQM_INFO.get(kind, {})
+    field = info.get("limit_field")
+    if field is None:
+        raise SpecError("queue", f"{kind} has per-class limits; give them in {where}")
+    if field in q or "limit_rule" in q:
+        raise SpecError("queue", f"{kind}'s {field} is also given in {where}; give it once")
+    in_bytes = info.get("limit_unit") == "bytes"
+    if limit.in_packets == in_bytes:
+        unit, example = ("bytes", "4MB") if in_bytes else ("packets", "1000p")
+        if versus:
+            own = f"{kind}:{field}={4_000_000 if in_bytes else 1000}"
+            raise SpecError(
+                "queue",
+                f"{kind}'s {field} counts {unit}, --queue {queue} does not; give the limit"
+                f" in the --versus value, e.g. {own}",
+            )
+        raise SpecError("queue", f"{kind}'s {field} counts {unit}; give e.g. {example}")
+    return {**q, field: limit.amount}
 
 
 #: Named AQM settings ``aqm=`` takes as it takes a kind: ``lld`` is DualPI2 as Low
