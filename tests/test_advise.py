@@ -367,7 +367,7 @@ def test_a_docsis_upstream_and_a_satellite_link_are_links_to_advise_on():
     lld = {o.candidate.label: o for o in cable.outcomes}["DualPI2 (LLD up), L4S flows, prague"]
     assert lld.candidate.queues()["up"]["estimate"] == "virtual"
     assert lld.goodput_bps["up"] > 0.8 * 10e6
-    sat = advise(leo="starlink", link=None, rtt="30ms", ccs=("cubic",), trials=1, duration="10s")
+    sat = advise(leo="starlink", rtt="30ms", ccs=("cubic",), trials=1, duration="10s")
     assert "down leo · up leo · RTT 30ms" in sat.setup and sat.rates == {"down": 125_000_000}
     for bad, param in (
         (dict(leo="starlink", link="adsl1"), "leo"),
@@ -380,3 +380,14 @@ def test_a_docsis_upstream_and_a_satellite_link_are_links_to_advise_on():
         with pytest.raises(ValueError) as e:
             advise(**bad)
         assert e.value.param == param, e.value
+
+
+def test_the_python_advisor_runs_the_rates_it_is_given():
+    """``advise(down=..., up=...)`` runs those rates (the default ``link="adsl1"`` took
+    precedence and the rates were silently dropped); a preset beside rates is refused."""
+    adv = advise(down="50Mbit", up="10Mbit", ccs=("cubic",), trials=1, duration="5s")
+    assert adv.setup.startswith("link 50Mbit/10Mbit · RTT") and adv.rates == {"down": 50_000_000}
+    assert advise(ccs=("cubic",), trials=1, duration="5s").setup.startswith("link 1.5Mbit/256kbit")
+    with pytest.raises(ValueError) as e:
+        advise(link="adsl2", down="50Mbit", up="10Mbit")
+    assert e.value.param == "link"

@@ -117,6 +117,16 @@ pub fn tcp(key: &str, t: &TcpConfig) -> Result<(), String> {
             t.cc.name()
         ));
     }
+    // ECT(1) says the sender answers each mark in proportion (RFC 9331 §4.1); a classic
+    // control halves on each one and starves in an L queue that marks at 1 ms.
+    if !t.cc.scalable() && t.ecn == TcpEcn::L4s {
+        return Err(format!(
+            "{}: l4s (ECT(1)) is for scalable congestion controls (dctcp, prague); {} \
+             would halve its window on every mark: give ecn = classic",
+            k("ecn"),
+            t.cc.name()
+        ));
+    }
     let window = t.rwnd_segments as u64 * t.mss as u64;
     if window > MAX_WINDOW_BYTES {
         return Err(format!(

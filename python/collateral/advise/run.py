@@ -29,7 +29,7 @@ from .model import Advice, Outcome
 
 def advise(
     *,
-    link: str | None = "adsl1",
+    link: str | None = None,
     down: str | None = None,
     up: str | None = None,
     rtt: str = "100ms",
@@ -88,7 +88,8 @@ def advise(
     ``leo`` (``"starlink"``) the link a satellite's in both directions, in place of
     ``link``, ``down`` and ``up``; ``down_trace`` and ``up_trace`` (Mahimahi's format: a
     cellular link's) a direction's delivery opportunities in place of its rate, as
-    ``simulate`` takes them.
+    ``simulate`` takes them. Without ``link``, rates, ``leo`` or a trace each way, the
+    link is ADSL1; a preset beside rates is refused.
 
     Every argument is checked before anything runs; a bad one raises
     :class:`~collateral.spec.SpecError` (a ValueError) whose ``param`` names it."""
@@ -129,13 +130,20 @@ def advise(
     if not (math.isfinite(tolerance) and 0 <= tolerance < 1):
         raise SpecError("tolerance", f"{tolerance!r}: a share of goodput, from 0 to below 1")
     mine = current_queue(current) if current is not None else None
+    from ..spec.scenario import DEFAULT_LINK, uses_default_link
+
+    rated = any(v is not None for v in (down, up, leo))
+    if leo is not None and any(v is not None for v in (link, down, up)):
+        raise SpecError("leo", "a satellite link sets both rates; leave out link, down and up")
+    if link is not None and rated:
+        raise SpecError("link", "give either a link preset or down and up rates (or leo)")
+    if link is None and uses_default_link(rated, [down_trace is not None, up_trace is not None]):
+        link = DEFAULT_LINK  # ADSL1, as simulate's
     if framing is not None and link is not None:
         raise SpecError("framing", "goes with down and up rates (a line's), not a link preset")
     line = {"framing": framing} if framing is not None else {}
     rates = {"down": {"rate": down, **line}, "up": {"rate": up, **line}} if link is None else {}
     if leo is not None:
-        if link is not None or down is not None or up is not None:
-            raise SpecError("leo", "a satellite link sets both rates; leave out link, down and up")
         rates = {d: {"leo": leo, **line} for d in ("down", "up")}
     if up_docsis is not None:
         rates["up"] = {**rates.get("up", {}), "docsis": _docsis(up_docsis)}
