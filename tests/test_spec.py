@@ -234,3 +234,15 @@ def test_the_python_api_takes_queue_beside_aqm_as_its_limit_or_refuses_it():
         with pytest.raises(SpecError) as e:
             build_scenario(**{"aqm": "dualpi2", **kw})
         assert e.value.param == param and text in e.value.message, e.value
+
+
+def test_l4s_ecn_needs_a_scalable_congestion_control():
+    """ECT(1) with CUBIC is refused naming ecn (it starved under DualPI2's L queue),
+    as DCTCP without it is refused naming cc."""
+    with pytest.raises(SpecError) as e:
+        build_scenario(cc="cubic", ecn="l4s")
+    assert e.value.param == "ecn" and "scalable congestion controls" in e.value.message
+    with pytest.raises(SpecError) as e:
+        build_scenario(cc="dctcp", ecn="classic")
+    assert e.value.param == "cc"
+    assert build_scenario(cc="prague", ecn="l4s").tcp[0].ecn == "l4s"
