@@ -391,3 +391,13 @@ def test_the_python_advisor_runs_the_rates_it_is_given():
     with pytest.raises(ValueError) as e:
         advise(link="adsl2", down="50Mbit", up="10Mbit")
     assert e.value.param == "link"
+
+
+def test_a_budget_given_is_not_credited_to_the_standard_and_a_bare_one_is_warned():
+    """``budget="100ms"`` is the user's, not ITU-T G.114's (150 ms): the caption says so;
+    ``budget=150`` (150 s) warns, as simulate(rtt=100) does."""
+    kw = dict(ccs=("cubic",), trials=1, duration="5s")
+    assert advise(**kw).budget_source == "ITU-T G.114"
+    assert advise(budget="100ms", **kw).budget_source == "the budget given"
+    with pytest.warns(UserWarning, match="budget=150: read as 150 s; did you mean 150ms"):
+        advise(budget=150, **kw)

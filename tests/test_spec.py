@@ -246,3 +246,12 @@ def test_l4s_ecn_needs_a_scalable_congestion_control():
         build_scenario(cc="dctcp", ecn="classic")
     assert e.value.param == "cc"
     assert build_scenario(cc="prague", ecn="l4s").tcp[0].ecn == "l4s"
+
+
+def test_an_application_needs_its_cbr_flows():
+    """``app`` names what the CBR flows send: with ``cbr="none"`` there is none, and the
+    game was silently left out."""
+    with pytest.raises(SpecError) as e:
+        build_scenario(app="quake3", cbr="none")
+    assert e.value.param == "app"
+    assert [c.app for c in build_scenario(app="quake3", cbr="down").cbr] == ["quake3"]

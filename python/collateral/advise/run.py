@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from .. import _native
 from ..spec import CC_ALGORITHMS, PROFILES, Scenario, SpecError, TraceSpec
-from ..units import fmt_duration, parse_duration
+from ..units import bare_number, fmt_duration, parse_duration
 from .apps import APP_ALIASES, APPS, BUDGET_SOURCES
 from .candidates import Candidate, candidates
 from .current import current_queue
@@ -114,6 +114,13 @@ def advise(
     if warmup is None:
         warmup = fmt_duration(min(10 * 10**9, duration_ns // 4))
     spec = APPS[app]
+    if budget is not None and bare_number(budget) and float(str(budget)) >= 1:
+        import warnings  # as simulate(rtt=100) warns: valid, but surely not seconds
+
+        warnings.warn(
+            f"budget={budget!r}: read as {float(str(budget)):g} s; did you mean {budget}ms?",
+            stacklevel=2,
+        )
     try:
         budget_ns = parse_duration(budget if budget is not None else spec["budget"])
     except ValueError as e:
@@ -204,7 +211,9 @@ def advise(
     goal_text = [f"goals {', '.join(map(str, wanted))}"] if wanted else []
     setup = " · ".join([*where, f"{load} on {profile}", f"{duration} trials", *goal_text])
     advice = Advice(app, target, fmt_duration(budget_ns), setup, trials, tolerance)
-    advice.rates, advice.budget_source = bulk, BUDGET_SOURCES[app]
+    advice.rates = bulk
+    # The standard's name only for the standard's number: a budget given is the user's.
+    advice.budget_source = BUDGET_SOURCES[app] if budget is None else "the budget given"
     for ci, c in enumerate(cands):
         advice.outcomes.append(_outcome(c, per[ci], target, app == "voip", wanted))
     return advice

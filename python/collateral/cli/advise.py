@@ -201,36 +201,12 @@ def run(args: argparse.Namespace) -> int:
 
     if (odd := seconds_for_ms("--budget", args.budget)) is not None:  # said before it runs
         print(f"{PROG}: warning: {odd}", file=sys.stderr)
+    import warnings
+
     try:
-        adv = advise(
-            link=link,
-            down=args.down,
-            up=args.up,
-            rtt=args.rtt,
-            app=args.app,
-            video=args.video,
-            video_max_rate=args.video_max_rate,
-            video_direction=args.video_direction,
-            tcp_flows=args.tcp_flows,
-            uploads=args.uploads,
-            web_users=args.web_users,
-            current=args.current,
-            tolerance=args.tolerance,
-            ccs=tuple(args.cc) if args.cc else ("newreno", "cubic"),
-            profile=args.profile,
-            trials=args.trials,
-            duration=args.duration,
-            target=args.target,
-            budget=args.budget,
-            seed=args.seed,
-            workload=args.workload,
-            goals=tuple(args.goal or ()),
-            framing=getattr(args, "line_framing", None),
-            up_docsis=args.up_docsis,
-            leo=args.leo,
-            down_trace=args.down_trace,
-            up_trace=args.up_trace,
-        )
+        with warnings.catch_warnings():  # said above as --budget's, not again as the API's
+            warnings.filterwarnings("ignore", message="budget=")
+            adv = _advise(advise, args, link)
     except SpecError as e:
         option = _ADVISE_OPTIONS.get(e.param)
         fail(f"{option}: {e.message}" if option else f"advise: {e}")
@@ -243,6 +219,39 @@ def run(args: argparse.Namespace) -> int:
         for p in plot(adv, args.plot):
             print(f"wrote {p}")
     return 0
+
+
+def _advise(advise: Any, args: argparse.Namespace, link: str | None) -> Any:
+    """advise() with the options' values."""
+    return advise(
+        link=link,
+        down=args.down,
+        up=args.up,
+        rtt=args.rtt,
+        app=args.app,
+        video=args.video,
+        video_max_rate=args.video_max_rate,
+        video_direction=args.video_direction,
+        tcp_flows=args.tcp_flows,
+        uploads=args.uploads,
+        web_users=args.web_users,
+        current=args.current,
+        tolerance=args.tolerance,
+        ccs=tuple(args.cc) if args.cc else ("newreno", "cubic"),
+        profile=args.profile,
+        trials=args.trials,
+        duration=args.duration,
+        target=args.target,
+        budget=args.budget,
+        seed=args.seed,
+        workload=args.workload,
+        goals=tuple(args.goal or ()),
+        framing=getattr(args, "line_framing", None),
+        up_docsis=args.up_docsis,
+        leo=args.leo,
+        down_trace=args.down_trace,
+        up_trace=args.up_trace,
+    )
 
 
 def _from_measurement(args: argparse.Namespace) -> None:

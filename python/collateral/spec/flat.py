@@ -246,6 +246,8 @@ def build_scenario(**params: Any) -> Scenario:
     for name in WORKLOAD_REPLACES:
         if workload is not None and p[name] != BY_NAME[name].default:
             raise SpecError(name, f"{short(p[name])}: the workload {workload} sets the flows")
+    if app is not None and cbr == "none":
+        raise SpecError("app", f"{short(app)} is what the CBR flows send; cbr none has none")
     if app is not None and app not in APP_PROFILES:
         raise SpecError(
             "app", f"unknown application {short(app)}; supported: {', '.join(APP_PROFILES)}"
