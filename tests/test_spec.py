@@ -255,3 +255,13 @@ def test_an_application_needs_its_cbr_flows():
         build_scenario(app="quake3", cbr="none")
     assert e.value.param == "app"
     assert [c.app for c in build_scenario(app="quake3", cbr="down").cbr] == ["quake3"]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"), [("fq-codel", "fq_codel"), ("CAKE", "cake"), ("dualpi", "dualpi2")]
+)
+def test_a_misspelt_aqm_name_gets_the_near_one(text, kind):
+    """Dashes, capitals and a dropped letter: "did you mean" (it said "not JSON")."""
+    with pytest.raises(SpecError) as e:
+        build_scenario(aqm=text)
+    assert e.value.param == "aqm" and f"did you mean {kind}?" in e.value.message

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..spec import SpecError, aqm_queue
+from ..spec.flat import AQM_PRESETS, near_aqm
 from ..units import parse_queue_limit
 from ..vocabulary import AQM_KINDS
 
@@ -18,7 +19,10 @@ def current_queue(text: str) -> tuple[str, dict[str, Any]]:
     try:
         limit = parse_queue_limit(text)
     except ValueError as e:
-        if text.partition(":")[0].strip() not in AQM_KINDS and not text.lstrip().startswith("{"):
+        named = text.partition(":")[0].strip() in (*AQM_KINDS, *AQM_PRESETS)
+        if not named and not text.lstrip().startswith("{"):
+            if (near := near_aqm(text)) is not None:  # fq-codel, CAKE
+                raise SpecError("current", near) from None
             raise SpecError("current", f"{text!r}: {e}; or give an AQM such as fq_codel") from None
         try:
             return text.strip(), _checked(aqm_queue(text))

@@ -463,6 +463,8 @@ def aqm_queue(aqm: str | dict[str, Any] | AqmSpec) -> dict[str, Any]:
         return {**preset, **parse_aqm_shorthand(f"{preset['kind']}:{rest}")}
     elif not aqm.lstrip().startswith("{") and aqm.partition(":")[0].strip() in AQM_KINDS:
         q = parse_aqm_shorthand(aqm)
+    elif not aqm.lstrip().startswith("{") and (near := near_aqm(aqm)) is not None:
+        raise SpecError("aqm", near)
     else:
         try:
             q = json.loads(aqm, parse_int=_json_int, object_pairs_hook=_no_repeated_keys)
@@ -476,6 +478,19 @@ def aqm_queue(aqm: str | dict[str, Any] | AqmSpec) -> dict[str, Any]:
     if not isinstance(q, dict) or "kind" not in q:
         raise SpecError("aqm", 'a JSON object with a "kind", e.g. {"kind": "codel"}')
     return q
+
+
+def near_aqm(text: str) -> str | None:
+    """ "unknown AQM 'fq-codel'; did you mean fq_codel?" for a name (not JSON) close to a
+    kind or preset, case and dashes aside; None when nothing is close."""
+    import difflib
+
+    head = text.partition(":")[0].strip()
+    names = [*AQM_KINDS, *AQM_PRESETS]
+    close = difflib.get_close_matches(head.lower().replace("-", "_"), names, n=1, cutoff=0.6)
+    if not head or not close:
+        return None
+    return f"unknown AQM {short(head)}; did you mean {close[0]}? known: {', '.join(names)}"
 
 
 def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
