@@ -401,3 +401,16 @@ def test_a_budget_given_is_not_credited_to_the_standard_and_a_bare_one_is_warned
     assert advise(budget="100ms", **kw).budget_source == "the budget given"
     with pytest.warns(UserWarning, match="budget=150: read as 150 s; did you mean 150ms"):
         advise(budget=150, **kw)
+
+
+def test_a_games_upstream_is_judged_too_and_a_scalable_cc_is_named():
+    """A game client sends as well as receives: with an upload on ADSL1 its upstream
+    packets wait behind 1500-byte ones (47 ms each at 256 kbit/s), which the downstream
+    alone never showed; --cc prague is refused with what to do (the L4S candidate)."""
+    adv = advise(app="fps", uploads=1, ccs=("cubic",), trials=1, duration="10s")
+    assert all("up" in o.delay_s for o in adv.outcomes)
+    big = {o.candidate.label: o for o in adv.outcomes}["drop-tail 12p/2p (1 BDP), cubic"]
+    assert big.late > 0.01
+    with pytest.raises(ValueError) as e:
+        advise(ccs=("prague",))
+    assert e.value.param == "ccs" and "DualPI2, L4S flows" in str(e.value)

@@ -7,16 +7,22 @@ from typing import Any
 
 from ..result import GAME_BUDGETS
 
+
+def _both_ways(app: str) -> list[dict[str, Any]]:
+    return [{"direction": d, "app": app} for d in ("down", "up")]
+
+
 #: Each application's traffic (CBR flows as the scenario takes them) and one-way budget.
 #: VoIP: ITU-T G.114 finds one-way delays up to 150 ms acceptable to most users (the
 #: G.107 E-model's delay impairment starts at 100 ms: ``--budget 100ms`` plans stricter).
 #: Games: the genres' budgets of SPEC §6 (Quake 3's profile for shooters, World of
-#: Warcraft's for the others).
+#: Warcraft's for the others), both ways as a game client sends and receives: an
+#: upload fills the upstream, where the client's own packets wait.
 APPS: dict[str, dict[str, Any]] = {
     "voip": {"cbr": [{"direction": "down"}, {"direction": "up"}], "budget": "150ms"},
-    "fps": {"cbr": [{"direction": "down", "app": "quake3"}], "budget": GAME_BUDGETS["quake3"][1]},
-    "mmo": {"cbr": [{"direction": "down", "app": "wow"}], "budget": GAME_BUDGETS["wow"][1]},
-    "rts": {"cbr": [{"direction": "down", "app": "wow"}], "budget": "1000 ms"},
+    "fps": {"cbr": _both_ways("quake3"), "budget": GAME_BUDGETS["quake3"][1]},
+    "mmo": {"cbr": _both_ways("wow"), "budget": GAME_BUDGETS["wow"][1]},
+    "rts": {"cbr": _both_ways("wow"), "budget": "1000 ms"},
     # A video call (``video``: GCC, NADA or SCReAM adapting its rate): a frame is late
     # when it is complete later than the budget after its capture (its playout
     # deadline); conversational video shares G.114's 150 ms with voice.

@@ -410,6 +410,12 @@ def _ccs(ccs: object) -> tuple[str, ...]:
             raise SpecError(
                 "ccs", f"unknown congestion control {cc!r}; supported: {', '.join(CC_ALGORITHMS)}"
             )
+        if cc in ("dctcp", "prague"):  # scalable: L4S ECN, which only the L4S candidate has
+            raise SpecError(
+                "ccs",
+                f"{cc} is a scalable control (L4S ECN): every run tries 'DualPI2, L4S flows'"
+                " with Prague already; give classic controls here (newreno, cubic, bbr...)",
+            )
     return tuple(dict.fromkeys(ccs))
 
 
