@@ -631,3 +631,37 @@ def test_a_run_says_when_each_points_trials_came_out_identical(tmp_path):
     same = run('workload = { kind = "responsiveness" }')
     assert "each of the 2 points with several came out identical" in same["note"]
     assert "note" not in run('cbr = [{ direction = "down", jitter = "1ms" }]')
+
+
+def test_a_rerun_says_when_the_file_relabels_stored_points(tmp_path):
+    """Tags label a point without being part of its key: relabelling them in the file
+    runs nothing and the stored rows keep the old labels; the report says so (a query
+    by the new label silently found the other point)."""
+    from collateral.runner.progress import report_lines
+
+    text = textwrap.dedent(
+        """
+        [experiment]
+        name = "tags"
+        trials = 1
+        [scenario]
+        link = "adsl1"
+        duration = "4s"
+        warmup = "1s"
+        tcp = [{ cc = "cubic" }]
+        [[sweep]]
+        [[sweep.zip]]
+        "queue.limit" = ["20kB", "40kB"]
+        "tags.size" = ["small", "big"]
+        """
+    )
+    f = tmp_path / "t.toml"
+    f.write_text(text)
+    first = run_experiment(load_experiment(f), tmp_path / "s", progress=False)
+    assert first.ran == 2 and first.stale_tags == 0
+    f.write_text(text.replace('"small", "big"', '"big", "huge"'))
+    again = run_experiment(load_experiment(f), tmp_path / "s", progress=False)
+    assert again.ran == 0 and again.stale_tags == 2
+    assert "tag_size 'big' stored, 'huge' in the file" in dict(report_lines(again))["stale tags"]
+    f.write_text(text)  # back as stored: nothing to say
+    assert run_experiment(load_experiment(f), tmp_path / "s", progress=False).stale_tags == 0

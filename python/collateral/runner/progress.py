@@ -47,6 +47,10 @@ class RunReport:
     # ended. The rest of the idle time lies between batches (waiting for the next one).
     idle_start_s: float = 0.0
     idle_tail_s: float = 0.0
+    # Stored points whose tags (label columns) the file now writes otherwise, with one
+    # example: the stored rows keep the labels they were run with.
+    stale_tags: int = 0
+    stale_example: str = ""
 
     @property
     def missing(self) -> int:
@@ -170,6 +174,15 @@ def report_lines(report: RunReport, st: Store | None = None) -> Sequence[tuple[s
                 " longer has, of another seed, or run by another version of the core (a"
                 " trial's key holds both);"
                 " queries see them too: filter by parameter, or use another -o",
+            )
+        )
+    if report.stale_tags:
+        rows.append(
+            (
+                "stale tags",
+                f"{report.stale_tags:,} stored point(s) carry other tags than the file"
+                f" ({report.stale_example}): queries and plots show the stored ones; run"
+                " into another -o to relabel",
             )
         )
     if report.meanwhile:

@@ -162,6 +162,9 @@ def run_experiment(
                     {p.key for p in experiment.points},
                     experiment.trials_per_point,
                 )
+            report.stale_tags, report.stale_example = _stale_tags(
+                st, experiment, {t.point.key for t in trials if t.key in done}
+            )
             if todo:
                 ex = ex or make_executor()
                 _run(experiment, st, todo, report, ex, batch_seconds, max_batch, progress, err)
@@ -377,3 +380,27 @@ def _run(
             idle = max(0, ex.workers - len(spans)) * report.wall_s
             report.idle_start_s = idle + sum(max(0.0, b - t0) for b, _ in spans.values())
             report.idle_tail_s = sum(max(0.0, t1 - e) for _, e in spans.values())
+
+
+def _stale_tags(st: Store, experiment: Experiment, stored: set[str]) -> tuple[int, str]:
+    """How many of the ``stored`` points (keys) carry tags other than the file's, with
+    one example: tags label a point without being part of it, so editing them in the
+    file changes no key, and the stored rows keep the old labels."""
+    rows = {r["point"]: r for r in experiment.point_rows() if r["point"] in stored}
+    tags = sorted({k for r in rows.values() for k in r if k.startswith("tag_")})
+    if not rows or not tags:
+        return 0, ""
+    import duckdb
+
+    cols = ", ".join(f'"{t}"' for t in tags)
+    try:
+        got = st.query(f"SELECT DISTINCT point, {cols} FROM summary", output="arrow")
+    except duckdb.Error:  # a tag the stored rows do not have: every one is new
+        return 0, ""
+    stale: dict[str, str] = {}
+    for rec in got.to_pylist():
+        want = rows.get(rec["point"])
+        for t in tags if want is not None else ():
+            if str(rec.get(t)) != str(want.get(t)) and rec["point"] not in stale:
+                stale[rec["point"]] = f"{t} {rec.get(t)!r} stored, {want.get(t)!r} in the file"
+    return len(stale), next(iter(stale.values()), "")
