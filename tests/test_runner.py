@@ -665,3 +665,24 @@ def test_a_rerun_says_when_the_file_relabels_stored_points(tmp_path):
     assert "tag_size 'big' stored, 'huge' in the file" in dict(report_lines(again))["stale tags"]
     f.write_text(text)  # back as stored: nothing to say
     assert run_experiment(load_experiment(f), tmp_path / "s", progress=False).stale_tags == 0
+
+
+def test_a_signal_delivered_twice_at_once_is_one_stop(monkeypatch):
+    """timeout(1) sends its signal to the command and to its process group: the same
+    signal again within half a second is the first, not a second that abandons the
+    batches in flight; later, or another signal, still abandons them."""
+    from collateral.runner import run as run_mod
+
+    now = [100.0]
+    monkeypatch.setattr(run_mod.time, "monotonic", lambda: now[0])
+    names = []
+    stop = run_mod._Stop(names.append)
+    stop._handle(signal.SIGINT, None)
+    now[0] += 0.01
+    stop._handle(signal.SIGINT, None)  # the repeat: no KeyboardInterrupt
+    assert names == ["SIGINT"]
+    with pytest.raises(KeyboardInterrupt):
+        stop._handle(signal.SIGTERM, None)  # another signal at once: a second
+    now[0] += 1.0
+    with pytest.raises(KeyboardInterrupt):
+        stop._handle(signal.SIGINT, None)  # the same one later: a second

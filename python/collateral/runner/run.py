@@ -53,12 +53,17 @@ def check_batch_seconds(value: float) -> float:
 
 class _Stop:
     """SIGINT/SIGTERM: the first asks to stop after the batches in flight, the second
-    raises KeyboardInterrupt."""
+    raises KeyboardInterrupt. The same signal again within :data:`REPEAT_S` is the first
+    delivered twice, not a second: ``timeout -s INT`` sends it to the command and to its
+    process group, which the command is in."""
+
+    REPEAT_S = 0.5
 
     def __init__(self, on_first: Callable[[str], None]) -> None:
         self.requested: str | None = None
         self._on_first = on_first
         self._old: dict[int, Any] = {}
+        self._first: tuple[int, float] | None = None
 
     def __enter__(self) -> _Stop:
         if threading.current_thread() is threading.main_thread():
@@ -68,7 +73,11 @@ class _Stop:
 
     def _handle(self, signum: int, frame: object) -> None:
         if self.requested is not None:  # the first signal's name: the status says it
+            first_sig, at = self._first or (0, 0.0)
+            if signum == first_sig and time.monotonic() - at < self.REPEAT_S:
+                return
             raise KeyboardInterrupt(self.requested)
+        self._first = (signum, time.monotonic())
         self.requested = signal.Signals(signum).name
         self._on_first(self.requested)
 
