@@ -684,3 +684,16 @@ def test_a_bare_playout_deadline_is_warned(tmp_path):
         load_experiment(
             write(tmp_path, text.replace("playout = 150", 'playout = "150ms"'), "ok.toml")
         )
+
+
+def test_a_direction_left_out_is_named_without_its_default_object(tmp_path):
+    """``down`` without ``up``: "scenario.up: rate missing", not the default LinkSpec's
+    repr (which the file never wrote) in the message."""
+    f = tmp_path / "d.toml"
+    f.write_text('[experiment]\nname = "d"\n[scenario]\ndown = { rate = "1Mbit" }\n')
+    with pytest.raises(ExperimentError) as e:
+        load_experiment(f)
+    assert (
+        str(e.value)
+        == f"{f}: scenario.up: rate missing; give both down and up rates, or a link preset"
+    )

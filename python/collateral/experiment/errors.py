@@ -22,6 +22,8 @@ class ExperimentError(ValueError):
     """A malformed experiment: names the file, the key path, the value and what is allowed."""
 
     def __init__(self, source: str, key: str, message: str, value: Any = ...) -> None:
+        if hasattr(type(value), "model_fields"):  # a model's default, not the file's text
+            value = ...
         shown = "" if value is ... else f" = {show(value)}"
         if shown:  # the units module starts some messages with the value: say it once
             message = message.removeprefix(f"{value!r}: ")
