@@ -3,6 +3,8 @@ its designed effect on a VoIP call beside four bulk downloads (1000-packet buffe
 
 from pathlib import Path
 
+import pytest
+
 from collateral.experiment import load_experiment
 from collateral.runner import run_experiment
 from collateral.store import open_store
@@ -60,3 +62,20 @@ def test_linux6_upload_through_unshaped_cake_on_a_slow_upstream_makes_progress()
     )
     t = collateral.simulate(sc).tcp[0]
     assert 200e3 < t["goodput_bps"] <= 256e3 * 1448 / 1500, t
+
+
+def test_an_aqm_limit_takes_the_command_lines_units():
+    """``limit = "20p"`` in a file, as ``--queue 20p`` beside ``--aqm``: 20 packets (the
+    core refused the text); bytes under an FB ``limit_rule``; the other unit named."""
+    from collateral.spec import Scenario
+
+    def native(q):
+        return Scenario(
+            down={"rate": "10Mbit", "queue": q}, up={"rate": "1Mbit"}
+        ).down.queue.to_native()
+
+    assert native({"kind": "fq_codel", "limit": "20p"})["limit"] == 20
+    assert native({"kind": "red", "limit": "60kB", "limit_rule": "fb-strict"})["limit"] == 60_000
+    assert native({"kind": "dualpi2", "rate": "20Mbit"})["rate_bps"] == 20_000_000
+    with pytest.raises(ValueError, match=r"this limit counts packets; give e\.g\. 1000p"):
+        native({"kind": "fq_codel", "limit": "20kB"})

@@ -77,6 +77,7 @@ AQM_HUMAN_UNITS: dict[str, tuple[str, Any]] = {
     "mean_pkt_time": ("mean_pkt_time_ns", parse_duration),
     "bandwidth": ("bandwidth_bps", parse_rate),
     "memory_limit": ("memory_limit", parse_size),
+    "rate": ("rate_bps", parse_rate),
 }
 
 
@@ -107,8 +108,27 @@ def _aqm_native(params: dict[str, Any]) -> dict[str, Any]:
                 value = parse(value)
             except ValueError as e:
                 raise PathError((key,), str(e)) from None
+        if key == "limit" and isinstance(value, str):
+            value = _limit_amount(value, params.get("limit_rule"))
         out[native] = value
     return out
+
+
+def _limit_amount(text: str, rule: object) -> int:
+    """An AQM's ``limit`` written as the command line's ``--queue`` (``"20p"``; bytes,
+    ``"60kB"``, under an FB ``limit_rule``): the number the core takes, in the unit the
+    rule counts."""
+    from ..units import parse_queue_limit
+
+    try:
+        limit = parse_queue_limit(text)
+    except ValueError as e:
+        raise PathError(("limit",), str(e)) from None
+    in_bytes = rule in ("fb-strict", "fb-loose")
+    if limit.in_packets == in_bytes:
+        unit, example = ("bytes", "60kB") if in_bytes else ("packets", "1000p")
+        raise PathError(("limit",), f"{short(text)}: this limit counts {unit}; give e.g. {example}")
+    return limit.amount
 
 
 class AqmSpec(BaseModel):
