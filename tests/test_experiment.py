@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -697,3 +698,12 @@ def test_a_direction_left_out_is_named_without_its_default_object(tmp_path):
         str(e.value)
         == f"{f}: scenario.up: rate missing; give both down and up rates, or a link preset"
     )
+
+
+def test_set_into_one_of_several_grids_says_to_set_the_list_whole():
+    """``--set sweep.1=...`` where the file has [[sweep]] grids: the message says how
+    (it said "set one whole", which is what the refused command did)."""
+    root = Path(__file__).resolve().parents[1]
+    with pytest.raises(ExperimentError) as e:
+        load_experiment(root / "examples" / "queue-rules.toml", [("sweep.1", {"rtt": ["50ms"]})])
+    assert "set the list whole, e.g. --set 'sweep=[" in str(e.value)

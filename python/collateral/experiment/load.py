@@ -218,7 +218,10 @@ def _override(data: dict[str, Any], source: str, key: str, value: Any) -> None:
         sweep = data.get("sweep", {})
         if not isinstance(sweep, dict):
             raise ExperimentError(
-                source, f"--set {key}", "the file has several [[sweep]] grids; set one whole"
+                source,
+                f"--set {key}",
+                f"the file has {len(sweep)} [[sweep]] grids, a list: set the list whole,"
+                """ e.g. --set 'sweep=[{"queue.limit" = ["20kB"]}]'""",
             )
         data["sweep"] = {**flat_axes(sweep, "", source), ".".join(segs[1:]): value}
         return
