@@ -707,3 +707,13 @@ def test_set_into_one_of_several_grids_says_to_set_the_list_whole():
     with pytest.raises(ExperimentError) as e:
         load_experiment(root / "examples" / "queue-rules.toml", [("sweep.1", {"rtt": ["50ms"]})])
     assert "set the list whole, e.g. --set 'sweep=[" in str(e.value)
+
+
+def test_a_round_trip_of_seconds_with_its_unit_is_warned_too(tmp_path):
+    """``rtt = "1000s"`` is no broadband link's and longer than the trial: warned as the
+    CLI's --rtt 1000s is (only a bare number was), without the "did you mean"."""
+    path = write(tmp_path, BASE.replace('warmup = "1s"', 'warmup = "1s"\nrtt = "1000s"'))
+    with pytest.warns(UserWarning) as caught:
+        load_experiment(path)
+    said = [str(w.message).removeprefix(f"{path}: ") for w in caught]
+    assert said == ["scenario.rtt: 1000s: read as 1000 s, an unusual round trip"], said

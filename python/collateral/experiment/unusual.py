@@ -28,10 +28,13 @@ def unusual_values(data: Mapping[str, Any]) -> list[str]:
     for key, where, value in _values(data):
         if key == "queue" and isinstance(value, dict | str):
             out += [f"{where}: {odd}" for odd in unusual_aqm_times(value)]
-        elif key in ("rtt", "playout") and (ns := _bare(parse_duration, value)) is not None:
-            if key == "rtt" and ns >= UNUSUAL_RTT_NS and (odd := unusual_rtt(ns, value)):
+        elif key == "rtt" and (ns := _parsed(parse_duration, value)) is not None:
+            # With a unit too, as --rtt and rtt= warn: a round trip of seconds ("1000s")
+            # is no broadband link's, and longer than a trial none completes.
+            if ns >= UNUSUAL_RTT_NS and (odd := unusual_rtt(ns, value)):
                 out.append(f"{where}: {value}: {odd}")
-            elif key == "playout" and ns >= UNUSUAL_PLAYOUT_NS:
+        elif key == "playout" and (ns := _bare(parse_duration, value)) is not None:
+            if ns >= UNUSUAL_PLAYOUT_NS:
                 out.append(
                     f"{where}: {value}: read as {ns / 1e9:g} s, an unusual playout"
                     f" deadline; did you mean {value}ms?"
@@ -47,6 +50,14 @@ def unusual_values(data: Mapping[str, Any]) -> list[str]:
 
 #: A playout deadline this long (a bare number of seconds) is no call's.
 UNUSUAL_PLAYOUT_NS = 5_000_000_000
+
+
+def _parsed(parse: Callable[[Any], int], value: Any) -> int | None:
+    """``value`` read by ``parse``, or None when the scenario refuses it itself."""
+    try:
+        return parse(value)
+    except (ValueError, TypeError):
+        return None
 
 
 def _bare(parse: Callable[[Any], int], value: Any) -> int | None:
