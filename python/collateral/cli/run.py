@@ -87,7 +87,12 @@ def add_parser(sub: Any) -> None:
         default=None,
         help="always show the progress bar (default: when stderr is a terminal)",
     )
-    g.add_argument("--no-progress", dest="progress", action="store_false")
+    g.add_argument(
+        "--no-progress",
+        dest="progress",
+        action="store_false",
+        help="no progress bar: a line on stderr every 10 s instead (as in a log file)",
+    )
 
 
 def toml_value(key: str, text: str) -> Any:

@@ -126,10 +126,12 @@ class Progress:
                 f"/{self.already + self.todo:,} trials,"
                 f" {self.rate():,.1f} trials/s, ETA {_fmt_s(eta)}",
                 highlight=False,
+                soft_wrap=True,
             )
 
     def note(self, text: str) -> None:
-        self.console.print(f"collateral: {text}", highlight=False)
+        # One line whatever the width: a log's `tail -1` sees all of it.
+        self.console.print(f"collateral: {text}", highlight=False, soft_wrap=True)
 
     def __exit__(self, *exc: object) -> None:
         if self._progress is not None:
