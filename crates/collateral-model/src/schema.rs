@@ -109,7 +109,7 @@ pub const TRIAL: &[Column] = &[
         "events",
         U64,
         "",
-        "events the simulator processed (none in the testbed)",
+        "events the simulator processed (none in the testbed): the engine's bookkeeping, not a result; a trial with the queue or drops trace on counts more (the links then wake for each packet), the rest of its row the same",
     ),
     c(
         "packets_delivered",
