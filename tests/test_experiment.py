@@ -717,3 +717,17 @@ def test_a_round_trip_of_seconds_with_its_unit_is_warned_too(tmp_path):
         load_experiment(path)
     said = [str(w.message).removeprefix(f"{path}: ") for w in caught]
     assert said == ["scenario.rtt: 1000s: read as 1000 s, an unusual round trip"], said
+
+
+def test_an_axis_over_every_flow_of_a_scenario_without_any_is_named(tmp_path):
+    """``"tcp.start_spread"`` swept with no TCP flow set nothing: the points came out as
+    one scenario ("two points are the same"); now the axis says why."""
+    path = tmp_path / "s.toml"
+    path.write_text(
+        '[experiment]\nname = "s"\n[scenario]\nlink = "adsl1"\n'
+        '[sweep]\n"tcp.start_spread" = [0, 1]\n'
+    )
+    with pytest.raises(ExperimentError) as e:
+        load_experiment(path)
+    assert "sweep.tcp.start_spread" in str(e.value)
+    assert "the scenario has none of these flows; give them first" in str(e.value)

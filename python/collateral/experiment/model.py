@@ -247,10 +247,11 @@ def build(data: Mapping[str, Any], source: str, text: str | None) -> Experiment:
                             else packet_limit(d, p, axis.packets(i)),
                         )
                     except (KeyError, IndexError, TypeError) as ex:
+                        why = ex.args[0] if isinstance(ex, KeyError) and ex.args else ex
                         raise ExperimentError(
                             source,
                             f"{grid.where}.{axis.key}",
-                            f"cannot set {fmt_path(p)}: {ex}",
+                            f"cannot set {fmt_path(p)}: {why}",
                             value,
                         ) from None
             d["trace"] = trace

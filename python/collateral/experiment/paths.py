@@ -84,6 +84,8 @@ def set_path(d: dict[str, Any], path: Sequence[object], value: Any) -> None:
     if head == WILDCARD:
         if not isinstance(d, list):
             raise KeyError("not a list")
+        if not d:  # sets nothing: every point of the axis would be the same scenario
+            raise KeyError("the scenario has none of these flows; give them first")
         for item in d:
             set_path(item, rest, value)
         return
