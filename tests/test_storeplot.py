@@ -647,3 +647,15 @@ def test_one_trial_per_point_claims_no_interval():
     assert caption(meta, pd.DataFrame({"n": [3, 5]})).startswith(
         "median of 3-5 trials per point, 95 % bootstrap interval"
     )
+
+
+def test_one_units_limit_column_is_an_axis_of_its_own(mixed):
+    """``--x down_queue_limit_bytes`` on a store of byte and packet limits: the byte
+    limits (kB) on the axis, the packet-limited points as levels (it was refused with
+    the mixed-unit error of queue.limit, which now points to it)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fig = storeplot.figure(mixed, "down_queue_limit_bytes", "voip_p95_ms", hue="queue.kind")
+    xs = sorted({float(x) for _, x, *_ in _plotted(fig) for x in x})
+    assert xs == [10.0, 30.0]  # the drop-tail limits of MIXED, 10 kB and 30 kB
+    assert "kB" in fig.axes[0].get_xlabel()

@@ -182,8 +182,9 @@ def _queue_params(df: pd.DataFrame, d: str) -> list[Param]:
     p.error = (
         f"{key} counts bytes for some points and packets for others ({'; '.join(kinds)}),"
         " and the store does not record the byte size each packet limit stands for; sweep the"
-        ' packet limits as sizes with packets_of = "1500B" (examples/buffer-sweep.toml) or'
-        " plot a tag that records them"
+        ' packet limits as sizes with packets_of = "1500B" (examples/buffer-sweep.toml),'
+        f" plot a tag that records them, or --x {d}_queue_limit_bytes for the byte limits"
+        " alone"
     )
     return [*out, p]
 
