@@ -176,17 +176,18 @@ def resolve_param(data: PlotData, option: str, name: str) -> Param:
         raise StorePlotError(option, f"empty; give a swept key: {', '.join(data.swept) or 'none'}")
     name = name.strip()
     hit = ps.get(name)
-    if hit is None and (m := re.fullmatch(r"(down|up)_queue_limit_(bytes|packets)", name)):
-        if name in data.df.columns:  # one unit's limits alone; the other's points unplaced
-            import pandas as pd
-
-            v = pd.to_numeric(data.df[name], errors="coerce").astype(float)
-            in_kb = m[2] == "bytes"
-            return Param(name, v / 1e3 if in_kb else v, "kB" if in_kb else "packets", True, [name])
     if hit is None:
         by_alias = [p for p in ps.values() if name in p.aliases]
         if by_alias:
             hit = by_alias[0]
+    m = re.fullmatch(r"(down|up)_queue_limit_(bytes|packets)", name)
+    if hit is not None and hit.error and m and name in data.df.columns:
+        # A limit in both units: this column's alone, the other unit's points unplaced.
+        import pandas as pd
+
+        v = pd.to_numeric(data.df[name], errors="coerce").astype(float)
+        in_kb = m[2] == "bytes"
+        return Param(name, v / 1e3 if in_kb else v, "kB" if in_kb else "packets", True, [name])
     if hit is None:  # the last segment of one swept key: limit, cc, aqm
         short = [k for k in data.swept if re.split(r"[.\]]", k)[-1] == name]
         if len(short) == 1:
