@@ -568,3 +568,13 @@ def test_simulate_notes_a_default_queue_too_small_for_the_link(cli_main):
         assert rc == 0 and "note:" not in out
     rc, out, _ = cli_main("simulate", "--link", "adsl1", "--duration", "8s")
     assert rc == 0 and "note:" not in out
+
+
+def test_shares_take_a_percentage_and_a_small_bare_rate_suggests_both_units(cli_main):
+    """``--target 5%`` is 0.05 (it was "not a number", though the help wrote 1 %); a
+    bare ``--down 24`` is as likely Mbit/s as kbit/s, ``--down 1500`` kbit/s."""
+    from collateral.cli.values import share
+
+    assert share("5%") == 0.05 and share("0.05") == 0.05 and share(" 2 %") == 0.02
+    rc, _, err = cli_main("simulate", "--down", "24", "--up", "1Mbit", "--duration", "6s")
+    assert rc == 0 and "--down 24: read as 24 bit/s; did you mean 24Mbit or 24kbit?" in err

@@ -12,7 +12,7 @@ from . import HELP
 from .errors import fail
 from .paths import console, output_file
 from .scenario import add_scenario_options
-from .values import count, finite_float
+from .values import count, share
 
 
 def add_parser(sub: Any) -> None:
@@ -87,9 +87,9 @@ def add_parser(sub: Any) -> None:
     a.add_argument(
         "--target",
         metavar="X",
-        type=finite_float,
+        type=share,
         help="the largest share of the application's packets that may be late or lost,"
-        " 0 to 1 (default: 0.01)",
+        " 0 to 1 or a percentage (default: 0.01, 1%%)",
     )
     a.add_argument(
         "--budget",
@@ -106,10 +106,10 @@ def add_parser(sub: Any) -> None:
     a.add_argument(
         "--tolerance",
         metavar="X",
-        type=finite_float,
+        type=share,
         default=0.02,
-        help="goodput within this share of the best counts as the same, 0 to below 1"
-        " (default: 0.02); among those the least delay wins",
+        help="goodput within this share of the best counts as the same, 0 to below 1 or a"
+        " percentage (default: 0.02, 2%%); among those the least delay wins",
     )
     a.add_argument(
         "--from",

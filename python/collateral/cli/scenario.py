@@ -133,7 +133,10 @@ def warn_implausible(a: argparse.Namespace, sc: Scenario) -> None:
             warnings.append(odd)
     for opt, text, link in (("--down", a.down, sc.down), ("--up", a.up, sc.up)):
         if text is not None and link.rate is not None and link.rate < UNUSUAL_RATE_BPS:
-            hint = f"; did you mean {text}kbit?" if bare_number(text) else ""
+            # A link of 24 is as likely 24 Mbit/s as 24 kbit/s; of 1500, kbit/s.
+            both = bare_number(text) and float(str(text)) < 1000
+            hint = f"; did you mean {text}Mbit or {text}kbit?" if both else ""
+            hint = hint or (f"; did you mean {text}kbit?" if bare_number(text) else "")
             warnings.append(f"{opt} {text}: read as {link.rate} bit/s{hint}")
     if sc.duration - sc.warmup < 1_000_000_000:
         warnings.append(

@@ -60,6 +60,14 @@ def positive_seconds(text: str) -> float:
     return value
 
 
+def share(text: str) -> float:
+    """A share as a fraction or a percentage: ``0.01`` or ``1%``."""
+    t = text.strip()
+    if t.endswith("%"):
+        return finite_float(t[:-1]) / 100
+    return finite_float(text)
+
+
 def finite_float(text: str) -> float:
     try:
         value = float(text)
