@@ -183,3 +183,11 @@ def test_web_connections_take_no_start_spread():
     sc = Scenario(web=[{"users": 2}])
     assert sc.web[0].tcp.start_spread == 10**9
     assert "start_spread_ns" not in sc.to_native()["web"][0]["tcp"]
+
+
+def test_a_title_rounds_a_rate_that_is_not_round():
+    """A trace's mean or an inferred capacity (4 664 807 bit/s) reads ~4.665Mbit in a
+    title, not 4.664807Mbit; a round rate stays exact."""
+    sc = build_scenario(down="4664807", up="1Mbit")
+    assert sc.describe().startswith("link ~4.665Mbit/1Mbit · ")
+    assert build_scenario(link="adsl1").describe().startswith("link 1.5Mbit/256kbit (adsl1)")

@@ -314,7 +314,7 @@ class Scenario(Model):
         starts = [f"TCP starts spread over {span} (seeded, vary by trial)"] if spreads else []
         return sep.join(
             [
-                f"link {fmt_rate(self.down.rate or 0)}/{fmt_rate(self.up.rate or 0)}{link}",
+                f"link {_shown_rate(self.down.rate or 0)}/{_shown_rate(self.up.rate or 0)}{link}",
                 *traced,
                 f"RTT {fmt_duration(self.rtt)}",
                 queue,
@@ -326,3 +326,15 @@ class Scenario(Model):
                 f"seed {self.seed}",
             ]
         )
+
+
+def _shown_rate(bps: int) -> str:
+    """A rate for a title: exact when it is a round one (``1.5Mbit``), else to four
+    figures (a trace's mean, an inferred capacity: ``~4.665Mbit``, not ``4.664807Mbit``)."""
+    text = fmt_rate(bps)
+    if sum(c.isdigit() for c in text) <= 4:
+        return text
+    for scale, unit in ((10**9, "Gbit"), (10**6, "Mbit"), (10**3, "kbit"), (1, "bit")):
+        if bps >= scale:
+            return f"~{bps / scale:.4g}{unit}"
+    return text
