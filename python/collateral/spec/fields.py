@@ -168,7 +168,8 @@ FIELDS: tuple[Field, ...] = (
         "up_docsis", (str, dict), None, "a DOCSIS upstream: the modem sends in granted"
         " MAP intervals after a request (the --up rate is the channel's); 'on' for the"
         " defaults, 'off' for none, or KEY=VALUE,... of map_interval (2ms), request_grant (1.5ms),"
-        " max_grant (bytes), free_mean (1), free_variation (0)", "link", metavar="SPEC",
+        " max_grant (bytes a grant may carry; none: no cap), free_mean (1), free_variation (0)",
+        "link", metavar="SPEC",
         optional=True, lands=(("up", "docsis"),),
     ),
     Field(
