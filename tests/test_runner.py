@@ -662,7 +662,8 @@ def test_a_rerun_says_when_the_file_relabels_stored_points(tmp_path):
     f.write_text(text.replace('"small", "big"', '"big", "huge"'))
     again = run_experiment(load_experiment(f), tmp_path / "s", progress=False)
     assert again.ran == 0 and again.stale_tags == 2
-    assert "tag_size 'big' stored, 'huge' in the file" in dict(report_lines(again))["stale tags"]
+    # The example is the file's first point: 20 kB, relabelled from small to big.
+    assert "tag_size 'small' stored, 'big' in the file" in dict(report_lines(again))["stale tags"]
     f.write_text(text)  # back as stored: nothing to say
     assert run_experiment(load_experiment(f), tmp_path / "s", progress=False).stale_tags == 0
 

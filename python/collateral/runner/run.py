@@ -412,4 +412,5 @@ def _stale_tags(st: Store, experiment: Experiment, stored: set[str]) -> tuple[in
         for t in tags if want is not None else ():
             if str(rec.get(t)) != str(want.get(t)) and rec["point"] not in stale:
                 stale[rec["point"]] = f"{t} {rec.get(t)!r} stored, {want.get(t)!r} in the file"
-    return len(stale), next(iter(stale.values()), "")
+    first = next((k for k in rows if k in stale), None)  # in the file's order
+    return len(stale), stale[first] if first is not None else ""

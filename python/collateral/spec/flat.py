@@ -487,7 +487,7 @@ def near_aqm(text: str) -> str | None:
 
     head = text.partition(":")[0].strip()
     names = [*AQM_KINDS, *AQM_PRESETS]
-    close = difflib.get_close_matches(head.lower().replace("-", "_"), names, n=1, cutoff=0.6)
+    close = difflib.get_close_matches(head.lower(), names, n=1, cutoff=0.6)
     if not head or not close:
         return None
     return f"unknown AQM {short(head)}; did you mean {close[0]}? known: {', '.join(names)}"
