@@ -133,12 +133,7 @@ def check_testbed(scenario: Scenario) -> None:
                 f"{t.cc}: this kernel offers {_kernel_offers()} (no DCTCP or Prague);"
                 " the testbed runs classic ECN only",
             )
-        if t.ecn == "l4s":
-            raise TestbedLimitError(
-                ("tcp", i, "ecn"),
-                "l4s: this kernel has no L4S TCP (no AccECN, DCTCP or Prague);"
-                " the testbed runs classic ECN only",
-            )
+        # (ecn = l4s comes only with a scalable cc, which the scenario checks.)
         # The kernel enables ECN per network namespace (net.ipv4.tcp_ecn), and every
         # TCP flow of a direction leaves from the same host to the same address, so a
         # per-route setting cannot tell them apart either.
