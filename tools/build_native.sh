@@ -10,7 +10,8 @@
 # The profile only steers code layout and inlining: every result is the same with or
 # without it (benchmarks/summary_digest.py prints the same digest). It makes a trial
 # about 7-12 % faster. The profile is kept while the Rust sources and the training
-# script are unchanged, so a rebuild with nothing changed is quick.
+# scripts (pgo_train.py and the summary digest's scenarios it runs) are unchanged, so a rebuild
+# with nothing changed is quick.
 #
 #   tools/build_native.sh          # profile-guided when llvm-profdata can be had
 #   tools/build_native.sh --plain  # a plain release build (maturin develop --release)
@@ -55,7 +56,7 @@ fi
 dir=target/pgo
 stamp=$(
     {
-        cat Cargo.toml Cargo.lock tools/pgo_train.py
+        cat Cargo.toml Cargo.lock tools/pgo_train.py benchmarks/summary_digest.py
         rustc -vV
         find crates -name '*.rs' -o -name Cargo.toml | LC_ALL=C sort | xargs cat
     } | sha256sum | cut -c1-16
