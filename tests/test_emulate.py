@@ -479,7 +479,19 @@ def test_a_run_whose_router_shares_its_cpu_with_a_busy_loop_is_flagged_late(tmp_
     from collateral.store import open_store
 
     busy = subprocess.Popen(
-        ["taskset", "-c", str(_router_cpu()), "sh", "-c", "while :; do :; done"]
+        # At the top of the nice range: at equal weight the scheduler's wake-up credit
+        # sometimes let the router keep time beside it (1 run in ~45 passed unflagged).
+        [
+            "nice",
+            "-n",
+            "-19",
+            "taskset",
+            "-c",
+            str(_router_cpu()),
+            "sh",
+            "-c",
+            "while :; do :; done",
+        ]
     )
     try:
         # One trial alone: its last line says it was late.
