@@ -206,3 +206,10 @@ def short(value: object, limit: int = 40) -> str:
         return text
     quote = text[0] if text[:1] in ("'", '"') else ""
     return text[: limit - 3 - len(quote)] + "..." + quote
+
+
+#: Why trials of several seeds came out the same: what simulate --trials and run say.
+SEED_FREE = (
+    "nothing in the scenario depends on the seed (no TCP start spread, CBR jitter, random"
+    " loss or web users)"
+)

@@ -189,13 +189,6 @@ def run(args: argparse.Namespace) -> int:
             and getattr(args, name) != BY_NAME[name].default
         ):
             fail(f"{_ADVISE_OPTIONS[name]}: describes a video call: give --video too")
-    from ..spec.scenario import DEFAULT_LINK, uses_default_link
-
-    # As simulate's: ADSL1 unless rates are given or both directions are traces.
-    rated = any(v is not None for v in (args.down, args.up, args.leo))
-    traced = [args.down_trace is not None, args.up_trace is not None]
-    default = DEFAULT_LINK if uses_default_link(rated, traced) else None
-    link = args.link if args.link is not None else default
     from .errors import PROG
     from .scenario import seconds_for_ms
 
@@ -206,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with warnings.catch_warnings():  # said above as --budget's, not again as the API's
             warnings.filterwarnings("ignore", message="budget=")
-            adv = _advise(advise, args, link)
+            adv = _advise(advise, args)
     except SpecError as e:
         option = _ADVISE_OPTIONS.get(e.param)
         fail(f"{option}: {e.message}" if option else f"advise: {e}")
@@ -221,10 +214,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _advise(advise: Any, args: argparse.Namespace, link: str | None) -> Any:
-    """advise() with the options' values."""
+def _advise(advise: Any, args: argparse.Namespace) -> Any:
+    """advise() with the options' values (it takes ADSL1 when no link is given)."""
     return advise(
-        link=link,
+        link=args.link,
         down=args.down,
         up=args.up,
         rtt=args.rtt,

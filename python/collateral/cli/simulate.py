@@ -233,10 +233,11 @@ def identical_note(results: list[Any]) -> str | None:
     docs = {json.dumps(r.summary, sort_keys=True, default=str) for r in results}
     if len(results) < 2 or len(docs) > 1:
         return None
+    from ..display import SEED_FREE
+
     return (
-        f"note: the {len(results)} trials came out identical: nothing in this scenario"
-        " depends on the seed (no TCP start spread, CBR jitter, random loss or web users),"
-        " so the ranges say nothing of the spread"
+        f"note: the {len(results)} trials came out identical: {SEED_FREE}, so the ranges"
+        " say nothing of the spread"
     )
 
 

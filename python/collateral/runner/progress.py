@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..display import SEED_FREE
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -246,8 +248,7 @@ def report_lines(report: RunReport, st: Store | None = None) -> Sequence[tuple[s
                 (
                     "note",
                     f"the trials of each of the {same:,} points with several came out"
-                    " identical: nothing in the scenario depends on the seed (no TCP start"
-                    " spread, CBR jitter, random loss or web users); intervals say nothing",
+                    f" identical: {SEED_FREE}; intervals say nothing",
                 )
             )
     return rows
