@@ -189,3 +189,28 @@ def test_a_bad_query_is_one_line_with_duckdbs_hint_and_not_the_query_again(
             cli.main(["query", str(store), sql])
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and want in err and "LINE 1" not in err, err
+
+
+def test_typical_and_decimals_read_a_numeric_column_as_its_values_one_by_one() -> None:
+    """The numeric fast path (numpy, no Python loop) gives what the value-by-value path
+    gives for the same values as a plain list: NaN and NA left out, zeros ignored."""
+    import numpy as np
+    import pandas as pd
+
+    from collateral.display import decimals, typical
+
+    rng = np.random.default_rng(3)
+    cols = [
+        pd.Series(rng.exponential(size=101)),
+        pd.Series([0.0, -2.5, np.nan, 3.0, np.inf, 1.25]),
+        pd.Series([3, 0, 7, 12], dtype="uint64"),
+        pd.Series([1, None, 5], dtype="UInt64"),
+        pd.Series([True, False, True]),
+        pd.Series([0.0, 0.0]),
+        pd.Series([], dtype=float),
+    ]
+    for s in cols:
+        as_list = [None if pd.isna(v) else v for v in s.tolist()]
+        assert typical(s) == typical(as_list), s.tolist()
+        assert decimals(s) == decimals(as_list), s.tolist()
+    assert typical(pd.Series([4.0, -1.0, 0.0, 2.0])) == 2.0  # |values| 1, 2, 4: the middle

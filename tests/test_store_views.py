@@ -265,3 +265,22 @@ def test_a_store_answers_for_the_parts_written_since_its_last_query(tmp_path: Pa
     # The traces of the new trials: a table the views had no file for before.
     n = st.query("SELECT count(*) AS n FROM cbr").n.tolist()
     assert n[0] > 0 and n == open_store(out).query("SELECT count(*) AS n FROM cbr").n.tolist()
+
+
+def test_pandas_by_way_of_arrow_is_duckdbs_own_frame() -> None:
+    """`query(output="pandas")` builds the frame from Arrow (faster); it must be the frame
+    DuckDB's own `df()` gives, dtypes included: integers and booleans with NULLs nullable,
+    text that is all NULL as objects, an empty result as DuckDB types it."""
+    import pandas as pd
+
+    from collateral.store.views import _pandas
+
+    con = duckdb.connect()
+    sql = """SELECT * FROM (VALUES
+        (1::UTINYINT, 2::UBIGINT, -3::BIGINT, 1.5::DOUBLE, 'a', true, 4::UINTEGER,
+         NULL::VARCHAR, NULL::UBIGINT, NULL::BOOLEAN, 1.5::FLOAT, 7::INTEGER),
+        (NULL, 3, 4, NULL, NULL, NULL, 5, NULL, NULL, NULL, NULL, 8)) t(a,b,c,d,e,f,g,h,i,j,k,l)"""
+    for q in (sql, sql + " WHERE false", "SELECT [1, 2] AS l, 1 AS a, 1 AS a"):
+        want, got = con.sql(q).df(), _pandas(con.sql(q))
+        pd.testing.assert_frame_equal(got, want, check_exact=True)
+        assert list(got.dtypes.astype(str)) == list(want.dtypes.astype(str)), q

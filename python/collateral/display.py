@@ -108,8 +108,33 @@ def value_unit(v: float, unit: str) -> Unit:
 
 def typical(values: Any) -> float:
     """The median magnitude of the finite non-zero values (0 when there are none)."""
-    xs = sorted(abs(v) for v in finite(values) if v != 0)
-    return xs[len(xs) // 2] if xs else 0.0
+    a = _numeric_finite(values)
+    if a is None:
+        xs = sorted(abs(v) for v in finite(values) if v != 0)
+        return xs[len(xs) // 2] if xs else 0.0
+    import numpy as np
+
+    a = np.abs(a[a != 0])
+    if not a.size:
+        return 0.0
+    k = a.size // 2  # the same element as the sorted list's: a selection, not a sort
+    return float(np.partition(a, k)[k])
+
+
+def _numeric_finite(values: Any) -> Any:
+    """A numeric column's finite values as a float array, without a Python loop (a
+    60 000-trial store's columns took a second that way); None for anything else, which
+    :func:`finite` reads value by value."""
+    kind = getattr(getattr(values, "dtype", None), "kind", None)
+    if kind is None or kind not in "biuf":
+        return None
+    import numpy as np
+
+    if hasattr(values, "to_numpy"):  # pandas, nullable dtypes included: NA -> NaN
+        a = values.to_numpy(dtype=float, na_value=np.nan)
+    else:
+        a = np.asarray(values, dtype=float)
+    return a[np.isfinite(a)]
 
 
 def finite(values: Iterable[Any]) -> list[float]:
@@ -148,8 +173,15 @@ def is_null(v: Any) -> bool:
 def decimals(values: Iterable[Any]) -> int:
     """Decimals for a column of numbers: none for whole numbers, else three significant
     digits of its typical value, at most 4."""
-    values = list(values)
-    if all(float(v).is_integer() for v in finite(values)):
+    a = _numeric_finite(values)
+    if a is None:
+        values = list(values)
+        whole = all(float(v).is_integer() for v in finite(values))
+    else:
+        import numpy as np
+
+        whole = bool(np.all(np.floor(a) == a))
+    if whole:
         return 0
     t = typical(values)
     if t == 0 or t >= 100:

@@ -118,8 +118,10 @@ def _series_param(key: str, col: str, s: pd.Series) -> Param:
         u = column_unit(col, s)
         return Param(key, u.of(s.astype(float)), u.name, True)
     vals = s.astype(object).where(s.notna(), None)
-    vals = vals.map(lambda v: v if v is None else str(v))
-    return Param(key, vals, "", False, order=list(dict.fromkeys(vals.dropna())))
+    if not pd.api.types.is_string_dtype(s):  # bools, categories ...: as text
+        vals = vals.map(lambda v: v if v is None else str(v))
+    # In order of first appearance, as dict.fromkeys would give, hashed in C.
+    return Param(key, vals, "", False, order=list(pd.unique(vals.dropna())))
 
 
 def _queue_params(df: pd.DataFrame, d: str) -> list[Param]:

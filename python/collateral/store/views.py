@@ -148,11 +148,10 @@ class Views:
                 return None
             rel = _uhugeint_as_double(rel)
             if output == "pandas":
-                return rel.df()
+                return _pandas(rel)
             if output == "polars":
                 return rel.pl()
-            fetch = getattr(rel, "to_arrow_table", None) or rel.fetch_arrow_table
-            return fetch()
+            return _arrow(rel)
         finally:
             con.close()
 
@@ -212,6 +211,68 @@ def _labelled(table: str, src: str, names: list[str]) -> str:
         return src
     star = f"* REPLACE ({', '.join(replace)})" if replace else "*"
     return f"SELECT {', '.join([star, *extra])} FROM ({src})"
+
+
+def _arrow(rel: Any) -> Any:
+    """The relation's rows as an Arrow table."""
+    fetch = getattr(rel, "to_arrow_table", None) or rel.fetch_arrow_table
+    return fetch()
+
+
+#: DuckDB's types whose pandas form :func:`_pandas` builds from Arrow.
+_PLAIN = frozenset(
+    [
+        "TINYINT",
+        "SMALLINT",
+        "INTEGER",
+        "BIGINT",
+        "UTINYINT",
+        "USMALLINT",
+        "UINTEGER",
+        "UBIGINT",
+        "FLOAT",
+        "DOUBLE",
+        "BOOLEAN",
+        "VARCHAR",
+    ]
+)
+
+
+def _pandas(rel: Any) -> Any:
+    """``rel.df()``, the same frame (dtypes included: integers and booleans with NULLs in
+    pandas' nullable dtypes, text that is all NULL as objects), by way of Arrow where every
+    column is of a plain type: DuckDB's own conversion makes each text a Python string
+    first, 1.5 s of a plot of a 60 000-trial store against 0.4 s."""
+    types = [str(t) for t in rel.types]
+    if len(set(rel.columns)) < len(types) or not _PLAIN.issuperset(types):
+        return rel.df()
+    import pandas as pd
+    import pyarrow as pa
+
+    nullable = {
+        pa.int8(): pd.Int8Dtype(),
+        pa.int16(): pd.Int16Dtype(),
+        pa.int32(): pd.Int32Dtype(),
+        pa.int64(): pd.Int64Dtype(),
+        pa.uint8(): pd.UInt8Dtype(),
+        pa.uint16(): pd.UInt16Dtype(),
+        pa.uint32(): pd.UInt32Dtype(),
+        pa.uint64(): pd.UInt64Dtype(),
+        pa.bool_(): pd.BooleanDtype(),
+    }
+    table = _arrow(rel)
+    if table.num_rows == 0:  # DuckDB types an empty text column as objects
+        return rel.df()
+    cols = {}
+    for name, t, col in zip(table.column_names, types, table.columns, strict=True):
+        if col.null_count == 0 or t in ("FLOAT", "DOUBLE"):
+            cols[name] = col.to_pandas()
+        elif t == "VARCHAR":
+            whole = col.null_count < len(col)
+            cols[name] = col.to_pandas() if whole else pd.Series([None] * len(col), dtype=object)
+        else:
+            cols[name] = col.to_pandas(types_mapper=nullable.get)
+    return pd.DataFrame(cols)
 
 
 def _uhugeint_as_double(rel: Any) -> Any:
