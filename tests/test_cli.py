@@ -276,9 +276,29 @@ def test_versus_runs_the_same_trials_with_each_queue():
     assert "30p ps" in table and "fq_codel" in table and "TCP down" in table
 
 
+def test_versus_rows_are_each_variants_own_flows():
+    """A variant that changes the flows (another game, no CBR, a call) shows its own rows,
+    judged by its own budget, and whole-number options vary as on the command line."""
+    table = run("simulate", "--duration", "12s", "--app", "quake3", "--cbr", "down",
+                "--versus", "app=wow").stdout  # fmt: skip
+    wow = table[table.index("app=wow") :]
+    assert "wow down" in wow and "quake3" not in wow and ">500 ms" in wow, table
+    assert ">100 ms" in table[: table.index("app=wow")], table
+    p = run("simulate", "--duration", "12s", "--versus", "cbr=none", "--versus", "video=gcc",
+            "--versus", "downloads=2,uploads=1")  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    none = p.stdout[p.stdout.index("cbr=none") : p.stdout.index("video=gcc")]
+    assert "CBR" not in none and "TCP down" in none, p.stdout
+    assert "video gcc down" in p.stdout[p.stdout.index("video=gcc") :], p.stdout
+    two = p.stdout[p.stdout.index("downloads=2, uploads=1") :]
+    assert "TCP up" in two, p.stdout
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
+        (("--versus", "downloads=x"), "--versus: downloads=x: 'x' is not a whole number"),
+        (("--versus", "seed=3"), "--versus: seed: the variants run the same seeds"),
         (("--versus", "10p", "--versus", "10p"), "--versus: '10p ps' is given twice"),
         (("--versus", "bogus"), "--versus: 'bogus': not JSON"),
         (("--versus", "10p", "--rule", "fb-strict"), "--versus: '10p': rule fb-strict counts"),

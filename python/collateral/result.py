@@ -529,22 +529,27 @@ _VIDEO_CAPTION = (
 
 
 def compare_table(groups: list[tuple[str, list[Result]]]) -> Table:
-    """Set-ups that differ in their queue, side by side: for each (label, its trials), the
-    TCP goodput of each direction and every CBR flow's loss, delay and quality, as the
-    median over the trials with the range below (one trial: the values)."""
+    """Set-ups side by side (``--versus``: another queue, or any other option): for each
+    (label, its trials), the TCP goodput of each direction and every real-time flow's
+    loss, delay and quality, as the median over the trials with the range below (one
+    trial: the values). Each group's rows are its own scenario's flows; the title keeps
+    what every group shares."""
     from rich import box
     from rich.table import Table
 
     first = groups[0][1][0]
     sc = first.scenario
     n = len(groups[0][1])
-    apps = [c.app for c in sc.cbr] if sc else []
-    games = any(a in GAME_BUDGETS for a in apps)
-    title = sc.describe() if sc else "collateral trials"
-    for part in title.split(" · "):  # the queue is what differs: the rows name it
-        if part.startswith("queue "):
-            title = title.replace(f" · {part}", "")
-    if n > 1:
+    apps_of = [[c.app for c in r[0].scenario.cbr] if r[0].scenario else [] for _, r in groups]
+    every_app = [a for apps in apps_of for a in apps]
+    games = any(a in GAME_BUDGETS for a in every_app)
+    video = any(r[0].summary.get("media") for _, r in groups)
+    titles = [r[0].scenario.describe().split(" · ") if r[0].scenario else [] for _, r in groups]
+    # The queue is what differs unless told otherwise: the rows name it, and what else
+    # differs between the groups (a link, a call) is left out of the title as well.
+    shared = [p for p in titles[0] if not p.startswith("queue ") and all(p in t for t in titles)]
+    title = " · ".join(shared) if sc else "collateral trials"
+    if n > 1 and sc:
         title = title.replace(
             f"seed {sc.seed}", f"{n} trials each, seeds {sc.seed}–{sc.seed + n - 1}"
         )
@@ -558,8 +563,12 @@ def compare_table(groups: list[tuple[str, list[Result]]]) -> Table:
             if games
             else ""
         )
-        + (";\nMOS: ITU-T G.107 E-model, G.711" if any(a not in GAME_BUDGETS for a in apps) else "")
-        + (_VIDEO_CAPTION if first.summary.get("media") else ""),
+        + (
+            ";\nMOS: ITU-T G.107 E-model, G.711"
+            if any(a not in GAME_BUDGETS for a in every_app)
+            else ""
+        )
+        + (_VIDEO_CAPTION if video else ""),
         box=box.SIMPLE_HEAD,
         show_edge=False,
         pad_edge=False,
@@ -567,24 +576,28 @@ def compare_table(groups: list[tuple[str, list[Result]]]) -> Table:
     )
     t.add_column("queue", no_wrap=True)
     t.add_column("traffic", no_wrap=True)
-    for col in ("goodput", "loss", "p50", "p95", "max", "quality" if games else "MOS"):
+    quality = "quality" if games else "MOS"
+    for col in ("goodput", "loss", "p50", "p95", "max / p99" if video else "max"):
         t.add_column(col, justify="right", no_wrap=True)
+    t.add_column(f"{quality} / late" if video else quality, justify="right", no_wrap=True)
     for g, (label, results) in enumerate(groups):
+        own = results[0]  # this group's scenario: its flows, applications and calls
+        apps = apps_of[g]
 
         def each(get: Any, results: list[Result] = results) -> list[float]:
             return [float(get(r)) for r in results]
 
         rows = []
         for d in ("down", "up"):
-            if any(f["direction"] == d for f in first.tcp):
+            if any(f["direction"] == d for f in own.tcp):
                 rows.append(
                     (f"TCP {d}", _cell(each(lambda r, d=d: r.summary[f"{d}_goodput_bps"]), _bps))
                     + ("",) * 5
                 )
-        for j in range(len(first.cbr)):
+        for j in range(len(own.cbr)):
             app = apps[j] if j < len(apps) else None
-            rows.append((_cbr_label(first, apps, j), "", *_cbr_cells(results, j, app)))
-        for k, m in enumerate(first.summary.get("media", [])):
+            rows.append((_cbr_label(own, apps, j), "", *_cbr_cells(results, j, app)))
+        for k, m in enumerate(own.summary.get("media", [])):
             rows.append((f"video {m['cc']} {m['direction']}", *_media_cells(results, k)))
         for k, row in enumerate(rows):
             t.add_row(
@@ -592,4 +605,6 @@ def compare_table(groups: list[tuple[str, list[Result]]]) -> Table:
                 *row,
                 end_section=k == len(rows) - 1 and g < len(groups) - 1,
             )
+        if not rows:
+            t.add_row(label, "(no flows)", *[""] * 6, end_section=g < len(groups) - 1)
     return t

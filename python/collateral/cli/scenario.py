@@ -211,8 +211,8 @@ def versus_keys(value: str) -> dict[str, str | None]:
     """``cc=prague,ecn=l4s,aqm=fq_codel:target=5ms,ecn=on`` → {cc, ecn, aqm}: an item
     whose key is no scenario option continues the one before (an --aqm value's own
     ``key=value`` parameters); {} when ``value`` is a queue, not KEY=VALUE."""
-    head = value.partition("=")[0].strip().replace("-", "_")
-    if ":" in head or head not in BY_NAME:
+    head = value.partition("=")[0].strip()
+    if ":" in head or _versus_name(head) is None:
         return {}
     out: dict[str, str | None] = {}
     last = None
@@ -229,7 +229,36 @@ def versus_keys(value: str) -> dict[str, str | None]:
             fail(f"--versus: {short(value, 60)}: give KEY=VALUE,... (e.g. cc=prague,ecn=l4s)")
     if any(v == "" for v in out.values()):
         fail(f"--versus: {short(value, 60)}: a key without a value")
-    return out
+    return {name: _versus_value(name, v) for name, v in out.items()}
+
+
+def _versus_value(name: str, text: str | None) -> Any:
+    """A --versus value read as its option reads it on the command line: a whole number
+    (``downloads=4``), a switch (``delayed_ack=off``), one of its choices, or ``none``
+    where no value is one (``video=none``: no call); else the text, checked with the
+    scenario."""
+    f, key = BY_NAME[name], _versus_key(name)
+    if name == "seed":  # every variant runs the trials' seeds (--seed, --trials)
+        fail("--versus: seed: the variants run the same seeds; give --seed (and --trials)")
+    if text is None:
+        return None
+    if f.optional and text.strip().lower() == "none":
+        return None
+    if f.types == (bool,):
+        on = {"on": True, "true": True, "yes": True, "1": True}
+        off = {"off": False, "false": False, "no": False, "0": False}
+        v = {**on, **off}.get(text.strip().lower())
+        if v is None:
+            fail(f"--versus: {key}={text.strip()[:40]}: on or off")
+        return v
+    if f.count:
+        try:
+            return count(*f.count)(text)
+        except argparse.ArgumentTypeError as e:
+            fail(f"--versus: {key}={text.strip()[:40]}: {e}")
+    if f.choices and text not in f.choices:
+        fail(f"--versus: {key}={text.strip()[:40]}: one of {', '.join(f.choices)}")
+    return text
 
 
 def _versus_name(key: str) -> str | None:
@@ -243,12 +272,19 @@ def _versus_name(key: str) -> str | None:
     return None
 
 
+def _versus_key(name: str) -> str:
+    """A parameter as --versus shows it: its option without dashes (``downloads``), a
+    switch by its name (``delayed_ack``, not ``no-delayed-ack``)."""
+    return name if BY_NAME[name].types == (bool,) else option(name).removeprefix("--")
+
+
 def _label(a: argparse.Namespace, sc: Scenario, varied: list[str]) -> str:
     """A variant as the user named it: its queue, then the value of each varied key."""
     parts = [queue_label(sc, a.aqm)]
     for key in varied:
         v = getattr(a, key)
-        parts.append(f"{option(key).removeprefix('--')}={v}")
+        shown = "none" if v is None else "on" if v is True else "off" if v is False else v
+        parts.append(f"{_versus_key(key)}={shown}")
     return ", ".join(parts)
 
 

@@ -153,7 +153,10 @@ def _check_video_max(text: Any) -> None:
         return  # the call's own check names it
     least = MediaSpec.model_fields["min_rate"].default
     if bps < least:
-        hint = f"; did you mean {text}Mbit?" if bare_number(text) else ""
+        # A bare number is bit/s: 2 meant 2 Mbit/s, 1500 meant 1500 kbit/s (a call's
+        # rate is at most 1 Gbit/s).
+        unit = "kbit" if bare_number(text) and float(text) >= 1000 else "Mbit"
+        hint = f"; did you mean {text}{unit}?" if bare_number(text) else ""
         raise SpecError(
             "video_max_rate",
             f"{short(text)}: {fmt_rate(bps)}, below the encoder's least rate"
@@ -187,6 +190,8 @@ def build_scenario(**params: Any) -> Scenario:
     cbr_size, cbr_interval, jitter = p["cbr_size"], p["cbr_interval"], p["jitter"]
     web_users, duration, warmup, seed = p["web_users"], p["duration"], p["warmup"], p["seed"]
     video, video_dir, video_max = p["video"], p["video_direction"], p["video_max_rate"]
+    if isinstance(video, str) and video.strip().lower() == "none":  # as the help says
+        video = None
     framing = parse_framing(p["framing"]) if p["framing"] is not None else None
     leo = p["leo"]
     if leo is not None and leo not in LEO_PRESETS:
