@@ -124,6 +124,23 @@ def test_fifty_ten_with_four_cubic_downloads_is_not_a_bloated_drop_tail():
     assert best.delay < 0.002 and best.utilisation >= (1 - adv.tolerance) * mine.utilisation
 
 
+def test_a_current_queue_of_each_direction_is_the_one_each_direction_runs():
+    from collateral.advise.current import current_queue
+
+    label, down, up = current_queue("496kB/100kB")
+    assert label == "496kB/100kB drop-tail"
+    assert (down["limit"], up["limit"]) == ("496kB", "100kB")
+    label, down, up = current_queue("500kB/fq_codel")
+    assert label == "500kB drop-tail down / fq_codel up" and up["kind"] == "fq_codel"
+    assert current_queue("256kB")[2] is None  # the same both ways
+    adv = advise(link="adsl1", ccs=("cubic",), trials=1, duration="10s", uploads=1,
+                 current="100kB/3kB")  # fmt: skip
+    mine = next(o for o in adv.outcomes if o.candidate.family == "current")
+    assert mine.candidate.queues()["up"]["limit"] == "3kB"
+    # A 3 kB upstream holds two full packets: the upload's queue stays short.
+    assert mine.delay_s["up"] < 0.2, mine.delay_s
+
+
 def test_budgets_targets_and_bad_requests():
     adv = advise(link="adsl1", app="quake3", ccs=("cubic",), trials=1, duration="10s")
     assert adv.app == "fps" and adv.budget == "100ms" and adv.outcomes
@@ -134,6 +151,8 @@ def test_budgets_targets_and_bad_requests():
         ({"target": 4.0}, "target"),
         ({"tolerance": 1.0}, "tolerance"),
         ({"current": "bogus"}, "current"),
+        ({"current": "100kB/"}, "current"),
+        ({"current": "100kB/fq-codle"}, "current"),
         ({"tcp_flows": 0}, "tcp_flows"),
         ({"ccs": ("dctcp",), "trials": 1, "duration": "5s"}, "ccs"),  # not "link"
     ):

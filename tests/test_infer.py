@@ -279,7 +279,10 @@ def test_the_shipped_measurement_is_inferred_and_advised_from(tmp_path):
     # The advisor starts from it: its current queue is the inferred FIFO.
     p = _cli("advise", "--from", str(tmp_path / "m"), "--trials", "1", "--duration", "5s")
     assert p.returncode == 0, p.stderr
-    assert f"current queue {round(got['buffer_down'])}B" in p.stdout.splitlines()[0]
+    # Each direction's own buffer (the upstream's is not the downstream's in general).
+    mine = f"{round(got['buffer_down'])}B/{round(got['buffer_up'])}B"
+    assert f"current queue {mine}" in p.stdout.splitlines()[0], p.stdout
+    assert f"current {mine} drop-tail" in p.stdout, p.stdout
     # A --current of the user's stands, and is said to be theirs.
     p = _cli("advise", "--from", str(tmp_path / "m"), "--current", "100p", "--trials", "1",
              "--duration", "5s")  # fmt: skip

@@ -63,14 +63,14 @@ def candidates(
     rtt_ns: int,
     ccs: tuple[str, ...],
     up_bps: int | None = None,
-    current: tuple[str, dict[str, Any]] | None = None,
+    current: tuple[str, dict[str, Any], dict[str, Any] | None] | None = None,
     shaper_bps: tuple[int, int] | None = None,
     framing: Any = None,
     docsis_up: bool = False,
 ) -> list[Candidate]:
     """Every candidate under each congestion control (drop-tail limits that round to
     the same packets are tried once), then DualPI2 with L4S flows; ``current`` is the
-    user's own queue, (label, queue), in both directions. Without downloads
+    user's own queue, (label, queue, upstream queue when it differs). Without downloads
     (``down_bps`` None) the limits are named by the upstream's, which alone decide.
     ``shaper_bps``: the link's (down, up) rates, CAKE's shaper in each direction, as a
     gateway runs it (unshaped, its 5 ms target is below one packet's time on a slow
@@ -98,7 +98,8 @@ def candidates(
             )
             out.append(Candidate(f"{name} ({k:g} BDP)", q, cc, up_queue=up, family="drop-tail"))
         if current is not None:
-            out.append(Candidate(f"current {current[0]}", current[1], cc, family="current"))
+            label, q, up = current
+            out.append(Candidate(f"current {label}", q, cc, up_queue=up, family="current"))
         for name, q, ecn, dscp in AQMS:
             up = None
             if q["kind"] == "cake" and shaper_bps is not None:

@@ -1,5 +1,6 @@
 """The user's own queue as a candidate: ``--current 256kB`` (drop-tail, as a gateway's
-buffer is usually given) or any ``--aqm`` value."""
+buffer is usually given) or any ``--aqm`` value, in both directions; ``DOWN/UP`` when the
+directions differ (``496kB/100kB``: a measured line's, ``advise --from``)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,26 @@ from ..units import parse_queue_limit
 from ..vocabulary import AQM_KINDS
 
 
-def current_queue(text: str) -> tuple[str, dict[str, Any]]:
-    """(label, queue) of ``text``: a limit in bytes or packets (drop-tail, rule fb-strict
-    for bytes and ps for packets), or an AQM as ``--aqm`` takes it."""
+def current_queue(text: str) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
+    """(label, queue, upstream queue or None: the same) of ``text``: a limit in bytes or
+    packets (drop-tail, rule fb-strict for bytes and ps for packets), or an AQM as
+    ``--aqm`` takes it; ``DOWN/UP``, each of those, for directions that differ."""
     if not isinstance(text, str) or not text.strip():
         raise SpecError("current", f"{text!r}: give your queue, e.g. 256kB, 100p or fq_codel")
+    down, slash, up = text.partition("/")
+    if slash and not text.lstrip().startswith("{"):
+        if not down.strip() or not up.strip() or "/" in up:
+            raise SpecError("current", f"{text!r}: give DOWN/UP, e.g. 500kB/100kB")
+        (d_label, d_queue), (u_label, u_queue) = _one(down), _one(up)
+        tail = " drop-tail"
+        if d_label.endswith(tail) and u_label.endswith(tail):  # 496kB/100kB drop-tail
+            return f"{d_label.removesuffix(tail)}/{u_label}", d_queue, u_queue
+        return f"{d_label} down / {u_label} up", d_queue, u_queue
+    return (*_one(text), None)
+
+
+def _one(text: str) -> tuple[str, dict[str, Any]]:
+    """One direction's queue, as :func:`current_queue` reads it."""
     try:
         limit = parse_queue_limit(text)
     except ValueError as e:

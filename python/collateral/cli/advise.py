@@ -101,7 +101,8 @@ def add_parser(sub: Any) -> None:
         "--current",
         metavar="QUEUE",
         help="your gateway's queue as one more candidate: a drop-tail limit (256kB, 100p)"
-        " or an --aqm value (fq_codel, cake:diffserv=diffserv4)",
+        " or an --aqm value (fq_codel, cake:diffserv=diffserv4); DOWN/UP when the"
+        " directions differ (500kB/100kB)",
     )
     a.add_argument(
         "--tolerance",
@@ -247,6 +248,18 @@ def _advise(advise: Any, args: argparse.Namespace) -> Any:
     )
 
 
+def _inferred_queue(got: dict[str, Any], d: str) -> str | None:
+    """Direction ``d``'s queue as ``collateral infer`` found it, as ``--current`` takes
+    it: a FIFO's buffer in bytes, or the AQM it looks like; None when not inferred."""
+    queue = got.get(f"queue_{d}")
+    if queue is None:
+        return None
+    if queue == "fifo":
+        buffer = got.get(f"buffer_{d}")
+        return f"{round(buffer)}B" if buffer else None
+    return "fq_codel" if "flow queueing" in queue else "codel"
+
+
 def _from_measurement(args: argparse.Namespace) -> None:
     """Sets the link and the current queue from the line measured in ``--from``."""
     from ..spec.fields import BY_NAME
@@ -278,13 +291,13 @@ def _from_measurement(args: argparse.Namespace) -> None:
     # With a framing (given or inferred) the capacities are line rates: the link carries it.
     args.line_framing = inf.link_framing().get("framing")
     args.rtt = f"{got['base_rtt'] * 1e3:.3f}ms"
-    queue = got.get("queue_down")
     yours = args.current is not None  # --current given: it stands, not the inferred queue
-    if args.current is None and queue is not None:
-        if queue == "fifo" and got.get("buffer_down"):
-            args.current = f"{round(got['buffer_down'])}B"
-        elif queue != "fifo":
-            args.current = "fq_codel" if "flow queueing" in queue else "codel"
+    if args.current is None:
+        # Each direction's own queue (a line's upstream buffer is rarely its downstream's).
+        each = [_inferred_queue(got, d) for d in ("down", "up")]
+        if each[0] is not None:
+            up = each[1] or each[0]  # nothing inferred upstream: the downstream's
+            args.current = each[0] if up == each[0] else f"{each[0]}/{up}"
     print(
         f"from {args.from_}: down {args.down / 1e6:.3g} Mbit/s, up {args.up / 1e6:.3g} Mbit/s,"
         f" base RTT {args.rtt} (collateral infer), current queue"
