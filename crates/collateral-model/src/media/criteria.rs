@@ -43,7 +43,7 @@ pub struct Criteria {
     /// Jain's index over the received rates of the calls of its direction.
     pub jain_index: f64,
     /// From the call's start to the end of the first bin whose received rate is
-    /// [`CONVERGED`] of its fair share (NaN: never).
+    /// [`CONVERGED`] of its fair share, a share above zero (NaN: never).
     pub convergence_s: f64,
     /// The longest, over the capacity's falls after the call's start, from the fall to
     /// the end of the first bin whose sending rate is at most [`ADAPTED`] times the new
@@ -182,7 +182,10 @@ pub fn media_summaries(
 
 fn convergence(sc: &Scenario, start: Nanos, tr: &MediaTrace, fair: &[f64]) -> f64 {
     (0..tr.time.len())
-        .find(|&b| tr.time[b] >= start && tr.received_bps[b] >= CONVERGED * fair[b])
+        // A bin without capacity (a cellular trace's outage) has no share to reach.
+        .find(|&b| {
+            tr.time[b] >= start && fair[b] > 0.0 && tr.received_bps[b] >= CONVERGED * fair[b]
+        })
         .map_or(f64::NAN, |b| {
             let end = (tr.time[b] + sc.bin_ns).min(sc.duration_ns);
             (end - start) as f64 / 1e9
@@ -327,6 +330,47 @@ mod tests {
         assert!((a.rate_cov - sd / 0.4375).abs() < 1e-9);
         assert_eq!(tr.time.len(), 8, "the calls' bins one after the other");
         assert_eq!(tr.time[4], 0);
+    }
+
+    /// A trace with no opportunity for its first 2 s (an outage), then 1.2 Mbit/s (one
+    /// every 10 ms); a lone call (ceiling 2 Mbit/s) receiving nothing, then 1 Mbit/s:
+    /// the empty bins have no share to reach, so it converges at the end of bin 2, 3 s.
+    #[test]
+    fn an_outage_is_not_convergence() {
+        let ms = 1_000_000;
+        let mut sc = Scenario::builder().build();
+        sc.down.trace = Some(DeliveryTrace {
+            ms: (2010..=4000).step_by(10).collect(),
+            once: true,
+        });
+        sc.duration_ns = 4000 * ms;
+        sc.warmup_ns = 0;
+        sc.bin_ns = 1000 * ms;
+        sc.media = vec![MediaConfig {
+            max_rate_bps: 2_000_000,
+            ..Default::default()
+        }];
+        // 1 Mbit/s (100 packets of 1250 B a second) from 2 s.
+        let mut r = MediaRecords::default();
+        for (b, n) in [0u64, 0, 100, 100].into_iter().enumerate() {
+            for i in 0..n {
+                let at = b as u64 * 1000 * ms + i * (1000 * ms / n);
+                r.frames.push((at, r.sent.len() as u64, 1));
+                r.frame.push(r.frames.len() as u32 - 1);
+                r.sent.push(at);
+                r.arrived.push(at + 1);
+                r.lens.push(1250);
+            }
+        }
+        r.target = vec![(0, 1_000_000.0)];
+        let calls = [Call {
+            flow: 0,
+            cfg: &sc.media[0],
+            rec: &r,
+        }];
+        let c = &media_summaries(&sc, &calls, |_| 0.0, None)[0].criteria;
+        // Bin 2's share: 1.2032 Mbit/s; 1 Mbit/s received is over 0.8 of it.
+        assert_eq!(c.convergence_s, 3.0);
     }
 
     /// A trace whose capacity falls from 2.4 to 0.6 Mbit/s at 2 s (bins of 1 s over
