@@ -332,6 +332,30 @@ mod tests {
         assert_eq!(tr.time[4], 0);
     }
 
+    /// The summary of `sc`'s one call when it sends `per_s[b]` packets of 1250 B, evenly
+    /// spread, in second `b`, each arriving 1 ns after it is sent (target 1 Mbit/s).
+    fn lone_call(sc: &Scenario, per_s: &[u64]) -> Vec<MediaSummary> {
+        let s = 1_000_000_000;
+        let mut r = MediaRecords::default();
+        for (b, &n) in per_s.iter().enumerate() {
+            for i in 0..n {
+                let at = b as u64 * s + i * (s / n);
+                r.frames.push((at, r.sent.len() as u64, 1));
+                r.frame.push(r.frames.len() as u32 - 1);
+                r.sent.push(at);
+                r.arrived.push(at + 1);
+                r.lens.push(1250);
+            }
+        }
+        r.target = vec![(0, 1_000_000.0)];
+        let calls = [Call {
+            flow: 0,
+            cfg: &sc.media[0],
+            rec: &r,
+        }];
+        media_summaries(sc, &calls, |_| 0.0, None)
+    }
+
     /// A trace with no opportunity for its first 2 s (an outage), then 1.2 Mbit/s (one
     /// every 10 ms); a lone call (ceiling 2 Mbit/s) receiving nothing, then 1 Mbit/s:
     /// the empty bins have no share to reach, so it converges at the end of bin 2, 3 s.
@@ -351,24 +375,7 @@ mod tests {
             ..Default::default()
         }];
         // 1 Mbit/s (100 packets of 1250 B a second) from 2 s.
-        let mut r = MediaRecords::default();
-        for (b, n) in [0u64, 0, 100, 100].into_iter().enumerate() {
-            for i in 0..n {
-                let at = b as u64 * 1000 * ms + i * (1000 * ms / n);
-                r.frames.push((at, r.sent.len() as u64, 1));
-                r.frame.push(r.frames.len() as u32 - 1);
-                r.sent.push(at);
-                r.arrived.push(at + 1);
-                r.lens.push(1250);
-            }
-        }
-        r.target = vec![(0, 1_000_000.0)];
-        let calls = [Call {
-            flow: 0,
-            cfg: &sc.media[0],
-            rec: &r,
-        }];
-        let c = &media_summaries(&sc, &calls, |_| 0.0, None)[0].criteria;
+        let c = &lone_call(&sc, &[0u64, 0, 100, 100])[0].criteria;
         // Bin 2's share: 1.2032 Mbit/s; 1 Mbit/s received is over 0.8 of it.
         assert_eq!(c.convergence_s, 3.0);
     }
@@ -397,24 +404,7 @@ mod tests {
             ..Default::default()
         }];
         // 1.5 Mbit/s (150 packets of 1250 B a second) for 3 s, then 0.5 Mbit/s.
-        let mut r = MediaRecords::default();
-        for (b, n) in [150u64, 150, 150, 50, 50].into_iter().enumerate() {
-            for i in 0..n {
-                let at = b as u64 * 1000 * ms + i * (1000 * ms / n);
-                r.frames.push((at, r.sent.len() as u64, 1));
-                r.frame.push(r.frames.len() as u32 - 1);
-                r.sent.push(at);
-                r.arrived.push(at + 1);
-                r.lens.push(1250);
-            }
-        }
-        r.target = vec![(0, 1_000_000.0)];
-        let calls = [Call {
-            flow: 0,
-            cfg: &sc.media[0],
-            rec: &r,
-        }];
-        let c = &media_summaries(&sc, &calls, |_| 0.0, None)[0].criteria;
+        let c = &lone_call(&sc, &[150u64, 150, 150, 50, 50])[0].criteria;
         // The fall at 2 s; bin 2 (2-3 s) still sends 1.5 > 0.6016; bin 3 sends 0.5:
         // under at the end of bin 3, 4 s: 2 s after the fall.
         assert_eq!(c.adapt_down_s, 2.0);
