@@ -284,22 +284,10 @@ mod tests {
         };
         sc.media = vec![call(0), call(s)];
         // One 1250-byte packet = 10 kbit: n packets a second = n · 10 kbit/s.
-        let rec = |per_s: [u64; 4]| {
-            let mut r = MediaRecords::default();
-            for (b, &n) in per_s.iter().enumerate() {
-                for i in 0..n {
-                    let t = b as u64 * s + i * (s / n);
-                    r.frames.push((t, r.sent.len() as u64, 1));
-                    r.frame.push(r.frames.len() as u32 - 1);
-                    r.sent.push(t);
-                    r.arrived.push(t + 1);
-                    r.lens.push(1250);
-                }
-            }
-            r.target = vec![(0, 500_000.0)];
-            r
-        };
-        let (r0, r1) = (rec([30, 45, 50, 50]), rec([0, 20, 50, 50]));
+        let (r0, r1) = (
+            records(&[30, 45, 50, 50], 500_000.0),
+            records(&[0, 20, 50, 50], 500_000.0),
+        );
         let calls = [
             Call {
                 flow: 5,
@@ -332,9 +320,9 @@ mod tests {
         assert_eq!(tr.time[4], 0);
     }
 
-    /// The summary of `sc`'s one call when it sends `per_s[b]` packets of 1250 B, evenly
-    /// spread, in second `b`, each arriving 1 ns after it is sent (target 1 Mbit/s).
-    fn lone_call(sc: &Scenario, per_s: &[u64]) -> Vec<MediaSummary> {
+    /// A call's records when it sends `per_s[b]` packets of 1250 B (10 kbit), evenly
+    /// spread, in second `b`, each arriving 1 ns after it is sent, aiming at `target`.
+    fn records(per_s: &[u64], target: f64) -> MediaRecords {
         let s = 1_000_000_000;
         let mut r = MediaRecords::default();
         for (b, &n) in per_s.iter().enumerate() {
@@ -347,7 +335,13 @@ mod tests {
                 r.lens.push(1250);
             }
         }
-        r.target = vec![(0, 1_000_000.0)];
+        r.target = vec![(0, target)];
+        r
+    }
+
+    /// The summary of `sc`'s one call sending as [`records`] (target 1 Mbit/s).
+    fn lone_call(sc: &Scenario, per_s: &[u64]) -> Vec<MediaSummary> {
+        let r = records(per_s, 1_000_000.0);
         let calls = [Call {
             flow: 0,
             cfg: &sc.media[0],
