@@ -133,6 +133,14 @@ def test_a_testbed_run_of_irtt_and_iperf3_agrees_with_the_tools_own_figures(
     # iperf3 started 2 s after irtt (its start is stamped in whole seconds): the probes
     # before it are idle, those after loaded, and the load raised the round trip.
     assert row["latency_loaded_s"] > row["latency_idle_s"]
+    # Each stream and probe direction is named the way it went (the flows view, the
+    # report's labels): the download down, irtt's requests up and replies down.
+    flows = st.query("SELECT name, direction FROM flows ORDER BY name")
+    assert dict(zip(flows["name"], flows["direction"], strict=True)) == {
+        "tcp0": "down",
+        "cbr0": "down",
+        "cbr1": "up",
+    }, flows
 
 
 def test_flent_v4_raw_values_and_metadata(tmp_path: Path) -> None:

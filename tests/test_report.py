@@ -551,3 +551,35 @@ def test_a_video_call_is_in_the_key_numbers_and_the_figure(tmp_path):
     assert "video 0 GCC ↓ frames late (%)" in labels
     assert column_unit("media0_frames_late").name == "%"
     assert suggest(tmp_path / "r")["y"] == "video_p95_ms"
+
+
+def test_a_workloads_scores_are_in_the_key_numbers():
+    """An RRUL run or an imported measurement is about its scores: the table shows the
+    point's median loaded latency, RPM and QoO and its most common grade (a word, not a
+    median); a store without a workload shows none of them."""
+    import pandas as pd
+
+    from collateral.report.key_numbers import key_numbers
+
+    df = pd.DataFrame(
+        {
+            "point": ["a", "a", "a", "b"],
+            "queue_limit": [1, 1, 1, 2],
+            "latency_loaded_s": [0.050, 0.070, 0.060, 0.300],
+            "rpm": [1000.0, 800.0, 900.0, 200.0],
+            "bufferbloat_grade": ["B", "A", "B", None],
+            "qoo_voip": [90.0, 80.0, 85.0, 10.0],
+        }
+    )
+    t = key_numbers(df)
+    labels = [c[0] for c in t.columns]
+    assert "latency loaded (ms)" in labels and "responsiveness (RPM)" in labels, labels
+    col = {label: [row[i].text for row in t.rows] for i, (label, _) in enumerate(t.columns)}
+    assert col["latency loaded (ms)"] == ["60", "300"]
+    assert col["bufferbloat grade"] == ["B", "—"]
+    assert col["QoO VoIP"] == ["85", "10"]
+    plain = df.drop(columns=["latency_loaded_s", "rpm", "bufferbloat_grade", "qoo_voip"])
+    plain["tcp0_goodput_bps"] = 1e6
+    assert not {"responsiveness (RPM)", "bufferbloat grade"} & {
+        c[0] for c in key_numbers(plain).columns
+    }

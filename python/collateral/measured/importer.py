@@ -77,10 +77,20 @@ def import_measurement(
         raw = _native.measure_measured(records, scenario_json)
     except ValueError as e:
         raise ImportProblem(f"{m.source}: {e}") from None
+    # Each flow's direction, a label the store keeps as a parameter column (a simulated
+    # trial's come from its scenario): the flows view and the report name the way each
+    # stream and each probe direction went.
+    directions = {
+        f"{group}{i}_direction": f["direction"]
+        for group in ("tcp", "cbr")
+        for i, f in enumerate(raw["summary"].get(group) or [])
+        if f.get("direction") and f"{group}{i}_direction" not in params
+    }
     row: dict[str, Any] = {
         **ident,
         **params,
         **{f"measured_{k}" if k in params else k: v for k, v in m.parameters.items()},
+        **directions,
         **summary_columns(raw["summary"]),
         "scenario": stored,
         "model_version": _native.version(),

@@ -1,6 +1,7 @@
 """A store's key numbers: per point, the medians over its trials of TCP goodput per
-direction, each real-time flow's loss and delay and each video call's rate, frame delay
-and late frames, rows labelled by the parameters that tell the points apart."""
+direction, each real-time flow's loss and delay, each video call's rate, frame delay
+and late frames, and a workload's scores (latency idle and loaded, RPM, QoO; the most
+common bufferbloat grade), rows labelled by the parameters that tell the points apart."""
 
 from __future__ import annotations
 
@@ -19,6 +20,19 @@ class Measure:
     tooltip: str
     values: Any  # per-trial Series
     unit: Unit
+    #: A word per trial (a grade): the point's most common one, not a median.
+    words: bool = False
+
+
+#: A workload's scores the table shows (a simulated RRUL or responsiveness run, an
+#: imported measurement), where a trial has them.
+_SCORES = (
+    ("latency_idle_s", "latency idle"),
+    ("latency_loaded_s", "latency loaded"),
+    ("rpm", "responsiveness"),
+    ("bufferbloat_grade", "bufferbloat grade"),
+    ("qoo_voip", "QoO VoIP"),
+)
 
 
 def _flow_name(df: Any, kind: str, i: int) -> str:
@@ -51,8 +65,8 @@ def _measures(df: Any) -> list[Measure]:
 
     out: list[Measure] = []
     tcp = sorted({int(m[1]) for c in df.columns if (m := re.fullmatch(r"tcp(\d+)_goodput_bps", c))})
-    # An imported measurement's streams have no direction column: its per-direction sums
-    # (down_goodput_bps, up_goodput_bps) say which way they went.
+    # A measurement imported before its streams' directions were stored has no direction
+    # column: its per-direction sums (down_goodput_bps, up_goodput_bps) say which way.
     if tcp and not any(f"tcp{i}_direction" in df.columns for i in tcp):
         sums = [(d, f"{d}_goodput_bps") for d in ("down", "up") if f"{d}_goodput_bps" in df.columns]
         if any(df[c].notna().any() for _, c in sums):
@@ -144,6 +158,15 @@ def _measures(df: Any) -> list[Measure]:
                 v = pd.to_numeric(df[col], errors="coerce")
                 meaning = (schema.column(col) or {}).get("meaning", "")
                 out.append(Measure(f"{who} {name}", meaning, v, column_unit(col, v)))
+    for col, name in _SCORES:
+        if col not in df.columns or not df[col].notna().any():
+            continue
+        meaning = (schema.column(col) or {}).get("meaning", "")
+        if col == "bufferbloat_grade":
+            out.append(Measure(name, meaning, df[col], Unit("", 1.0), words=True))
+            continue
+        v = pd.to_numeric(df[col], errors="coerce")
+        out.append(Measure(name, meaning, v, column_unit(col, v)))
     for i in sorted({int(m[1]) for c in df.columns if (m := re.fullmatch(r"web(\d+)_users", c))}):
         col = f"web{i}_response_median_s"
         if col in df.columns:
@@ -199,6 +222,12 @@ def key_numbers(df: Any) -> Table | None:
     numeric.append(True)
     columns_cells.append([Cell(f"{int(counts[k]):,}") for k in order])
     for m in measures:
+        if m.words:
+            common = m.values.groupby(by, sort=False).agg(_most_common).reindex(order)
+            cols.append((m.label, m.tooltip))
+            numeric.append(False)
+            columns_cells.append([Cell("—" if is_null(v) else str(v)) for v in common.tolist()])
+            continue
         med = (m.values.groupby(by, sort=False).median() * m.unit.scale).reindex(order)
         d = decimals(med.tolist())
         cols.append((m.label + (f" ({m.unit.name})" if m.unit.name else ""), m.tooltip))
@@ -206,6 +235,14 @@ def key_numbers(df: Any) -> Table | None:
         columns_cells.append([Cell(fmt_fixed(v, d)) for v in med.tolist()])
     rows = [list(r) for r in zip(*columns_cells, strict=True)]
     return Table(cols, numeric, rows, "Medians over each point's trials; — : nothing measured.")
+
+
+def _most_common(words: Any) -> Any:
+    """The most common word of a point's trials (ties: the first in order), None without."""
+    counts = words.dropna().astype(str).value_counts()
+    if counts.empty:
+        return None
+    return min(counts.index, key=lambda w: (-counts[w], w))
 
 
 def _looks_numeric(s: str) -> bool:
