@@ -378,3 +378,22 @@ def test_imported_run_queries_plots_and_compares(tmp_path: Path) -> None:
 def test_sample_files_stay_small() -> None:
     for f in DATA.iterdir():
         assert f.stat().st_size < 50_000, f
+
+
+def test_a_load_no_probe_was_sent_during_is_warned_of(tmp_path: Path) -> None:
+    """irtt beside an iperf3 download stamped 20 s earlier: the download ends before the
+    first probe, so its latency is unmeasured and the scores are the upload's alone; the
+    import says so (it did not), and stores the run as before."""
+    ex = Path(__file__).resolve().parent.parent / "examples" / "measured" / "cable-fifo-500k"
+    doc = json.loads((ex / "down.json").read_text())
+    doc["start"]["timestamp"]["timesecs"] -= 20
+    shifted = tmp_path / "down-early.json"
+    shifted.write_text(json.dumps(doc))
+    files = [str(ex / "irtt.json.gz"), str(shifted), str(ex / "up.json")]
+    p = cli("import", *files, "-o", str(tmp_path / "m"))
+    assert p.returncode == 0, p.stderr
+    warned = [x for x in p.stderr.splitlines() if "no probe was sent during this load" in x]
+    assert len(warned) == 1 and "down-early.json" in warned[0], p.stderr
+    good = cli("import", str(ex / "irtt.json.gz"), str(ex / "down.json"), str(ex / "up.json"),
+               "-o", str(tmp_path / "g"))  # fmt: skip
+    assert good.returncode == 0 and "no probe" not in good.stderr, good.stderr

@@ -141,4 +141,33 @@ def combine(ms: list[Measurement]) -> Measurement:
         if out.start_unix_s is not None:
             out.start_unix_s += early
     out.parameters["tool"] = out.tool
+    if len(ms) > 1:
+        _warn_unprobed(ms)
     return out
+
+
+def _warn_unprobed(ms: list[Measurement]) -> None:
+    """A warning for a load no probe of another file was sent during (on the one clock
+    :func:`combine` put them on): files of one run whose times do not meet (a download
+    before irtt started) leave that load's latency unmeasured, and the scores are of
+    the other loads alone."""
+    import warnings
+
+    sent = sorted(x for m in ms for p in m.probes for x in p.sent_s)
+    if not sent:
+        return
+    import bisect
+
+    for m in ms:
+        for t in m.throughput:
+            start, end = t.start_s, max(t.end_s)
+            i = bisect.bisect_left(sent, start)
+            if i == len(sent) or sent[i] > end:
+                warnings.warn(
+                    f"{m.source}: {t.label}: no probe was sent during this load"
+                    f" ({start:.1f}-{end:.1f} s on the run's clock, probes"
+                    f" {sent[0]:.1f}-{sent[-1]:.1f} s): its latency is not measured;"
+                    " are the files of one run?",
+                    stacklevel=2,
+                )
+                break
