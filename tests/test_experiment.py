@@ -545,6 +545,21 @@ def test_aqm_parameters_are_sweep_axes_and_their_errors_name_the_axis():
         Experiment.from_dict({**base, "sweep": {"down.queue.limt": [1]}})
 
 
+def test_a_tables_own_check_names_the_axis_that_set_a_key_inside_it():
+    """A call's min_rate above its max_rate fails on the call's table (``media``), shorter
+    than the axis's path: the axis that swept max_rate is named, not [scenario]."""
+    base = {
+        "experiment": {"name": "m"},
+        "scenario": {"link": "adsl2", "media": {"controller": "gcc", "min_rate": "150kbit"}},
+    }
+    with pytest.raises(ExperimentError) as e:
+        Experiment.from_dict({**base, "sweep": {"media.max_rate": ["1Mbit", "100kbit"]}})
+    assert "sweep.media.max_rate[1] = '100kbit': min_rate 150000 is above" in str(e.value)
+    with pytest.raises(ExperimentError) as e:  # two axes inside the table: both named
+        Experiment.from_dict({**base, "sweep": {"media.max_rate": ["100kbit"], "media.fps": [30]}})
+    assert "sweep.media.max_rate[0] and sweep.media.fps[0]" in str(e.value), e.value
+
+
 def test_the_refused_traces_are_those_the_schema_says_an_import_fills():
     from collateral import _native
     from collateral.experiment.settings import IMPORTED_TRACES
@@ -707,6 +722,17 @@ def test_set_into_one_of_several_grids_says_to_set_the_list_whole():
     with pytest.raises(ExperimentError) as e:
         load_experiment(root / "examples" / "queue-rules.toml", [("sweep.1", {"rtt": ["50ms"]})])
     assert "set the list whole, e.g. --set 'sweep=[" in str(e.value)
+
+
+def test_set_takes_an_axis_key_quoted_as_the_files_write_it():
+    """``--set 'sweep."queue.limit"=[...]'`` (the axis as the files quote it) is the
+    same override as the bare ``sweep.queue.limit``; it was "unknown key '"queue'"."""
+    root = Path(__file__).resolve().parents[1]
+    f = root / "examples" / "mmsys-fig6.toml"
+    quoted = load_experiment(f, [('sweep."queue.limit"', ["60kB", "61kB"])])
+    bare = load_experiment(f, [("sweep.queue.limit", ["60kB", "61kB"])])
+    assert [p.key for p in quoted.points] == [p.key for p in bare.points]
+    assert len(quoted.points) == 2 * 2 * 2, len(quoted.points)  # 2 limits x 2 cc x 2 rules
 
 
 def test_a_round_trip_of_seconds_with_its_unit_is_warned_too(tmp_path):

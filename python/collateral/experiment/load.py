@@ -206,10 +206,28 @@ def _read_file(p: Path, source: str) -> str:
         raise ExperimentError(source, "file", f"not UTF-8 text (byte {e.start})") from None
 
 
+def _key_path(key: str) -> list[str]:
+    """The segments of a dotted key as TOML reads one, quoted parts whole
+    (``sweep."media.controller"``, as the files write axes); a key TOML does not read
+    (``sweep.tcp[0].cc``) split at its dots."""
+    if '"' in key or "'" in key:
+        try:
+            d: Any = tomllib.loads(f"{key} = 0")
+        except tomllib.TOMLDecodeError:
+            return key.split(".")
+        path = []
+        while isinstance(d, dict) and len(d) == 1:
+            k = next(iter(d))
+            path.append(k)
+            d = d[k]
+        return path
+    return key.split(".")
+
+
 def _override(data: dict[str, Any], source: str, key: str, value: Any) -> None:
     """Sets a dotted key in the parsed file (tables are created as needed); under
     ``sweep.`` the rest of the key is the axis, e.g. ``sweep.queue.limit``."""
-    segs = key.split(".")
+    segs = _key_path(key)
     if not all(segs):
         raise ExperimentError(
             source, f"--set {key}", "expected a dotted key such as experiment.trials"

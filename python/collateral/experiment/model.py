@@ -322,6 +322,20 @@ def _point_error(
         if value is ... and len(loc) == n:  # the core's check: show the swept value
             value = axis.values[i]
         return ExperimentError(source, key, msg, value)
+    # A table's own check (a call's min_rate above its max_rate, at ``media``): the axes
+    # that set a key inside that table.
+    inside = [
+        (f"{grid.where}.{axis.key}[{i}]", axis.values[i])
+        for axis, i in combo
+        for p in axis.paths[:1]
+        if p[0] != "tags"
+        and loc
+        and len(p) > len(loc)
+        and all(a in (WILDCARD, b) for a, b in zip(p, loc, strict=False))
+    ]
+    if inside:  # one axis: its value; several: their keys say which
+        shown = inside[0][1] if len(inside) == 1 else ...
+        return ExperimentError(source, " and ".join(k for k, _ in inside), msg, shown)
     if shorthand and len(loc) >= 2 and loc[0] in ("down", "up") and loc[1] == "queue":
         return ExperimentError(source, "scenario." + fmt_path(("queue", *loc[2:])), msg, value)
     key = "scenario" + ("." + fmt_path(loc) if loc else "")
