@@ -48,6 +48,11 @@ class MediaSpec(Model):
     def _range(self) -> MediaSpec:
         if self.min_rate > self.max_rate:
             raise ValueError(f"min_rate {self.min_rate} is above max_rate {self.max_rate}")
+        if not self.min_rate <= self.start_rate <= self.max_rate:  # not clamped in silence
+            raise ValueError(
+                f"start_rate {self.start_rate} is outside min_rate {self.min_rate} to"
+                f" max_rate {self.max_rate}"
+            )
         return self
 
     def to_native(self) -> dict[str, Any]:

@@ -142,6 +142,13 @@ impl MediaConfig {
                 k("min_rate_bps")
             ));
         }
+        // A start outside the range would be clamped into it: not what was asked for.
+        if !(self.min_rate_bps..=self.max_rate_bps).contains(&self.start_rate_bps) {
+            return Err(format!(
+                "{}: must be from min_rate_bps to max_rate_bps",
+                k("start_rate_bps")
+            ));
+        }
         if !(self.fps.is_finite() && (1.0..=240.0).contains(&self.fps)) {
             return Err(format!("{}: must be 1 to 240 frames a second", k("fps")));
         }
@@ -340,6 +347,11 @@ mod tests {
             ),
             (bad(&|c| c.min_rate_bps = 0), "media.min_rate_bps"),
             (bad(&|c| c.min_rate_bps = 2_000_000), "media.min_rate_bps"),
+            (
+                bad(&|c| c.start_rate_bps = 5_000_000),
+                "media.start_rate_bps",
+            ),
+            (bad(&|c| c.start_rate_bps = 100_000), "media.start_rate_bps"),
             (bad(&|c| c.fps = f64::NAN), "media.fps"),
             (bad(&|c| c.fps = 0.5), "media.fps"),
             (
