@@ -204,6 +204,14 @@ def fmt_fixed(v: Any, places: int) -> str:
     return f"{float(v):,.{places}f}"
 
 
+def fmt_bps(x: float) -> str:
+    """A rate in bit/s in four significant digits of its unit: ``1.366 Mbit/s``."""
+    for scale, unit in ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s")):
+        if x >= scale:
+            return f"{x / scale:.4g} {unit}"
+    return f"{x:.0f} bit/s"
+
+
 def fmt_tick(v: float) -> str:
     """An axis tick: a whole number as one (``64``), else four significant digits."""
     if v == int(v) and abs(v) < 1e12:

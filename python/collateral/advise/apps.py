@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..result import GAME_BUDGETS
+from ..trial_tables import GAME_BUDGETS
 
 
 def _both_ways(app: str) -> list[dict[str, Any]]:

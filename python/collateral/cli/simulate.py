@@ -164,7 +164,7 @@ def run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) ->
             print(json.dumps(doc))
             return plot_run(result, args, window, note=f" (seed {scenario.seed})")
         if variants:
-            from ..result import compare_table
+            from ..trial_tables import compare_table
 
             labelled = [(label, g) for (label, _), g in zip(variants, groups, strict=True)]
             console().print(compare_table(labelled))
@@ -174,7 +174,7 @@ def run(scenario: Scenario, args: argparse.Namespace, emulated: bool = False) ->
                 console().print(scores)
             return plot_run(result, args, window, note=f" ({variants[0][0]}, seed {scenario.seed})")
         if trials > 1:
-            from ..result import trials_table
+            from ..trial_tables import trials_table
 
             console().print(trials_table(results))
             print_scores(results)
