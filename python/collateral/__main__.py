@@ -1,5 +1,5 @@
 """``python -m collateral`` runs the CLI (as the ``collateral`` script does)."""
 
-from .cli import main
+from .cli import entry
 
-raise SystemExit(main())
+entry()
