@@ -317,3 +317,14 @@ def test_the_what_if_figure_goes_into_a_new_directory_as_a_png(tmp_path):
            "call_down_delay_p95_s": 0.5, "call_up_delay_p95_s": 0.2}  # fmt: skip
     written = draw([row, {**row, "queue": "fq_codel", "rpm": 800.0}], tmp_path / "new" / "w")
     assert written == [tmp_path / "new" / "w.png"] and written[0].stat().st_size > 1000
+
+
+def test_a_run_nothing_can_be_inferred_from_says_so_with_a_status(tmp_path):
+    """A crusader export (its loads too short to settle, no idle probes): not an empty
+    table and status 0, but each reason and an error, status 1."""
+    data = Path(__file__).resolve().parent / "data" / "measured"
+    assert _cli("import", str(data / "crusader.json"), "-o", str(tmp_path / "c")).returncode == 0
+    p = _cli("infer", str(tmp_path / "c"))
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    assert "not inferred: base_rtt" in p.stdout and "┏" not in p.stdout, p.stdout
+    assert p.stderr.strip().endswith("'Your measured link')") and p.stderr.count("\n") == 1

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from ..display import fmt_cell, short
 from . import HELP
-from .errors import fail
+from .errors import PROG, fail
 from .paths import console, input_store, output_file
 
 
@@ -109,6 +110,15 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(inf.to_dict(), indent=1))
         return 0
+    if all(e.value is None for e in inf.estimates):  # not an empty table: why, and a status
+        for line in inf.not_inferred:
+            print(f"not inferred: {line}")
+        print(
+            f"{PROG}: error: {args.directory}: nothing inferred (a run needs idle probes and"
+            " a load of each direction long enough to settle: README, 'Your measured link')",
+            file=sys.stderr,
+        )
+        return 1
     _print_inference(args, inf)
     if args.replay:
         _replay(inf, obs, args.testbed)
