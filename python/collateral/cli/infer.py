@@ -29,7 +29,12 @@ def add_parser(sub: Any) -> None:
     )
     c.add_argument("directory", metavar="DIR", help="a results directory of one measured run")
     add_line_options(c)
-    c.add_argument("--json", action="store_true", help="the inference as JSON")
+    c.add_argument(
+        "--json",
+        action="store_true",
+        help="the inference alone as JSON (not with --replay or --what-if, whose tables it"
+        " does not hold)",
+    )
     c.add_argument(
         "--replay",
         action="store_true",
