@@ -318,7 +318,7 @@ class Scenario(Model):
                 *traced,
                 f"RTT {fmt_duration(self.rtt)}",
                 queue,
-                f"TCP {self.flow_counts()} x {ccs}",
+                f"TCP {self.flow_counts()} x {ccs}" if self.tcp else "no TCP",
                 *([f"workload {self.workload.kind}"] if self.workload else []),
                 *starts,
                 *([f"web {sum(w.users for w in self.web)} users"] if self.web else []),
