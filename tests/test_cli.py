@@ -598,3 +598,16 @@ def test_shares_take_a_percentage_and_a_small_bare_rate_suggests_both_units(cli_
     assert share("5%") == 0.05 and share("0.05") == 0.05 and share(" 2 %") == 0.02
     rc, _, err = cli_main("simulate", "--down", "24", "--up", "1Mbit", "--duration", "6s")
     assert rc == 0 and "--down 24: read as 24 bit/s; did you mean 24Mbit or 24kbit?" in err
+
+
+def test_screams_discards_are_shown_below_its_loss():
+    """SCReAM discards from its RTP queue what is past its deadline: not network loss, so
+    the table shows it below the loss when the summary has any (GCC discards nothing)."""
+    args = ("simulate", "--duration", "30s", "--downloads", "2", "--cc", "cubic")
+    p = run(*args, "--video", "scream", "--json")
+    assert p.returncode == 0, p.stderr
+    discarded = json.loads(p.stdout)["summary"]["media"][0]["discarded"]
+    assert discarded > 0  # the case this test is about
+    table = run(*args, "--video", "scream").stdout
+    assert f"{100 * discarded:.2f} % discarded" in table, table
+    assert "discarded" not in run(*args, "--video", "gcc").stdout

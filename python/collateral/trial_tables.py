@@ -193,9 +193,14 @@ def _media_cells(results: list[Result], k: int) -> list[str]:
 
     late = _cell(each("frames_late"), lambda x: f"{100 * x:.1f} % late")
     share = _cell(each("rate_share"), lambda x: f"{100 * x:.0f} % share")
+    loss = _cell(each("loss_rate"), lambda x: f"{100 * x:.2f} %")
+    # SCReAM's discards from its RTP queue are not network loss: shown below it when any.
+    dropped = [x for r in results if (x := _nan(r.summary["media"][k].get("discarded"))) == x]
+    if any(dropped):
+        loss += "\n" + _cell(dropped, lambda x: f"{100 * x:.2f} % discarded")
     return [
         _cell(each("received_bps"), _bps),
-        _cell(each("loss_rate"), lambda x: f"{100 * x:.2f} %"),
+        loss,
         *(_cell(each(f"frame_delay_{p}_s"), _ms) for p in ("p50", "p95", "p99")),
         f"{late}\n{share}",
     ]
