@@ -611,3 +611,9 @@ def test_screams_discards_are_shown_below_its_loss():
     table = run(*args, "--video", "scream").stdout
     assert f"{100 * discarded:.2f} % discarded" in table, table
     assert "discarded" not in run(*args, "--video", "gcc").stdout
+
+
+def test_a_window_without_a_plot_is_warned_of():
+    p = run("simulate", "--duration", "8s", "--window", "5s")
+    assert p.returncode == 0 and "warning: --window: " in p.stderr, p.stderr
+    assert "--window" not in run("simulate", "--duration", "8s").stderr

@@ -107,6 +107,15 @@ def check_figure_args(args: argparse.Namespace) -> float:
     window = window_s(args.window)
     if args.plot is not None:
         output_file("--plot", args.plot, "out/run.png", figure=True)
+    else:
+        from . import typed_options
+
+        if "window" in typed_options(args):  # not dropped in silence
+            import warnings
+
+            warnings.warn(
+                "--window: the plotted window; without --plot nothing is drawn", stacklevel=2
+            )
     return window
 
 
