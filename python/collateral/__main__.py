@@ -1,5 +1,5 @@
 """``python -m collateral`` runs the CLI (as the ``collateral`` script does)."""
 
-from .cli import entry
+from .cli import main
 
-entry()
+raise SystemExit(main())

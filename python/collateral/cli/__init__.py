@@ -13,7 +13,6 @@ this package.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import os
 import sys
@@ -110,28 +109,6 @@ def _top() -> tuple[argparse.ArgumentParser, Any]:
 def _handler(command: str) -> Callable[[argparse.Namespace], int]:
     mod = _MODULE_OF[command]
     return getattr(_module(mod), _COMMANDS[mod][command])
-
-
-#: Commands whose process ends as soon as its output is flushed, without the
-#: interpreter's teardown: there a native thread of Arrow's (its Parquet writer's) is now
-#: and then destroyed while still joinable and aborts the process ("terminate called
-#: without an active exception", exit 134, after a complete `import --like`: 1 run in
-#: ~200 under load here; apache/arrow#34314 describes the same). Their work is on disk
-#: before main returns (atomic writes, the store's lock released).
-EXIT_AT_ONCE = frozenset({"import"})
-
-
-def entry() -> None:
-    """The ``collateral`` script and ``python -m collateral``: :func:`main`, then exit
-    (at once for :data:`EXIT_AT_ONCE`; main itself returns, for callers in-process)."""
-    argv = sys.argv[1:]
-    status = main(argv)
-    if argv and argv[0] in EXIT_AT_ONCE:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing to say
-                stream.flush()
-        os._exit(status)
-    sys.exit(status)
 
 
 def main(argv: list[str] | None = None) -> int:
