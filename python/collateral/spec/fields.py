@@ -229,7 +229,8 @@ FIELDS: tuple[Field, ...] = (
         " uploads marked CS0, CS1, CS5, EF after 5 s idle, UDP and ping round-trip probes"
         " every 200 ms), rrul_be (all best effort) or responsiveness (the responsiveness"
         " draft's load: one more flow each way per second up to 16, RRUL-BE's probes); the"
-        " trial is scored (RPM, bufferbloat grade, AIM, QoO)", "traffic", metavar="NAME",
+        " trial is scored (RPM, bufferbloat grade, AIM, QoO); its flows run --cc (Flent's"
+        " RRUL on a Linux host runs CUBIC: --cc cubic)", "traffic", metavar="NAME",
         optional=True, choices=WORKLOADS, lands=(("workload",),),
     ),
     Field(
