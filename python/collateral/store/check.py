@@ -42,8 +42,13 @@ def _summary_keys(source: Any) -> tuple[list[str], list[str]]:
     or OSError) saying why."""
     import pyarrow.parquet as pq
 
-    with pq.ParquetFile(source) as f:  # not read_table: no dataset machinery per part
-        keys = f.read(columns=["key"]).column(0).to_pylist()
+    # Not read_table: no dataset machinery per part. One thread, no pre-buffering: the
+    # source is a Python buffer here, and a reader one of Arrow's threads still held at
+    # the interpreter's exit would need the GIL to let go of it, which there ends that
+    # thread and aborts the process ("terminate called without an active exception", an
+    # import in ~400 exiting 134 after its work; apache/arrow#34314 is the same).
+    with pq.ParquetFile(source, pre_buffer=False) as f:
+        keys = f.read(columns=["key"], use_threads=False).column(0).to_pylist()
         names = list(f.schema_arrow.names)
     if any(not isinstance(k, str) or not k for k in keys):
         raise ValueError("a row without a key")
