@@ -245,12 +245,12 @@ def _versus_value(name: str, text: str | None) -> Any:
     if f.optional and text.strip().lower() == "none":
         return None
     if f.types == (bool,):
-        on = {"on": True, "true": True, "yes": True, "1": True}
-        off = {"off": False, "false": False, "no": False, "0": False}
-        v = {**on, **off}.get(text.strip().lower())
-        if v is None:
+        from ..spec.flat import shorthand_value  # as an --aqm value's switches read
+
+        v = shorthand_value(text)
+        if v not in (0, 1):  # on/off, true/false, yes/no, 1/0
             fail(f"--versus: {key}={text.strip()[:40]}: on or off")
-        return v
+        return bool(v)
     if f.count:
         try:
             return count(*f.count)(text)

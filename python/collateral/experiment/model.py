@@ -327,11 +327,13 @@ def _point_error(
     inside = [
         (f"{grid.where}.{axis.key}[{i}]", axis.values[i])
         for axis, i in combo
-        for p in axis.paths[:1]
-        if p[0] != "tags"
-        and loc
-        and len(p) > len(loc)
-        and all(a in (WILDCARD, b) for a, b in zip(p, loc, strict=False))
+        if loc
+        and any(
+            p[0] != "tags"
+            and len(p) > len(loc)
+            and all(a in (WILDCARD, b) for a, b in zip(p, loc, strict=False))
+            for p in axis.paths
+        )
     ]
     if inside:  # one axis: its value; several: their keys say which
         shown = inside[0][1] if len(inside) == 1 else ...

@@ -373,7 +373,7 @@ def _json_int(text: str) -> int:
     return int(text)
 
 
-def _shorthand_value(text: str) -> object:
+def shorthand_value(text: str) -> object:
     """A ``key=value`` value: a bool, an integer, a number, or the text itself."""
     low = text.strip().lower()
     if low in ("true", "on", "yes"):
@@ -399,7 +399,7 @@ def parse_aqm_shorthand(text: str) -> dict[str, Any]:
             raise SpecError("aqm", f"{short(item)}: give key=value, e.g. target=5ms")
         if key.strip() in q:
             raise SpecError("aqm", f"{key.strip()}: given twice")
-        v = _shorthand_value(value)
+        v = shorthand_value(value)
         if isinstance(v, float) and not math.isfinite(v):  # 1e999, or 5 000 digits
             digits = sum(c.isdigit() for c in value)
             what = (

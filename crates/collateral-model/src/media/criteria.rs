@@ -350,24 +350,27 @@ mod tests {
         media_summaries(sc, &calls, |_| 0.0, None)
     }
 
+    /// A downstream of the delivery trace `ms` (played once) for `duration_ms`, bins of
+    /// 1 s from 0, no warm-up, and one call with a 2 Mbit/s ceiling.
+    fn traced(ms: Vec<u64>, duration_ms: u64) -> Scenario {
+        let mut sc = Scenario::builder().build();
+        sc.down.trace = Some(DeliveryTrace { ms, once: true });
+        sc.duration_ns = duration_ms * 1_000_000;
+        sc.warmup_ns = 0;
+        sc.bin_ns = 1_000_000_000;
+        sc.media = vec![MediaConfig {
+            max_rate_bps: 2_000_000,
+            ..Default::default()
+        }];
+        sc
+    }
+
     /// A trace with no opportunity for its first 2 s (an outage), then 1.2 Mbit/s (one
     /// every 10 ms); a lone call (ceiling 2 Mbit/s) receiving nothing, then 1 Mbit/s:
     /// the empty bins have no share to reach, so it converges at the end of bin 2, 3 s.
     #[test]
     fn an_outage_is_not_convergence() {
-        let ms = 1_000_000;
-        let mut sc = Scenario::builder().build();
-        sc.down.trace = Some(DeliveryTrace {
-            ms: (2010..=4000).step_by(10).collect(),
-            once: true,
-        });
-        sc.duration_ns = 4000 * ms;
-        sc.warmup_ns = 0;
-        sc.bin_ns = 1000 * ms;
-        sc.media = vec![MediaConfig {
-            max_rate_bps: 2_000_000,
-            ..Default::default()
-        }];
+        let sc = traced((2010..=4000).step_by(10).collect(), 4000);
         // 1 Mbit/s (100 packets of 1250 B a second) from 2 s.
         let c = &lone_call(&sc, &[0u64, 0, 100, 100])[0].criteria;
         // Bin 2's share: 1.2032 Mbit/s; 1 Mbit/s received is over 0.8 of it.
@@ -382,21 +385,12 @@ mod tests {
     fn adapt_down_by_hand() {
         // Capacity 2.4064 Mbit/s (two opportunities every 10 ms) for 2 s, then
         // 0.6016 Mbit/s (one every 20 ms) from 2 s.
-        let ms = 1_000_000;
         let mut t = Vec::new();
         for m in (10..=2000).step_by(10) {
             t.extend([m, m]);
         }
         t.extend((2020..=5000).step_by(20));
-        let mut sc = Scenario::builder().build();
-        sc.down.trace = Some(DeliveryTrace { ms: t, once: true });
-        sc.duration_ns = 5000 * ms;
-        sc.warmup_ns = 0;
-        sc.bin_ns = 1000 * ms;
-        sc.media = vec![MediaConfig {
-            max_rate_bps: 2_000_000,
-            ..Default::default()
-        }];
+        let sc = traced(t, 5000);
         // 1.5 Mbit/s (150 packets of 1250 B a second) for 3 s, then 0.5 Mbit/s.
         let c = &lone_call(&sc, &[150u64, 150, 150, 50, 50])[0].criteria;
         // The fall at 2 s; bin 2 (2-3 s) still sends 1.5 > 0.6016; bin 3 sends 0.5:
