@@ -397,3 +397,24 @@ def test_a_load_no_probe_was_sent_during_is_warned_of(tmp_path: Path) -> None:
     good = cli("import", str(ex / "irtt.json.gz"), str(ex / "down.json"), str(ex / "up.json"),
                "-o", str(tmp_path / "g"))  # fmt: skip
     assert good.returncode == 0 and "no probe" not in good.stderr, good.stderr
+
+
+def test_a_speed_test_shows_each_phase_latency(tmp_path: Path) -> None:
+    """The shipped cable run loads the download, then the upload: its pooled loaded RTT
+    (~110 ms) hides the upload's (~330 ms). Each phase's median is stored and printed,
+    and equals the median of that phase's arrived probes in the stored rtt trace."""
+    ex = Path(__file__).resolve().parent.parent / "examples" / "measured" / "cable-fifo-500k"
+    out = tmp_path / "m"
+    files = [str(ex / n) for n in ("irtt.json.gz", "down.json", "up.json")]
+    p = cli("import", *files, "-o", str(out))
+    assert p.returncode == 0, p.stderr
+    store = open_store(out)
+    row = store.query("SELECT latency_loaded_down_s d, latency_loaded_up_s u FROM summary")
+    by_trace = store.query(
+        "SELECT load, median(rtt_s) m FROM rtt WHERE fate = 0 AND load IN (1, 2)"
+        " GROUP BY load ORDER BY load",
+    )
+    down, up = float(row.d.iloc[0]), float(row.u.iloc[0])
+    assert [down, up] == pytest.approx(list(by_trace.m), rel=1e-12)
+    assert up > 2 * down, (down, up)
+    assert f"(download {down * 1e3:.1f} ms, upload {up * 1e3:.1f} ms)" in p.stdout, p.stdout

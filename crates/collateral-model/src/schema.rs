@@ -99,7 +99,7 @@ pub struct Group {
 }
 
 /// Bumped whenever a declared column changes; stores record it.
-pub const VERSION: u32 = 7;
+pub const VERSION: u32 = 8;
 
 pub const TRIAL: &[Column] = &[
     c("mode", Str, "", "simulation, emulation (the testbed) or measured (imported from a real client: collateral import)"),
@@ -169,6 +169,8 @@ pub const TRIAL: &[Column] = &[
     n("latency_idle_s", F64, "s", "workload: median round trip of the probes sent before the load (Cloudflare's idle latency)"),
     n("latency_loaded_s", F64, "s", "workload: median round trip of the probes sent under load, once it settled (5 s, or saturation if later) (Cloudflare's loaded latency)"),
     n("latency_loaded_iqm_s", F64, "s", "workload: interquartile mean of the loaded round trips (Ookla's loaded latency)"),
+    n("latency_loaded_down_s", F64, "s", "measured speed test that loaded one direction after the other: median round trip of the download phase's probes (its download latency); NULL when both were loaded at once"),
+    n("latency_loaded_up_s", F64, "s", "the same for the upload phase (its upload latency)"),
     n("latency_increase_s", F64, "s", "workload: mean loaded round trip minus mean idle one (what DSLReports grades)"),
     n("jitter_idle_s", F64, "s", "workload: mean absolute difference of consecutive idle round trips"),
     n("jitter_loaded_s", F64, "s", "workload: the same under load"),

@@ -74,6 +74,14 @@ def run(args: argparse.Namespace) -> int:
         for w, k in ((idle, "latency_idle_s"), ("loaded RTT", "latency_loaded_s"))
         if row.get(k) is not None
     ]
+    # A speed test loaded one direction after the other: each phase's own latency.
+    phases = [
+        f"{w} {row[k] * 1e3:.1f} ms"
+        for w, k in (("download", "latency_loaded_down_s"), ("upload", "latency_loaded_up_s"))
+        if row.get(k) is not None
+    ]
+    if phases and row.get("latency_loaded_s") is not None:
+        lat[-1] += f" ({', '.join(phases)})"
     if row.get("bufferbloat_grade"):  # the phases' increases averaged, as DSLReports does
         lat.append(f"bufferbloat grade {row['bufferbloat_grade']}")
     print(f"imported {m.tool} ({len(args.files)} file(s)) into {out}: trial {row['key']}")

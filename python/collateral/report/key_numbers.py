@@ -29,6 +29,8 @@ class Measure:
 _SCORES = (
     ("latency_idle_s", "latency idle"),
     ("latency_loaded_s", "latency loaded"),
+    ("latency_loaded_down_s", "latency loaded ↓ phase"),
+    ("latency_loaded_up_s", "latency loaded ↑ phase"),
     ("rpm", "responsiveness"),
     ("bufferbloat_grade", "bufferbloat grade"),
     ("qoo_voip", "QoO VoIP"),

@@ -465,6 +465,9 @@ mod tests {
         assert_eq!(s.scores.latency_idle_s, Some(0.025));
         assert_eq!(s.scores.latency_loaded_s, Some(0.030));
         assert_eq!(s.scores.probe_loss_rate, Some(1.0 / 3.0));
+        // No upload phase: no upload latency.
+        assert_eq!(s.scores.latency_loaded_down_s, Some(0.030));
+        assert_eq!(s.scores.latency_loaded_up_s, None);
         // Mean increase (10 + 50)/2 − 25 = 5 ms: grade A (5 to 30 ms).
         assert_eq!(s.scores.bufferbloat_grade, Some("A"));
         // Downstream: replies of 5 probes, one lost: base 5 ms, extra 10, 20, 0, 40 ms;
@@ -519,6 +522,11 @@ mod tests {
         assert_eq!(s.latency_idle_s, Some(0.020));
         assert_eq!(s.bufferbloat_grade, Some("D"));
         assert_eq!(s.aim_gaming_points, Some(5.0));
+        // Each phase's own latency, as the test reports them: 30 ms down, 440 ms up;
+        // pooled, the loaded median is 30 ms and hides the upload's.
+        assert_eq!(s.latency_loaded_down_s, Some(0.030));
+        assert_eq!(s.latency_loaded_up_s, Some(0.440));
+        assert_eq!(s.latency_loaded_s, Some(0.030));
     }
 
     #[test]

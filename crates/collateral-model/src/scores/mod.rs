@@ -38,6 +38,8 @@ pub struct Scores {
     pub latency_idle_s: Option<f64>,
     pub latency_loaded_s: Option<f64>,
     pub latency_loaded_iqm_s: Option<f64>,
+    pub latency_loaded_down_s: Option<f64>,
+    pub latency_loaded_up_s: Option<f64>,
     pub latency_increase_s: Option<f64>,
     pub jitter_idle_s: Option<f64>,
     pub jitter_loaded_s: Option<f64>,
@@ -326,6 +328,9 @@ pub fn scores_of(r: &RoundTrips) -> Scores {
         latency_idle_s: s(idle_med),
         latency_loaded_s: s(loaded_med),
         latency_loaded_iqm_s: s(speedtest::iqm(loaded)),
+        // A speed test's download and upload latencies, as it reports them one by one.
+        latency_loaded_down_s: r.phases.and_then(|[d, _]| s(speedtest::median(d))),
+        latency_loaded_up_s: r.phases.and_then(|[_, u]| s(speedtest::median(u))),
         latency_increase_s: s(increase),
         jitter_idle_s: s(speedtest::jitter(idle)),
         jitter_loaded_s: s(speedtest::jitter(loaded)),
