@@ -56,10 +56,12 @@ workload).
 Session 35 moved it to c3e2fc6762dc775f: the media trace's new `flow` column (which call
 a row is of). `--compare` against 4ec34bc6bd48cdea's dump: summaries equal.
 
-Session 37 moved it to d0c7919a4658855b: schema 8's two new scores, an imported speed
+Session 37 moved it to 3e165d5dceb0a61c: schema 8's two new scores, an imported speed
 test's download and upload latencies (`latency_loaded_down_s`, `latency_loaded_up_s`,
-NaN in every simulated trial). `--compare` against c3e2fc6762dc775f's dump lists only
-those two fields in each scenario; every other field is equal.
+NaN in every simulated trial), and the goodput of a direction without TCP flows written
+as 0.0 where an empty float sum gave -0.0 (equal as numbers). `--compare` against
+c3e2fc6762dc775f's dump lists only the two new fields in each scenario; every other
+field is equal (d0c7919a4658855b with the new fields alone).
 """
 
 from __future__ import annotations

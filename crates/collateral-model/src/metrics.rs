@@ -356,12 +356,14 @@ pub struct Timing {
     pub late: Option<u8>,
 }
 
-/// The sum of the goodput of `tcp`'s flows that go `direction` ("down" or "up").
+/// The sum of the goodput of `tcp`'s flows that go `direction` ("down" or "up"); 0
+/// without any (`+ 0.0`: an empty `f64` sum is -0.0, which a table shows as "-0").
 pub fn goodput_of(tcp: &[TcpSummary], direction: &str) -> f64 {
     tcp.iter()
         .filter(|t| t.direction == direction)
         .map(|t| t.goodput_bps)
-        .sum()
+        .sum::<f64>()
+        + 0.0
 }
 
 /// cwnd and ssthresh (segments) of each TCP flow, a row per change.

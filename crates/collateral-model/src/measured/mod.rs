@@ -289,7 +289,8 @@ pub fn measured_result(
             .filter(|t| t.direction == d.name())
             .map(|t| t.goodput_bps)
             .filter(|g| !g.is_nan())
-            .sum()
+            .sum::<f64>()
+            + 0.0 // not -0.0 without any flow
     };
     let (down_goodput_bps, up_goodput_bps) = (goodput(Direction::Down), goodput(Direction::Up));
 
@@ -455,6 +456,7 @@ mod tests {
         assert_eq!(s.mode, "measured");
         assert_eq!(s.tcp[0].goodput_bps, 10e6);
         assert_eq!(s.down_goodput_bps, 10e6);
+        assert_eq!(s.up_goodput_bps.to_bits(), 0, "no upload: +0, not -0.0");
         assert_eq!(s.tcp[0].retransmits, Some(3));
         let p = phases_of(&r);
         let loads: Vec<Load> = p.iter().map(|x| x.load).collect();

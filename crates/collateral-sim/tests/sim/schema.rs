@@ -30,6 +30,22 @@ fn aggregate_goodput_sums_each_directions_flows() {
     assert_eq!(s.up_goodput_bps, g[2]);
 }
 
+/// A direction without TCP flows has goodput +0, not the -0.0 of an empty float sum
+/// (which tables and JSON show as "-0").
+#[test]
+fn a_direction_without_flows_has_positive_zero_goodput() {
+    let sc = Scenario::from_json(
+        r#"{"seed": 3, "duration_ns": 2000000000, "warmup_ns": 1000000000,
+            "down": {"rate_bps": 4000000, "queue": {"rule": "ps", "limit": 30}},
+            "up": {"rate_bps": 1000000, "queue": {"rule": "ps", "limit": 30}},
+            "tcp": [{}]}"#,
+    )
+    .unwrap();
+    let s = simulate(sc).unwrap().summary;
+    assert!(s.down_goodput_bps > 0.0);
+    assert_eq!(s.up_goodput_bps.to_bits(), 0.0f64.to_bits());
+}
+
 /// Every field the core writes is declared, in order, and nothing else is: a trial
 /// with TCP, CBR, web users, a video call and phases.
 #[test]
