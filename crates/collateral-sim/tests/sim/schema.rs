@@ -12,18 +12,23 @@ fn keys(v: &serde_json::Value) -> Vec<String> {
     v.as_object().unwrap().keys().cloned().collect()
 }
 
+/// The summary of 4 s over a 4/1 Mbit/s link with the TCP flows `tcp` (JSON).
+fn with_flows(tcp: &str) -> collateral_sim::metrics::Summary {
+    let sc = Scenario::from_json(&format!(
+        r#"{{"seed": 3, "duration_ns": 4000000000, "warmup_ns": 1000000000,
+            "down": {{"rate_bps": 4000000, "queue": {{"rule": "ps", "limit": 30}}}},
+            "up": {{"rate_bps": 1000000, "queue": {{"rule": "ps", "limit": 30}}}},
+            "tcp": {tcp}}}"#
+    ))
+    .unwrap();
+    simulate(sc).unwrap().summary
+}
+
 /// The aggregate goodput columns are the sums of their direction's flows (two down,
 /// one up), not of all flows.
 #[test]
 fn aggregate_goodput_sums_each_directions_flows() {
-    let sc = Scenario::from_json(
-        r#"{"seed": 3, "duration_ns": 4000000000, "warmup_ns": 1000000000,
-            "down": {"rate_bps": 4000000, "queue": {"rule": "ps", "limit": 30}},
-            "up": {"rate_bps": 1000000, "queue": {"rule": "ps", "limit": 30}},
-            "tcp": [{}, {}, {"direction": "up"}]}"#,
-    )
-    .unwrap();
-    let s = simulate(sc).unwrap().summary;
+    let s = with_flows(r#"[{}, {}, {"direction": "up"}]"#);
     let g: Vec<f64> = s.tcp.iter().map(|t| t.goodput_bps).collect();
     assert!(g.iter().all(|&x| x > 0.0), "{g:?}");
     assert_eq!(s.down_goodput_bps, g[0] + g[1]);
@@ -34,14 +39,7 @@ fn aggregate_goodput_sums_each_directions_flows() {
 /// (which tables and JSON show as "-0").
 #[test]
 fn a_direction_without_flows_has_positive_zero_goodput() {
-    let sc = Scenario::from_json(
-        r#"{"seed": 3, "duration_ns": 2000000000, "warmup_ns": 1000000000,
-            "down": {"rate_bps": 4000000, "queue": {"rule": "ps", "limit": 30}},
-            "up": {"rate_bps": 1000000, "queue": {"rule": "ps", "limit": 30}},
-            "tcp": [{}]}"#,
-    )
-    .unwrap();
-    let s = simulate(sc).unwrap().summary;
+    let s = with_flows("[{}]");
     assert!(s.down_goodput_bps > 0.0);
     assert_eq!(s.up_goodput_bps.to_bits(), 0.0f64.to_bits());
 }
