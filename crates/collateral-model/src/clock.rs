@@ -42,8 +42,10 @@ pub struct DeliveryTrace {
 
 impl DeliveryTrace {
     /// Reads Mahimahi's text format: one whole number of milliseconds per line. An
-    /// error names the line.
+    /// error names the line. A leading byte-order mark (a Windows editor's UTF-8) is
+    /// not part of the first line.
     pub fn parse(text: &str) -> Result<Self, String> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let mut ms = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let t = line.trim();
@@ -389,5 +391,15 @@ mod tests {
         assert!(DeliveryTrace::parse("0\n0\n")
             .unwrap_err()
             .contains("positive time"));
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_part_of_the_first_line() {
+        let t = DeliveryTrace::parse("\u{feff}1\n2\n").unwrap();
+        assert_eq!(t.ms, [1, 2]);
+        // Anywhere else it is a bad line.
+        assert!(DeliveryTrace::parse("1\n\u{feff}2\n")
+            .unwrap_err()
+            .starts_with("line 2:"));
     }
 }
