@@ -283,10 +283,15 @@ def test_the_shipped_measurement_is_inferred_and_advised_from(tmp_path):
     mine = f"{round(got['buffer_down'])}B/{round(got['buffer_up'])}B"
     assert f"current queue {mine}" in p.stdout.splitlines()[0], p.stdout
     assert f"current {mine} drop-tail" in p.stdout, p.stdout
-    # A --current of the user's stands, and is said to be theirs.
+    # Its load: both directions, as measured (the upload is what fills the upstream
+    # buffer that delays the call's packets up).
+    assert "load 1 download and 1 upload at once" in p.stdout.splitlines()[0], p.stdout
+    assert "1 download(s), 1 upload(s)" in p.stdout, p.stdout
+    # A --current of the user's stands, and is said to be theirs; so does a load given.
     p = _cli("advise", "--from", str(tmp_path / "m"), "--current", "100p", "--trials", "1",
-             "--duration", "5s")  # fmt: skip
+             "--duration", "5s", "--uploads", "0")  # fmt: skip
     assert p.returncode == 0 and "current queue 100p (--current)" in p.stdout.splitlines()[0]
+    assert "load 1 download" not in p.stdout and "upload(s)" not in p.stdout, p.stdout
     p = _cli("advise", "--from", str(tmp_path / "m"), "--down", "5Mbit")
     assert p.returncode == 2 and p.stderr.strip().endswith(
         "--from: gives the link; leave out --down"

@@ -49,8 +49,19 @@ def add_parser(sub: Any) -> None:
             *("tcp_flows", "uploads", "web_users", "profile"),
         ),
         video={"help": "the application is a video call whose rate this controller sets"},
-        tcp_flows={"type": count(0, MAX_TCP_FLOWS), "help": "bulk downloads (default: 1)"},
-        uploads={"type": count(0, MAX_TCP_FLOWS)},
+        # None: not given (--from then loads both directions, as the measurement did).
+        tcp_flows={
+            "type": count(0, MAX_TCP_FLOWS),
+            "default": None,
+            "help": "bulk downloads (default: 1)",
+        },
+        uploads={
+            "type": count(0, MAX_TCP_FLOWS),
+            "default": None,
+            "help": "bulk TCP uploads (from the home to the Internet side: they fill the"
+            " upstream queue, where an asymmetric link's call suffers most) (default: 0;"
+            " with --from, 1: the measurement loaded the upstream too)",
+        },
     )
     from ..vocabulary import WORKLOADS
 
@@ -183,6 +194,8 @@ def run(args: argparse.Namespace) -> int:
         fail("--framing: goes with --from (the measured line's framing)")
     elif args.sync_rate is not None:
         fail("--sync-rate: goes with --from (the measured line's modem)")
+    args.tcp_flows = 1 if args.tcp_flows is None else args.tcp_flows
+    args.uploads = 0 if args.uploads is None else args.uploads
     for name in ("video_max_rate", "video_direction"):
         if (
             args.video is None
@@ -298,8 +311,15 @@ def _from_measurement(args: argparse.Namespace) -> None:
         if each[0] is not None:
             up = each[1] or each[0]  # nothing inferred upstream: the downstream's
             args.current = each[0] if up == each[0] else f"{each[0]}/{up}"
+    # Its load unless one is given: a download and an upload (a measured line has both
+    # capacities, so both directions were loaded), here at once, the harder case.
+    load = ""
+    if args.tcp_flows is None and args.uploads is None and args.workload is None:
+        args.tcp_flows, args.uploads = 1, 1
+        load = "; load 1 download and 1 upload at once (--downloads, --uploads to change)"
     print(
         f"from {args.from_}: down {args.down / 1e6:.3g} Mbit/s, up {args.up / 1e6:.3g} Mbit/s,"
         f" base RTT {args.rtt} (collateral infer), current queue"
         + (f" {args.current} (--current)" if yours else f" {args.current or 'not inferred'}")
+        + load
     )
