@@ -254,3 +254,6 @@ def test_console_lines_are_short():
     assert len(console_line(c)) == CONSOLE_WIDTH and console_line(c).endswith("…")
     c = Claim("text", "paper", "ours", False, "tol", "a long why " * 50)
     assert console_line(c) == "text: ours (expected: paper)"
+    # One that differs is printed whole: what was expected is at its end.
+    c = Claim("x" * 300, "paper", "ours", False, "tol", "why")
+    assert console_line(c) == "x" * 300 + ": ours (expected: paper)"

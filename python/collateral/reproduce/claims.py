@@ -35,9 +35,12 @@ CONSOLE_WIDTH = 160
 
 def console_line(c: Claim) -> str:
     """``text: ours (expected: published)``, cut to CONSOLE_WIDTH characters (with an
-    ellipsis)."""
+    ellipsis) where the claim holds; whole where it differs, whose reader needs what
+    was expected."""
     line = f"{c.text}: {c.ours}" + (f" (expected: {c.published})" if c.published else "")
-    return line if len(line) <= CONSOLE_WIDTH else line[: CONSOLE_WIDTH - 1] + "…"
+    if c.holds is False or len(line) <= CONSOLE_WIDTH:
+        return line
+    return line[: CONSOLE_WIDTH - 1] + "…"
 
 
 def claims_summary(claims: Iterable[Claim]) -> tuple[int, int, int]:
