@@ -257,3 +257,17 @@ def test_console_lines_are_short():
     # One that differs is printed whole: what was expected is at its end.
     c = Claim("x" * 300, "paper", "ours", False, "tol", "why")
     assert console_line(c) == "x" * 300 + ": ours (expected: paper)"
+
+
+def test_fig5_epochs_claim_ranks_loss_against_events():
+    from collateral.reproduce.mmsys2011.loss import _events_loss_rho
+
+    # Hand-computed Spearman: ranks equal -> 1, reversed -> -1; ties share ranks:
+    # events (1, 1, 2, 3) rank (1.5, 1.5, 3, 4), loss (1, 2, 3, 4): Pearson of the ranks
+    # = 4.5 / sqrt(4.5 * 5) = 0.9487.
+    assert _events_loss_rho(np.array([1, 2, 3, 4]), np.array([0.1, 0.2, 0.3, 0.4])) == 1.0
+    assert _events_loss_rho(np.array([1, 2, 3, 4]), np.array([0.4, 0.3, 0.2, 0.1])) == -1.0
+    rho = _events_loss_rho(np.array([1, 1, 2, 3]), np.array([1.0, 2.0, 3.0, 4.0]))
+    assert rho == pytest.approx(4.5 / np.sqrt(4.5 * 5))
+    # Every trial with the same count: no ranking to speak of.
+    assert np.isnan(_events_loss_rho(np.array([42, 42, 42]), np.array([1.0, 2.0, 3.0])))
