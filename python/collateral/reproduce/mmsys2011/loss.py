@@ -62,7 +62,7 @@ def mmsys_fig4(store: Store, stem: Path, label: str) -> list[Path]:
                         label=name,
                     )
             ax.set_title(f"{cc} (Linux 2.6.25)")
-            ax.set_xlabel("queue size (kB; PS: slots × 1.5 kB)")
+            ax.set_xlabel("queue size (kB; PS: the size its slots stand for, ⌈kB / 1.5⌉ slots)")
         axes[0, 0].set_ylabel("downstream CBR loss (%)")
         top = float(a.hi.max()) * 100 if len(a) else 1.0
         floor_at_zero(axes[0, 0], max(top * 1.06, 0.5))
@@ -86,7 +86,8 @@ def mmsys_fig4(store: Store, stem: Path, label: str) -> list[Path]:
             "Loss of the downstream 186 B / 20 ms CBR flow beside one bulk TCP download"
             " (CUBIC, NewReno; Linux 2.6.25) on ADSL1 (1.5 Mbit/s down, RTT 100 ms) against"
             " the gateway queue's size, for three ways of counting it: PS (slots of one"
-            " packet whatever its size; size = slots × 1.5 kB), FB-strict (bytes; a packet"
+            " packet whatever its size: a size of B bytes is ⌈B / 1500⌉ slots, as the paper"
+            " converted them, and is drawn at B), FB-strict (bytes; a packet"
             " is dropped if it does not fit) and FB-loose (bytes; a packet is accepted while"
             f" the queue is below its limit). Markers: median over {trials_word(n)};"
             f" bars: {spread}. Sizes run (kB): "
