@@ -757,3 +757,24 @@ def test_an_axis_over_every_flow_of_a_scenario_without_any_is_named(tmp_path):
         load_experiment(path)
     assert "sweep.tcp.start_spread" in str(e.value)
     assert "the scenario has none of these flows; give them first" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "data, said",
+    [
+        (
+            {"scenario": {"rt": "50ms"}},
+            "scenario.rt = '50ms': unknown key 'rt'; did you mean 'rtt'?",
+        ),
+        (
+            {"experiment": {"name": "x", "trails": 2}},
+            "unknown key 'trails'; did you mean 'trials'?",
+        ),
+        ({"sweep": {"queue.limt": ["1kB"]}}, "unknown key 'limt'; did you mean 'limit'?"),
+        ({"scenario": {"zzz": 1}}, "unknown key 'zzz'; allowed: link, duration"),
+    ],
+)
+def test_a_misspelt_key_gets_the_closest_one(data, said):
+    with pytest.raises(ExperimentError) as e:
+        Experiment.from_dict({"experiment": {"name": "x"}, "scenario": {}, **data})
+    assert said in str(e.value) and "\n" not in str(e.value)

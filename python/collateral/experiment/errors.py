@@ -65,3 +65,18 @@ def check_depth(source: str, key: str, value: object) -> None:
             stack.extend((x, depth + 1) for x in v.values())
         elif isinstance(v, list):
             stack.extend((x, depth + 1) for x in v)
+
+
+def unknown_key(key: object, allowed: Sequence[str], where: str = "") -> str:
+    """``unknown key 'rt'[ in where]; did you mean 'rtt'? allowed: ...``: the closest
+    allowed key first (a misspelling is the usual cause), then all of them."""
+    import difflib
+
+    msg = f"unknown key {key!r}" + (f" in {where}" if where else "")
+    allowed = list(dict.fromkeys(allowed))
+    close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+    if close:
+        msg += f"; did you mean {close[0]!r}?"
+    if allowed:
+        msg += ("" if close else ";") + f" allowed: {', '.join(allowed)}"
+    return msg

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from ..spec import Scenario
 from ..units import parse_size, split_number
-from .errors import MAX_RANGE, ExperimentError, fmt_path
+from .errors import MAX_RANGE, ExperimentError, fmt_path, unknown_key
 from .paths import WILDCARD, is_list, scenario_keys, submodels
 
 
@@ -91,9 +91,7 @@ def _parse_axis_key(source: str, where: str, segs: Sequence[str]) -> tuple[tuple
             raise ExperimentError(
                 source,
                 key,
-                f"unknown key {seg!r}"
-                + (f" in {done}" if done else "")
-                + f"; allowed: {', '.join(dict.fromkeys(allowed))}",
+                unknown_key(seg, allowed, done),
             )
         path.append(seg)
         if not owners:  # a free-form key of an AQM

@@ -14,7 +14,15 @@ from pydantic import ValidationError
 
 from ..spec import Scenario, error_at
 from ..spec.errors import UNION_TAGS, message
-from .errors import MAX_POINTS, MAX_TRIALS, ExperimentError, check_depth, fmt_path, show
+from .errors import (
+    MAX_POINTS,
+    MAX_TRIALS,
+    ExperimentError,
+    check_depth,
+    fmt_path,
+    show,
+    unknown_key,
+)
 from .grammar import Axis, Grid, parse_grid
 from .identity import canonical_json, digest, hasher, model_version, seed_basis
 from .paths import WILDCARD, allowed_keys, copy_tree, packet_limit, set_path
@@ -121,7 +129,7 @@ def _validation_message(e: Mapping[str, Any], path: Sequence[object]) -> str:
     msg = message(e)
     if e["type"] == "extra_forbidden":
         allowed = allowed_keys(path[:-1])
-        msg = f"unknown key {path[-1]!r}" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
+        msg = unknown_key(path[-1], allowed)
     elif e["type"] == "literal_error":
         msg = f"not allowed; expected {e['ctx']['expected']}"
     elif e["type"] == "missing":  # told at the table that lacks it (see _point_error)
@@ -151,7 +159,7 @@ def build(data: Mapping[str, Any], source: str, text: str | None) -> Experiment:
         e = _first_error(err)
         loc = e["loc"]
         if e["type"] == "extra_forbidden":
-            msg = f"unknown key {loc[-1]!r}; allowed: {', '.join(ExperimentSettings.model_fields)}"
+            msg = unknown_key(loc[-1], list(ExperimentSettings.model_fields))
         else:
             msg = _validation_message(e, loc)
         raise ExperimentError(
