@@ -591,6 +591,24 @@ def test_where_takes_a_value_as_the_rest_of_the_tool_writes_it(store):
         n([limit + "x"])
 
 
+def test_the_packet_limit_note_speaks_of_the_rows_a_where_keeps(store):
+    """FQ-CoDel's packet limits are drawn at the byte sizes swept, and the x axis says
+    so; with --where keeping drop-tail alone there is nothing to say (it still named
+    FQ-CoDel)."""
+    from collateral.plot import aggregate
+
+    data = aggregate.load_data(store)
+
+    def note(where):
+        return aggregate.build_table(
+            data, "down.queue.limit", "goodput_mbps", None, None, "median", "minmax", where
+        )[1]["x"].note
+
+    assert note(None).startswith("FQ-CoDel: packet limits shown at the byte sizes swept")
+    assert note(["queue.kind=FQ-CoDel"]) == note(None)
+    assert note(["queue.kind=drop-tail"]) == ""
+
+
 def test_the_python_api_names_its_parameters_not_the_commands_options(store, tmp_path):
     """figure(), table() and plot() name what their caller passed (where=, x=, out=);
     the command names its options (test_bad_inputs_are_one_line_errors)."""

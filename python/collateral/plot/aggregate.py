@@ -3,6 +3,7 @@ point's trials with a 95 % bootstrap or min-max interval, after the ``where`` fi
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from collections.abc import Mapping, Sequence
@@ -160,6 +161,8 @@ def build_table(
             if p1 is not None and p2 is not None and codes(p1.values) == codes(p2.values):
                 raise StorePlotError(o2, f"{p2.key} is the same as {o1} {p1.key}; give another key")
     mask = _parse_where(data, where)
+    if px.note_rows is not None:  # said of the kept rows only
+        px = dataclasses.replace(px, note=px.note_over(mask.to_numpy()))
 
     def column(p: Param | None) -> Any:
         if p is None:

@@ -41,7 +41,18 @@ class Param:
     note: str = ""
     error: str | None = None  # why it cannot be plotted (a limit in bytes and packets)
     consumes: str = ""  # a tag column it reads (not listed as a key of its own)
+    #: Per row, the discipline the note speaks of (None where it does not apply): the
+    #: note is said again over the rows a ``where`` keeps (:meth:`note_over`).
+    note_rows: pd.Series | None = None
     order: list[Any] = field(default_factory=list)  # category order
+
+    def note_over(self, keep: Any) -> str:
+        """The note over the rows ``keep`` (a boolean mask) only: the disciplines a
+        ``--where`` left out are not named, and none left means no note."""
+        if self.note_rows is None:
+            return self.note
+        which = ", ".join(sorted(set(self.note_rows[keep].dropna())))
+        return f"{which}{self.note[self.note.index(':') :]}" if which else ""
 
     @property
     def swept(self) -> bool:
@@ -168,6 +179,7 @@ def _queue_params(df: pd.DataFrame, d: str) -> list[Param]:
         if tagged and (~in_bytes & known).any():
             which = ", ".join(sorted(set(shown[~in_bytes & known])))
             p.note = f"{which}: packet limits shown at the byte sizes swept (packets_of, {tagged})"
+            p.note_rows = shown.where(~in_bytes & known)
             p.consumes = tagged
         return [*out, p]
     if known.any() and not in_bytes[known].any():
