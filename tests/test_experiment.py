@@ -735,6 +735,23 @@ def test_set_takes_an_axis_key_quoted_as_the_files_write_it():
     assert len(quoted.points) == 2 * 2 * 2, len(quoted.points)  # 2 limits x 2 cc x 2 rules
 
 
+def test_set_reaches_into_a_list_by_index_as_sweep_keys_do():
+    """``--set scenario.tcp.0.cc=cubic`` sets the first flow's key (sweeps take
+    ``tcp.0.cc``; --set said "set the whole list"); a bad index names the list's size."""
+    root = Path(__file__).resolve().parents[1]
+    f = root / "examples" / "mmsys-fig6.toml"  # one flow on the scenario, swept tcp.cc
+    exp = load_experiment(f, [("scenario.tcp.0.start_spread", "1s"), ("sweep.tcp.cc", ["cubic"])])
+    assert {p.scenario.tcp[0].start_spread for p in exp.points} == {1_000_000_000}  # ns
+    for key, said in (
+        ("scenario.tcp.1.cc", "'1': the list there has 1 entries: an index from 0 to 0"),
+        ("scenario.tcp.x.cc", "'x': the list there has 1 entries"),
+        ("scenario.tcp.0.cc.y", "'cc' holds a str, not a table"),
+    ):
+        with pytest.raises(ExperimentError) as e:
+            load_experiment(f, [(key, "cubic")])
+        assert f"--set {key}" in str(e.value) and said in str(e.value), str(e.value)
+
+
 def test_a_round_trip_of_seconds_with_its_unit_is_warned_too(tmp_path):
     """``rtt = "1000s"`` is no broadband link's and longer than the trial: warned as the
     CLI's --rtt 1000s is (only a bare number was), without the "did you mean"."""

@@ -244,15 +244,33 @@ def _override(data: dict[str, Any], source: str, key: str, value: Any) -> None:
         data["sweep"] = {**flat_axes(sweep, "", source), ".".join(segs[1:]): value}
         return
     d: Any = data
-    for s in segs[:-1]:
-        if not isinstance(d, dict):
+    for i, s in enumerate(segs):
+        if not isinstance(d, list | dict):
             raise ExperimentError(
-                source, f"--set {key}", f"{s!r} is inside a list; set the whole list"
+                source, f"--set {key}", f"{segs[i - 1]!r} holds a {type(d).__name__}, not a table"
             )
-        nxt = d.get(s)
-        if nxt is None:
-            nxt = d[s] = {}
-        d = nxt
-    if not isinstance(d, dict):
-        raise ExperimentError(source, f"--set {key}", "inside a list; set the whole list")
-    d[segs[-1]] = value
+        last = i == len(segs) - 1
+        if isinstance(d, list):  # a list's entry by its index (scenario.tcp.0.cc)
+            j = _index(d, s, source, key)
+            if last:
+                d[j] = value
+            d = d[j]
+        elif last:
+            d[s] = value
+        else:
+            if d.get(s) is None:  # tables are created as needed
+                d[s] = {}
+            d = d[s]
+
+
+def _index(items: list[Any], seg: str, source: str, key: str) -> int:
+    """``seg`` as an index of ``items`` (from 0, as sweep keys count), or a one-line
+    error naming the list's length."""
+    if not seg.isdigit() or int(seg) >= len(items):
+        have = (
+            f"has {len(items)} entries: an index from 0 to {len(items) - 1} (or set the whole list)"
+            if items
+            else "is empty: set the whole list"
+        )
+        raise ExperimentError(source, f"--set {key}", f"{seg!r}: the list there {have}")
+    return int(seg)
