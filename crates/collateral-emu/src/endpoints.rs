@@ -353,8 +353,12 @@ pub(crate) fn connect_from(src_ip: &str, dst: &str, tos: u8) -> Result<TcpStream
     }
 }
 
-/// A bulk receiver: accepts one connection and logs `t_ns,bytes` (cumulative, trial
-/// time) every 10 ms until the sender closes or trial time `until_ns`. Its ACKs carry
+/// A bulk receiver: accepts one connection and logs, every 10 ms until the sender closes
+/// or trial time `until_ns`, `t_ns,bytes,in_order,segs_in,mss`: trial time, bytes read,
+/// and from the kernel's TCP_INFO the bytes received in order (`tcpi_bytes_received`),
+/// the data segments received in or out of order (`tcpi_data_segs_in`) and the receive
+/// MSS (0, 0, 0 where the kernel does not say): what the goodput counts from (see
+/// `collateral.emulate.logs`). Its ACKs carry
 /// `tos` (set on the listener, which the accepted connection inherits), as the
 /// simulator marks a flow's ACKs with its DSCP.
 pub fn tcp_recv(
@@ -383,10 +387,18 @@ pub fn tcp_recv(
     s.set_read_timeout(Some(Duration::from_millis(10)))
         .map_err(|e| e.to_string())?;
     let mut out = create(out_path)?;
-    writeln!(out, "t_ns,bytes").map_err(|e| e.to_string())?;
+    writeln!(out, "t_ns,bytes,in_order,segs_in,mss").map_err(|e| e.to_string())?;
     let mut total = 0u64;
     let mut buf = vec![0u8; 1 << 16];
     let mut next_log = mono_ns();
+    let fd = s.as_raw_fd();
+    let log = |out: &mut std::io::BufWriter<std::fs::File>, total: u64| {
+        let (in_order, segs, mss) = tcp_info(fd).map_or((0, 0, 0), |i| {
+            (i.tcpi_bytes_received, i.tcpi_data_segs_in, i.tcpi_rcv_mss)
+        });
+        writeln!(out, "{},{total},{in_order},{segs},{mss}", trial_ns(t0_real))
+            .map_err(|e| e.to_string())
+    };
     while mono_ns() < end && !STOP.load(Ordering::Relaxed) {
         match s.read(&mut buf) {
             Ok(0) => break,
@@ -396,11 +408,11 @@ pub fn tcp_recv(
             Err(_) => {}
         }
         if mono_ns() >= next_log {
-            writeln!(out, "{},{total}", trial_ns(t0_real)).map_err(|e| e.to_string())?;
+            log(&mut out, total)?;
             next_log += 10_000_000;
         }
     }
-    writeln!(out, "{},{total}", trial_ns(t0_real)).map_err(|e| e.to_string())?;
+    log(&mut out, total)?;
     out.flush().map_err(|e| e.to_string())
 }
 

@@ -158,6 +158,29 @@ def web_records(sc: Scenario, wd: Path) -> str | None:
     return json.dumps({"objects": objects, "pages": pages})
 
 
+def delivered_after(recv: np.ndarray, warmup: int, end: int) -> int:
+    """A bulk flow's bytes delivered in order by ``end`` that arrived after ``warmup``, as
+    the simulator counts them (by arrival: data held out of order across the warm-up
+    boundary is not counted when a retransmission releases it, so the goodput cannot
+    exceed what crossed the bottleneck in the window). ``recv``: the receiver's log,
+    rows ``t_ns, bytes read, bytes in order, data segments in, receive MSS``
+    (``tcp_recv``): the bytes in order by the end less the data segments that had
+    arrived by the warm-up, at the MSS. A log without the kernel's counts (all 0):
+    the bytes read in the window."""
+
+    def row(ts: int) -> np.ndarray | None:
+        k = int(np.searchsorted(recv[:, 0], ts, side="right")) - 1
+        return recv[k] if k >= 0 else None
+
+    last, first = row(end), row(warmup)
+    if last is None:
+        return 0
+    if recv.shape[1] >= 5 and last[3] > 0 and last[4] > 0:
+        arrived = int(first[3]) * int(last[4]) if first is not None else 0
+        return max(0, int(last[2]) - arrived)
+    return int(last[1]) - (int(first[1]) if first is not None else 0)
+
+
 def collect(sc: Scenario, wd: Path) -> Result:
     """Reads the endpoints' and the router's logs (all in trial time) and hands the
     records to the core's measurement, which computes every metric as it does for a
@@ -170,15 +193,11 @@ def collect(sc: Scenario, wd: Path) -> Result:
         send = read_csv(wd / f"tcp{i}-send.csv")
         cong = read_csv(wd / f"tcp{i}-congestion.csv")
 
-        def bytes_at(ts: int, recv: np.ndarray = recv) -> int:
-            k = np.searchsorted(recv[:, 0], ts, side="right") - 1
-            return int(recv[k, 1]) if k >= 0 else 0
-
         rtt = wd / f"tcp{i}-rtt.csv"  # a workload's self probes
         samples = read_csv(rtt).reshape(-1, 3) if rtt.exists() else np.zeros((0, 3))
         tcp_records.append(
             {
-                "bytes_delivered": bytes_at(sc.duration) - bytes_at(sc.warmup),
+                "bytes_delivered": delivered_after(recv, sc.warmup, sc.duration),
                 "congestion_times": [int(x) for x in cong[:, 0] if x >= 0],
                 "retransmits": int(send[-1, 4]) if len(send) else 0,
                 "rtt_samples": [
