@@ -265,3 +265,15 @@ def test_a_misspelt_aqm_name_gets_the_near_one(text, kind):
     with pytest.raises(SpecError) as e:
         build_scenario(aqm=text)
     assert e.value.param == "aqm" and f"did you mean {kind}?" in e.value.message
+
+
+def test_linux_calls_newreno_reno():
+    """``reno`` (the kernel's name, which the testbed's kernel lists) is NewReno in the
+    scenario, the advisor and the command line, not an unknown control."""
+    from collateral.advise.run import _ccs
+    from collateral.spec import TcpSpec
+
+    assert TcpSpec(cc="Reno").cc == "newreno"
+    assert _ccs(("reno", "cubic")) == ("newreno", "cubic")
+    with pytest.raises(ValueError, match="unknown congestion control 'renoo'"):
+        TcpSpec(cc="renoo")

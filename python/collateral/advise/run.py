@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from .. import _native
 from ..spec import CC_ALGORITHMS, PROFILES, Scenario, SpecError, TraceSpec
+from ..spec.types import CC_ALIASES
 from ..units import bare_number, fmt_duration, parse_duration
 from .apps import APP_ALIASES, APPS, BUDGET_SOURCES
 from .candidates import Candidate, candidates
@@ -405,6 +406,7 @@ def _scenario(data: dict[str, Any]) -> Scenario:
 def _ccs(ccs: object) -> tuple[str, ...]:
     if isinstance(ccs, str) or not isinstance(ccs, tuple | list) or not ccs:
         raise SpecError("ccs", f"{ccs!r}: give a list of congestion controls, e.g. ('cubic',)")
+    ccs = [CC_ALIASES.get(cc, cc) if isinstance(cc, str) else cc for cc in ccs]
     for cc in ccs:
         if cc not in CC_ALGORITHMS:
             raise SpecError(

@@ -80,11 +80,18 @@ def _rule(value: object) -> object:
     return value
 
 
-def _one_of(allowed: tuple[str, ...], what: str) -> Any:
+#: Other names of congestion controls: Linux calls its NewReno "reno" (the kernel's
+#: tcp_cong.c registers it so; the testbed's kernel lists it so).
+CC_ALIASES = {"reno": "newreno"}
+
+
+def _one_of(allowed: tuple[str, ...], what: str, aliases: dict[str, str] | None = None) -> Any:
     def check(value: object) -> str:
-        if not isinstance(value, str) or value.strip().lower() not in allowed:
+        name = value.strip().lower() if isinstance(value, str) else value
+        name = (aliases or {}).get(name, name) if isinstance(name, str) else name
+        if name not in allowed:
             raise ValueError(f"unknown {what} {short(value)}; supported: {', '.join(allowed)}")
-        return value.strip().lower()
+        return name
 
     return BeforeValidator(check)
 
@@ -92,7 +99,9 @@ def _one_of(allowed: tuple[str, ...], what: str) -> Any:
 # Literal[names] of the core's names: the same as writing them out, without the copy.
 Direction = Literal[DIRECTIONS]
 Rule = Annotated[Literal[RULES] | None, BeforeValidator(_rule)]
-CongestionControl = Annotated[Literal[CC_ALGORITHMS], _one_of(CC_ALGORITHMS, "congestion control")]
+CongestionControl = Annotated[
+    Literal[CC_ALGORITHMS], _one_of(CC_ALGORITHMS, "congestion control", CC_ALIASES)
+]
 Profile = Annotated[Literal[PROFILES], _one_of(PROFILES, "stack profile")]
 Recovery = Literal[RECOVERY_STYLES]
 AqmKind = Literal[AQM_KINDS]
