@@ -443,6 +443,11 @@ def test_what_the_testbed_cannot_run_is_refused_before_anything_starts():
     bad = sc.model_copy(update={"cbr": [sc.cbr[0].model_copy(update={"tag": 200})]})
     with pytest.raises(emu.EmulationError, match="not a DSCP value"):
         emu.emulate(bad)
+    # Above the links' MTU the kernel fragments a CBR packet (the router saw 4x the
+    # simulator's arrivals): refused, by the flow's size.
+    with pytest.raises(emu.EmulationError, match=r"cbr\[0\]\.size: 9000 B: above the testbed"):
+        emu.emulate(Scenario(**base, cbr=[{"size": "9000B", "interval": "100ms"}]))
+    emu.check_testbed(Scenario(**base, cbr=[{"size": "1500B"}]))  # the MTU itself: taken
     assert _ours() == []
 
 
@@ -642,3 +647,41 @@ def test_the_wire_loses_what_the_simulators_wire_loses_and_the_queue_none(emulat
     assert cs["lost"] > 50 and cs["lost_in_queue"] == 0, cs
     assert ce["lost_in_queue"] == 0, ce
     assert abs(ce["lost"] - cs["lost"]) <= 2, (ce, cs)
+
+
+@needs_root
+def test_a_flow_whose_syns_are_all_dropped_has_no_goodput_as_in_the_simulator():
+    """A downstream queue of 40 B drops the SYN (and every segment): the flow never
+    connects. The kernel's blocking connect would wait out its SYN retries (two minutes);
+    the testbed said "tcp0-send did not finish" and stored nothing, where the simulator
+    gives 0 goodput. Now the sender gives up at the flow's end and the trial ends on time
+    with the simulator's answer."""
+    import collateral
+    from collateral.emulate import emulate
+    from collateral.spec import Scenario
+
+    sc = Scenario(
+        link="adsl1", down={"queue": {"limit": 40}}, rtt="50ms", duration="3s", warmup="1s",
+        tcp=[{"cc": "newreno", "start_spread": 0}], cbr=[],
+    )  # fmt: skip
+    t = time.monotonic()
+    e = emulate(sc)
+    assert time.monotonic() - t < 10, "the trial ran past its end"
+    s = collateral.simulate(sc)
+    assert e.summary["tcp"][0]["goodput_bps"] == s.summary["tcp"][0]["goodput_bps"] == 0
+    assert e.summary["tcp"][0]["bytes_delivered"] == 0
+
+
+@needs_root
+def test_the_simulators_stack_options_are_said_to_change_nothing_on_the_testbed(cli_main):
+    """--profile, --no-delayed-ack and --rto-min set the simulator's stack; the testbed
+    runs the kernel's and said nothing, its header naming the profile it did not run."""
+    code, out, err = cli_main(
+        "emulate", "--profile", "freebsd-7", "--no-delayed-ack", "--duration", "3s",
+        "--warmup", "1s",
+    )  # fmt: skip
+    assert code == 0, err
+    for opt in ("--profile", "--no-delayed-ack"):
+        assert f"warning: {opt}: the testbed runs this kernel's own TCP" in err, err
+    assert "--rto-min" not in err
+    assert "testbed" in out and "newreno (kernel)" in out and "freebsd-7" not in out, out

@@ -277,3 +277,12 @@ def test_linux_calls_newreno_reno():
     assert _ccs(("reno", "cubic")) == ("newreno", "cubic")
     with pytest.raises(ValueError, match="unknown congestion control 'renoo'"):
         TcpSpec(cc="renoo")
+
+
+def test_a_testbed_runs_set_up_names_the_kernels_tcp():
+    from collateral.spec import Scenario
+
+    sc = Scenario(link="adsl1", tcp=[{"cc": "cubic", "profile": "linux-2.6.25"}])
+    assert "cubic (linux-2.6.25)" in sc.describe() and "testbed" not in sc.describe()
+    line = sc.describe(testbed=True)
+    assert line.startswith("testbed · link") and "cubic (kernel)" in line, line

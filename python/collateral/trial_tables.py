@@ -81,7 +81,9 @@ def trials_table(results: list[Result]) -> Table:
     voice = any(c.app not in GAME_BUDGETS for c in (sc.cbr if sc else [])) or (
         sc is None and bool(first.cbr)
     )
-    title = sc.describe() if sc else "collateral trial"
+    title = (
+        sc.describe(testbed=first.summary.get("mode") == "emulation") if sc else "collateral trial"
+    )
     if n > 1:
         seeds = sorted(r.scenario.seed for r in results if r.scenario is not None)
         title = title.replace(f"seed {sc.seed}", f"{n} trials, seeds {seeds[0]}–{seeds[-1]}")

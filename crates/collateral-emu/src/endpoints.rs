@@ -189,7 +189,13 @@ pub fn tcp_send(c: TcpSend) -> Result<(), String> {
     if STOP.load(Ordering::Relaxed) {
         return Ok(()); // stopped before its start: nothing sent, nothing to log
     }
-    let stream = connect_from(&c.src_ip, &c.dst, c.tos)?;
+    let end = origin + c.stop_ns.map_or(duration_ns, |s| s.min(duration_ns));
+    let Some(stream) = connect_from(&c.src_ip, &c.dst, c.tos, end)? else {
+        // No connection by its end: nothing sent, empty logs (0 goodput), as the
+        // simulator's flow whose SYNs are all lost.
+        eprintln!("tcp send: no connection to {} by the flow's end", c.dst);
+        return empty_logs(&c);
+    };
     set_congestion(stream.as_raw_fd(), cc).map_err(|e| format!("congestion control {cc}: {e}"))?;
     let fd = stream.as_raw_fd();
     let done = Arc::new(AtomicBool::new(false));
@@ -217,7 +223,6 @@ pub fn tcp_send(c: TcpSend) -> Result<(), String> {
     };
     let mut w = &stream;
     let chunk = vec![0x5au8; 1 << 16];
-    let end = origin + c.stop_ns.map_or(duration_ns, |s| s.min(duration_ns));
     stream
         .set_write_timeout(Some(Duration::from_millis(100)))
         .map_err(|e| e.to_string())?;
@@ -281,6 +286,22 @@ pub fn tcp_send(c: TcpSend) -> Result<(), String> {
     ev.flush().map_err(io)
 }
 
+/// The logs of a flow that never connected: their headers alone.
+fn empty_logs(c: &TcpSend) -> Result<(), String> {
+    let io = |e: std::io::Error| e.to_string();
+    let mut out = create(&c.out)?;
+    writeln!(out, "t_ns,cwnd,ssthresh,srtt_us,total_retrans,ca_state").map_err(io)?;
+    out.flush().map_err(io)?;
+    if let Some((_, path)) = &c.self_probes {
+        let mut out = create(path)?;
+        writeln!(out, "sent_ns,rtt_ns,acked_bytes").map_err(io)?;
+        out.flush().map_err(io)?;
+    }
+    let mut ev = create(&c.congestion_out)?;
+    writeln!(ev, "t_ns").map_err(io)?;
+    ev.flush().map_err(io)
+}
+
 /// Closes `stream` with a reset (SO_LINGER of 0): its unsent and unacknowledged bytes
 /// are discarded.
 fn abort(stream: TcpStream) {
@@ -301,19 +322,28 @@ fn abort(stream: TcpStream) {
     drop(stream);
 }
 
-/// A TCP connection from `src_ip` to `dst`, its segments (the SYN too) marked `tos`.
-pub(crate) fn connect_from(src_ip: &str, dst: &str, tos: u8) -> Result<TcpStream, String> {
+/// A TCP connection from `src_ip` to `dst`, its segments (the SYN too) marked `tos`;
+/// `None` when none was made by `deadline` (monotonic ns: the flow's end), its SYNs lost
+/// or unanswered — the flow then sent nothing, as the simulator's would not. A refused
+/// connect (the receiver still starting) is tried again, 50 times at most.
+pub(crate) fn connect_from(
+    src_ip: &str,
+    dst: &str,
+    tos: u8,
+    deadline: u64,
+) -> Result<Option<TcpStream>, String> {
     // Bind the source address so the flow leaves from the TCP host's address.
     let src: std::net::SocketAddr = format!("{src_ip}:0")
         .parse()
         .map_err(|e| format!("{src_ip}: {e}"))?;
     let dst: std::net::SocketAddr = dst.parse().map_err(|e| format!("{dst}: {e}"))?;
+    let os = std::io::Error::last_os_error;
     // SAFETY: plain socket syscalls on a fresh fd that TcpStream then owns.
     unsafe {
         use std::os::fd::FromRawFd;
         let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
         if fd < 0 {
-            return Err(std::io::Error::last_os_error().to_string());
+            return Err(os().to_string());
         }
         let stream = TcpStream::from_raw_fd(fd);
         if tos != 0 {
@@ -334,22 +364,65 @@ pub(crate) fn connect_from(src_ip: &str, dst: &str, tos: u8) -> Result<TcpStream
         };
         let s = to_sa(&src);
         if libc::bind(fd, &s as *const _ as *const libc::sockaddr, 16) < 0 {
-            return Err(format!("bind {src}: {}", std::io::Error::last_os_error()));
+            return Err(format!("bind {src}: {}", os()));
         }
+        // Non-blocking while connecting: a blocking connect waits out the kernel's SYN
+        // retries (over two minutes), past the flow's end.
+        stream.set_nonblocking(true).map_err(|e| e.to_string())?;
         let d = to_sa(&dst);
-        for _ in 0..50 {
-            if libc::connect(fd, &d as *const _ as *const libc::sockaddr, 16) == 0 {
-                return Ok(stream);
+        let mut refused = 0;
+        loop {
+            let err = if libc::connect(fd, &d as *const _ as *const libc::sockaddr, 16) == 0 {
+                0
+            } else {
+                os().raw_os_error().unwrap_or(0)
+            };
+            let err = match err {
+                libc::EINPROGRESS | libc::EALREADY => loop {
+                    if STOP.load(Ordering::Relaxed) {
+                        return Err(format!("connect {dst}: stopped (SIGINT/SIGTERM)"));
+                    }
+                    let now = mono_ns();
+                    if now >= deadline {
+                        return Ok(None);
+                    }
+                    let wait_ms = ((deadline - now) / 1_000_000).clamp(1, 100) as i32;
+                    let mut p = libc::pollfd {
+                        fd,
+                        events: libc::POLLOUT,
+                        revents: 0,
+                    };
+                    if libc::poll(&mut p, 1, wait_ms) > 0 {
+                        let mut e: libc::c_int = 0;
+                        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+                        libc::getsockopt(
+                            fd,
+                            libc::SOL_SOCKET,
+                            libc::SO_ERROR,
+                            &mut e as *mut _ as *mut libc::c_void,
+                            &mut len,
+                        );
+                        break e;
+                    }
+                },
+                e => e,
+            };
+            match err {
+                0 | libc::EISCONN => break,
+                libc::ECONNREFUSED if refused < 50 && !STOP.load(Ordering::Relaxed) => {
+                    refused += 1;
+                    std::thread::sleep(Duration::from_millis(20)); // the receiver starting
+                }
+                e => {
+                    return Err(format!(
+                        "connect {dst}: {}",
+                        std::io::Error::from_raw_os_error(e)
+                    ))
+                }
             }
-            if STOP.load(Ordering::Relaxed) {
-                return Err(format!("connect {dst}: stopped (SIGINT/SIGTERM)"));
-            }
-            std::thread::sleep(Duration::from_millis(20)); // the receiver may still be starting
         }
-        Err(format!(
-            "connect {dst}: {}",
-            std::io::Error::last_os_error()
-        ))
+        stream.set_nonblocking(false).map_err(|e| e.to_string())?;
+        Ok(Some(stream))
     }
 }
 
@@ -374,10 +447,16 @@ pub fn tcp_recv(
     }
     l.set_nonblocking(true).map_err(|e| e.to_string())?;
     let end = crate::router::mono_of_real(t0_real) + until_ns;
+    let mut out = create(out_path)?;
+    writeln!(out, "t_ns,bytes,in_order,segs_in,mss").map_err(|e| e.to_string())?;
     let mut s = loop {
         match l.accept() {
             Ok((s, _)) => break s,
-            Err(_) if mono_ns() < end && !STOP.load(Ordering::Relaxed) => {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if mono_ns() >= end || STOP.load(Ordering::Relaxed) {
+                    // Nobody connected (the sender's SYNs lost): nothing received.
+                    return out.flush().map_err(|e| e.to_string());
+                }
                 std::thread::sleep(Duration::from_millis(5))
             }
             Err(e) => return Err(format!("accept: {e}")),
@@ -386,8 +465,6 @@ pub fn tcp_recv(
     s.set_nonblocking(false).map_err(|e| e.to_string())?;
     s.set_read_timeout(Some(Duration::from_millis(10)))
         .map_err(|e| e.to_string())?;
-    let mut out = create(out_path)?;
-    writeln!(out, "t_ns,bytes,in_order,segs_in,mss").map_err(|e| e.to_string())?;
     let mut total = 0u64;
     let mut buf = vec![0u8; 1 << 16];
     let mut next_log = mono_ns();

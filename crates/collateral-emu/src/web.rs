@@ -224,7 +224,8 @@ fn fetch(u: u32, id: u64, o: &ObjectDraw, src: &str, dst: &str, t0: u64, logs: &
         v.push((u, id, opened, -1, o.request_bytes, o.reply_bytes, 0));
         v.len() - 1
     };
-    let Ok(mut s) = connect_from(src, dst, 0) else {
+    // No deadline of its own: the kernel's SYN retries give up, or the run stops it.
+    let Ok(Some(mut s)) = connect_from(src, dst, 0, u64::MAX) else {
         return;
     };
     let _ = s.set_nodelay(true);

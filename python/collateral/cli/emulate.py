@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..display import short
 from . import HELP
-from .errors import fail, interrupted_status
+from .errors import PROG, fail, interrupted_status
 from .paths import output_dir
 from .scenario import (
     add_scenario_options,
@@ -134,6 +134,16 @@ def run_emulate(args: argparse.Namespace) -> int:
     check_figure_args(args)
     if args.keep is not None:
         output_dir("--keep", args.keep, "logs/")
+    from . import typed_options
+
+    typed = typed_options(args)
+    for dest, opt in (
+        ("profile", "--profile"),
+        ("delayed_ack", "--no-delayed-ack"),
+        ("rto_min", "--rto-min"),
+    ):
+        if dest in typed:  # said, not refused: a scenario shared with simulate has them
+            print(f"{PROG}: warning: {opt}: {_KERNEL_TCP}", file=sys.stderr)
     return run(check_emulation(args), args, emulated=True)
 
 

@@ -27,6 +27,9 @@ MAX_TESTBED_TCP_FLOWS = 64
 MAX_TESTBED_CBR_FLOWS = 64
 #: The shortest CBR gap a userspace sender keeps to (sleeping between departures).
 MIN_TESTBED_CBR_INTERVAL_NS = 100_000
+#: The MTU of the testbed's links (veth pairs at their default): a bigger CBR packet
+#: leaves its host in fragments.
+TESTBED_MTU = 1500
 #: The longest run: a day of wall time.
 MAX_TESTBED_DURATION_NS = 86_400 * 10**9
 #: The fastest link the userspace router is meant for.
@@ -156,6 +159,13 @@ def check_testbed(scenario: Scenario) -> None:
             raise TestbedLimitError(("cbr", j, "tag"), f"{c.tag} is not a DSCP value (0-63)")
         if c.app is not None:
             continue
+        if c.size > TESTBED_MTU:
+            raise TestbedLimitError(
+                ("cbr", j, "size"),
+                f"{c.size} B: above the testbed's {TESTBED_MTU}-byte MTU, where the kernel"
+                " would send it in IP fragments (the simulator sends one packet); at most"
+                f" {TESTBED_MTU} B",
+            )
         if c.interval < MIN_TESTBED_CBR_INTERVAL_NS:
             raise TestbedLimitError(
                 ("cbr", j, "interval"),

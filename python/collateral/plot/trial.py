@@ -56,7 +56,9 @@ def fig_cwnd_delay(
         if calls:
             title = "TCP congestion window, downstream CBR queueing delay and video rate"
         if result.scenario is not None:
-            title += "\n" + result.scenario.describe()
+            title += "\n" + result.scenario.describe(
+                testbed=result.summary.get("mode") == "emulation"
+            )
         suptitle(fig, title)
 
         return save(fig, path, caption=caption)
@@ -122,7 +124,9 @@ def fig_cwnd_queue(
         if title is None:
             title = "TCP congestion window and bottleneck queue occupancy"
             if result.scenario is not None:
-                title += "\n" + result.scenario.describe()
+                title += "\n" + result.scenario.describe(
+                    testbed=result.summary.get("mode") == "emulation"
+                )
         suptitle(fig, title)
         return save(fig, path, svg=svg, caption=caption)
 

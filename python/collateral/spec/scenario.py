@@ -287,8 +287,9 @@ class Scenario(Model):
         n = {d: sum(t.direction == d for t in self.tcp) for d in ("down", "up")}
         return str(n["down"]) if not n["up"] else f"{n['down']} down + {n['up']} up"
 
-    def describe(self, sep: str = " · ") -> str:
-        """The set-up in one line (or several, with ``sep="\\n"``) for titles and captions."""
+    def describe(self, sep: str = " · ", testbed: bool = False) -> str:
+        """The set-up in one line (or several, with ``sep="\\n"``) for titles and captions;
+        ``testbed``: of a run on the testbed, whose TCP is the kernel's, not a profile's."""
         q = self.down.queue
         link = f" ({self.link})" if self.link else ""
         if isinstance(q, AqmSpec):
@@ -297,7 +298,8 @@ class Scenario(Model):
         else:
             in_service = ", in-service counted" if q.count_in_service else ""
             queue = f"queue {q.limit} {q.rule}{in_service}"
-        ccs = ", ".join(sorted({f"{t.cc} ({t.profile})" for t in self.tcp})) or "none"
+        stack = (lambda t: "kernel") if testbed else (lambda t: t.profile)
+        ccs = ", ".join(sorted({f"{t.cc} ({stack(t)})" for t in self.tcp})) or "none"
         traced = [
             f"{d} trace {Path(t.file).name if t.file else 'given'}"
             for d, t in (("down", self.down.trace), ("up", self.up.trace))
@@ -314,6 +316,7 @@ class Scenario(Model):
         starts = [f"TCP starts spread over {span} (seeded, vary by trial)"] if spreads else []
         return sep.join(
             [
+                *(["testbed"] if testbed else []),
                 f"link {_shown_rate(self.down.rate or 0)}/{_shown_rate(self.up.rate or 0)}{link}",
                 *traced,
                 f"RTT {fmt_duration(self.rtt)}",
