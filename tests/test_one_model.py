@@ -138,3 +138,18 @@ def test_testbed_goodput_counts_data_by_arrival_as_the_simulator_does():
     assert delivered_after(recv, 2_000_000_000, 10_000_000_000) == 850_000
     # Nothing logged by the warm-up: everything in order by the end counts.
     assert delivered_after(np.array([[3e9, 10, 20, 1, 1448]]), 2e9, 10e9) == 20
+
+
+def test_stores_of_one_file_run_by_two_builds_are_told_apart():
+    """No trial key in common: if the builds differ (a key holds the core's version),
+    that is the reason given, not "run the same experiment file" (which was done)."""
+    import pandas as pd
+
+    from collateral.plot.compare import _no_common_trial
+
+    s = pd.DataFrame({"key": ["a"], "model_version": ["0.1.0+aaa"]})
+    e = pd.DataFrame({"key": ["b"], "model_version": ["0.1.0+bbb"]})
+    said = _no_common_trial(s, e)
+    assert "different builds of the core (0.1.0+aaa and 0.1.0+bbb)" in said, said
+    same = _no_common_trial(s, e.assign(model_version="0.1.0+aaa"))
+    assert same.endswith("run the same experiment file"), same

@@ -59,7 +59,10 @@ def run(args: argparse.Namespace) -> int:
         for p in fig_compare_stores(sim, emu, args.plot):
             print(f"wrote {p}")
     # Last: whether the testbed kept real time (a late trial's delays are partly its own).
-    line = store_line(emu.summary(), rerun=f"collateral emulate FILE -o {args.emu} --rerun-late")
+    # Of the trials compared: others in EMU_DIR (of another build, say) are not in the table.
+    e = emu.summary()
+    e = e[e["key"].isin(set(sim.summary()["key"]))]
+    line = store_line(e, rerun=f"collateral emulate FILE -o {args.emu} --rerun-late")
     if line:
         print(line)
     return 0

@@ -62,6 +62,21 @@ _COLUMNS = [
 ]
 
 
+def _no_common_trial(s: Any, e: Any) -> str:
+    """Why two directories share no trial key: another experiment, or (a trial's key
+    holding the core's version) the same file run by different builds."""
+    builds = [
+        sorted(set(df["model_version"].dropna())) if "model_version" in df else [] for df in (s, e)
+    ]
+    if all(builds) and not set(builds[0]) & set(builds[1]):
+        return (
+            "the two directories share no trial: their trials were run by different builds"
+            f" of the core ({', '.join(builds[0])} and {', '.join(builds[1])}), and a"
+            " trial's key holds its build: run the file again into both with this one"
+        )
+    return "the two directories share no trial: run the same experiment file"
+
+
 def compare_stores(sim: Any, emu: Any) -> list[dict[str, Any]]:
     """Per metric: the mean over the simulated and the emulated trials of two results
     directories of the same experiment (only the trials both hold, matched by trial key),
@@ -70,7 +85,7 @@ def compare_stores(sim: Any, emu: Any) -> list[dict[str, Any]]:
     _check_modes(s, e, sim, emu)
     common = sorted(set(s["key"]) & set(e["key"]))
     if not common:
-        raise ValueError("the two directories share no trial: run the same experiment file")
+        raise ValueError(_no_common_trial(s, e))
     s = s.set_index("key").loc[common]
     e = e.set_index("key").loc[common]
     rows = []
