@@ -36,7 +36,9 @@ def add_parser(sub: Any) -> None:
         action="append",
         default=[],
         help="a shell command line to run on the Internet side meanwhile, e.g. 'irtt"
-        " server' or 'python3 -m http.server 8000'; may be given more than once",
+        " server' or 'python3 -m http.server 8000'; may be given more than once. It must"
+        " stay in the foreground (iperf3 -s, not iperf3 -s -D): a server that ends, as"
+        " one that daemonises does, ends the session",
     )
     s.add_argument(
         "cmd",
