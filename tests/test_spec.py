@@ -286,3 +286,12 @@ def test_a_testbed_runs_set_up_names_the_kernels_tcp():
     assert "cubic (linux-2.6.25)" in sc.describe() and "testbed" not in sc.describe()
     line = sc.describe(testbed=True)
     assert line.startswith("testbed · link") and "cubic (kernel)" in line, line
+
+
+def test_a_satellite_links_title_gives_its_rate_range():
+    """--leo starlink draws each interval's rate from 50-200 Mbit/s down: the set-up line
+    said "link 125Mbit/12.5Mbit", a rate it never keeps (goodput came out above it)."""
+    from collateral.spec.flat import build_scenario
+
+    line = build_scenario(leo="starlink").describe()
+    assert line.startswith("link 50Mbit–200Mbit/5Mbit–20Mbit"), line

@@ -317,7 +317,7 @@ class Scenario(Model):
         return sep.join(
             [
                 *(["testbed"] if testbed else []),
-                f"link {_shown_rate(self.down.rate or 0)}/{_shown_rate(self.up.rate or 0)}{link}",
+                f"link {_link_rate(self.down)}/{_link_rate(self.up)}{link}",
                 *traced,
                 f"RTT {fmt_duration(self.rtt)}",
                 queue,
@@ -341,3 +341,11 @@ def _shown_rate(bps: int) -> str:
         if bps >= scale:
             return f"~{bps / scale:.4g}{unit}"
     return text
+
+
+def _link_rate(d: Any) -> str:
+    """A direction's rate for a title; a satellite's, drawn anew each interval, as its
+    range (its nominal middle read as the rate it keeps)."""
+    if d.leo is not None:
+        return f"{_shown_rate(d.leo.rate_min)}–{_shown_rate(d.leo.rate_max)}"
+    return _shown_rate(d.rate or 0)
