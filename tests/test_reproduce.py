@@ -117,11 +117,19 @@ def test_ctrl_c_stops_a_reproduction_before_its_figure_and_claims(tmp_path):
     out = tmp_path / "r"
     store = out / "today-queues-quick"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "collateral", "reproduce", "today-queues", "--quick", "-o", out],
+        [
+            *(sys.executable, "-m", "collateral", "reproduce", "today-queues", "--quick"),
+            *("-o", out, "--workers", "1"),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+    # Signalled once the first batch (one trial) is stored. On one worker the runner
+    # then has two batches in flight, about three quarters of the trials, and the rest
+    # pending for seconds, so the stop leaves trials missing. On two workers it could
+    # hand out every trial before a signal delayed on a loaded machine arrived, finish
+    # them all, and rightly draw the figure of the whole sweep.
     t0 = time.monotonic()
     while not any((store / "parts").glob("*")) and proc.poll() is None:
         assert time.monotonic() - t0 < 120, "no part stored"

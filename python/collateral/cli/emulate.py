@@ -134,6 +134,7 @@ def run_emulate(args: argparse.Namespace) -> int:
     check_figure_args(args)
     if args.keep is not None:
         output_dir("--keep", args.keep, "logs/")
+    scenario = check_emulation(args)  # a bad value refused first, in one line
     from . import typed_options
 
     typed = typed_options(args)
@@ -144,7 +145,7 @@ def run_emulate(args: argparse.Namespace) -> int:
     ):
         if dest in typed:  # said, not refused: a scenario shared with simulate has them
             print(f"{PROG}: warning: {opt}: {_KERNEL_TCP}", file=sys.stderr)
-    return run(check_emulation(args), args, emulated=True)
+    return run(scenario, args, emulated=True)
 
 
 def check_emulation(a: argparse.Namespace) -> Scenario:
