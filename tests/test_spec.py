@@ -295,3 +295,15 @@ def test_a_satellite_links_title_gives_its_rate_range():
 
     line = build_scenario(leo="starlink").describe()
     assert line.startswith("link 50Mbit–200Mbit/5Mbit–20Mbit"), line
+
+
+def test_a_set_ups_line_names_the_aqms_settings_and_the_framing():
+    """``--aqm cake:diffserv=diffserv4`` and ``--framing atm`` were left out of the
+    set-up line (a figure's title, the trial table's header)."""
+    from collateral.spec.flat import build_scenario
+
+    line = build_scenario(
+        down="1.5Mbit", up="256kbit", framing="atm", aqm="cake:diffserv=diffserv4"
+    ).describe()
+    assert "framing ATM cells, 10 B overhead" in line and "queue CAKE (diffserv=diffserv4)" in line
+    assert "framing" not in build_scenario(link="adsl1").describe()

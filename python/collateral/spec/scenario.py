@@ -22,7 +22,7 @@ from ..vocabulary import (
     MAX_WEB_SLOTS,
 )
 from .errors import from_core
-from .link import AqmSpec, LinkSpec
+from .link import KERNEL_DIFFERENCES, AqmSpec, LinkSpec
 from .media import MediaSpec, OneOrMoreCalls, calls_native, calls_of
 from .tcp import TcpSpec
 from .traffic import CbrSpec, WebSpec
@@ -293,7 +293,13 @@ class Scenario(Model):
         q = self.down.queue
         link = f" ({self.link})" if self.link else ""
         if isinstance(q, AqmSpec):
-            notes = q.notes()
+            # What was set (cake's diffserv4, a target), then what differs from Linux.
+            given = [
+                f"{k}={v}"
+                for k, v in (q.model_extra or {}).items()
+                if (q.kind, k, v) not in KERNEL_DIFFERENCES  # said in words by notes()
+            ]
+            notes = [*given, *q.notes()]
             queue = f"queue {q.kind.upper()}" + (f" ({'; '.join(notes)})" if notes else "")
         else:
             in_service = ", in-service counted" if q.count_in_service else ""
@@ -318,6 +324,7 @@ class Scenario(Model):
             [
                 *(["testbed"] if testbed else []),
                 f"link {_link_rate(self.down)}/{_link_rate(self.up)}{link}",
+                *_framing(self.down, self.up),
                 *traced,
                 f"RTT {fmt_duration(self.rtt)}",
                 queue,
@@ -349,3 +356,15 @@ def _link_rate(d: Any) -> str:
     if d.leo is not None:
         return f"{_shown_rate(d.leo.rate_min)}–{_shown_rate(d.leo.rate_max)}"
     return _shown_rate(d.rate or 0)
+
+
+def _framing(down: Any, up: Any) -> list[str]:
+    """The links' framing for a title (ATM cells, a per-packet overhead), once when both
+    directions have the same."""
+    shown = [
+        ("ATM cells, " if f.atm else "") + f"{f.overhead} B overhead" if f is not None else None
+        for f in (down.framing, up.framing)
+    ]
+    if shown[0] == shown[1]:
+        return [f"framing {shown[0]}"] if shown[0] else []
+    return [f"{d} framing {x}" for d, x in zip(("down", "up"), shown, strict=True) if x]
