@@ -153,3 +153,31 @@ def test_stores_of_one_file_run_by_two_builds_are_told_apart():
     assert "different builds of the core (0.1.0+aaa and 0.1.0+bbb)" in said, said
     same = _no_common_trial(s, e.assign(model_version="0.1.0+aaa"))
     assert same.endswith("run the same experiment file"), same
+
+
+def test_compare_shows_each_point_where_a_sweep_has_several():
+    """The overall means hide a point far off (BBR's queue beside NewReno's): a row per
+    point, simulated / emulated, means over the trials both directories hold."""
+    import pandas as pd
+
+    from collateral.cli.compare import _by_point
+
+    def store(goodput, delay, extra_key=None):
+        rows = {
+            "key": ["a1", "a2", "b1", *([extra_key] if extra_key else [])],
+            "point": ["a", "a", "b", *(["b"] if extra_key else [])],
+            "tcp0_cc": ["newreno", "newreno", "bbr", *(["bbr"] if extra_key else [])],
+            "tcp0_goodput_bps": goodput,
+            "cbr0_delay_median_s": delay,
+        }
+        return type("S", (), {"summary": lambda self: pd.DataFrame(rows)})()
+
+    sim = store([1.0e6, 2.0e6, 1.3e6], [0.030, 0.032, 0.0326])
+    emu = store([1.2e6, 1.4e6, 1.35e6, 9e6], [0.031, 0.033, 0.1408, 9.0], extra_key="b9")
+    t = _by_point(sim, emu)
+    cells = [[c._cells[i] for c in t.columns] for i in range(t.row_count)]
+    # Means over a1, a2 (b9 is the emulation's alone: not compared).
+    assert cells == [["newreno", "1.5 / 1.3", "31 / 32"], ["bbr", "1.3 / 1.35", "32.6 / 140.8"]]
+    head = sim.summary().head(2)  # point "a" alone
+    one_point = type("S", (), {"summary": lambda self: head})()
+    assert _by_point(one_point, one_point) is None

@@ -55,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
         diff = f"{r['diff']:+.2f} {r['diff_unit']}" if r["diff"] == r["diff"] else "n/a"
         t.add_row(f"{r['metric']} ({r['unit']})", f"{r['sim']:.4g}", f"{r['emu']:.4g}", diff)
     console().print(t)
+    points = _by_point(sim, emu)
+    if points is not None:
+        console().print(points)
     if args.plot is not None:
         for p in fig_compare_stores(sim, emu, args.plot):
             print(f"wrote {p}")
@@ -66,6 +69,52 @@ def run(args: argparse.Namespace) -> int:
     if line:
         print(line)
     return 0
+
+
+#: What the per-point table shows: (column, heading, scale).
+_POINT_MEASURES = (
+    ("tcp0_goodput_bps", "goodput (Mbit/s)", 1e-6),
+    ("cbr0_delay_median_s", "CBR p50 ↓ (ms)", 1e3),
+)
+#: More points than this make a table nobody reads: the overall one stands alone.
+MAX_POINT_ROWS = 40
+
+
+def _by_point(sim: Any, emu: Any) -> Any:
+    """Per point of a sweep (2 to MAX_POINT_ROWS of them), simulated beside emulated:
+    the overall means above can hide one point far off (BBR's queue among NewReno's and
+    CUBIC's). Means over the trials both directories hold; rows named by the fewest
+    parameters that tell the points apart. None for one point."""
+    import numpy as np
+    from rich.table import Table
+
+    from ..display import is_null
+    from ..report.parameters import param_label, parameters
+
+    s, e = sim.summary(), emu.summary()
+    common = set(s["key"]) & set(e["key"])
+    s, e = s[s["key"].isin(common)], e[e["key"].isin(common)].set_index("key")
+    if "point" not in s.columns or not 1 < s["point"].nunique() <= MAX_POINT_ROWS:
+        return None
+    params = parameters(s)
+    shown = [m for m in _POINT_MEASURES if m[0] in s.columns and m[0] in e.columns]
+    if not params or not shown:
+        return None
+    t = Table(
+        title="per point: simulation / emulation, means over its trials", title_justify="left"
+    )
+    for p in params:
+        t.add_column(param_label(p))
+    for _, heading, _ in shown:
+        t.add_column(heading, justify="right")
+    for _, g in s.groupby("point", sort=False):
+        row = ["—" if is_null(v := g[p].iloc[0]) else str(v) for p in params]
+        for col, _, scale in shown:
+            sm = float(np.nanmean(g[col].astype(float))) * scale
+            em = float(np.nanmean(e.loc[g["key"], col].astype(float))) * scale
+            row.append(f"{sm:.4g} / {em:.4g}")
+        t.add_row(*row)
+    return t
 
 
 # ---------------------------------------------------------------------------------------
