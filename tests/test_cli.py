@@ -617,3 +617,16 @@ def test_a_window_without_a_plot_is_warned_of():
     p = run("simulate", "--duration", "8s", "--window", "5s")
     assert p.returncode == 0 and "warning: --window: " in p.stderr, p.stderr
     assert "--window" not in run("simulate", "--duration", "8s").stderr
+
+
+def test_emulate_takes_set_with_an_experiment_file_as_run_does():
+    """``emulate FILE --set KEY=VALUE`` overrides the file as ``run --set`` does (it was
+    'unrecognized', so the two sides of a compare could not be shortened alike); both
+    refusals below come before anything is set up."""
+    p = run("emulate", "--set", "experiment.trials=1")
+    assert p.returncode == 2 and p.stderr.strip().endswith(
+        "--set: overrides a key of an experiment file; give EXPERIMENT.toml"
+    ), p.stderr
+    p = run("emulate", "examples/sim-vs-emu.toml", "--set", "experiment.trails=1")
+    assert p.returncode == 2 and "did you mean 'trials'?" in p.stderr, p.stderr
+    assert "unrecognized" not in p.stderr

@@ -93,8 +93,11 @@ def add_parser(sub: Any) -> None:
         metavar="DIR",
         help="keep the raw endpoint and router logs in DIR",
     )
+    from .run import add_set_option
+
+    add_set_option(e)  # with an experiment file, as 'run' takes it
     # One trial's options, with their defaults: an experiment file sets its own.
-    file_own = {"experiment", "out", "rerun_late", "help"}
+    file_own = {"experiment", "out", "rerun_late", "overrides", "help"}
     e.set_defaults(
         one_trial_options={
             a.dest: (a.option_strings[0], a.default)
@@ -129,6 +132,8 @@ def run_emulate(args: argparse.Namespace) -> int:
         return emulate_experiment(args)
     if args.rerun_late:
         fail("--rerun-late: reruns an experiment's stored trials; give EXPERIMENT.toml")
+    if args.overrides:
+        fail("--set: overrides a key of an experiment file; give EXPERIMENT.toml")
     if args.out is not None:
         fail("--out: stores an experiment's trials; give EXPERIMENT.toml (one trial: --json)")
     check_figure_args(args)
@@ -215,8 +220,10 @@ def emulate_experiment(args: argparse.Namespace) -> int:
 
     if args.out is not None:
         output_dir("--out", args.out, "results/NAME-emu")
+    from .run import set_overrides
+
     try:
-        exp = load_experiment(args.experiment)
+        exp = load_experiment(args.experiment, set_overrides(args.overrides))
     except ExperimentError as e:
         fail(str(e))
     for p in exp.points:  # every point within the testbed's limits before the first runs

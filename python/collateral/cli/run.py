@@ -58,15 +58,7 @@ def add_parser(sub: Any) -> None:
         help="run only shard I of N (0 <= I < N), e.g. from a Slurm array; shards can "
         "share the output directory or be merged with 'collateral merge'",
     )
-    r.add_argument(
-        "--set",
-        dest="overrides",
-        metavar="KEY=VALUE",
-        action="append",
-        default=[],
-        help="override a key of the file, e.g. experiment.trials=2, scenario.duration=30s, "
-        '\'sweep.queue.limit=["20kB", "40kB"]\' (VALUE in TOML syntax, else a string)',
-    )
+    add_set_option(r)
     r.add_argument(
         "--batch-seconds",
         metavar="S",
@@ -109,6 +101,31 @@ def toml_value(key: str, text: str) -> Any:
         fail(f"--set {key}: {short(text, 60)}: a number too long to read")
 
 
+def add_set_option(p: Any) -> None:
+    """``--set KEY=VALUE`` (repeatable): a key of the experiment file, overridden."""
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="override a key of the file, e.g. experiment.trials=2, scenario.duration=30s, "
+        '\'sweep.queue.limit=["20kB", "40kB"]\' (VALUE in TOML syntax, else a string)',
+    )
+
+
+def set_overrides(items: list[str]) -> list[tuple[str, Any]]:
+    """``--set``'s items as (key, value) pairs, VALUE read as TOML; a malformed one fails
+    in one line."""
+    overrides = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            fail(f"--set: {short(item, 60)}: expected KEY=VALUE, e.g. experiment.trials=2")
+        overrides.append((key.strip(), toml_value(key.strip(), value.strip())))
+    return overrides
+
+
 def run(args: argparse.Namespace) -> int:
     from ..experiment import ExperimentError, load_experiment
     from ..runner import (
@@ -120,12 +137,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from ..store import Store, StoreError
 
-    overrides = []
-    for item in args.overrides:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            fail(f"--set: {short(item, 60)}: expected KEY=VALUE, e.g. experiment.trials=2")
-        overrides.append((key.strip(), toml_value(key.strip(), value.strip())))
+    overrides = set_overrides(args.overrides)
     shard = None
     if args.shard is not None:
         try:
