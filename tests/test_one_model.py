@@ -174,10 +174,9 @@ def test_compare_shows_each_point_where_a_sweep_has_several():
 
     sim = store([1.0e6, 2.0e6, 1.3e6], [0.030, 0.032, 0.0326])
     emu = store([1.2e6, 1.4e6, 1.35e6, 9e6], [0.031, 0.033, 0.1408, 9.0], extra_key="b9")
-    t = _by_point(sim, emu)
+    t = _by_point(sim.summary(), emu.summary())
     cells = [[c._cells[i] for c in t.columns] for i in range(t.row_count)]
     # Means over a1, a2 (b9 is the emulation's alone: not compared).
     assert cells == [["newreno", "1.5 / 1.3", "31 / 32"], ["bbr", "1.3 / 1.35", "32.6 / 140.8"]]
     head = sim.summary().head(2)  # point "a" alone
-    one_point = type("S", (), {"summary": lambda self: head})()
-    assert _by_point(one_point, one_point) is None
+    assert _by_point(head, head) is None

@@ -47,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
         fail(f"{'SIM_DIR' if e.side == 'sim' else 'EMU_DIR'}: {e}")
     except (StoreError, ValueError) as e:
         fail(f"compare: {e}")
-    other = "measured" if set(emu.summary()["mode"].dropna()) == {"measured"} else "emulation"
+    sim_df, emu_df = sim.summary(), emu.summary()  # read once for everything below
+    other = "measured" if set(emu_df["mode"].dropna()) == {"measured"} else "emulation"
     t = Table(title=f"simulation ({args.sim}) vs {other} ({args.emu})", title_justify="left")
     for col in ("metric", "simulation", other, "difference"):
         t.add_column(col, justify="left" if col == "metric" else "right")
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         diff = f"{r['diff']:+.2f} {r['diff_unit']}" if r["diff"] == r["diff"] else "n/a"
         t.add_row(f"{r['metric']} ({r['unit']})", f"{r['sim']:.4g}", f"{r['emu']:.4g}", diff)
     console().print(t)
-    points = _by_point(sim, emu)
+    points = _by_point(sim_df, emu_df)
     if points is not None:
         console().print(points)
     if args.plot is not None:
@@ -63,9 +64,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"wrote {p}")
     # Last: whether the testbed kept real time (a late trial's delays are partly its own).
     # Of the trials compared: others in EMU_DIR (of another build, say) are not in the table.
-    e = emu.summary()
-    e = e[e["key"].isin(set(sim.summary()["key"]))]
-    line = store_line(e, rerun=f"collateral emulate FILE -o {args.emu} --rerun-late")
+    compared = emu_df[emu_df["key"].isin(set(sim_df["key"]))]
+    line = store_line(compared, rerun=f"collateral emulate FILE -o {args.emu} --rerun-late")
     if line:
         print(line)
     return 0
@@ -80,18 +80,18 @@ _POINT_MEASURES = (
 MAX_POINT_ROWS = 40
 
 
-def _by_point(sim: Any, emu: Any) -> Any:
+def _by_point(s: Any, e: Any) -> Any:
     """Per point of a sweep (2 to MAX_POINT_ROWS of them), simulated beside emulated:
     the overall means above can hide one point far off (BBR's queue among NewReno's and
     CUBIC's). Means over the trials both directories hold; rows named by the fewest
-    parameters that tell the points apart. None for one point."""
+    parameters that tell the points apart. ``s``, ``e``: the two summaries. None for
+    one point."""
     import numpy as np
     from rich.table import Table
 
     from ..display import is_null
     from ..report.parameters import param_label, parameters
 
-    s, e = sim.summary(), emu.summary()
     common = set(s["key"]) & set(e["key"])
     s, e = s[s["key"].isin(common)], e[e["key"].isin(common)].set_index("key")
     if "point" not in s.columns or not 1 < s["point"].nunique() <= MAX_POINT_ROWS:
@@ -100,9 +100,7 @@ def _by_point(sim: Any, emu: Any) -> Any:
     shown = [m for m in _POINT_MEASURES if m[0] in s.columns and m[0] in e.columns]
     if not params or not shown:
         return None
-    t = Table(
-        title="per point: simulation / emulation, means over its trials", title_justify="left"
-    )
+    t = Table(title="per point (simulation / emulation)", title_justify="left")
     for p in params:
         t.add_column(param_label(p))
     for _, heading, _ in shown:

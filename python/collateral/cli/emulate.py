@@ -143,13 +143,9 @@ def run_emulate(args: argparse.Namespace) -> int:
     from . import typed_options
 
     typed = typed_options(args)
-    for dest, opt in (
-        ("profile", "--profile"),
-        ("delayed_ack", "--no-delayed-ack"),
-        ("rto_min", "--rto-min"),
-    ):
+    for dest in ("profile", "delayed_ack", "rto_min"):  # the simulator's stack alone
         if dest in typed:  # said, not refused: a scenario shared with simulate has them
-            print(f"{PROG}: warning: {opt}: {_KERNEL_TCP}", file=sys.stderr)
+            print(f"{PROG}: warning: {option(dest)}: {_KERNEL_TCP}", file=sys.stderr)
     return run(scenario, args, emulated=True)
 
 
