@@ -102,7 +102,7 @@ pub trait CongestionControl {
     /// Linux `cong_control`: every ACK, after loss detection and the state machine have
     /// run, with its delivery-rate sample; sets `w` (and the pacing rate) itself.
     fn cong_control(&mut self, _w: &mut Window, _rs: &RateSample) {}
-    /// The pacing rate in bit/s, applied to whole IP packets (Linux `sk_pacing_rate`);
+    /// The pacing rate in bit/s of payload (Linux `sk_pacing_rate`, which paces payload);
     /// `None` = no pacing.
     fn pacing_rate(&self) -> Option<u64> {
         None

@@ -27,8 +27,6 @@ mod ecn;
 mod pacing;
 mod sack_path;
 
-use pacing::pace_gap;
-
 use collateral_queue::{Nanos, Packet, PacketKind};
 use rand_pcg::Pcg64Mcg;
 
@@ -105,7 +103,7 @@ pub struct Sender {
     /// boxed so that other flows' senders stay small.
     rate: Option<Box<RateSampler>>,
     /// Pacing rate in bit/s (`None` = unpaced) and the earliest time the next segment
-    /// may leave (Linux's `tcp_wstamp_ns`: each departure pushes it on by len·8/rate).
+    /// may leave (Linux's `tcp_wstamp_ns`; see [`Sender::pace_after_send`]).
     pacing_bps: Option<u64>,
     pace_next: Nanos,
     /// When the sender wants to be woken to send a paced segment (`None` = not needed).
@@ -294,12 +292,17 @@ impl Sender {
 
     #[inline]
     fn segment_as<const X: bool>(&mut self, now: Nanos, seq: u64, out: &mut Vec<Packet>) {
+        let len = if Some(seq + 1) == self.cfg.size_segments {
+            self.last_bytes
+        } else {
+            self.cfg.data_bytes
+        };
         if X {
             if self.rate.is_some() {
                 self.rate_on_send(now, seq);
             }
             if let Some(bps) = self.pacing_bps {
-                self.pace_next = now + pace_gap(self.cfg.data_bytes, bps);
+                self.pace_after_send(now, len - (self.cfg.data_bytes - self.cfg.mss), bps);
             }
         }
         self.stats.segments_sent += 1;
@@ -312,11 +315,6 @@ impl Sender {
         if self.state == CaState::Recovery {
             self.recovery.sent();
         }
-        let len = if Some(seq + 1) == self.cfg.size_segments {
-            self.last_bytes
-        } else {
-            self.cfg.data_bytes
-        };
         // Pushed as built and stamped in place: a copy of a packet read right after its
         // fields were stored one by one stalls the CPU (a failed store-to-load forward).
         out.push(Packet::new(PacketKind::Data, self.flow, len, seq, now));

@@ -73,10 +73,13 @@ fn low_cwnd_spells(r: &TrialResult, flow: u32) -> Vec<(u64, u64)> {
 #[test]
 fn one_bbr_flow_fills_the_link_and_keeps_the_queue_far_shorter_than_newreno() {
     // Payload capacity: 10 Mbit/s × 1448/1500 = 9.653 Mbit/s; BBR must use ≥ 90 % of it
-    // (8.688 Mbit/s). It paces at about the bottleneck rate, so its queue is empty but
-    // for the quarter-BDP (≈ 8 packets) its 1.25 phase adds one round in eight; the
-    // median sits near 0. NewReno's window saw-tooths between half of BDP + queue and
-    // all of it (33..66 packets): its queue spans 0..33 with a median near the middle.
+    // (8.688 Mbit/s). It paces at its estimate, the largest delivery rate of the last
+    // ten rounds, a little above the bottleneck's mean rate, so a queue builds until
+    // cwnd (2 BDP + bursts) holds it: a few packets, at most a quarter BDP (8) at the
+    // median. Linux's BBR on the testbed, same link, CBR both ways, 30 s: the call's
+    // p50 8.3-8.4 ms, ~7 packets (the model: 7.8 ms). NewReno's window saw-tooths
+    // between half of BDP + queue and all of it (33..66 packets): its queue spans
+    // 0..33 with a median near the middle.
     let reno = simulate(ten_meg(&[CcKind::Newreno], 33, 1)).unwrap();
     let reno_median = median_queue(&reno, 5 * S, 60 * S);
     assert!(reno_median >= 10, "NewReno median queue {reno_median}");
@@ -91,9 +94,9 @@ fn one_bbr_flow_fills_the_link_and_keeps_the_queue_far_shorter_than_newreno() {
             t.goodput_bps
         );
         let m = median_queue(&r, 5 * S, 60 * S);
-        assert!(m <= 33 / 8, "seed {seed}: BBR median queue {m} packets");
+        assert!(m <= 33 / 4, "seed {seed}: BBR median queue {m} packets");
         assert!(
-            4 * m.max(1) <= reno_median,
+            2 * m.max(1) <= reno_median,
             "seed {seed}: BBR {m} vs NewReno {reno_median}"
         );
     }
