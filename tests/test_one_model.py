@@ -116,6 +116,25 @@ def test_the_testbeds_collection_gives_the_simulators_summary(tmp_path):
         np.testing.assert_array_equal(e.traces["cbr"][col], r.traces["cbr"][col], err_msg=col)
 
 
+def test_the_kernels_infinite_ssthresh_is_no_ssthresh_in_the_testbeds_trace(tmp_path):
+    """Linux reports "no ssthresh yet" as 0x7fffffff, and BBR never sets one: stored as
+    the number it is, it made the testbed's cwnd figure's axis reach 2.1e9 with the
+    window a flat line at its foot. It is the schema's not-set value, as in the
+    simulator's traces, so cwnd_series gives NaN and the figure draws no ssthresh."""
+    sc = Scenario(link="adsl1", duration="10s", warmup="2s", tcp=[{"cc": "bbr"}], cbr=[])
+    r = collateral.simulate(sc)
+    _write_testbed_logs(sc, r, tmp_path)
+    (tmp_path / "tcp0-send.csv").write_text(
+        "t_ns,cwnd,ssthresh,srtt_us,total_retrans,ca_state\n"
+        "1000000000,10,2147483647,100,0,0\n2000000000,38,2147483647,100,0,0\n"
+        "3000000000,20,20,100,1,0\n"
+    )
+    e = emu.collect(sc, tmp_path)
+    t, cwnd, ssthresh = e.cwnd_series(0, step="1s", t0=1, t1=3)
+    assert list(cwnd) == [10, 38, 20]
+    assert np.isnan(ssthresh[:2]).all() and ssthresh[2] == 20
+
+
 def test_testbed_goodput_counts_data_by_arrival_as_the_simulator_does():
     """Data held out of order at the warm-up and released later by a retransmission is
     not the window's: 140 segments of 1448 B had arrived by the warm-up (202,720 B) of

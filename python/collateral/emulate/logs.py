@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..result import Result
+from ..schema import NOT_SET
 from ..spec import Scenario
 
 #: Router log events (the ``ev`` column): accepted by the queue, dropped, left the router
@@ -22,6 +23,9 @@ EV_QUEUED, EV_DROP, EV_LEFT, EV_CE, EV_LOST = 0, 1, 2, 3, 4
 ROUTER_LOG_COLUMNS = (
     "t_ns", "ev", "dir", "ip_len", "proto", "sport", "dport", "useq", "tos", "qpkts", "qbytes"
 )  # fmt: skip
+#: The kernel's "no ssthresh yet" (``TCP_INFINITE_SSTHRESH``, include/net/tcp.h), which
+#: BBR keeps for good: stored as the schema's not-set value, as the simulator stores its own.
+KERNEL_INFINITE_SSTHRESH = 0x7FFFFFFF
 
 
 def read_csv(path: Path) -> np.ndarray:
@@ -211,7 +215,9 @@ def collect(sc: Scenario, wd: Path) -> Result:
             cwnd["time_s"].append(send[:, 0] / 1e9)
             cwnd["flow"].append(np.full(len(send), i, dtype=np.uint32))
             cwnd["cwnd"].append(send[:, 1].astype(np.uint32))
-            cwnd["ssthresh"].append(send[:, 2].astype(np.uint32))
+            ssthresh = send[:, 2].astype(np.uint32)
+            ssthresh[ssthresh >= KERNEL_INFINITE_SSTHRESH] = NOT_SET[("cwnd", "ssthresh")]
+            cwnd["ssthresh"].append(ssthresh)
     log = wd / "router.csv"
     router = read_csv(log) if log.exists() else np.zeros((0, len(ROUTER_LOG_COLUMNS)))
     cbr_records = []
