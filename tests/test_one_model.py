@@ -130,7 +130,7 @@ def test_the_kernels_infinite_ssthresh_is_no_ssthresh_in_the_testbeds_trace(tmp_
         "3000000000,20,20,100,1,0\n"
     )
     e = emu.collect(sc, tmp_path)
-    t, cwnd, ssthresh = e.cwnd_series(0, step="1s", t0=1, t1=3)
+    _t, cwnd, ssthresh = e.cwnd_series(0, step="1s", t0=1, t1=3)
     assert list(cwnd) == [10, 38, 20]
     assert np.isnan(ssthresh[:2]).all() and ssthresh[2] == 20
 
