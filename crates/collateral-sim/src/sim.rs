@@ -32,6 +32,8 @@ use crate::traffic::{CbrFlow, CbrSource};
 
 struct TcpFlow {
     dir: Direction,
+    /// The path's RTT without the flow's extra delay (what a handshake would measure).
+    rtt: Nanos,
     extra_delay: Nanos,
     sender: Sender,
     receiver: Receiver,
@@ -50,12 +52,21 @@ struct TcpFlow {
 }
 
 impl TcpFlow {
-    fn new(i: u32, cfg: &crate::tcp::TcpConfig, rng: Pcg64Mcg, count_from: Nanos) -> Self {
+    fn new(
+        i: u32,
+        cfg: &crate::tcp::TcpConfig,
+        rng: Pcg64Mcg,
+        count_from: Nanos,
+        rtt: Nanos,
+    ) -> Self {
+        let mut receiver = Receiver::new(i, cfg, count_from);
+        receiver.set_handshake_rtt(rtt.saturating_add(cfg.extra_delay_ns));
         TcpFlow {
             dir: cfg.direction,
+            rtt,
             extra_delay: cfg.extra_delay_ns,
             sender: Sender::new(i, cfg, rng),
-            receiver: Receiver::new(i, cfg, count_from),
+            receiver,
             rto: Alarm::default(),
             delack: Alarm::default(),
             pace: Alarm::default(),
@@ -132,6 +143,7 @@ impl Simulation {
                     cfg,
                     stream(sc.seed, TCP_STREAMS + i as u64),
                     sc.warmup_ns,
+                    sc.rtt_ns,
                 );
                 if let Some(w) = &sc.workload {
                     f.sender.rtt_log.every = w.probe_interval_ns;

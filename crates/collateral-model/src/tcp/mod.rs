@@ -69,6 +69,10 @@ pub struct TcpConfig {
     /// Linux's receiver: quick-ack mode on out-of-order data and an ACK timeout (`ato`)
     /// that adapts to the inter-arrival time (`tcp_event_data_recv`).
     pub linux_ato: bool,
+    /// Linux ≥ 4.18's SACK compression (with `sack`): the first three duplicate ACKs
+    /// for a hole go at once, later ones are held back up to 1 ms (5 % of the RTT) or
+    /// 44 ACKs, and out-of-order data no longer refills the quick ACKs.
+    pub sack_compression: bool,
     /// Congestion avoidance counts acked segments, not ACKs (RFC 3465 ABC; modern Linux).
     pub abc: bool,
     /// Slow-start growth per ACK.
@@ -135,6 +139,7 @@ impl Default for TcpConfig {
             delack_ns: 40 * MS,
             quickacks: 0,
             linux_ato: false,
+            sack_compression: false,
             abc: false,
             slow_start: SlowStart::PerAck,
             ss_inclusive: false,

@@ -144,6 +144,8 @@ impl Profile {
                 delack_ns: 40 * MS,
                 quickacks: 16,
                 linux_ato: true,
+                // net.ipv4.tcp_comp_sack_nr = 44, tcp_comp_sack_delay_ns = 1 ms.
+                sack_compression: true,
                 rto_estimator: RtoEstimator::Linux,
                 rto_min_ns: 200 * MS,
                 rto_initial_ns: 1000 * MS,

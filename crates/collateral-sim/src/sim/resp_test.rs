@@ -118,6 +118,7 @@ impl RespState {
                     &cfg,
                     stream(0, 0),
                     sc.warmup_ns,
+                    sc.rtt_ns,
                 ));
                 Slot {
                     stage: Stage::Idle,

@@ -119,7 +119,13 @@ impl WebState {
                 for _ in 0..cfg.parallel {
                     let i = tcp.len() as u32;
                     // Placeholder state; every connection gets its own on opening.
-                    tcp.push(TcpFlow::new(i, &conn_cfg, stream(0, 0), sc.warmup_ns));
+                    tcp.push(TcpFlow::new(
+                        i,
+                        &conn_cfg,
+                        stream(0, 0),
+                        sc.warmup_ns,
+                        sc.rtt_ns,
+                    ));
                     w.slots.push(Slot {
                         user: u,
                         state: SlotState::Idle,
@@ -168,6 +174,8 @@ impl TcpFlow {
         self.sender = Sender::new(i as u32, cfg, rng);
         self.sender.set_transfer_bytes(reply);
         self.receiver = Receiver::new(i as u32, cfg, count_from);
+        self.receiver
+            .set_handshake_rtt(self.rtt.saturating_add(extra));
         self.rto = Alarm::default();
         self.delack = Alarm::default();
         self.pace = Alarm::default();

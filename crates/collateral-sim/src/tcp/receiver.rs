@@ -1,6 +1,7 @@
 //! A TCP receiver: cumulative ACKs, delayed ACKs (RFC 1122 §4.2.3.2, RFC 5681 §4.2),
-//! immediate duplicate ACKs for out-of-order data, timestamp echoes (RFC 7323) and, when
-//! the flow has SACK, selective acknowledgment blocks (RFC 2018 §4).
+//! immediate duplicate ACKs for out-of-order data (or, as Linux ≥ 4.18 does, the first
+//! three at once and the rest compressed), timestamp echoes (RFC 7323) and, when the
+//! flow has SACK, selective acknowledgment blocks (RFC 2018 §4).
 
 use collateral_queue::{tcp_flags, Ecn, Nanos, Packet, PacketKind};
 
@@ -10,6 +11,13 @@ use super::{TcpConfig, TcpEcn};
 /// First blocks of recent ACKs remembered to repeat in later ones (Linux keeps four
 /// blocks, `TCP_NUM_SACKS`).
 const ANCHORS: usize = 4;
+/// SACK compression (Linux `__tcp_ack_snd_check`): the first duplicate ACKs for a given
+/// `rcv_nxt` go at once, as fast retransmit needs (`TCP_FASTRETRANS_THRESH`)...
+const DUP_ACKS_AT_ONCE: u32 = 3;
+/// ...after that one ACK goes when this many were held back (`tcp_comp_sack_nr`)...
+const COMP_SACK_NR: u32 = 44;
+/// ...or when the timer ends: 5 % of the RTT, at most 1 ms (`tcp_comp_sack_delay_ns`).
+const COMP_SACK_DELAY_MAX: Nanos = 1_000_000;
 
 /// The receiver's SACK state: which islands of out-of-order data it reported first most
 /// recently, and the blocks of its ACKs in flight.
@@ -55,6 +63,15 @@ pub struct Receiver {
     quick: u32,
     quick_budget: u32,
     linux_ato: bool,
+    /// Linux ≥ 4.18's receiver: out-of-order data neither refills the quick ACKs nor
+    /// is acknowledged segment by segment once fast retransmit has its three duplicates.
+    sack_compression: bool,
+    /// The compression timer's length (5 % of the RTT the handshake measured, ≤ 1 ms);
+    /// the `rcv_nxt` the duplicate ACKs counted were for, and how many; ACKs held back.
+    comp_delay: Nanos,
+    dup_rcv_nxt: u64,
+    dup_acks: u32,
+    compressed: u32,
     /// Linux's adaptive ACK timeout and the last arrival time it adapts to.
     ato: Nanos,
     last_rcv: Option<Nanos>,
@@ -105,6 +122,11 @@ impl Receiver {
             quick: cfg.quickacks,
             quick_budget: cfg.quickacks,
             linux_ato: cfg.linux_ato,
+            sack_compression: cfg.sack_compression && cfg.sack,
+            comp_delay: COMP_SACK_DELAY_MAX,
+            dup_rcv_nxt: 0,
+            dup_acks: 0,
+            compressed: 0,
             ato: cfg.delack_ns,
             last_rcv: None,
             rcv_nxt: 0,
@@ -121,6 +143,12 @@ impl Receiver {
             ece: false,
             ce_segments: 0,
         }
+    }
+
+    /// The RTT the connection's handshake measured: a pure receiver's smoothed RTT,
+    /// which sets the SACK-compression timer (5 % of it, at most 1 ms).
+    pub fn set_handshake_rtt(&mut self, rtt: Nanos) {
+        self.comp_delay = (rtt / 20).min(COMP_SACK_DELAY_MAX);
     }
 
     #[inline]
@@ -154,6 +182,7 @@ impl Receiver {
         // Linux `tcp_dec_quickack_mode`: an ACK spends the quick ACKs of what it covers.
         self.quick = self.quick.saturating_sub(self.unacked.max(1));
         self.unacked = 0;
+        self.compressed = 0;
         self.delack_deadline = None;
         // Built where it is kept (see `Sender::segment_as`).
         let mut p = Packet::new(
@@ -185,12 +214,10 @@ impl Receiver {
     #[cold]
     fn attach_sack(&mut self, p: &mut Packet, trigger: Option<u64>) {
         let rcv_nxt = self.rcv_nxt;
-        let mut st = self.sack.take().expect("SACK receiver");
-        if let Some(seq) = trigger.filter(|&s| s > rcv_nxt) {
-            let first = self.island(seq);
-            st.retain(|a| !first.contains(a));
-            st.push_front(seq);
+        if let Some(seq) = trigger {
+            self.put_first(seq);
         }
+        let mut st = self.sack.take().expect("SACK receiver");
         st.retain(|a| a > rcv_nxt);
         let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
         let mut n = 0;
@@ -209,6 +236,38 @@ impl Receiver {
             p.len = ack_len(self.ack_bytes, n) as u16;
         }
         self.sack = Some(st);
+    }
+
+    /// The block holding out-of-order segment `seq` becomes the first one reported.
+    fn put_first(&mut self, seq: u64) {
+        if seq <= self.rcv_nxt {
+            return;
+        }
+        let first = self.island(seq);
+        let st = self.sack.as_mut().expect("SACK receiver");
+        st.retain(|a| !first.contains(a));
+        st.push_front(seq);
+    }
+
+    /// Whether an ACK for out-of-order segment `seq` goes now; if not, it is held back
+    /// (SACK compression, Linux `__tcp_ack_snd_check`): its block still goes first in
+    /// the ACK that follows, and the timer is started unless it runs.
+    fn ack_ooo_now(&mut self, now: Nanos, seq: u64) -> bool {
+        if !self.sack_compression || self.quick > 0 || self.compressed >= COMP_SACK_NR {
+            return true;
+        }
+        if self.dup_rcv_nxt != self.rcv_nxt {
+            (self.dup_rcv_nxt, self.dup_acks) = (self.rcv_nxt, 0);
+        }
+        if self.dup_acks < DUP_ACKS_AT_ONCE {
+            self.dup_acks += 1;
+            return true;
+        }
+        self.compressed += 1;
+        self.put_first(seq);
+        let due = now + self.comp_delay;
+        self.delack_deadline = Some(self.delack_deadline.map_or(due, |d| d.min(due)));
+        false
     }
 
     /// The SACK blocks an ACK carrying handle `id` reported (none for 0), read when it
@@ -353,19 +412,24 @@ impl Receiver {
                     self.ooo_count += 1;
                 }
             }
-            if self.linux_ato {
-                // `tcp_enter_quickack_mode`: refill the quick ACKs, reset the timeout.
+            let duplicate = seq < self.rcv_nxt;
+            if self.linux_ato && (duplicate || !self.sack_compression) {
+                // `tcp_enter_quickack_mode`: refill the quick ACKs, reset the timeout
+                // (for out-of-order data too before Linux 4.18).
                 self.quick = self.quick.max(self.quick_budget);
                 self.ato = self.delack_ns;
             }
-            // Out-of-order or duplicate data: an immediate (duplicate) ACK.
-            self.ack(now, Some(seq), out);
+            // Out-of-order or duplicate data: an immediate (duplicate) ACK, unless
+            // compressed.
+            if duplicate || self.ack_ooo_now(now, seq) {
+                self.ack(now, Some(seq), out);
+            }
         }
     }
 
-    /// The delayed-ACK timer expired.
+    /// The delayed-ACK timer (or SACK compression's) expired.
     pub fn on_delack_timer(&mut self, now: Nanos, out: &mut Vec<Packet>) {
-        if self.unacked > 0 {
+        if self.unacked > 0 || self.compressed > 0 {
             self.ack(now, None, out);
         }
         self.delack_deadline = None;
@@ -507,5 +571,92 @@ mod tests {
         // Segment 4 arrives while 6 waits above a hole: ACK at once (RFC 5681 §4.2).
         r.on_data(41 * MS, 4, 41 * MS, &mut out);
         assert_eq!(out[0].seq, 5);
+    }
+
+    #[test]
+    fn linux_6_compresses_sacks_after_three_duplicates() {
+        let cfg = TcpConfig {
+            sack: true,
+            sack_compression: true,
+            linux_ato: true,
+            quickacks: 2,
+            ..TcpConfig::default()
+        };
+        let mut r = recv(cfg);
+        // A 100 ms path: the timer is min(1 ms, 5 % of 100 ms) = 1 ms (0.5 ms at 10 ms).
+        r.set_handshake_rtt(100 * MS);
+        assert_eq!(r.comp_delay, MS);
+        // Segments 0 and 1 spend the quick ACKs; 2 is lost; 3..=12 arrive 0.1 ms apart.
+        feed(&mut r, &[0, MS]);
+        let mut acks = Vec::new();
+        for k in 3..=12u64 {
+            let mut out = Vec::new();
+            r.on_data(10 * MS + (k - 3) * MS / 10, k, 0, &mut out);
+            acks.push(out.first().map(|p| p.seq));
+        }
+        // The first three duplicates go at once (fast retransmit needs them), the other
+        // seven are held; out-of-order data no longer refills the quick ACKs.
+        let mut want = vec![Some(2); 3];
+        want.extend([None; 7]);
+        assert_eq!(acks, want);
+        assert_eq!((r.quick, r.compressed), (0, 7));
+        // The timer started with the first one held (segment 6, at 10.3 ms).
+        assert_eq!(r.delack_deadline, Some(10 * MS + 3 * MS / 10 + MS));
+        let mut out = Vec::new();
+        r.on_delack_timer(11 * MS + 3 * MS / 10, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].seq, 2);
+        let blocks = r.sack_blocks(out[0].sack).to_vec();
+        assert_eq!(blocks, [SackBlock { start: 3, end: 13 }]);
+        // The retransmission fills the hole: acknowledged at once.
+        out.clear();
+        r.on_data(12 * MS, 2, 0, &mut out);
+        assert_eq!(out[0].seq, 13);
+        // A duplicate still refills the quick ACKs and is acknowledged at once.
+        out.clear();
+        r.on_data(13 * MS, 5, 0, &mut out);
+        assert_eq!((out[0].seq, r.quick), (13, 1));
+    }
+
+    #[test]
+    fn a_compressed_run_sends_one_ack_per_44_held() {
+        let cfg = TcpConfig {
+            sack: true,
+            sack_compression: true,
+            linux_ato: true,
+            ..TcpConfig::default()
+        };
+        let mut r = recv(cfg);
+        r.set_handshake_rtt(10 * MS);
+        assert_eq!(r.comp_delay, MS / 2);
+        // Segment 0 is lost; 1..=100 arrive within 0.1 ms: 3 at once, then 44 held, the
+        // 48th goes (and resets the count), 44 more held, the 93rd goes.
+        let mut sent = Vec::new();
+        for k in 1..=100u64 {
+            let mut out = Vec::new();
+            r.on_data(k * 1000, k, 0, &mut out);
+            if !out.is_empty() {
+                sent.push(k);
+            }
+        }
+        assert_eq!(sent, [1, 2, 3, 48, 93]);
+        assert_eq!(r.compressed, 7);
+    }
+
+    #[test]
+    fn older_linux_acks_every_out_of_order_segment() {
+        let cfg = TcpConfig {
+            sack: true,
+            linux_ato: true,
+            ..TcpConfig::default()
+        };
+        let mut r = recv(cfg);
+        let mut n = 0;
+        for k in 1..=10u64 {
+            let mut out = Vec::new();
+            r.on_data(k * 1000, k, 0, &mut out);
+            n += out.len();
+        }
+        assert_eq!(n, 10);
     }
 }
