@@ -108,6 +108,29 @@ def test_adsl1_reno_fills_the_link_and_accounts_for_every_cbr_packet(tmp_path):
 
 
 @needs_root
+def test_a_cubic_sender_sends_its_slow_start_rounds_unpaced(tmp_path):
+    """A stock CUBIC sender answers each ACK at once: the IW's ten segments come back
+    as ten ACKs 0.5 ms apart (24 Mbit/s), each releasing two segments, so the second
+    round's 20 segments reach the router within ~5 ms. The testbed once chose the
+    algorithm after connecting; with BBR as the system's default (as here) BBR's init
+    had turned on the socket's internal pacing, which CUBIC kept: two segments every
+    ~5 ms (2 x cwnd/srtt), the round spread over ~50 ms, and slow start that overshot
+    far later than a stock sender's. (On a host whose default is CUBIC this held
+    anyway.)"""
+    sc = collateral.build_scenario(
+        link="adsl2", queue="60kB", cc="cubic", profile="linux-6", duration="2s", warmup="1s"
+    )
+    emu.emulate(sc, workdir=tmp_path, keep=True)
+    log = emu.read_csv(tmp_path / "router.csv")
+    data = log[(log[:, 1] == emu.EV_QUEUED) & (log[:, 2] == 0) & (log[:, 3] == 1500)]
+    t = np.sort(data[:, 0]) / 1e6  # ms
+    assert len(t) >= 30, len(t)
+    iw, second = t[:10], t[10:30]
+    assert iw[-1] - iw[0] < 5  # the initial window leaves at once
+    assert second[-1] - second[0] < 20, np.round(np.diff(second), 2)
+
+
+@needs_root
 def test_a_video_call_beside_a_cubic_download_runs_the_models_gcc(tmp_path):
     """The call's endpoints run the simulator's encoder and GCC on real RFC 8888
     feedback through the router; the core measures their logs."""

@@ -190,13 +190,12 @@ pub fn tcp_send(c: TcpSend) -> Result<(), String> {
         return Ok(()); // stopped before its start: nothing sent, nothing to log
     }
     let end = origin + c.stop_ns.map_or(duration_ns, |s| s.min(duration_ns));
-    let Some(stream) = connect_from(&c.src_ip, &c.dst, c.tos, end)? else {
+    let Some(stream) = connect_from(&c.src_ip, &c.dst, c.tos, Some(cc), end)? else {
         // No connection by its end: nothing sent, empty logs (0 goodput), as the
         // simulator's flow whose SYNs are all lost.
         eprintln!("tcp send: no connection to {} by the flow's end", c.dst);
         return empty_logs(&c);
     };
-    set_congestion(stream.as_raw_fd(), cc).map_err(|e| format!("congestion control {cc}: {e}"))?;
     let fd = stream.as_raw_fd();
     let done = Arc::new(AtomicBool::new(false));
     let poller = {
@@ -322,14 +321,22 @@ fn abort(stream: TcpStream) {
     drop(stream);
 }
 
-/// A TCP connection from `src_ip` to `dst`, its segments (the SYN too) marked `tos`;
-/// `None` when none was made by `deadline` (monotonic ns: the flow's end), its SYNs lost
-/// or unanswered — the flow then sent nothing, as the simulator's would not. A refused
-/// connect (the receiver still starting) is tried again, 50 times at most.
+/// A TCP connection from `src_ip` to `dst`, its segments (the SYN too) marked `tos`,
+/// with congestion control `cc` (else the system's default); `None` when none was made
+/// by `deadline` (monotonic ns: the flow's end), its SYNs lost or unanswered — the flow
+/// then sent nothing, as the simulator's would not. A refused connect (the receiver
+/// still starting) is tried again, 50 times at most.
+///
+/// `cc` is chosen before connecting: the kernel runs the algorithm's init when the
+/// connection is established, and BBR's init turns on the socket's internal pacing,
+/// which a later switch to CUBIC or Reno keeps. With BBR as the system's default
+/// (this project's machines), a CUBIC sender chosen after `connect` was paced at
+/// Linux's window rate, which a stock CUBIC sender is not.
 pub(crate) fn connect_from(
     src_ip: &str,
     dst: &str,
     tos: u8,
+    cc: Option<&str>,
     deadline: u64,
 ) -> Result<Option<TcpStream>, String> {
     // Bind the source address so the flow leaves from the TCP host's address.
@@ -348,6 +355,9 @@ pub(crate) fn connect_from(
         let stream = TcpStream::from_raw_fd(fd);
         if tos != 0 {
             set_tos_fd(fd, tos)?;
+        }
+        if let Some(cc) = cc {
+            set_congestion(fd, cc).map_err(|e| format!("congestion control {cc}: {e}"))?;
         }
         let to_sa = |a: &std::net::SocketAddr| {
             let std::net::SocketAddr::V4(v4) = a else {

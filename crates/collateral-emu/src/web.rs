@@ -45,14 +45,19 @@ type ConnRow = (u64, u64, u64, u64);
 /// Answers every connection on its own thread until trial time `until_ns`; then logs.
 pub fn web_server(c: WebServer) -> Result<(), String> {
     let l = TcpListener::bind(&c.bind).map_err(|e| format!("bind {}: {e}", c.bind))?;
+    // On the listener, before any connection: an accepted connection is established
+    // with the listener's algorithm (see `connect_from` on why a later switch is not the
+    // same).
+    set_congestion(l.as_raw_fd(), &c.cc)
+        .map_err(|e| format!("congestion control {}: {e}", c.cc))?;
     let rows: Arc<Mutex<Vec<ConnRow>>> = Arc::default();
     {
-        let (rows, cc) = (rows.clone(), c.cc.clone());
+        let rows = rows.clone();
         std::thread::spawn(move || {
             for s in l.incoming().flatten() {
-                let (rows, cc) = (rows.clone(), cc.clone());
+                let rows = rows.clone();
                 std::thread::spawn(move || {
-                    if let Some(row) = serve(s, &cc) {
+                    if let Some(row) = serve(s) {
                         rows.lock().unwrap().push(row);
                     }
                 });
@@ -74,8 +79,7 @@ pub fn web_server(c: WebServer) -> Result<(), String> {
 
 /// One connection: read the request, send the reply, wait for the browser to close;
 /// `None` when the connection broke before that.
-fn serve(mut s: TcpStream, cc: &str) -> Option<ConnRow> {
-    set_congestion(s.as_raw_fd(), cc).ok()?;
+fn serve(mut s: TcpStream) -> Option<ConnRow> {
     let mut head = [0u8; HEADER_BYTES];
     s.read_exact(&mut head).ok()?;
     let reply = u64::from_be_bytes(head[..8].try_into().unwrap());
@@ -225,7 +229,7 @@ fn fetch(u: u32, id: u64, o: &ObjectDraw, src: &str, dst: &str, t0: u64, logs: &
         v.len() - 1
     };
     // No deadline of its own: the kernel's SYN retries give up, or the run stops it.
-    let Ok(Some(mut s)) = connect_from(src, dst, 0, u64::MAX) else {
+    let Ok(Some(mut s)) = connect_from(src, dst, 0, None, u64::MAX) else {
         return;
     };
     let _ = s.set_nodelay(true);
