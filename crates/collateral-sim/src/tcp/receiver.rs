@@ -573,16 +573,20 @@ mod tests {
         assert_eq!(out[0].seq, 5);
     }
 
+    /// A Linux receiver with SACK, with or without SACK compression.
+    fn linux_sack_recv(sack_compression: bool, quickacks: u32) -> Receiver {
+        recv(TcpConfig {
+            sack: true,
+            sack_compression,
+            linux_ato: true,
+            quickacks,
+            ..TcpConfig::default()
+        })
+    }
+
     #[test]
     fn linux_6_compresses_sacks_after_three_duplicates() {
-        let cfg = TcpConfig {
-            sack: true,
-            sack_compression: true,
-            linux_ato: true,
-            quickacks: 2,
-            ..TcpConfig::default()
-        };
-        let mut r = recv(cfg);
+        let mut r = linux_sack_recv(true, 2);
         // A 100 ms path: the timer is min(1 ms, 5 % of 100 ms) = 1 ms (0.5 ms at 10 ms).
         r.set_handshake_rtt(100 * MS);
         assert_eq!(r.comp_delay, MS);
@@ -620,13 +624,7 @@ mod tests {
 
     #[test]
     fn a_compressed_run_sends_one_ack_per_44_held() {
-        let cfg = TcpConfig {
-            sack: true,
-            sack_compression: true,
-            linux_ato: true,
-            ..TcpConfig::default()
-        };
-        let mut r = recv(cfg);
+        let mut r = linux_sack_recv(true, 0);
         r.set_handshake_rtt(10 * MS);
         assert_eq!(r.comp_delay, MS / 2);
         // Segment 0 is lost; 1..=100 arrive within 0.1 ms: 3 at once, then 44 held, the
@@ -645,12 +643,7 @@ mod tests {
 
     #[test]
     fn older_linux_acks_every_out_of_order_segment() {
-        let cfg = TcpConfig {
-            sack: true,
-            linux_ato: true,
-            ..TcpConfig::default()
-        };
-        let mut r = recv(cfg);
+        let mut r = linux_sack_recv(false, 0);
         let mut n = 0;
         for k in 1..=10u64 {
             let mut out = Vec::new();
